@@ -1,0 +1,149 @@
+"""Pieces every loader shares: the error type, the Format shape, box parsing, slugs."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from ..types import Box, Sample
+
+
+class DatasetError(Exception):
+    """A dataset that cannot be read at all; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    name: str
+    samples: Sequence[Sample]
+    files: Sequence[Path]
+    problems: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    sniff: Callable[[Path], bool]
+    load: Callable[[Path], Loaded]
+
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+_NAME_RE = re.compile(r"[^a-z0-9-]+")
+
+
+def slug(text: Any) -> str:
+    """An ASCII test-id part: lower case, runs of anything else folded to "_"."""
+    return _SLUG_RE.sub("_", _ascii(text)).strip("_") or "x"
+
+
+def name_slug(text: Any) -> str:
+    """Like slug, but keeps hyphens: dataset names such as "screenagent-dev" stay readable."""
+    return _NAME_RE.sub("_", _ascii(text)).strip("_-") or "dataset"
+
+
+def _ascii(text: Any) -> str:
+    return unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode().lower()
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def read_jsonl(path: Path) -> List[Tuple[int, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+    return rows
+
+
+def four_numbers(value: Any) -> Optional[Tuple[float, float, float, float]]:
+    if not isinstance(value, (list, tuple)) or len(value) != 4:
+        return None
+    try:
+        numbers = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(v) for v in numbers):
+        return None
+    return numbers  # type: ignore[return-value]
+
+
+def two_numbers(value: Any) -> Optional[Tuple[float, float]]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    try:
+        x, y = (float(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    return (x, y) if math.isfinite(x) and math.isfinite(y) else None
+
+
+def size_of(value: Any) -> Optional[Tuple[int, int]]:
+    pair = two_numbers(value)
+    if pair is None or pair[0] <= 0 or pair[1] <= 0:
+        return None
+    return (int(pair[0]), int(pair[1]))
+
+
+def box_defect(box: Optional[Box], raw: Any) -> Optional[str]:
+    if box is None:
+        return f"unusable bbox {raw!r}"
+    if not box.is_valid:
+        return f"degenerate bbox {box.as_list()} (x2 must exceed x1, y2 exceed y1)"
+    return None
+
+
+def outside_note(sample_id: str, box: Box, size: Optional[Tuple[int, int]]) -> Optional[str]:
+    if size is not None and box.is_valid and not box.inside(*size):
+        return f"{sample_id}: bbox {box.as_list()} extends outside the {size[0]}x{size[1]} image"
+    return None
+
+
+PLACEHOLDER_BOX = Box(0.0, 0.0, 0.0, 0.0)
+
+
+def text(value: Any, default: str = "") -> str:
+    return default if value is None else str(value).strip() or default
+
+
+def build_sample(*, sample_id: str, image: Path, instruction: Any, box: Optional[Box], raw_box: Any,
+                 problems: List[str], element_type: Any = None, app: Any = None,
+                 app_category: Any = None, platform: Any = None,
+                 image_size: Optional[Tuple[int, int]] = None, point: Optional[Tuple[float, float]] = None,
+                 extra: Optional[dict] = None) -> Sample:
+    """One Sample from converted fields; what cannot be scored becomes its `defect`, what is
+    merely odd (a box past the image edge) goes to the dataset's problems."""
+    defect = box_defect(box, raw_box)
+    instruction_text = text(instruction)
+    if defect is None and not instruction_text:
+        defect = "empty instruction"
+    if defect is None:
+        note = outside_note(sample_id, box, image_size)  # type: ignore[arg-type]
+        if note:
+            problems.append(note)
+    return Sample(
+        dataset="", id=sample_id, uid="", image=image, instruction=instruction_text,
+        bbox=box if box is not None else PLACEHOLDER_BOX,
+        element_type=text(element_type, "other").lower(), app=text(app, "unknown"),
+        app_category=text(app_category, "unknown"), platform=text(platform, "unknown"),
+        image_size=image_size, point=point, defect=defect, extra=dict(extra or {}),
+    )

@@ -1,0 +1,41 @@
+"""Sanity floors: what any real detector must beat."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from typing import Any, Dict
+
+from ..types import Prediction, Query
+
+
+class CenterDetector:
+    """Clicks the centre of the screen."""
+
+    name = "center"
+
+    def predict(self, query: Query) -> Prediction:
+        width, height = query.image.size
+        return Prediction(point=(width / 2.0, height / 2.0))
+
+    def describe(self) -> Dict[str, Any]:
+        return {"kind": "floor"}
+
+
+class RandomDetector:
+    """Clicks a uniformly random pixel. Seeded per query (seed, pixels, instruction), so the same
+    sample gets the same click whatever the order or the xdist worker it runs on."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = int(seed)
+
+    def predict(self, query: Query) -> Prediction:
+        width, height = query.image.size
+        key = f"{self.seed}:{query.image_key}:{query.instruction}".encode()
+        rng = random.Random(zlib.crc32(key))
+        return Prediction(point=(rng.uniform(0, width), rng.uniform(0, height)))
+
+    def describe(self) -> Dict[str, Any]:
+        return {"kind": "floor", "seed": self.seed}

@@ -1,0 +1,270 @@
+"""The `ocr` detector: read the screen's text with RapidOCR (PP-OCR models on ONNX Runtime), pick
+the text the instruction names (`pytest_grounding.textmatch`), answer with its box.
+
+A screen is parsed once and reused for every instruction on it (an LRU cache keyed by the
+pixels' digest). rapidocr, onnxruntime, torch and transformers are imported when the detector is
+built, never at import of the package.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+
+from ..textmatch import Label, MiniLmEmbedder, Thresholds, choose
+from ..types import Box, Prediction, Query
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger(__name__)
+
+CUDA = "CUDAExecutionProvider"
+_FONT = Path(__file__).resolve().parent.parent / "synth" / "fonts" / "DejaVuSans.ttf"
+# onnxruntime's logger severity when nothing has changed it (it has no getter to save it with).
+_ORT_DEFAULT_SEVERITY = 2
+
+Quad = Sequence[Sequence[float]]
+
+
+@dataclass(frozen=True)
+class ScreenText:
+    """A text read on the screen: a whole OCR line, one word of it, or a run of its words."""
+
+    text: str
+    box: Box
+    confidence: float
+    kind: str  # line | word | span
+
+
+@dataclass(frozen=True)
+class ParsedScreen:
+    texts: Tuple[ScreenText, ...]
+    labels: Tuple[Label, ...]
+    ocr_seconds: float
+
+
+def quad_box(quad: Quad) -> Box:
+    xs = [float(p[0]) for p in quad]
+    ys = [float(p[1]) for p in quad]
+    return Box(min(xs), min(ys), max(xs), max(ys))
+
+
+def _union(boxes: Sequence[Box]) -> Box:
+    return Box(min(b.x1 for b in boxes), min(b.y1 for b in boxes),
+               max(b.x2 for b in boxes), max(b.y2 for b in boxes))
+
+
+def screen_texts(lines: Sequence[Tuple[str, Quad, float]],
+                 words: Sequence[Sequence[Tuple[str, float, Quad]]],
+                 max_span_words: int = 3, max_line_words: int = 8) -> Tuple[ScreenText, ...]:
+    """Candidates from OCR output: every line; for a line of several words, each word and, in
+    short lines (menus, toolbars), each run of 2..max_span_words words ("Save As" inside
+    "File Save As Print"). `words[i]` holds line i's words (empty when RapidOCR gave none)."""
+    texts: List[ScreenText] = []
+    for (line_text, quad, confidence), line_words in zip(lines, words):
+        texts.append(ScreenText(line_text.strip(), quad_box(quad), float(confidence), "line"))
+        if len(line_words) < 2:
+            continue
+        word_boxes = [quad_box(q) for _, _, q in line_words]
+        for (word, word_conf, _), box in zip(line_words, word_boxes):
+            texts.append(ScreenText(word, box, float(word_conf), "word"))
+        if len(line_words) > max_line_words:
+            continue
+        for size in range(2, min(max_span_words, len(line_words) - 1) + 1):
+            for start in range(len(line_words) - size + 1):
+                run = line_words[start:start + size]
+                texts.append(ScreenText(" ".join(w for w, _, _ in run), _union(word_boxes[start:start + size]),
+                                        min(float(c) for _, c, _ in run), "span"))
+    return tuple(t for t in texts if t.text)
+
+
+def words_by_line(line_texts: Sequence[str], word_groups: Sequence[Sequence[Tuple[str, float, Quad]]]
+                  ) -> List[Sequence[Tuple[str, float, Quad]]]:
+    """RapidOCR drops the word groups of some lines (and then its groups no longer line up with
+    its lines): give each line the next group whose words spell it, or none."""
+    def letters(text: str) -> str:
+        return "".join(text.split())
+
+    aligned: List[Sequence[Tuple[str, float, Quad]]] = []
+    position = 0
+    for line in line_texts:
+        group = word_groups[position] if position < len(word_groups) else ()
+        if group and letters("".join(w for w, _, _ in group)) == letters(line):
+            aligned.append(group)
+            position += 1
+        else:
+            aligned.append(())
+    return aligned
+
+
+def _worker_threads() -> int:
+    """The cores one process may use: all of them, shared out between xdist workers."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
+
+
+class OcrDetector:
+    """Options (``--detector ocr:key=value,...``):
+
+    - ``min_score`` (0.8): lexical score a quoted or named label needs.
+    - ``min_semantic`` (0.5): cosine similarity the semantic tier needs.
+    - ``semantic`` (true): use MiniLM when no label matches lexically.
+    - ``cache_size`` (16): parsed screens kept.
+    - ``threads`` (0 = the machine's cores shared out between xdist workers): ONNX Runtime's
+      intra-op threads and torch's threads.
+    - ``device`` (auto): ``auto`` asks for CUDA when onnxruntime lists it, ``cpu`` never does.
+      The providers reported are read back from the sessions either way.
+    - ``text_score`` (0.5): RapidOCR's minimum recognition confidence for a line.
+    """
+
+    name = "ocr"
+
+    def __init__(self, min_score: float = 0.8, min_semantic: float = 0.5, semantic: bool = True,
+                 cache_size: int = 16, threads: int = 0, device: str = "auto", text_score: float = 0.5) -> None:
+        if device not in ("auto", "cpu"):
+            raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {device!r}")
+        self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
+        self.cache_size = max(1, int(cache_size))
+        self.threads = int(threads) or _worker_threads()
+        self.device = device
+        self.text_score = float(text_score)
+        self.ocr_calls = 0
+        self._screens: "OrderedDict[str, ParsedScreen]" = OrderedDict()
+        self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
+        self._engine, self.providers_requested, self.providers = self._load_engine()
+        self._embedder: Optional[MiniLmEmbedder] = None
+        if semantic:
+            import torch
+
+            torch.set_num_threads(self.threads)
+            self._embedder = MiniLmEmbedder()
+        log.info("ocr: RapidOCR runs on %s", ", ".join(self.providers))
+
+    def _load_engine(self) -> Tuple[Any, List[str], List[str]]:
+        import onnxruntime as ort
+        from rapidocr import RapidOCR
+
+        self._ort_version = f"{_ort_distribution()} {ort.__version__}"
+        use_cuda = self.device == "auto" and CUDA in ort.get_available_providers()
+        engine = RapidOCR(params={
+            "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
+            "Global.text_score": self.text_score,
+            "Global.log_level": "error",
+            "EngineConfig.onnxruntime.use_cuda": use_cuda,
+            "EngineConfig.onnxruntime.intra_op_num_threads": self.threads,
+        })
+        # A CUDA provider that is listed but cannot run (no device, no CUDA libraries) falls back
+        # to CPU with loud error lines; the providers read back below say what really runs.
+        ort.set_default_logger_severity(4)
+        try:
+            engine(self._warmup_image())  # builds the detection and recognition sessions
+        finally:
+            ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
+        sessions = [engine.text_det.session.session, engine.text_rec.session.session]
+        used = list(dict.fromkeys(s.get_providers()[0] for s in sessions))
+        requested = [CUDA, "CPUExecutionProvider"] if use_cuda else ["CPUExecutionProvider"]
+        return engine, requested, used
+
+    @staticmethod
+    def _warmup_image() -> Any:
+        from PIL import Image, ImageDraw, ImageFont
+
+        image = Image.new("RGB", (160, 48), "white")
+        ImageDraw.Draw(image).text((12, 12), "Warm up", fill="black", font=ImageFont.truetype(str(_FONT), 20))
+        return image
+
+    def parse(self, query: Query) -> ParsedScreen:
+        """The screen's texts, read once per distinct image."""
+        key = query.image_key
+        screen = self._screens.get(key)
+        if screen is not None:
+            self._screens.move_to_end(key)
+            return screen
+        started = time.perf_counter()
+        result = self._engine(query.image.convert("RGB"), return_word_box=True)
+        self.ocr_calls += 1
+        elapsed = time.perf_counter() - started
+        line_texts = list(result.txts or ())
+        lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or ()))
+        words = words_by_line(line_texts, result.word_results if line_texts else ())
+        texts = screen_texts(lines, words)
+        screen = ParsedScreen(texts, tuple(Label.of(t.text) for t in texts), elapsed)
+        self._remember(self._screens, key, screen)
+        return screen
+
+    def _remember(self, cache: "OrderedDict[str, Any]", key: str, value: Any) -> None:
+        cache[key] = value
+        while len(cache) > self.cache_size:
+            cache.popitem(last=False)
+
+    def _semantic_scores(self, key: str, screen: ParsedScreen, instruction: str) -> List[float]:
+        """Cosine similarity of the instruction with each line and word (runs of words are left
+        out: NaN). The screen's texts are embedded once, in one batch."""
+        assert self._embedder is not None
+        embedded = [i for i, t in enumerate(screen.texts) if t.kind != "span" and screen.labels[i].has_content]
+        vectors = self._embeddings.get(key)
+        if vectors is None:
+            vectors = self._embedder.embed([screen.texts[i].text for i in embedded])
+            self._remember(self._embeddings, key, vectors)
+        scores = [float("nan")] * len(screen.texts)
+        if embedded:
+            similarities = vectors @ self._embedder.embed([instruction])[0]
+            for row, index in enumerate(embedded):
+                scores[index] = float(similarities[row])
+        return scores
+
+    def predict(self, query: Query) -> Prediction:
+        screen = self.parse(query)
+        semantic = None
+        if self._embedder is not None:
+            def semantic() -> List[float]:
+                return self._semantic_scores(query.image_key, screen, query.instruction)
+        match = choose(query.instruction, screen.labels, semantic, self.thresholds)
+        meta: Dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4)}
+        if match is None:
+            return Prediction.no_answer(None, reason="no text on screen", **meta)
+        chosen = screen.texts[match.index]
+        meta.update(match.as_meta(), candidate=chosen.text, candidate_box=chosen.box.as_list(), kind=chosen.kind)
+        if not match.accepted:
+            return Prediction.no_answer(None, reason="no text matches well enough", **meta)
+        return Prediction(point=chosen.box.center, box=chosen.box, raw=chosen.text, meta=meta)
+
+    def describe(self) -> Dict[str, Any]:
+        info: Dict[str, Any] = {
+            "engine": f"rapidocr {metadata.version('rapidocr')}",
+            "onnxruntime": self._ort_version,
+            "models": {stage: f"{cfg.ocr_version.value} {stage} {cfg.model_type.value} ({cfg.lang_type.value})"
+                       for stage, cfg in (("det", self._engine.cfg.Det), ("rec", self._engine.cfg.Rec))},
+            "angle_classifier": False,
+            "word_boxes": "rapidocr return_word_box",
+            "providers_requested": self.providers_requested,
+            "providers": self.providers,
+            "threads": self.threads,
+            "min_score": self.thresholds.lexical,
+            "min_semantic": self.thresholds.semantic,
+            "semantic_model": self._embedder.describe() if self._embedder else None,
+            "cache_size": self.cache_size,
+        }
+        return info
+
+    def close(self) -> None:
+        self._screens.clear()
+        self._embeddings.clear()
+
+
+def _ort_distribution() -> str:
+    """onnxruntime-gpu and onnxruntime install the same module: name the one that is there."""
+    for name in ("onnxruntime-gpu", "onnxruntime"):
+        try:
+            metadata.version(name)
+            return name
+        except metadata.PackageNotFoundError:
+            continue
+    return "onnxruntime"

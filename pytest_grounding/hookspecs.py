@@ -1,0 +1,15 @@
+"""Hooks a project's conftest.py (or a plugin) implements to add its own detectors or formats.
+Both are historic: a conftest registered after the registry was built is still called."""
+
+import pytest
+
+
+@pytest.hookspec(historic=True)
+def pytest_grounding_register_detectors(registry):
+    """Add detectors: ``registry.register("mine", MyDetector)`` or ``"pkg.module:MyDetector"``.
+    The factory is called with the ``key=value`` options of ``--detector mine:key=value``."""
+
+
+@pytest.hookspec(historic=True)
+def pytest_grounding_register_formats(registry):
+    """Add dataset formats: ``registry.register("myformat", Format(name, sniff, load))``."""

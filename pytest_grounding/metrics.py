@@ -1,0 +1,159 @@
+"""Pure scoring and aggregation: a sample and a prediction in, plain-dict records out, and the
+summary of many records. No pytest, no I/O; records hold only built-in types so they can cross
+xdist's wire and land in JSON unchanged."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from .types import Box, Prediction, Sample
+
+HIT, MISS, WRONG_FORMAT, ERROR = "hit", "miss", "wrong_format", "error"
+SCORED = (HIT, MISS, WRONG_FORMAT)  # wrong format stays in the accuracy denominator, as a miss
+SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
+SIZE_BUCKETS = ("<32", "32-100", ">100")
+RAW_LIMIT = 500
+
+
+def size_bucket(side: float) -> str:
+    if side < 32:
+        return "<32"
+    return "32-100" if side <= 100 else ">100"
+
+
+def base_record(sample: Sample, detector: str, image_size: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
+    size = image_size or sample.image_size
+    box = sample.bbox
+    return {
+        "detector": detector, "dataset": sample.dataset, "id": sample.id, "uid": sample.uid,
+        "image": str(sample.image), "instruction": sample.instruction,
+        "element_type": sample.element_type, "app": sample.app, "app_category": sample.app_category,
+        "platform": sample.platform, "target": box.as_list(), "size_px": round(box.side, 2),
+        "size": size_bucket(box.side),
+        "area_share": round(box.area / (size[0] * size[1]), 6) if size else None,
+        "image_size": list(size) if size else None,
+        "outcome": None, "point": None, "box": None, "iou": None, "distance": None,
+        "latency_ms": None, "raw": None, "error": None, "meta": {},
+    }
+
+
+def score(sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float,
+          image_size: Tuple[int, int]) -> Dict[str, Any]:
+    record = base_record(sample, detector, image_size)
+    click = prediction.click
+    record.update(latency_ms=round(latency_ms, 3), raw=_clip(prediction.raw), meta=plain(prediction.meta))
+    if prediction.box is not None:
+        record["box"] = prediction.box.as_list()
+        record["iou"] = round(prediction.box.iou(sample.bbox), 6)
+    if click is None or not all(math.isfinite(v) for v in click):
+        record["outcome"] = WRONG_FORMAT
+        return record
+    record["point"] = [round(click[0], 3), round(click[1], 3)]
+    record["distance"] = round(sample.bbox.distance_to(click), 3)
+    record["outcome"] = HIT if sample.bbox.contains(click) else MISS
+    return record
+
+
+def error_record(sample: Sample, *, detector: str, message: str,
+                 latency_ms: Optional[float] = None) -> Dict[str, Any]:
+    record = base_record(sample, detector)
+    record.update(outcome=ERROR, error=message,
+                  latency_ms=None if latency_ms is None else round(latency_ms, 3))
+    return record
+
+
+def plain(value: Any) -> Any:
+    """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float) or hasattr(value, "__float__") and not isinstance(value, (list, tuple, dict)):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return str(value)
+        return number if math.isfinite(number) else None
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    if isinstance(value, Box):
+        return value.as_list()
+    if hasattr(value, "tolist"):
+        return plain(value.tolist())
+    return str(value)
+
+
+def _clip(raw: Optional[str]) -> Optional[str]:
+    if raw is None:
+        return None
+    raw = str(raw)
+    return raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT] + "..."
+
+
+# -- aggregation ---------------------------------------------------------------------------------
+
+def percentile(values: Sequence[float], q: float) -> Optional[float]:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def tally(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    counts = {kind: 0 for kind in (HIT, MISS, WRONG_FORMAT, ERROR)}
+    for record in records:
+        counts[record["outcome"]] += 1
+    scored = counts[HIT] + counts[MISS] + counts[WRONG_FORMAT]
+    ious = [r["iou"] for r in records if r.get("iou") is not None]
+    return {
+        "samples": len(records), "scored": scored, "hits": counts[HIT], "misses": counts[MISS],
+        "wrong_format": counts[WRONG_FORMAT], "errors": counts[ERROR],
+        "accuracy": counts[HIT] / scored if scored else None,
+        "mean_iou": sum(ious) / len(ious) if ious else None, "with_box": len(ious),
+    }
+
+
+def latency(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    values = [r["latency_ms"] for r in records if r.get("latency_ms") is not None and r["outcome"] != ERROR]
+    return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95),
+            "mean": sum(values) / len(values) if values else None,
+            "total_s": sum(values) / 1000.0 if values else 0.0}
+
+
+def by_slice(records: Sequence[Mapping[str, Any]], key: str) -> List[Dict[str, Any]]:
+    groups: Dict[str, List[Mapping[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(str(record[key]), []).append(record)
+    order = SIZE_BUCKETS if key == "size" else sorted(groups)
+    return [{"value": value, **tally(groups[value])} for value in order if value in groups]
+
+
+def macro(rows: Sequence[Mapping[str, Any]]) -> Optional[float]:
+    accuracies = [row["accuracy"] for row in rows if row["accuracy"] is not None]
+    return sum(accuracies) / len(accuracies) if accuracies else None
+
+
+def summarize(records: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Per detector: totals, micro accuracy, macro over apps, every breakdown, latency. Records
+    are sorted first, so the result does not depend on the order workers finished in."""
+    per_detector: Dict[str, List[Mapping[str, Any]]] = {}
+    for record in sorted(records, key=lambda r: (r["detector"], r["dataset"], r["uid"])):
+        per_detector.setdefault(record["detector"], []).append(record)
+    summary = {}
+    for detector, group in per_detector.items():
+        breakdowns = {key: by_slice(group, key) for key in SLICES}
+        summary[detector] = {
+            **tally(group),
+            "macro_app_accuracy": macro(breakdowns["app"]),
+            "macro_dataset_accuracy": macro(breakdowns["dataset"]),
+            "latency_ms": latency(group),
+            "by": breakdowns,
+        }
+    return summary

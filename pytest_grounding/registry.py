@@ -1,0 +1,71 @@
+"""A small registry of named factories, given as callables or lazy "module:attr" strings so that
+a heavy detector is imported only when a run asks for it (lm-evaluation-harness style)."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Tuple, Union
+
+Target = Union[str, Callable[..., Any]]
+
+
+class UnknownName(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    target: Target
+    help: str = ""
+    origin: str = "built-in"
+
+    def load(self) -> Callable[..., Any]:
+        if callable(self.target):
+            return self.target
+        module_name, _, attr = self.target.partition(":")
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split(".") if attr else ():
+            obj = getattr(obj, part)
+        return obj
+
+
+class Registry:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: Dict[str, Entry] = {}
+
+    def register(self, name: str, target: Target, *, help: str = "", origin: str = "built-in",
+                 replace: bool = False) -> None:
+        if name in self._entries and not replace:
+            raise ValueError(f"{self.kind} {name!r} is already registered ({self._entries[name].origin})")
+        self._entries[name] = Entry(name, target, help, origin)
+
+    def register_entry_points(self, group: str) -> None:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=group):
+            if ep.name not in self._entries:
+                self.register(ep.name, ep.value, origin=f"entry point {ep.value}")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def names(self) -> Tuple[str, ...]:
+        return tuple(sorted(self._entries))
+
+    def entries(self) -> Iterable[Entry]:
+        return (self._entries[n] for n in self.names())
+
+    def get(self, name: str) -> Entry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownName(self.unknown_message(name)) from None
+
+    def unknown_message(self, name: str) -> str:
+        close = difflib.get_close_matches(name, self.names(), n=3)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        return f"unknown {self.kind} {name!r}.{hint} Known: {', '.join(self.names()) or '(none)'}."

@@ -1,0 +1,89 @@
+"""The terminal summary as lines of text, from the summary dicts. Pure."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+TABLES = (("dataset", "dataset"), ("element_type", "element type"), ("app", "app"),
+          ("app_category", "app category"), ("platform", "platform"), ("size", "target size (px)"))
+
+
+def pct(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def ms(value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def table(title: str, rows: Sequence[Mapping[str, Any]], limit: Optional[int] = None) -> List[str]:
+    shown = list(rows) if limit is None else sorted(rows, key=lambda r: (-r["samples"], r["value"]))[:limit]
+    width = max([len(title)] + [len(str(r["value"])) for r in shown])
+    width = min(width, 40)
+    lines = [f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'wrong':>5} {'err':>4} {'IoU':>5}"]
+    for row in shown:
+        value = str(row["value"])
+        value = value if len(value) <= width else value[: width - 1] + "~"
+        iou = "-" if row["mean_iou"] is None else f"{row['mean_iou']:.2f}"
+        lines.append(f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
+                     f"{pct(row['accuracy']):>7} {row['wrong_format']:>5} {row['errors']:>4} {iou:>5}")
+    hidden = len(rows) - len(shown)
+    if hidden > 0:
+        lines.append(f"  ... {hidden} more (all in the JSON report; --grounding-top-apps to show more)")
+    return lines
+
+
+def runtime_line(info: Mapping[str, Any]) -> str:
+    skip = {"name", "class"}
+    parts = [f"{k}={_short(v)}" for k, v in info.items() if k not in skip]
+    return ", ".join(parts)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def detector_block(name: str, block: Mapping[str, Any], *, info: Optional[Mapping[str, Any]],
+                   top_apps: Optional[int]) -> List[str]:
+    lines = [f"detector {name}" + (f"  ({runtime_line(info)})" if info and runtime_line(info) else "")]
+    lat = block["latency_ms"]
+    iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
+    lines += [
+        f"  accuracy {pct(block['accuracy'])} ({block['hits']}/{block['scored']} scored, micro)   "
+        f"macro over apps {pct(block['macro_app_accuracy'])}",
+        f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
+        f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+        f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
+        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)",
+    ]
+    for key, title in TABLES:
+        rows = block["by"][key]
+        if key == "dataset" and len(rows) < 2:
+            continue
+        lines.append("")
+        lines += table(title, rows, top_apps if key == "app" else None)
+    return lines
+
+
+def summary_lines(summary: Mapping[str, Mapping[str, Any]], *, datasets: Sequence[Mapping[str, Any]],
+                  detector_info: Mapping[str, Mapping[str, Any]], top_apps: Optional[int],
+                  verdicts: Sequence[Any] = (), partial: bool = False) -> List[str]:
+    lines: List[str] = []
+    if partial:
+        lines.append("run interrupted: figures cover the samples that finished")
+    for dataset in datasets:
+        defects = f", {dataset['defects']} unusable" if dataset.get("defects") else ""
+        problems = f", {len(dataset['problems'])} label problems" if dataset.get("problems") else ""
+        lines.append(f"dataset {dataset['name']}: {dataset['format']}, {dataset['samples']} samples"
+                     f"{defects}{problems}, fingerprint {dataset['fingerprint']}")
+    for name, block in summary.items():
+        lines.append("")
+        lines += detector_block(name, block, info=detector_info.get(name), top_apps=top_apps)
+    if verdicts:
+        lines.append("")
+        lines += [verdict.describe() for verdict in verdicts]
+    return lines

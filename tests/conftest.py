@@ -1,0 +1,89 @@
+import numpy  # noqa: F401  (imported once here: pytester runs in-process and numpy cannot load twice)
+import pytest
+
+from helpers import REPO
+
+pytest_plugins = ["pytester"]
+
+# Detectors for harness tests, registered through the plugin's own hook. `colour` is a real
+# (if simple) detector: it finds the named colour's pixels; it never sees the target box.
+PROJECT_CONFTEST = '''
+import time
+import numpy as np
+from pytest_grounding.types import Box, Prediction
+
+COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}
+
+
+class Colour:
+    name = "colour"
+
+    def predict(self, query):
+        word = next((c for c in COLOURS if c in query.instruction.lower()), None)
+        if word is None:
+            return Prediction.no_answer(raw="I see no such colour")
+        pixels = np.asarray(query.image).astype(int)
+        mask = np.all(np.abs(pixels - COLOURS[word]) < 12, axis=-1)
+        ys, xs = np.nonzero(mask)
+        return Prediction(box=Box(int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1),
+                          raw=word, meta={"pixels": np.int64(mask.sum())})
+
+
+class Boom:
+    name = "boom"
+
+    def predict(self, query):
+        if "green" in query.instruction:
+            raise RuntimeError("model backend unavailable")
+        return Colour().predict(query)
+
+
+class Sleepy:
+    name = "sleepy"
+
+    def predict(self, query):
+        if "blue" in query.instruction:
+            time.sleep(30)
+        return Colour().predict(query)
+
+
+class Garbage:
+    name = "garbage"
+
+    def predict(self, query):
+        return "click somewhere nice"
+
+
+class Interrupting:
+    name = "interrupting"
+    calls = 0
+
+    def predict(self, query):
+        Interrupting.calls += 1
+        if Interrupting.calls == 3:
+            raise KeyboardInterrupt
+        return Colour().predict(query)
+
+
+def broken_factory():
+    raise OSError("weights not found at /nowhere/model.onnx")
+
+
+def pytest_grounding_register_detectors(registry):
+    registry.register("colour", Colour)
+    registry.register("boom", Boom)
+    registry.register("sleepy", Sleepy)
+    registry.register("garbage", Garbage)
+    registry.register("interrupting", Interrupting)
+    registry.register("broken", broken_factory)
+'''
+
+
+
+@pytest.fixture
+def project(pytester):
+    """A pytester folder holding our suite and the test detectors."""
+    pytester.makeconftest(PROJECT_CONFTEST)
+    pytester.makepyfile(test_suite=(REPO / "suites" / "test_grounding.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    return pytester
