@@ -67,22 +67,20 @@ def plain(value: Any) -> Any:
     """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float) or hasattr(value, "__float__") and not isinstance(value, (list, tuple, dict)):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return str(value)
-        return number if math.isfinite(number) else None
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [plain(v) for v in value]
     if isinstance(value, Box):
         return value.as_list()
-    if hasattr(value, "tolist"):
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
         return plain(value.tolist())
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((plain(v) for v in value), key=str)
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
     return str(value)
 
 
