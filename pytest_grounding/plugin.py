@@ -63,14 +63,34 @@ def pytest_sessionstart(session) -> None:
 
 
 def pytest_report_header(config) -> list:
-    settings = get_run(config).settings
+    run = get_run(config)
+    settings = run.settings
     datasets = ", ".join(settings.dataset_specs) or "synthetic (embedded default)"
-    detectors = ", ".join(settings.detector_specs)
     note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
-    lines = [f"grounding: datasets {datasets}; detectors {detectors}{note}"]
+    lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
+    lines += _detector_header(config, run)
     if settings.gates:
         lines.append("grounding gates: " + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
                      + f"; misses reported as {settings.misses}")
+    return lines
+
+
+def _detector_header(config, run: GroundingRun) -> list:
+    """What each detector really runs on. Without xdist this process is the one that predicts, so
+    the detectors load here (once, as they would anyway); under xdist each worker loads its own and
+    reports in the summary, and the controller does not hold a model it never uses."""
+    if config.option.collectonly:
+        return []
+    if config.getoption("numprocesses", None) and config.pluginmanager.hasplugin("xdist"):
+        return ["grounding: detectors load in each xdist worker; their runtime is in the summary"]
+    lines = []
+    for spec in run.settings.detector_specs:
+        try:
+            run.pool.get(spec)
+        except DetectorLoadError as exc:
+            lines.append(f"grounding: {exc}")
+            continue
+        lines.append(f"grounding: detector {spec}: {report.runtime_line(run.pool.info[spec])}")
     return lines
 
 

@@ -126,3 +126,15 @@ def test_detector_specs_carry_options():
     assert parse_spec("ocr:semantic=false,min_score=0.5") == ("ocr", {"semantic": False, "min_score": 0.5})
     with pytest.raises(ValueError, match="not key=value"):
         parse_spec("random:seed")
+
+
+def test_installed_packages_register_through_entry_points(monkeypatch):
+    from importlib import metadata
+
+    entry = metadata.EntryPoint("shipped", "pytest_grounding.detectors.floors:RandomDetector",
+                                "pytest_grounding.detectors")
+    monkeypatch.setattr(metadata, "entry_points", lambda group: [entry] if group == entry.group else [])
+    registry = builtin_registry()
+    registry.register_entry_points("pytest_grounding.detectors")
+    assert registry.get("shipped").load()(seed=1).seed == 1
+    assert registry.get("shipped").origin.startswith("entry point")

@@ -73,6 +73,10 @@ def test_totals_identical_with_and_without_xdist(project, tmp_path):
 def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, workers):
     result = run(project, "--detector", "colour", "--detector", "center", "--grounding-limit", "6", *workers)
     result.assert_outcomes(passed=5, failed=7)
+    if workers:
+        result.stdout.fnmatch_lines(["grounding: detectors load in each xdist worker*"])
+    else:  # the run header says what each detector runs on
+        result.stdout.fnmatch_lines(["grounding: detector colour: load_s=*", "grounding: detector center: kind=floor*"])
     result.stdout.fnmatch_lines(["detector center*", "*accuracy 0.0% (0/6 scored*"])
     result.stdout.fnmatch_lines(["detector colour*", "*accuracy 83.3% (5/6 scored*"])
 
@@ -117,9 +121,11 @@ def test_misses_fail_explicitly_even_with_a_gate(project):
     (["--grounding-misses", "maybe"], "*--grounding-misses: 'maybe' is not one of fail, xfail*"),
     (["--grounding-limit", "x"], "*--grounding-limit: 'x' is not a whole number*"),
     (["--detector", "centre"], "*unknown detector 'centre'. Did you mean 'center'? Known: *colour*"),
+    (["--dataset=/no/such/folder"], "*--dataset: dataset '/no/such/folder': /no/such/folder does not exist*"),
+    ([f"--dataset={FIXTURES}"], "*not a dataset this plugin recognises*force one with FORMAT:PATH*"),
 ])
 def test_bad_settings_are_usage_errors(project, args, message):
-    result = run(project, *args)
+    result = project.runpytest(*args) if args[0].startswith("--dataset") else run(project, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
@@ -209,3 +215,16 @@ def test_plugin_can_be_disabled(pytester):
     result = pytester.runpytest("-p", "no:grounding", "--co")
     assert result.ret == 0
     assert "grounding" not in result.stdout.str()
+
+
+def test_a_project_can_hand_in_its_own_detector_by_overriding_the_fixture(project):
+    project.makeconftest(__import__("conftest").PROJECT_CONFTEST + """
+import pytest
+
+@pytest.fixture
+def grounding_detector():
+    return Colour()
+""")
+    result = run(project, "--grounding-limit", "2", "-v")
+    result.stdout.fnmatch_lines(["*test_grounding[[]mini-m01-blender-icon[]] PASSED*"])
+    result.stdout.fnmatch_lines(["detector colour*"])
