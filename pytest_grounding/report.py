@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 TABLES = (("dataset", "dataset"), ("element_type", "element type"), ("app", "app"),
           ("app_category", "app category"), ("platform", "platform"), ("size", "target size (px)"))

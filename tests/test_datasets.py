@@ -121,7 +121,10 @@ def test_shared_screenagent_accuracy_matches_an_independent_scorer(project, work
     for detector in ("center", "random"):
         lines = [line for line in read_jsonl(predictions) if line["detector"] == detector]
         assert sorted(line["id"] for line in lines) == sorted(truth)
-        hits = sum(truth[l["id"]][0] <= l["point"][0] <= truth[l["id"]][2]
-                   and truth[l["id"]][1] <= l["point"][1] <= truth[l["id"]][3] for l in lines)
+        hits = 0
+        for line in lines:
+            x1, y1, x2, y2 = truth[line["id"]]
+            x, y = line["point"]
+            hits += x1 <= x <= x2 and y1 <= y <= y2
         assert document["summary"][detector]["hits"] == hits
         assert document["summary"][detector]["accuracy"] == pytest.approx(hits / len(truth))

@@ -11,8 +11,8 @@ from pytest_grounding.registry import Registry, UnknownName
 from pytest_grounding.types import Box, Prediction, Sample
 
 
-def sample(box=Box(10, 10, 20, 20), **kw):
-    fields = dict(dataset="d", id="s1", uid="d-s1", image="/x.png", instruction="i", bbox=box)
+def sample(**kw):
+    fields = dict(dataset="d", id="s1", uid="d-s1", image="/x.png", instruction="i", bbox=Box(10, 10, 20, 20))
     fields.update(kw)
     return Sample(**fields)
 

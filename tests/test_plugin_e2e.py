@@ -1,6 +1,5 @@
 """End-to-end runs of the plugin through pytester, each important scenario with and without xdist."""
 
-import json
 
 import pytest
 

