@@ -75,13 +75,17 @@ def pytest_report_header(config) -> list:
     return lines
 
 
+def _distributed(config) -> bool:
+    return bool(config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None))
+
+
 def _detector_header(config, run: GroundingRun) -> list:
     """What each detector really runs on. Without xdist this process is the one that predicts, so
     the detectors load here (once, as they would anyway); under xdist each worker loads its own and
     reports in the summary, and the controller does not hold a model it never uses."""
     if config.option.collectonly:
         return []
-    if config.getoption("numprocesses", None) and config.pluginmanager.hasplugin("xdist"):
+    if _distributed(config):
         return ["grounding: detectors load in each xdist worker; their runtime is in the summary"]
     lines = []
     for spec in run.settings.detector_specs:
@@ -225,6 +229,14 @@ class Controller:
     @property
     def run(self) -> GroundingRun:
         return get_run(self.config)
+
+    def pytest_sessionstart(self, session) -> None:
+        # Make the embedded default once, here, so xdist workers find it ready instead of all
+        # generating it side by side (the cache's atomic rename would keep them correct, not fast).
+        if _distributed(self.config) and not self.run.settings.dataset_specs:
+            from .synth import default_dataset_dir
+
+            default_dataset_dir()
 
     def pytest_runtest_logreport(self, report) -> None:
         record = _record_of(report)

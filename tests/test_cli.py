@@ -30,5 +30,7 @@ def test_a_command_is_required(capsys):
 
 
 def test_module_entry_point_returns_the_validator_status(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pytest_grounding", "validate", str(tmp_path)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_grounding", "validate", str(tmp_path)], capture_output=True, text=True
+    )
     assert done.returncode == 2 and done.stdout.startswith("error: ")

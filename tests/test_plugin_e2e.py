@@ -169,7 +169,9 @@ def test_interrupted_run_keeps_predictions_and_writes_partial_report(project, tm
 
 
 @XDIST
-def test_benchmark_records_each_sample_when_it_can_and_our_timer_always(project, workers, tmp_path):
+def test_benchmark_records_each_sample_when_it_can_and_our_timer_always(project, workers, tmp_path, monkeypatch):
+    # pytest-benchmark also switches off when it sees this variable, set when *these* tests run under xdist
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     bench, report = tmp_path / "bench.json", tmp_path / "r.json"
     run(project, "--detector", "colour", "--grounding-limit", "3", "--benchmark-json", str(bench),
         "--grounding-json", str(report), *workers)

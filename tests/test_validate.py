@@ -14,8 +14,18 @@ from pytest_grounding.validate import KINDS, Problem, check_dataset, loader_note
 
 
 def row(**fields):
-    base = {"file_name": "a.png", "id": "s1", "instruction": "Click Save", "bbox": [10, 10, 40, 30], "point": [25, 20],
-            "element_type": "icon", "app": "Demo", "app_category": "office", "platform": "windows", "image_size": [640, 480]}
+    base = {
+        "file_name": "a.png",
+        "id": "s1",
+        "instruction": "Click Save",
+        "bbox": [10, 10, 40, 30],
+        "point": [25, 20],
+        "element_type": "icon",
+        "app": "Demo",
+        "app_category": "office",
+        "platform": "windows",
+        "image_size": [640, 480],
+    }
     base.update(fields)
     return {k: v for k, v in base.items() if v is not None}
 
@@ -45,17 +55,26 @@ def truncated_png() -> bytes:
 
 CASES = {
     "missing-file": ([row(file_name="gone.png")], None, [("missing-file", "s1")]),
-    "undecodable-image": ([row(file_name="bad.png", image_size=None)], {"bad.png": truncated_png()},
-                          [("undecodable-image", "s1")]),
+    "undecodable-image": (
+        [row(file_name="bad.png", image_size=None)],
+        {"bad.png": truncated_png()},
+        [("undecodable-image", "s1")],
+    ),
     "size-mismatch": ([row(image_size=[800, 600])], None, [("size-mismatch", "s1")]),
     "box-outside-image": ([row(bbox=[600, 400, 700, 500], point=[620, 420])], None, [("box-outside-image", "s1")]),
     "degenerate-box": ([row(bbox=[30, 10, 30, 40], point=None)], None, [("degenerate-box", "s1")]),
     "oversized-box": ([row(bbox=[0, 0, 640, 400], point=[300, 200])], None, [("oversized-box", "s1")]),
-    "duplicate-id": ([row(), row(instruction="Click Open", bbox=[50, 50, 60, 60], point=[55, 55])], None,
-                     [("duplicate-id", "s1")]),
+    "duplicate-id": (
+        [row(), row(instruction="Click Open", bbox=[50, 50, 60, 60], point=[55, 55])],
+        None,
+        [("duplicate-id", "s1")],
+    ),
     "point-outside-box": ([row(point=[5, 5])], None, [("point-outside-box", "s1")]),
-    "duplicate-instruction": ([row(), row(id="s2", bbox=[100, 100, 120, 120], point=[110, 110])], None,
-                              [("duplicate-instruction", "s2")]),
+    "duplicate-instruction": (
+        [row(), row(id="s2", bbox=[100, 100, 120, 120], point=[110, 110])],
+        None,
+        [("duplicate-instruction", "s2")],
+    ),
     "unusable-sample": ([row(instruction="  ")], None, [("unusable-sample", "s1")]),
 }
 
@@ -79,7 +98,9 @@ def test_a_clean_dataset_has_no_problems_and_exits_zero(tmp_path, capsys):
 
 
 def test_output_has_one_line_per_problem_and_counts_per_kind(tmp_path, capsys):
-    root = write_set(tmp_path, [row(point=[5, 5]), row(id="s2", file_name="gone.png"), row(id="s3", file_name="gone2.png")])
+    root = write_set(
+        tmp_path, [row(point=[5, 5]), row(id="s2", file_name="gone.png"), row(id="s3", file_name="gone2.png")]
+    )
     assert validate_path(str(root)) == 1
     lines = capsys.readouterr().out.splitlines()
     image = tmp_path / "data" / "test" / "a.png"
@@ -133,13 +154,15 @@ def test_negative_boxes_are_outside_even_without_a_size(tmp_path):
 
 def test_loader_notes_name_their_sample_when_they_can():
     notes = loader_notes(["s1: odd thing", "the file has a BOM"], ["s1"], "meta.jsonl", covered=[])
-    assert notes == [Problem("loader-note", "warning", "s1", "meta.jsonl", "odd thing"),
-                     Problem("loader-note", "warning", "-", "meta.jsonl", "the file has a BOM")]
+    assert notes == [
+        Problem("loader-note", "warning", "s1", "meta.jsonl", "odd thing"),
+        Problem("loader-note", "warning", "-", "meta.jsonl", "the file has a BOM"),
+    ]
 
 
 @needs_shared
 def test_the_shared_real_data(capsys):
-    """What the checker finds in ../shared/data (recorded in docs/synthetic.md)."""
+    """What the checker finds in ../shared/data (recorded in the README)."""
     assert validate_path(str(SHARED_DATA / "screenagent-dev")) == 0
     out = capsys.readouterr().out
     assert "sa_dev_0063: oversized-box:" in out and "0 errors, 1 warnings" in out

@@ -12,33 +12,18 @@ on any drawn pixel, whether read as the pixel's index or anywhere inside its squ
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from .icons import icon_mask
 from .themes import RGB
-
-FONT_DIR = Path(__file__).resolve().parent / "fonts"
-FONT_FILES = {
-    "sans": "DejaVuSans.ttf",
-    "bold": "DejaVuSans-Bold.ttf",
-    "mono": "DejaVuSansMono.ttf",
-    "cond": "DejaVuSansCondensed.ttf",
-}
 
 # Pixels around an element's declared rect that are compared too: drawing that reaches the edge of
 # this margin means the widget drew outside its rect, a bug the canvas refuses to hide.
 GUARD = 3
-
-
-@lru_cache(maxsize=None)
-def font(family: str, size: int) -> ImageFont.FreeTypeFont:
-    # BASIC layout: the same glyph placement whether or not libraqm is installed.
-    return ImageFont.truetype(str(FONT_DIR / FONT_FILES[family]), size, layout_engine=ImageFont.Layout.BASIC)
 
 
 @dataclass(frozen=True)
@@ -96,39 +81,39 @@ class Rect:
     def before(self, w: int) -> "Rect":
         return Rect(self.x1, self.y1, max(self.x1, self.x2 - w), self.y2)
 
-    def contains_rect(self, other: "Rect") -> bool:
-        return self.x1 <= other.x1 and self.y1 <= other.y1 and other.x2 <= self.x2 and other.y2 <= self.y2
+
+# (namespace, name, context): what a phrase refers to, e.g. ("text", "save as", "File").
+Key = Tuple[str, str, Optional[str]]
 
 
 @dataclass(frozen=True)
 class Phrase:
     """One way to ask for an element. `key` names what the phrase relies on being unique on the
-    screen ("text:save as", "icon:record", "concept:mute@Vocals"); a phrase is used only when
-    exactly one thing on the screen answers to its key."""
+    screen: ("text", "save as", None), ("icon", "record", "toolbar"), ("concept", "mute", "Vocals");
+    a phrase is used only when exactly one thing on the screen answers to its key."""
 
     text: str
     form: str  # "literal" | "functional"
-    key: str
+    key: "Key"
 
 
 @dataclass(frozen=True)
 class ElementSpec:
-    element_type: str            # icon | text | other
-    role: str                    # "toolbar button", "menu", "tab", "checkbox", ...
+    element_type: str  # icon | text | other
+    role: str  # "toolbar button", "menu", "tab", "checkbox", ...
     phrases: Tuple[Phrase, ...]
-    keys: Tuple[str, ...] = ()   # extra keys this element answers to (its concept), for uniqueness
+    keys: Tuple[Key, ...] = ()  # extra keys this element answers to (its concept), for uniqueness
     targetable: bool = True
 
 
-@dataclass
+@dataclass(frozen=True)
 class Recorded:
-    key: int                     # draw order: stable for a given screen seed
+    key: int  # draw order: stable for a given screen seed
     spec: ElementSpec
-    declared: Rect
     box: Optional[Tuple[int, int, int, int]]  # tight box of changed pixels, half-open; None if nothing visible
     patch: Optional[np.ndarray] = field(default=None, repr=False)  # pixels of the box right after drawing
-    inside: bool = True          # the declared rect lies wholly inside the image
-    visible: bool = False        # set by Canvas.finish: nothing later changed a pixel of the box
+    inside: bool = True  # the declared rect lies wholly inside the image
+    visible: bool = False  # set by Canvas.finish: nothing later changed a pixel of the box
 
 
 class Canvas:
@@ -139,13 +124,13 @@ class Canvas:
         self.image = Image.new("RGB", size, background)
         self.draw = ImageDraw.Draw(self.image)
         self.elements: List[Recorded] = []
-        self.texts: List[Tuple[str, Optional[str]]] = []   # every string drawn, with its element's context
-        self.icons: List[Tuple[str, Optional[str]]] = []   # every icon drawn, with its element's context
+        self.texts: List[Tuple[str, Optional[str]]] = []  # every string drawn, with its element's context
+        self.icons: List[Tuple[str, Optional[str]]] = []  # every icon drawn, with its element's context
         self._skip = frozenset(skip)
         self._context: Optional[str] = None
         self._open = False
 
-    # ---- element recording -------------------------------------------------------------------
+    # ---- element recording -----------------------------------------------------------------------
     @contextmanager
     def element(self, rect: Rect, spec: ElementSpec, context: Optional[str] = None) -> Iterator[None]:
         """Draw one element inside `rect`; its tight box is recorded when the block ends.
@@ -153,8 +138,14 @@ class Canvas:
         if self._open:
             raise RuntimeError("canvas elements do not nest")
         key = len(self.elements)
-        region = Rect(max(0, rect.x1 - GUARD), max(0, rect.y1 - GUARD),
-                      min(self.width, rect.x2 + GUARD), min(self.height, rect.y2 + GUARD))
+        region = Rect(
+            max(0, rect.x1 - GUARD),
+            max(0, rect.y1 - GUARD),
+            min(self.width, rect.x2 + GUARD),
+            min(self.height, rect.y2 + GUARD),
+        )
+        if region.w <= 0 or region.h <= 0:
+            raise RuntimeError(f"{spec.role} declared an empty or off-screen rect {rect}")
         before = self._pixels(region)
         diverted = key in self._skip
         if diverted:  # test hook: draw this element somewhere else, so the screen is rendered without it
@@ -172,36 +163,46 @@ class Canvas:
         inside = 0 <= rect.x1 and 0 <= rect.y1 and rect.x2 <= self.width and rect.y2 <= self.height
         self.elements.append(self._measure(key, spec, rect, region, before, after, inside))
 
-    def _measure(self, key: int, spec: ElementSpec, rect: Rect, region: Rect, before: np.ndarray,
-                 after: np.ndarray, inside: bool) -> Recorded:
+    def _measure(
+        self, key: int, spec: ElementSpec, rect: Rect, region: Rect, before: np.ndarray, after: np.ndarray, inside: bool
+    ) -> Recorded:
         changed = np.any(before != after, axis=2)
         cols = np.flatnonzero(changed.any(axis=0))
         if cols.size == 0:
-            return Recorded(key, spec, rect, None, None, inside)
+            return Recorded(key, spec, None, None, inside)
         rows = np.flatnonzero(changed.any(axis=1))
         x1, x2, y1, y2 = int(cols[0]), int(cols[-1]) + 1, int(rows[0]), int(rows[-1]) + 1
-        touches_guard = ((x1 == 0 and region.x1 > 0) or (y1 == 0 and region.y1 > 0)
-                         or (x2 == region.w and region.x2 < self.width) or (y2 == region.h and region.y2 < self.height))
+        touches_guard = (
+            (x1 == 0 and region.x1 > 0)
+            or (y1 == 0 and region.y1 > 0)
+            or (x2 == region.w and region.x2 < self.width)
+            or (y2 == region.h and region.y2 < self.height)
+        )
         if touches_guard:
             raise RuntimeError(f"{spec.role} {spec.phrases[:1]} drew outside its declared rect {rect}")
         patch = after[y1:y2, x1:x2].copy()
         box = (region.x1 + x1, region.y1 + y1, region.x1 + x2, region.y1 + y2)
-        return Recorded(key, spec, rect, box, patch, inside)
+        return Recorded(key, spec, box, patch, inside)
 
     def finish(self) -> None:
         """Mark each element visible iff its box still holds exactly what it drew."""
         final = np.asarray(self.image)
-        for rec in self.elements:
-            if rec.box is not None:
-                x1, y1, x2, y2 = rec.box
-                rec.visible = bool(np.array_equal(final[y1:y2, x1:x2], rec.patch))
+        self.elements = [
+            replace(
+                rec,
+                visible=rec.box is not None
+                and bool(np.array_equal(final[rec.box[1] : rec.box[3], rec.box[0] : rec.box[2]], rec.patch)),
+            )
+            for rec in self.elements
+        ]
 
     def _pixels(self, r: Rect) -> np.ndarray:
         return np.asarray(self.image.crop((r.x1, r.y1, r.x2, r.y2)))
 
-    # ---- primitives --------------------------------------------------------------------------
-    def rect(self, r: Rect, fill: Optional[RGB] = None, outline: Optional[RGB] = None, width: int = 1,
-             radius: int = 0) -> None:
+    # ---- primitives ------------------------------------------------------------------------------
+    def rect(
+        self, r: Rect, fill: Optional[RGB] = None, outline: Optional[RGB] = None, width: int = 1, radius: int = 0
+    ) -> None:
         if r.w <= 0 or r.h <= 0:
             return
         box = (r.x1, r.y1, r.x2 - 1, r.y2 - 1)
@@ -222,8 +223,12 @@ class Canvas:
     def ellipse(self, r: Rect, fill: Optional[RGB] = None, outline: Optional[RGB] = None, width: int = 1) -> None:
         self.draw.ellipse((r.x1, r.y1, r.x2 - 1, r.y2 - 1), fill=fill, outline=outline, width=width)
 
-    def polygon(self, points: Sequence[Tuple[float, float]], fill: Optional[RGB] = None,
-                outline: Optional[RGB] = None) -> None:
+    def arc(self, r: Rect, start: float, end: float, fill: RGB, width: int = 1) -> None:
+        self.draw.arc((r.x1, r.y1, r.x2 - 1, r.y2 - 1), start, end, fill=fill, width=width)
+
+    def polygon(
+        self, points: Sequence[Tuple[float, float]], fill: Optional[RGB] = None, outline: Optional[RGB] = None
+    ) -> None:
         self.draw.polygon([tuple(p) for p in points], fill=fill, outline=outline)
 
     def text(self, x: int, y: int, s: str, f: ImageFont.FreeTypeFont, fill: RGB, anchor: str = "lm") -> None:
@@ -234,13 +239,8 @@ class Canvas:
         self.draw.text((x, y), s, font=f, fill=fill, anchor=anchor)
 
     def icon(self, kind: str, x: int, y: int, size: int, color: RGB) -> None:
-        from .icons import icon_mask  # icons import canvas helpers; keep the cycle out of import time
-
         self.icons.append((kind, self._context))
         self.image.paste(color, (x, y, x + size, y + size), icon_mask(kind, size))
-
-    def paste(self, image: Image.Image, x: int, y: int) -> None:
-        self.image.paste(image, (x, y))
 
 
 def text_width(f: ImageFont.FreeTypeFont, s: str) -> int:
@@ -256,10 +256,3 @@ def fit(f: ImageFont.FreeTypeFont, s: str, width: int) -> str:
         if f.getlength(cut) <= width:
             return cut
     return ""
-
-
-def count_by_kind(items: Sequence[Tuple[str, Optional[str]]]) -> Dict[Tuple[str, Optional[str]], int]:
-    counts: Dict[Tuple[str, Optional[str]], int] = {}
-    for item in items:
-        counts[item] = counts.get(item, 0) + 1
-    return counts

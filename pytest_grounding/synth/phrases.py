@@ -124,6 +124,136 @@ CONCEPTS: Dict[str, Tuple[str, ...]] = {
     "start": ("Open the Start menu.",),
 }
 
+# What a labelled control is for, asked without its label ("Restore the factory settings." for
+# "Reset to Defaults"): functional phrasings of text targets, keyed by the exact label.
+TEXT_FUNCTIONS: Dict[str, Tuple[str, ...]] = {
+    # buttons
+    "Apply": ("Apply the changes.",),
+    "Reset to Defaults": ("Restore the factory settings.",),
+    "Cancel": ("Dismiss the dialog without doing anything.",),
+    "Check for Updates": ("See whether a newer version is available.",),
+    "Sync Now": ("Synchronize the clock right away.",),
+    "Manage Apps...": ("Choose which apps may send notifications.",),
+    "Export Selection": ("Export only the selected items.",),
+    "Print Preview": ("See how the printout will look.",),
+    "Replace All": ("Replace every match at once.",),
+    "Plot Preview": ("Preview the plot before sending it.",),
+    "Save dashboard": ("Keep the changes made to this dashboard.",),
+    "Export CSV": ("Download the data as a CSV file.",),
+    "Processing Toolbox": ("Open the geoprocessing algorithms.",),
+    "Field Calculator": ("Compute a new attribute column.",),
+    "Select by Expression": ("Select features with a formula.",),
+    "Select by Location": ("Select features by where they lie relative to another layer.",),
+    "Insert Sheet Rows": ("Add rows above the selected cells.",),
+    "Format as Table": ("Turn the range into a styled table.",),
+    "Find & Select": ("Look for a value in the sheet.",),
+    # tabs and ribbon tabs
+    "Problems": ("List the errors and warnings.",),
+    "Output": ("Show the program output.",),
+    "Debug Console": ("Open the debugger's console.",),
+    "Ports": ("Show the forwarded ports.",),
+    "Swatches": ("Pick from the saved colours.",),
+    "Gradients": ("Choose a colour gradient.",),
+    "Channels": ("Show the colour channels.",),
+    "Paths": ("Show the vector paths.",),
+    "Page Layout": ("Change the margins and orientation of the page.",),
+    "Formulas": ("Browse the function library.",),
+    "Review": ("Check spelling and add comments.",),
+    "Annotate": ("Add dimensions and notes to the drawing.",),
+    "Parametric": ("Apply geometric constraints.",),
+    "Express Tools": ("Open the extra productivity tools.",),
+    "Model": ("Go back to model space.",),
+    "Automate": ("Record a script for repetitive work.",),
+    # menus and menu items
+    "Show Grid": ("Display the grid.",),
+    "Show Rulers": ("Display the rulers.",),
+    "Full Screen": ("Hide everything but the document.",),
+    "Duplicate Layer": ("Make a copy of the current layer.",),
+    "Merge Down": ("Combine the layer with the one below it.",),
+    "Flatten Image": ("Merge all layers into one.",),
+    "Paste Special...": ("Paste only the values or the formatting.",),
+    "Exit": ("Quit the application.",),
+    "Open Recent": ("Reopen a file you worked on lately.",),
+    "Find and Replace": ("Substitute one word for another everywhere.",),
+    # navigation
+    "Dashboards": ("Browse all dashboards.",),
+    "Alerting": ("Manage the alert rules.",),
+    "Data sources": ("Configure where the metrics come from.",),
+    "Explore": ("Run an ad-hoc query.",),
+    "Administration": ("Manage the organisation.",),
+    "Displays": ("Open the screen settings.",),
+    "Sound": ("Open the audio settings.",),
+    "Privacy & Security": ("Review which apps may use the camera.",),
+    "Users & Groups": ("Add another user account.",),
+    "Date & Time": ("Open the clock settings.",),
+    "Wallpaper": ("Change the desktop background.",),
+    "Notifications": ("Open the alert settings.",),
+    # status bar
+    "UTF-8": ("Change the file encoding.",),
+    "LF": ("Change the line endings.",),
+    "Spaces: 4": ("Change the indentation.",),
+    "RGB/8": ("Change the colour mode.",),
+    "Ready": ("Click the sheet's status message.",),
+    # files
+    "conftest.py": ("Open the file with the shared test fixtures.",),
+    "pyproject.toml": ("Open the project's packaging metadata.",),
+    "requirements.txt": ("Open the list of pinned dependencies.",),
+    "Dockerfile": ("Open the container build recipe.",),
+    "Makefile": ("Open the file with the build targets.",),
+    "README.md": ("Open the project's readme.",),
+    ".gitignore": ("Open the list of files git ignores.",),
+    "requirements-dev.txt": ("Open the development dependencies.",),
+    # layers, tracks, rooms, metrics
+    "Rivers": ("Select the layer with the waterways.",),
+    "Roads": ("Select the layer with the street network.",),
+    "Contours 10m": ("Select the layer with the elevation lines.",),
+    "Bus Stops": ("Select the layer of transit stops.",),
+    "Flood Zones": ("Select the layer of flood risk areas.",),
+    "Satellite Imagery": ("Select the aerial photo layer.",),
+    "Administrative Boundaries": ("Select the layer of district borders.",),
+    "Parcels": ("Select the land parcel layer.",),
+    "Lead Vocal": ("Select the main singer's track.",),
+    "Kick": ("Select the bass drum track.",),
+    "Claps": ("Select the hand-clap track.",),
+    "Sub Bass": ("Select the lowest bass track.",),
+    "KITCHEN": ("Click the label of the room where meals are cooked.",),
+    "BATH": ("Click the label of the room with the shower.",),
+    "Error rate": ("Open the card that shows how often requests fail.",),
+    "p95 latency": ("Open the card with the tail latency.",),
+    "Owner": ("Click the header of the team column.",),
+}
+
+# What a menu holds, for asking to open it without naming it.
+MENU_FUNCTIONS: Dict[str, Tuple[str, ...]] = {
+    "Edit": ("Open the menu with copy and paste.",),
+    "View": ("Open the menu that controls what is shown.",),
+    "Window": ("Open the menu for arranging windows.",),
+    "Run": ("Open the menu for running and debugging.",),
+    "Go": ("Open the navigation menu.",),
+    "Selection": ("Open the menu for multi-cursor editing.",),
+    "Image": ("Open the menu for resizing the image.",),
+    "Filter": ("Open the menu with blur and sharpen effects.",),
+    "Select": ("Open the menu with the selection commands.",),
+    "Type": ("Open the menu with the typography commands.",),
+    "Format": ("Open the menu for formatting cells.",),
+    "Data": ("Open the menu for sorting and filtering data.",),
+    "Insert": ("Open the menu for adding objects.",),
+    "Track": ("Open the menu for adding and routing tracks.",),
+    "Clip": ("Open the menu for editing clips.",),
+    "Create": ("Open the menu for making new tracks and clips.",),
+    "Draw": ("Open the menu of drawing commands.",),
+    "Dimension": ("Open the menu for adding dimensions.",),
+    "Modify": ("Open the menu for changing existing objects.",),
+    "Project": ("Open the menu with the project file commands.",),
+    "Vector": ("Open the menu of vector analysis tools.",),
+    "Raster": ("Open the menu of raster analysis tools.",),
+    "Processing": ("Open the menu of processing algorithms.",),
+    "Plugins": ("Open the menu for managing plugins.",),
+    "Profiles": ("Open the menu of terminal profiles.",),
+    "Session": ("Open the menu for the shell session.",),
+    "Help": ("Open the menu with the documentation.",),
+}
+
 # Literal phrasings by role; "{label}" is the visible text, "{ctx}" the element's context.
 ROLE_TEMPLATES: Dict[str, Tuple[str, ...]] = {
     "menu": ("Open the {label} menu.", "Click '{label}' in the menu bar."),
@@ -161,49 +291,61 @@ def concept_phrases(concept: Optional[str], ctx: Optional[str]) -> Tuple[Phrase,
     for template in CONCEPTS[concept]:
         if "{ctx}" in template:
             if ctx:
-                out.append(Phrase(_fill(template, ctx=ctx), "functional", f"concept:{concept}@{ctx}"))
+                out.append(Phrase(_fill(template, ctx=ctx), "functional", ("concept", concept, ctx)))
         else:
-            out.append(Phrase(template, "functional", f"concept:{concept}"))
+            out.append(Phrase(template, "functional", ("concept", concept, None)))
     return tuple(out)
 
 
-def text_spec(label: str, role: str, ctx: Optional[str] = None, concept: Optional[str] = None,
-              element_type: str = "text", targetable: bool = True) -> ElementSpec:
+def text_spec(
+    label: str,
+    role: str,
+    ctx: Optional[str] = None,
+    concept: Optional[str] = None,
+    element_type: str = "text",
+    targetable: bool = True,
+) -> ElementSpec:
     """A visible string the user can be asked to click by its text (or by what it does)."""
     phrases = []
     for template in ROLE_TEMPLATES.get(role, ROLE_TEMPLATES["label"]):
         if "{ctx}" in template:
             if ctx:
-                phrases.append(Phrase(_fill(template, label, ctx), "literal", f"text:{label.lower()}@{ctx}"))
+                phrases.append(Phrase(_fill(template, label, ctx), "literal", ("text", label.lower(), ctx)))
         else:
-            phrases.append(Phrase(_fill(template, label), "literal", f"text:{label.lower()}"))
+            phrases.append(Phrase(_fill(template, label), "literal", ("text", label.lower(), None)))
     phrases.extend(concept_phrases(concept, ctx))
-    keys = (f"concept:{concept}",) if concept else ()
+    purpose = ("purpose", label.lower(), None)  # one label, one purpose: two "Export" buttons cancel out
+    purposes = MENU_FUNCTIONS.get(label, ()) if role == "menu" else TEXT_FUNCTIONS.get(label, ())
+    phrases.extend(Phrase(text, "functional", purpose) for text in purposes)
+    keys = (("concept", concept, None),) if concept else ()
     return ElementSpec(element_type, role, tuple(phrases), keys, targetable)
 
 
-def icon_spec(kind: str, concept: Optional[str], ctx: Optional[str] = None, role: str = "toolbar button",
-              extra: Sequence[Phrase] = ()) -> ElementSpec:
+def icon_spec(
+    kind: str,
+    concept: Optional[str],
+    ctx: Optional[str] = None,
+    role: str = "toolbar button",
+    extra: Sequence[Phrase] = (),
+) -> ElementSpec:
     """An icon-only control: asked for by its look ("the gear icon") or by what it does."""
     description = ICON_INFO[kind].description
-    phrases = [Phrase(f"Click the {description} icon.", "literal", f"icon:{kind}")]
+    phrases = [Phrase(f"Click the {description} icon.", "literal", ("icon", kind, None))]
     if ctx:
-        phrases.append(Phrase(f"Click the {description} icon in the {ctx}.", "literal", f"icon:{kind}@{ctx}"))
+        phrases.append(Phrase(f"Click the {description} icon in the {ctx}.", "literal", ("icon", kind, ctx)))
     phrases.extend(concept_phrases(concept, ctx))
     phrases.extend(extra)
-    keys = (f"concept:{concept}",) if concept else ()
+    keys = (("concept", concept, None),) if concept else ()
     return ElementSpec("icon", role, tuple(phrases), keys)
 
 
-def other_spec(role: str, subject: str, literal: Sequence[str], functional: Sequence[str] = (),
-               element_type: str = "other") -> ElementSpec:
+def other_spec(
+    role: str, subject: str, literal: Sequence[str], functional: Sequence[str] = (), element_type: str = "other"
+) -> ElementSpec:
     """A control that is neither a label nor an icon (checkbox, slider, swatch, field, scrollbar,
     cell): `subject` says what it is ("checkbox:Snap to grid") and must be unique on the screen."""
-    key = f"{role}:{subject.lower()}"
-    phrases = tuple(Phrase(t, "literal", key) for t in literal) + tuple(Phrase(t, "functional", key) for t in functional)
+    key = (role, subject.lower(), None)
+    phrases = tuple(Phrase(t, "literal", key) for t in literal) + tuple(
+        Phrase(t, "functional", key) for t in functional
+    )
     return ElementSpec(element_type, role, phrases, ())
-
-
-def decorative(role: str, element_type: str = "text") -> ElementSpec:
-    """Drawn and counted, never asked for (a label whose click target is ambiguous)."""
-    return ElementSpec(element_type, role, (), (), targetable=False)

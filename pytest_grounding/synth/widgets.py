@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .canvas import Canvas, ElementSpec, Phrase, Rect, fit, font, text_width
+from .canvas import Canvas, ElementSpec, Phrase, Rect, fit, text_width
 from .icons import ICON_INFO
 from .phrases import concept_phrases, icon_spec, other_spec, text_spec
 from .themes import RGB, SEMANTIC_COLORS, Theme, mix, text_on
+from .typefaces import font
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class UI:
         self.colored_icons = rng.random() < 0.6
 
     def px(self, n: float) -> int:
-        return max(1, int(round(n * self.scale)))
+        """Logical to screen pixels; anything non-zero stays at least one pixel."""
+        return max(1, int(round(n * self.scale))) if n else 0
 
     def icon_color(self, kind: str) -> RGB:
         tint = ICON_INFO[kind].tint
@@ -68,14 +70,22 @@ class UI:
             return SEMANTIC_COLORS[tint]
         return self.t.icon
 
-    # ---- text ----------------------------------------------------------------------------------
+    # ---- text ------------------------------------------------------------------------------------
     def label_rect(self, x: int, cy: int, s: str, f) -> Rect:
         """The declared rect of a string drawn with anchor "lm" at (x, cy): its ink box plus a pixel."""
         l, t, r, b = f.getbbox(s, anchor="lm")
         return Rect(x + int(l) - 1, cy + int(t) - 1, x + int(r) + 2, cy + int(b) + 2)
 
-    def label(self, x: int, cy: int, s: str, spec: Optional[ElementSpec] = None, f=None, color: Optional[RGB] = None,
-              ctx: Optional[str] = None) -> int:
+    def label(
+        self,
+        x: int,
+        cy: int,
+        s: str,
+        spec: Optional[ElementSpec] = None,
+        f=None,
+        color: Optional[RGB] = None,
+        ctx: Optional[str] = None,
+    ) -> int:
         """Draw a string (an element when `spec` is given); returns its advance width."""
         f = f or self.font
         color = color or self.t.text
@@ -97,10 +107,19 @@ class UI:
                 x = r.x1 + self.px(9) + i * self.px(20)
                 concept = ("close_window", "minimize", "maximize")[i]
                 colour = ("red", "yellow", "green")[i]
-                spec = ElementSpec("icon", "window button",
-                                   (Phrase(f"Click the {colour} button at the top left of the window.", "literal",
-                                           f"window button:{concept}"),) + concept_phrases(concept, None),
-                                   (f"concept:{concept}",))
+                spec = ElementSpec(
+                    "icon",
+                    "window button",
+                    (
+                        Phrase(
+                            f"Click the {colour} button at the top left of the window.",
+                            "literal",
+                            ("window button", concept, None),
+                        ),
+                    )
+                    + concept_phrases(concept, None),
+                    (("concept", concept, None),),
+                )
                 with c.element(Rect(x, cy - d // 2, x + d, cy - d // 2 + d), spec):
                     c.ellipse(Rect(x, cy - d // 2, x + d, cy - d // 2 + d), fill=color)
             title = fit(self.bold, title, r.w // 2)
@@ -112,18 +131,24 @@ class UI:
             title = fit(self.font, title, r.w // 2)
             self.label(r.x1 + self.px(32), cy, title, None, self.font, t.title_text)
             bw = self.px(46)
-            for i, (kind, concept) in enumerate((("remove", "minimize"), ("rect_tool", "maximize"), ("close", "close_window"))):
+            for i, (kind, concept) in enumerate(
+                (("remove", "minimize"), ("rect_tool", "maximize"), ("close", "close_window"))
+            ):
                 x = r.x2 - (3 - i) * bw
                 s = self.px(10)
-                with c.element(Rect(x + bw // 2 - s // 2, cy - s // 2, x + bw // 2 - s // 2 + s, cy - s // 2 + s),
-                               icon_spec(kind, concept, role="window button")):
+                with c.element(
+                    Rect(x + bw // 2 - s // 2, cy - s // 2, x + bw // 2 - s // 2 + s, cy - s // 2 + s),
+                    icon_spec(kind, concept, role="window button"),
+                ):
                     c.icon(kind, x + bw // 2 - s // 2, cy - s // 2, s, t.title_text)
             return
         # linux (GNOME-like header bar): centred bold title, round close button at the right
         title = fit(self.bold, title, r.w // 2)
         self.label(r.cx - text_width(self.bold, title) // 2, cy, title, None, self.bold, t.title_text)
         d = self.px(22)
-        for i, (kind, concept) in enumerate((("remove", "minimize"), ("rect_tool", "maximize"), ("close", "close_window"))):
+        for i, (kind, concept) in enumerate(
+            (("remove", "minimize"), ("rect_tool", "maximize"), ("close", "close_window"))
+        ):
             x = r.x2 - self.px(10) - (3 - i) * (d + self.px(8)) + self.px(8)
             box = Rect(x, cy - d // 2, x + d, cy - d // 2 + d)
             with c.element(box, icon_spec(kind, concept, role="window button")):
@@ -131,22 +156,33 @@ class UI:
                 s = self.px(10)
                 c.icon(kind, box.cx - s // 2, box.cy - s // 2, s, t.title_text)
 
-    def menu_bar(self, r: Rect, items: Sequence[str], bold_first: bool = False) -> int:
-        """Closed menus; returns the x where the labels end."""
-        self.c.rect(r, fill=self.t.menubar)
+    def menu_bar(
+        self, r: Rect, items: Sequence[str], bold_first: bool = False, fill: Optional[RGB] = None
+    ) -> Dict[str, int]:
+        """Closed menus; returns where each drawn title starts, for dropping one down."""
+        self.c.rect(r, fill=fill or self.t.menubar)
         x = r.x1 + self.px(8)
+        positions: Dict[str, int] = {}
         for i, item in enumerate(items):
             f = self.bold if (bold_first and i == 0) else self.font
             w = text_width(f, item)
             if x + w > r.x2 - self.px(8):
                 break
             self.label(x, r.cy, item, text_spec(item, "menu"), f)
+            positions[item] = x
             x += w + self.px(14)
-        return x
+        return positions
 
-    # ---- toolbars ---------------------------------------------------------------------------------
-    def toolbar(self, r: Rect, items: Sequence[ToolItem], ctx: str = "toolbar", icon: int = 16,
-                fill: Optional[RGB] = None, gap: int = 6) -> int:
+    # ---- toolbars --------------------------------------------------------------------------------
+    def toolbar(
+        self,
+        r: Rect,
+        items: Sequence[ToolItem],
+        ctx: str = "toolbar",
+        icon: int = 16,
+        fill: Optional[RGB] = None,
+        gap: int = 6,
+    ) -> int:
         """Items left to right until the strip is full; returns the x where they end."""
         t, c = self.t, self.c
         if fill is not None:
@@ -201,8 +237,9 @@ class UI:
             c.text(tx, box.cy, item.text, self.font, t.text)
         return box.x2 + self.px(6)
 
-    def vertical_toolbar(self, r: Rect, items: Sequence[ToolItem], ctx: str, icon: int = 18, active: int = 0,
-                         columns: int = 1) -> None:
+    def vertical_toolbar(
+        self, r: Rect, items: Sequence[ToolItem], ctx: str, icon: int = 18, active: int = 0, columns: int = 1
+    ) -> None:
         t, c = self.t, self.c
         s = self.px(icon)
         step = s + self.px(10)
@@ -220,17 +257,29 @@ class UI:
             x = r.x1 + col * col_w + (col_w - s) // 2
             pad = self.px(4)
             selected = index == active
-            box = Rect(x - pad, y - pad + self.px(5), x + s + pad, y + s + pad + self.px(5)) if selected else \
-                Rect(x, y + self.px(5), x + s, y + s + self.px(5))
+            box = (
+                Rect(x - pad, y - pad + self.px(5), x + s + pad, y + s + pad + self.px(5))
+                if selected
+                else Rect(x, y + self.px(5), x + s, y + s + self.px(5))
+            )
             with c.element(box, icon_spec(item.kind, item.concept, ctx, role="tool")):
                 if selected:
                     c.rect(box, fill=mix(t.panel, t.accent, 0.45), radius=self.px(3))
                 c.icon(item.kind, x, y + self.px(5), s, t.icon if not selected else t.accent_text)
             index += 1
 
-    # ---- tabs, headers ------------------------------------------------------------------------------
-    def tabs(self, r: Rect, labels: Sequence[str], active: int, ctx: str, closable: bool = False,
-             strip: Optional[RGB] = None, active_fill: Optional[RGB] = None, f=None) -> int:
+    # ---- tabs, headers ---------------------------------------------------------------------------
+    def tabs(
+        self,
+        r: Rect,
+        labels: Sequence[str],
+        active: int,
+        ctx: str,
+        closable: bool = False,
+        strip: Optional[RGB] = None,
+        active_fill: Optional[RGB] = None,
+        f=None,
+    ) -> int:
         t, c = self.t, self.c
         f = f or self.font
         strip = strip or t.header
@@ -262,16 +311,26 @@ class UI:
     def panel_header(self, r: Rect, title: str, icons: Sequence[Icon], ctx: str) -> None:
         t, c = self.t, self.c
         c.rect(r, fill=t.header)
-        self.label(r.x1 + self.px(8), r.cy, title.upper() if self.platform != "macos" else title, None, self.small, t.text_dim)
+        self.label(
+            r.x1 + self.px(8), r.cy, title.upper() if self.platform != "macos" else title, None, self.small, t.text_dim
+        )
         s = self.px(14)
         x = r.x2 - self.px(8) - s
         for item in icons:
-            with c.element(Rect(x, r.cy - s // 2, x + s, r.cy - s // 2 + s), icon_spec(item.kind, item.concept, ctx), ctx):
+            with c.element(
+                Rect(x, r.cy - s // 2, x + s, r.cy - s // 2 + s), icon_spec(item.kind, item.concept, ctx), ctx
+            ):
                 c.icon(item.kind, x, r.cy - s // 2, s, t.icon)
             x -= s + self.px(8)
 
-    def status_bar(self, r: Rect, left: Sequence[str], right: Sequence[str], fill: Optional[RGB] = None,
-                   color: Optional[RGB] = None) -> None:
+    def status_bar(
+        self,
+        r: Rect,
+        left: Sequence[str],
+        right: Sequence[str],
+        fill: Optional[RGB] = None,
+        color: Optional[RGB] = None,
+    ) -> None:
         t, c = self.t, self.c
         fill = fill or t.header
         color = color or text_on(fill)
@@ -291,7 +350,7 @@ class UI:
             self.label(x - w, r.cy, item, text_spec(item, "status item"), self.small, color)
             x -= w + self.px(20)
 
-    # ---- lists and trees ---------------------------------------------------------------------------------
+    # ---- lists and trees -------------------------------------------------------------------------
     def tree(self, r: Rect, nodes: Sequence[Tuple[int, str, str]], ctx: str, selected: int = -1, row: int = 22) -> None:
         """nodes: (depth, label, kind) with kind "folder", "open_folder" or an icon name for leaves."""
         t, c = self.t, self.c
@@ -318,14 +377,21 @@ class UI:
                 continue
             w = s + self.px(6) + text_width(self.font, name)
             box = Rect(x, cy - s // 2 - 1, x + w, cy - s // 2 + s + 1)
-            spec = text_spec(name, "tree item", ctx, None) if i != selected else text_spec(name, "tree item", ctx, targetable=False)
-            with c.element(box, spec, ctx):
+            # The selected row is never asked for: clicking what is already selected is no task.
+            with c.element(box, text_spec(name, "tree item", ctx, targetable=i != selected), ctx):
                 c.icon(icon, x, cy - s // 2, s, self.icon_color(icon) if icon == "folder" else t.icon)
                 c.text(x + s + self.px(6), cy, name, self.font, t.text)
             y += h
 
-    def list_rows(self, r: Rect, rows: Sequence[Tuple[str, str]], ctx: str, selected: int = -1, row: int = 26,
-                  role: str = "nav item") -> None:
+    def list_rows(
+        self,
+        r: Rect,
+        rows: Sequence[Tuple[str, str]],
+        ctx: str,
+        selected: int = -1,
+        row: int = 26,
+        role: str = "nav item",
+    ) -> None:
         """Rows of (icon kind or "", label), e.g. a settings sidebar or a dashboard list."""
         t, c = self.t, self.c
         h = self.px(row)
@@ -337,7 +403,9 @@ class UI:
             cy = y + h // 2
             x = r.x1 + self.px(12)
             if i == selected:
-                c.rect(Rect(r.x1 + self.px(4), y + 1, r.x2 - self.px(4), y + h - 1), fill=t.selection, radius=self.px(4))
+                c.rect(
+                    Rect(r.x1 + self.px(4), y + 1, r.x2 - self.px(4), y + h - 1), fill=t.selection, radius=self.px(4)
+                )
             w = (s + self.px(10) if icon else 0) + text_width(self.font, name)
             box = Rect(x, cy - s // 2 - 1, x + w, cy - s // 2 + s + 1)
             with c.element(box, text_spec(name, role, ctx, targetable=i != selected), ctx):
@@ -347,12 +415,16 @@ class UI:
                 c.text(x, cy, name, self.font, t.text)
             y += h
 
-    # ---- form controls --------------------------------------------------------------------------------------
+    # ---- form controls ---------------------------------------------------------------------------
     def field(self, r: Rect, name: str, value: str, placeholder: bool = False, f=None) -> None:
         t, c = self.t, self.c
         f = f or self.font
-        spec = other_spec("field", name, (f"Click in the {name} field.", f"Click the {name} input box."),
-                          (f"Type a new value for {name}.",) if not placeholder else (f"Enter text in the {name} box.",))
+        spec = other_spec(
+            "field",
+            name,
+            (f"Click in the {name} field.", f"Click the {name} input box."),
+            (f"Edit the {name} value.",) if not placeholder else (f"Enter text in the {name} box.",),
+        )
         with c.element(r, spec):
             c.rect(r, fill=t.field, outline=t.field_border, radius=self.px(2))
             text = fit(f, value, r.w - self.px(10))
@@ -361,17 +433,24 @@ class UI:
     def search_field(self, r: Rect, placeholder: str, name: str = "search") -> None:
         t, c = self.t, self.c
         s = self.px(13)
-        spec = other_spec("field", name, (f"Click the {name} box.", f"Click in the '{placeholder}' field."),
-                          ("Type a search term.",))
+        spec = other_spec(
+            "field", name, (f"Click the {name} box.", f"Click in the '{placeholder}' field."), ("Type a search term.",)
+        )
         with c.element(r, spec):
             c.rect(r, fill=t.field, outline=t.field_border, radius=self.px(4))
             c.icon("search", r.x1 + self.px(6), r.cy - s // 2, s, t.text_dim)
-            c.text(r.x1 + self.px(12) + s, r.cy, fit(self.font, placeholder, r.w - s - self.px(20)), self.font, t.text_dim)
+            c.text(
+                r.x1 + self.px(12) + s, r.cy, fit(self.font, placeholder, r.w - s - self.px(20)), self.font, t.text_dim
+            )
 
     def dropdown(self, r: Rect, name: str, value: str) -> None:
         t, c = self.t, self.c
-        spec = other_spec("dropdown", name, (f"Open the {name} dropdown.", f"Click the {name} selector showing '{value}'."),
-                          (f"Change the {name} setting.",))
+        spec = other_spec(
+            "dropdown",
+            name,
+            (f"Open the {name} dropdown.", f"Click the {name} selector showing '{value}'."),
+            (f"Change the {name} setting.",),
+        )
         with c.element(r, spec):
             c.rect(r, fill=t.field, outline=t.field_border, radius=self.px(2))
             c.text(r.x1 + self.px(6), r.cy, fit(self.font, value, r.w - self.px(26)), self.font, t.text)
@@ -383,13 +462,24 @@ class UI:
         s = self.px(13)
         box = Rect(x, cy - s // 2, x + s, cy - s // 2 + s)
         verb = "Untick" if checked else "Tick"
-        spec = other_spec("checkbox", name, (f"{verb} the '{name}' checkbox.", f"Click the checkbox next to {name}."),
-                          (f"{'Disable' if checked else 'Enable'} {name.lower()}.",))
+        spec = other_spec(
+            "checkbox",
+            name,
+            (f"{verb} the '{name}' checkbox.", f"Click the checkbox next to {name}."),
+            (f"{'Disable' if checked else 'Enable'} {name.lower()}.",),
+        )
         with c.element(box, spec):
             if checked:
                 c.rect(box, fill=t.accent, radius=self.px(2))
-                c.line([(box.x1 + s * 0.22, box.cy), (box.x1 + s * 0.42, box.y1 + s * 0.72), (box.x1 + s * 0.8, box.y1 + s * 0.28)],
-                       fill=t.accent_text, width=self.px(2))
+                c.line(
+                    [
+                        (box.x1 + s * 0.22, box.cy),
+                        (box.x1 + s * 0.42, box.y1 + s * 0.72),
+                        (box.x1 + s * 0.8, box.y1 + s * 0.28),
+                    ],
+                    fill=t.accent_text,
+                    width=self.px(2),
+                )
             else:
                 c.rect(box, fill=t.field, outline=t.field_border, radius=self.px(2))
         if not label:
@@ -401,8 +491,11 @@ class UI:
         t, c = self.t, self.c
         s = self.px(13)
         box = Rect(x, cy - s // 2, x + s, cy - s // 2 + s)
-        spec = other_spec("radio button", f"{group}={name}", (f"Select the '{name}' option for {group}.",
-                                                               f"Click the radio button for {name}."))
+        spec = other_spec(
+            "radio button",
+            f"{group}={name}",
+            (f"Select the '{name}' option for {group}.", f"Click the radio button for {name}."),
+        )
         with c.element(box, spec):
             c.ellipse(box, fill=t.field, outline=t.accent if checked else t.field_border, width=self.px(1))
             if checked:
@@ -414,8 +507,12 @@ class UI:
         t, c = self.t, self.c
         w, h = self.px(36), self.px(18)
         box = Rect(x, cy - h // 2, x + w, cy - h // 2 + h)
-        spec = other_spec("switch", name, (f"Click the {name} switch.", f"Flip the toggle for {name}."),
-                          (f"Turn {name.lower()} {'off' if on else 'on'}.",))
+        spec = other_spec(
+            "switch",
+            name,
+            (f"Click the {name} switch.", f"Flip the toggle for {name}."),
+            (f"Turn {name.lower()} {'off' if on else 'on'}.",),
+        )
         with c.element(box, spec):
             c.rect(box, fill=t.accent if on else mix(t.field, t.text_dim, 0.45), radius=h // 2)
             d = h - self.px(4)
@@ -429,19 +526,29 @@ class UI:
         hx = r.x1 + int((r.w - self.px(10)) * value)
         c.rect(Rect(r.x1, r.cy - 1, hx, r.cy + 2), fill=t.accent)
         handle = Rect(hx, r.cy - self.px(7), hx + self.px(10), r.cy + self.px(7))
-        spec = other_spec("slider", name, (f"Drag the {name} slider handle.", f"Grab the handle of the {name} slider."),
-                          (f"Adjust the {name.lower()}.",))
+        spec = other_spec(
+            "slider",
+            name,
+            (f"Drag the {name} slider handle.", f"Grab the handle of the {name} slider."),
+            (f"Adjust the {name.lower()}.",),
+        )
         with c.element(handle, spec):
             c.rect(handle, fill=mix(t.button, (255, 255, 255), 0.3), outline=t.button_border, radius=self.px(2))
 
     def swatch(self, r: Rect, name: str, color: RGB) -> None:
         t, c = self.t, self.c
-        spec = other_spec("swatch", name, (f"Click the {name} colour swatch.", f"Click the {name} colour box."),
-                          (f"Change the {name.lower()} colour.",))
+        spec = other_spec(
+            "swatch",
+            name,
+            (f"Click the {name} colour swatch.", f"Click the {name} colour box."),
+            (f"Change the {name.lower()} colour.",),
+        )
         with c.element(r, spec):
             c.rect(r, fill=color, outline=t.field_border)
 
-    def button(self, r: Rect, text: str, concept: Optional[str] = None, primary: bool = False, ctx: Optional[str] = None) -> None:
+    def button(
+        self, r: Rect, text: str, concept: Optional[str] = None, primary: bool = False, ctx: Optional[str] = None
+    ) -> None:
         t, c = self.t, self.c
         fill = t.accent if primary else t.button
         with c.element(r, text_spec(text, "button", ctx, concept), ctx):
@@ -451,19 +558,29 @@ class UI:
     def scrollbar(self, r: Rect, vertical: bool, start: float, length: float, ctx: str) -> None:
         t, c = self.t, self.c
         c.rect(r, fill=mix(t.panel, t.content, 0.5))
-        spec = other_spec("scrollbar", ctx, (f"Drag the {'vertical' if vertical else 'horizontal'} scrollbar of the {ctx}.",
-                                              f"Grab the scroll thumb of the {ctx}."),
-                          (f"Scroll the {ctx} {'down' if vertical else 'sideways'}.",))
+        spec = other_spec(
+            "scrollbar",
+            ctx,
+            (
+                f"Drag the {'vertical' if vertical else 'horizontal'} scrollbar of the {ctx}.",
+                f"Grab the scroll thumb of the {ctx}.",
+            ),
+            (f"Scroll the {ctx} {'down' if vertical else 'sideways'}.",),
+        )
         if vertical:
             span = r.h
-            thumb = Rect(r.x1 + self.px(2), r.y1 + int(span * start), r.x2 - self.px(2), r.y1 + int(span * (start + length)))
+            thumb = Rect(
+                r.x1 + self.px(2), r.y1 + int(span * start), r.x2 - self.px(2), r.y1 + int(span * (start + length))
+            )
         else:
             span = r.w
-            thumb = Rect(r.x1 + int(span * start), r.y1 + self.px(2), r.x1 + int(span * (start + length)), r.y2 - self.px(2))
+            thumb = Rect(
+                r.x1 + int(span * start), r.y1 + self.px(2), r.x1 + int(span * (start + length)), r.y2 - self.px(2)
+            )
         with c.element(thumb, spec):
             c.rect(thumb, fill=mix(t.panel, t.text_dim, 0.5), radius=self.px(3))
 
-    def property_grid(self, r: Rect, rows: Sequence[Tuple[str, str, object]], row: int = 24) -> None:
+    def property_grid(self, r: Rect, rows: Sequence[Tuple[str, str, Any]], row: int = 24) -> None:
         """rows: (name, kind, value) with kind "text", "check", "color", "choice" or "slider"."""
         t, c = self.t, self.c
         h = self.px(row)
@@ -475,45 +592,57 @@ class UI:
             cy = y + h // 2
             if i % 2:
                 c.rect(Rect(r.x1, y, r.x2, y + h), fill=mix(t.panel, t.header, 0.5))
-            self.label(r.x1 + self.px(10), cy, fit(self.font, name, split - r.x1 - self.px(14)), None, self.font, t.text_dim)
+            self.label(
+                r.x1 + self.px(10), cy, fit(self.font, name, split - r.x1 - self.px(14)), None, self.font, t.text_dim
+            )
             vr = Rect(split, cy - self.px(9), r.x2 - self.px(8), cy + self.px(9))
             if kind == "check":
                 self.checkbox(split + self.px(2), cy, name, bool(value), label=False)
             elif kind == "color":
-                self.swatch(Rect(split, cy - self.px(7), split + self.px(30), cy + self.px(7)), name, value)  # type: ignore[arg-type]
-                self.label(split + self.px(38), cy, "#%02X%02X%02X" % value, None, self.small, t.text_dim)  # type: ignore[str-format]
+                self.swatch(Rect(split, cy - self.px(7), split + self.px(30), cy + self.px(7)), name, value)
+                self.label(split + self.px(38), cy, "#%02X%02X%02X" % value, None, self.small, t.text_dim)
             elif kind == "choice":
                 self.dropdown(vr, name, str(value))
             elif kind == "slider":
-                self.slider(Rect(split, cy - self.px(8), r.x2 - self.px(44), cy + self.px(8)), name, float(value))  # type: ignore[arg-type]
-                self.label(r.x2 - self.px(38), cy, f"{int(float(value) * 100)}%", None, self.small, t.text_dim)  # type: ignore[arg-type]
+                self.slider(Rect(split, cy - self.px(8), r.x2 - self.px(44), cy + self.px(8)), name, float(value))
+                self.label(r.x2 - self.px(38), cy, f"{int(float(value) * 100)}%", None, self.small, t.text_dim)
             else:
                 self.field(vr, name, str(value))
             y += h
 
-    # ---- overlays ------------------------------------------------------------------------------------------
+    # ---- overlays --------------------------------------------------------------------------------
     def dialog_frame(self, r: Rect, title: str) -> Rect:
         """A modal window with a shadow and a title bar; returns its content rect."""
         t, c = self.t, self.c
         shade = mix(t.desktop, (0, 0, 0), 0.6)
-        c.rect(Rect(r.x1 + self.px(4), r.y1 + self.px(6), r.x2 + self.px(4), r.y2 + self.px(6)), fill=mix(t.content, shade, 0.35))
+        c.rect(
+            Rect(r.x1 + self.px(4), r.y1 + self.px(6), r.x2 + self.px(4), r.y2 + self.px(6)),
+            fill=mix(t.content, shade, 0.35),
+        )
         c.rect(r, fill=t.panel, outline=t.border)
         bar = r.top(self.px(30))
         c.rect(bar, fill=t.titlebar, outline=t.border)
         self.label(bar.x1 + self.px(10), bar.cy, title, None, self.bold, t.title_text)
         s = self.px(10)
         x = bar.x2 - self.px(14) - s
-        with c.element(Rect(x, bar.cy - s // 2, x + s, bar.cy - s // 2 + s), icon_spec("close", None, f"{title} dialog")):
+        with c.element(
+            Rect(x, bar.cy - s // 2, x + s, bar.cy - s // 2 + s), icon_spec("close", None, f"{title} dialog")
+        ):
             c.icon("close", x, bar.cy - s // 2, s, t.title_text)
         return r.below(self.px(30)).inset(self.px(12))
 
-    def open_menu(self, x: int, y: int, menu: str, items: Sequence[Tuple[str, str, Optional[str]]], width: int = 220) -> Rect:
+    def open_menu(
+        self, x: int, y: int, menu: str, items: Sequence[Tuple[str, str, Optional[str]]], width: int = 220
+    ) -> Rect:
         """A dropped-down menu under a menu title: items (label, shortcut, concept), "-" for a separator."""
         t, c = self.t, self.c
         h = self.px(24)
         total = sum(self.px(9) if label == "-" else h for label, _, _ in items) + self.px(8)
         r = Rect(x, y, x + self.px(width), y + total)
-        c.rect(Rect(r.x1 + self.px(3), r.y1 + self.px(3), r.x2 + self.px(3), r.y2 + self.px(3)), fill=mix(t.content, (0, 0, 0), 0.25))
+        c.rect(
+            Rect(r.x1 + self.px(3), r.y1 + self.px(3), r.x2 + self.px(3), r.y2 + self.px(3)),
+            fill=mix(t.content, (0, 0, 0), 0.25),
+        )
         c.rect(r, fill=t.menubar if not t.dark else mix(t.panel, (255, 255, 255), 0.05), outline=t.border)
         cy = r.y1 + self.px(4)
         for label, shortcut, concept in items:
@@ -523,7 +652,14 @@ class UI:
                 continue
             self.label(r.x1 + self.px(28), cy + h // 2, label, text_spec(label, "menu item", menu, concept), ctx=menu)
             if shortcut:
-                self.label(r.x2 - self.px(12) - text_width(self.small, shortcut), cy + h // 2, shortcut, None, self.small, t.text_dim)
+                self.label(
+                    r.x2 - self.px(12) - text_width(self.small, shortcut),
+                    cy + h // 2,
+                    shortcut,
+                    None,
+                    self.small,
+                    t.text_dim,
+                )
             cy += h
         return r
 
@@ -533,4 +669,3 @@ def _chevron(x: int, cy: int, size: int, down: bool) -> List[Tuple[float, float]
     if down:
         return [(x, cy - half / 2), (x + size, cy - half / 2), (x + half, cy + half / 2)]
     return [(x + half / 4, cy - half), (x + half / 4 + half, cy), (x + half / 4, cy + half)]
-
