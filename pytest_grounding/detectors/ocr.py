@@ -13,6 +13,7 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
@@ -31,6 +32,8 @@ _FONT = Path(__file__).resolve().parent.parent / "synth" / "fonts" / "DejaVuSans
 _ORT_DEFAULT_SEVERITY = 2
 
 Quad = Sequence[Sequence[float]]
+# Lines of more words are running text (a sentence, a paragraph), not a row of labels.
+MAX_LABEL_WORDS = 8
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class ScreenText:
     box: Box
     confidence: float
     kind: str  # line | word | span
+    line_words: int = 1  # words in the OCR line it was read in
 
 
 @dataclass(frozen=True)
@@ -63,25 +67,27 @@ def _union(boxes: Sequence[Box]) -> Box:
 
 def screen_texts(lines: Sequence[Tuple[str, Quad, float]],
                  words: Sequence[Sequence[Tuple[str, float, Quad]]],
-                 max_span_words: int = 3, max_line_words: int = 8) -> Tuple[ScreenText, ...]:
+                 max_span_words: int = 3) -> Tuple[ScreenText, ...]:
     """Candidates from OCR output: every line; for a line of several words, each word and, in
-    short lines (menus, toolbars), each run of 2..max_span_words words ("Save As" inside
-    "File Save As Print"). `words[i]` holds line i's words (empty when RapidOCR gave none)."""
+    lines of labels (menus, toolbars: at most MAX_LABEL_WORDS words), each run of
+    2..max_span_words words ("Save As" inside "File Save As Print"). `words[i]` holds line i's
+    words (empty when RapidOCR gave none)."""
     texts: List[ScreenText] = []
     for (line_text, quad, confidence), line_words in zip(lines, words):
-        texts.append(ScreenText(line_text.strip(), quad_box(quad), float(confidence), "line"))
-        if len(line_words) < 2:
+        count = max(1, len(line_words))
+        texts.append(ScreenText(line_text.strip(), quad_box(quad), float(confidence), "line", count))
+        if count < 2:
             continue
         word_boxes = [quad_box(q) for _, _, q in line_words]
         for (word, word_conf, _), box in zip(line_words, word_boxes):
-            texts.append(ScreenText(word, box, float(word_conf), "word"))
-        if len(line_words) > max_line_words:
+            texts.append(ScreenText(word, box, float(word_conf), "word", count))
+        if count > MAX_LABEL_WORDS:
             continue
-        for size in range(2, min(max_span_words, len(line_words) - 1) + 1):
-            for start in range(len(line_words) - size + 1):
+        for size in range(2, min(max_span_words, count - 1) + 1):
+            for start in range(count - size + 1):
                 run = line_words[start:start + size]
                 texts.append(ScreenText(" ".join(w for w, _, _ in run), _union(word_boxes[start:start + size]),
-                                        min(float(c) for _, c, _ in run), "span"))
+                                        min(float(c) for _, c, _ in run), "span", count))
     return tuple(t for t in texts if t.text)
 
 
@@ -122,12 +128,14 @@ class OcrDetector:
     - ``device`` (auto): ``auto`` asks for CUDA when onnxruntime lists it, ``cpu`` never does.
       The providers reported are read back from the sessions either way.
     - ``text_score`` (0.5): RapidOCR's minimum recognition confidence for a line.
+    - ``max_side`` (2000): RapidOCR scales a larger screenshot down to this longest side first.
     """
 
     name = "ocr"
 
     def __init__(self, min_score: float = 0.8, min_semantic: float = 0.5, semantic: bool = True,
-                 cache_size: int = 16, threads: int = 0, device: str = "auto", text_score: float = 0.5) -> None:
+                 cache_size: int = 16, threads: int = 0, device: str = "auto", text_score: float = 0.5,
+                 max_side: int = 2000) -> None:
         if device not in ("auto", "cpu"):
             raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {device!r}")
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
@@ -135,6 +143,7 @@ class OcrDetector:
         self.threads = int(threads) or _worker_threads()
         self.device = device
         self.text_score = float(text_score)
+        self.max_side = int(max_side)
         self.ocr_calls = 0
         self._screens: "OrderedDict[str, ParsedScreen]" = OrderedDict()
         self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
@@ -145,17 +154,28 @@ class OcrDetector:
 
             torch.set_num_threads(self.threads)
             self._embedder = MiniLmEmbedder()
+        if self.provider_note:
+            log.warning("ocr: %s", self.provider_note)
         log.info("ocr: RapidOCR runs on %s", ", ".join(self.providers))
+
+    @property
+    def provider_note(self) -> Optional[str]:
+        """One line on an execution provider asked for and not obtained, else None."""
+        missing = [p for p in self.providers_requested if p not in self.providers and p != "CPUExecutionProvider"]
+        if not missing:
+            return None
+        return (f"onnxruntime lists {', '.join(missing)} but could not use it here; "
+                f"RapidOCR runs on {', '.join(self.providers)}")
 
     def _load_engine(self) -> Tuple[Any, List[str], List[str]]:
         import onnxruntime as ort
         from rapidocr import RapidOCR
 
-        self._ort_version = f"{_ort_distribution()} {ort.__version__}"
         use_cuda = self.device == "auto" and CUDA in ort.get_available_providers()
         engine = RapidOCR(params={
             "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
             "Global.text_score": self.text_score,
+            "Global.max_side_len": self.max_side,
             "Global.log_level": "error",
             "EngineConfig.onnxruntime.use_cuda": use_cuda,
             "EngineConfig.onnxruntime.intra_op_num_threads": self.threads,
@@ -191,11 +211,11 @@ class OcrDetector:
         result = self._engine(query.image.convert("RGB"), return_word_box=True)
         self.ocr_calls += 1
         elapsed = time.perf_counter() - started
-        line_texts = list(result.txts or ())
+        line_texts = list(getattr(result, "txts", None) or ())  # None (or no attribute) when nothing was read
         lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or ()))
         words = words_by_line(line_texts, result.word_results if line_texts else ())
         texts = screen_texts(lines, words)
-        screen = ParsedScreen(texts, tuple(Label.of(t.text) for t in texts), elapsed)
+        screen = ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
         self._remember(self._screens, key, screen)
         return screen
 
@@ -205,13 +225,18 @@ class OcrDetector:
             cache.popitem(last=False)
 
     def _semantic_scores(self, key: str, screen: ParsedScreen, instruction: str) -> List[float]:
-        """Cosine similarity of the instruction with each line and word (runs of words are left
-        out: NaN). The screen's texts are embedded once, in one batch."""
+        """Cosine similarity of the instruction with each short line and its words; NaN for runs
+        of words and for the lines of running text (and their words), which are seldom labels
+        and would cost most of the embedding time. Each distinct text of a screen is embedded
+        once, the first time an instruction on that screen needs it."""
         assert self._embedder is not None
-        embedded = [i for i, t in enumerate(screen.texts) if t.kind != "span" and screen.labels[i].has_content]
+        embedded = [i for i, t in enumerate(screen.texts)
+                    if t.kind != "span" and t.line_words <= MAX_LABEL_WORDS and screen.labels[i].has_content]
         vectors = self._embeddings.get(key)
         if vectors is None:
-            vectors = self._embedder.embed([screen.texts[i].text for i in embedded])
+            distinct = list(dict.fromkeys(screen.texts[i].text for i in embedded))
+            row_of = {text: row for row, text in enumerate(distinct)}
+            vectors = self._embedder.embed(distinct)[[row_of[screen.texts[i].text] for i in embedded]]
             self._remember(self._embeddings, key, vectors)
         scores = [float("nan")] * len(screen.texts)
         if embedded:
@@ -221,13 +246,13 @@ class OcrDetector:
         return scores
 
     def predict(self, query: Query) -> Prediction:
+        cached = query.image_key in self._screens
         screen = self.parse(query)
-        semantic = None
-        if self._embedder is not None:
-            def semantic() -> List[float]:
-                return self._semantic_scores(query.image_key, screen, query.instruction)
+        semantic = (partial(self._semantic_scores, query.image_key, screen, query.instruction)
+                    if self._embedder is not None else None)
         match = choose(query.instruction, screen.labels, semantic, self.thresholds)
-        meta: Dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4)}
+        meta: Dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4),
+                                "parse_cached": cached}
         if match is None:
             return Prediction.no_answer(None, reason="no text on screen", **meta)
         chosen = screen.texts[match.index]
@@ -237,22 +262,26 @@ class OcrDetector:
         return Prediction(point=chosen.box.center, box=chosen.box, raw=chosen.text, meta=meta)
 
     def describe(self) -> Dict[str, Any]:
-        info: Dict[str, Any] = {
+        import onnxruntime as ort
+
+        return {
             "engine": f"rapidocr {metadata.version('rapidocr')}",
-            "onnxruntime": self._ort_version,
+            "onnxruntime": f"{_ort_distribution()} {ort.__version__}",
             "models": {stage: f"{cfg.ocr_version.value} {stage} {cfg.model_type.value} ({cfg.lang_type.value})"
                        for stage, cfg in (("det", self._engine.cfg.Det), ("rec", self._engine.cfg.Rec))},
             "angle_classifier": False,
             "word_boxes": "rapidocr return_word_box",
             "providers_requested": self.providers_requested,
             "providers": self.providers,
+            "provider_note": self.provider_note,
             "threads": self.threads,
+            "max_side": self.max_side,
+            "text_score": self.text_score,
             "min_score": self.thresholds.lexical,
             "min_semantic": self.thresholds.semantic,
             "semantic_model": self._embedder.describe() if self._embedder else None,
             "cache_size": self.cache_size,
         }
-        return info
 
     def close(self) -> None:
         self._screens.clear()

@@ -1,0 +1,197 @@
+"""Figures for the `ocr` detector, printed as Markdown for the README.
+
+- Accuracy by element type, `ocr` next to the `center` floor, on a real set (ScreenAgent dev by
+  default) and on the synthetic default set: whole `pytest suites/` runs read back through
+  `--grounding-json`.
+- Latency per 1024x768 screenshot (p50, p95): the OCR parse, the first instruction on a screen
+  and the later ones (served from the parse cache), measured in this process.
+- Wall time of a whole default run (`pytest suites/ --detector ocr`), serial and with `-n N`.
+
+    python benchmarks/bench_ocr.py                      # everything (about 15 min on 2 cores)
+    python benchmarks/bench_ocr.py --only latency       # or: accuracy, runs
+
+Timings depend on what else the machine runs: the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+SCREEN_SIZE = (1024, 768)
+
+
+# -- whole runs through pytest --------------------------------------------------------------------
+
+def run_suite(options: Sequence[str], workdir: Path, label: str) -> Tuple[float, Dict[str, Any]]:
+    """Run `pytest suites/` with the options; (wall seconds, the --grounding-json document)."""
+    json_path = workdir / f"{label}.json"
+    command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN",
+               "--grounding-json", str(json_path), *options]
+    print(f"$ {' '.join(command[1:])}", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO, env={**os.environ, **OFFLINE}, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1) or not json_path.is_file():  # 1: some samples missed
+        tail = (done.stdout + done.stderr)[-3000:]
+        raise SystemExit(f"pytest {' '.join(options)} exited {done.returncode}:\n{tail}")
+    return seconds, json.loads(json_path.read_text(encoding="utf-8"))
+
+
+def element_rows(document: Dict[str, Any], detector: str) -> Dict[str, Dict[str, Any]]:
+    summary = document["summary"][detector]
+    rows = {row["value"]: row for row in summary["by"]["element_type"]}
+    rows["all"] = summary
+    return rows
+
+
+def cell(row: Optional[Dict[str, Any]]) -> str:
+    if not row or row.get("accuracy") is None:
+        return "-"
+    return f"{100 * row['accuracy']:.1f}% ({row['hits']}/{row['scored']})"
+
+
+def accuracy_table(title: str, ocr: Dict[str, Any], center: Dict[str, Any]) -> List[str]:
+    ocr_rows, center_rows = element_rows(ocr, "ocr"), element_rows(center, "center")
+    kinds = sorted(k for k in set(ocr_rows) | set(center_rows) if k != "all") + ["all"]
+    summary = ocr["summary"]["ocr"]
+    lines = [f"**{title}**", "", "| element type | ocr | center (floor) |", "|---|---|---|"]
+    lines += [f"| {kind} | {cell(ocr_rows.get(kind))} | {cell(center_rows.get(kind))} |" for kind in kinds]
+    iou = summary.get("mean_iou")
+    lines += ["", f"ocr: {summary['wrong_format']} of {summary['scored']} answered nothing (wrong format / no match); "
+                  f"errors {summary['errors']}; mean IoU of its boxes "
+                  f"{'-' if iou is None else f'{iou:.3f}'} over {summary['with_box']} boxes.", ""]
+    return lines
+
+
+def accuracy_figures(real: Path, workdir: Path) -> Tuple[List[str], Dict[str, Any]]:
+    """Accuracy tables; also returns the serial default run (its time is a figure of its own)."""
+    _, real_doc = run_suite(["--dataset", str(real), "--detector", "ocr", "--detector", "center"], workdir, "real")
+    serial_s, synth_ocr = run_suite(["--detector", "ocr"], workdir, "default-ocr-serial")
+    _, synth_center = run_suite(["--detector", "center"], workdir, "default-center")
+    lines = accuracy_table(f"{real.name} (real screens)", real_doc, real_doc)
+    lines += accuracy_table("synthetic default", synth_ocr, synth_center)
+    return lines, {"seconds": serial_s, "document": synth_ocr}
+
+
+def run_figures(workers: int, workdir: Path, serial: Optional[Dict[str, Any]]) -> List[str]:
+    if serial is None:
+        seconds, document = run_suite(["--detector", "ocr"], workdir, "default-ocr-serial")
+        serial = {"seconds": seconds, "document": document}
+    parallel_s, parallel_doc = run_suite(["--detector", "ocr", "-n", str(workers)], workdir, "default-ocr-parallel")
+    lines = ["| `pytest suites/ --detector ocr` | wall time | samples | screens | OCR parses | accuracy | "
+             "per-sample latency p50 / p95 |", "|---|---|---|---|---|---|---|"]
+    for label, seconds, document in (("serial", serial["seconds"], serial["document"]),
+                                     (f"`-n {workers}`", parallel_s, parallel_doc)):
+        summary = document["summary"]["ocr"]
+        latency = summary["latency_ms"]
+        records = [r for r in document["samples"] if r["detector"] == "ocr"]
+        screens = len({r["image"] for r in records})
+        parses = sum(1 for r in records if r["meta"].get("parse_cached") is False)
+        lines.append(f"| {label} | {seconds:.0f} s | {summary['samples']} | {screens} | {parses} | {cell(summary)} | "
+                     f"{latency['p50']:.0f} / {latency['p95']:.0f} ms |")
+    return lines + [""]
+
+
+# -- latency in process ---------------------------------------------------------------------------
+
+def screens_of_size(folder: Path, size: Tuple[int, int], limit: int) -> List[Tuple[Path, List[str]]]:
+    """Images of the given size in a Pointerbench-Pro folder, each with its instructions."""
+    metadata = next(folder.rglob("metadata.jsonl"))
+    by_image: Dict[Path, List[str]] = {}
+    for line in metadata.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if tuple(row.get("image_size") or ()) == size:
+            by_image.setdefault(metadata.parent / row["file_name"], []).append(row["instruction"])
+    return sorted(by_image.items())[:limit]
+
+
+def percentiles(seconds: Sequence[float]) -> str:
+    from pytest_grounding.metrics import percentile
+
+    if not seconds:
+        return "- / -"
+    return f"{1000 * percentile(seconds, 50):.0f} / {1000 * percentile(seconds, 95):.0f} ms"
+
+
+def latency_figures(folders: Dict[str, Path], limit: int) -> List[str]:
+    os.environ.update(OFFLINE)
+    from PIL import Image
+
+    from pytest_grounding.detectors.ocr import OcrDetector
+    from pytest_grounding.types import Query
+
+    started = time.perf_counter()
+    detector = OcrDetector()
+    load_s = time.perf_counter() - started
+    info = detector.describe()
+    lines = [f"Detector load {load_s:.1f} s; providers {', '.join(info['providers'])}; "
+             f"{info['threads']} threads; {os.cpu_count()} cores.", "",
+             "| 1024x768 screens | screens | OCR parse p50 / p95 | first instruction p50 / p95 | "
+             "later instructions p50 / p95 | instructions per screen |",
+             "|---|---|---|---|---|---|"]
+    for name, folder in folders.items():
+        screens = screens_of_size(folder, SCREEN_SIZE, limit)
+        parse_s, first_s, later_s = [], [], []
+        for path, instructions in screens:
+            with Image.open(path) as opened:
+                image = opened.convert("RGB")
+            detector.close()  # a cold cache, so the first instruction pays for the parse
+            t0 = time.perf_counter()
+            detector.predict(Query(image, instructions[0]))
+            first_s.append(time.perf_counter() - t0)
+            parse_s.append(detector.parse(Query(image, "")).ocr_seconds)
+            for instruction in instructions[1:]:
+                t0 = time.perf_counter()
+                detector.predict(Query(image, instruction))
+                later_s.append(time.perf_counter() - t0)
+        per_screen = sum(len(i) for _, i in screens) / len(screens) if screens else 0
+        lines.append(f"| {name} | {len(screens)} | {percentiles(parse_s)} | {percentiles(first_s)} | "
+                     f"{percentiles(later_s)} | {per_screen:.1f} |")
+    return lines + [""]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--real", type=Path, default=REPO.parent / "shared" / "data" / "screenagent-dev",
+                        help="a real Pointerbench-Pro folder (default: ../shared/data/screenagent-dev)")
+    parser.add_argument("--workers", type=int, default=2, help="xdist workers for the parallel run")
+    parser.add_argument("--screens", type=int, default=40, help="1024x768 screens per set for the latency figures")
+    parser.add_argument("--only", choices=("accuracy", "latency", "runs"), help="one group of figures")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(REPO))
+    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}", file=sys.stderr)
+    out: List[str] = []
+    serial = None
+    with tempfile.TemporaryDirectory(prefix="bench-ocr-") as tmp:
+        workdir = Path(tmp)
+        if args.only in (None, "accuracy"):
+            out += ["### Accuracy", ""]
+            tables, serial = accuracy_figures(args.real, workdir)
+            out += tables
+        if args.only in (None, "latency"):
+            from pytest_grounding.synth import default_dataset_dir
+
+            out += ["### Latency per screenshot", ""]
+            folders = {args.real.name: args.real, "synthetic default": default_dataset_dir()}
+            out += latency_figures(folders, args.screens)
+        if args.only in (None, "runs"):
+            out += ["### Whole default run", ""]
+            out += run_figures(args.workers, workdir, serial)
+    out.append(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} "
+               f"(1, 5, 15 min; {os.cpu_count()} cores)")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
