@@ -10,6 +10,7 @@ import pytest
 
 from . import hookspecs, metrics, report
 from .options import add_options
+from .datasets import DatasetError
 from .runner import evaluate, explain
 from .session import DetectorLoadError, GroundingRun, SettingError
 
@@ -122,7 +123,11 @@ def pytest_generate_tests(metafunc) -> None:
         metafunc.parametrize("grounding_detector_name", specs, ids=[_spec_id(s) for s in specs])
     if wants_sample:
         samples = []
-        for dataset in run.datasets_for(_marker_list(marker, "dataset"), Path(metafunc.definition.path).parent):
+        try:
+            datasets = run.datasets_for(_marker_list(marker, "dataset"), Path(metafunc.definition.path).parent)
+        except DatasetError as exc:  # a pinned dataset: a collection error naming the file, no traceback
+            pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
+        for dataset in datasets:
             samples.extend(dataset.samples[: run.settings.limit])
         metafunc.parametrize("grounding_sample", samples, ids=[s.uid for s in samples])
 
@@ -190,7 +195,7 @@ def _benchmark(request):
 # -- reports --------------------------------------------------------------------------------------
 
 def _record_of(report) -> Optional[Dict[str, Any]]:
-    for entry in report.user_properties:
+    for entry in getattr(report, "user_properties", ()):  # collect reports have none
         name, value = entry[0], entry[1]
         if name == RECORD:
             return value
@@ -250,7 +255,15 @@ class Controller:
         if self.run.failed_gates:
             session.testsfailed += 1  # pytest-cov's way: the exit status follows, the summary agrees
 
-    def pytest_terminal_summary(self, terminalreporter) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        # Outermost wrapper: the summary comes after pytest's failure list and pytest-benchmark's
+        # table, right above the final counts, where a person looks.
+        result = yield
+        self._write_summary(terminalreporter)
+        return result
+
+    def _write_summary(self, terminalreporter) -> None:
         run = self.run
         if not run.records:
             return

@@ -36,15 +36,14 @@ def table(title: str, rows: Sequence[Mapping[str, Any]], limit: Optional[int] = 
 
 
 def runtime_line(info: Mapping[str, Any]) -> str:
-    skip = {"name", "class"}
-    parts = [f"{k}={_short(v)}" for k, v in info.items() if k not in skip]
+    """One short line: the detector's own `headline` when it gives one, else its scalar settings.
+    The full description is in the JSON report."""
+    if info.get("headline"):
+        extra = f", load {info['load_s']:.1f} s" if isinstance(info.get("load_s"), (int, float)) else ""
+        return f"{info['headline']}{extra}"
+    parts = [f"{k}={v}" for k, v in info.items()
+             if k not in ("name", "class") and isinstance(v, (int, float, str)) and len(str(v)) <= 40]
     return ", ".join(parts)
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return str(value)
 
 
 def detector_block(name: str, block: Mapping[str, Any], *, info: Optional[Mapping[str, Any]],

@@ -211,6 +211,20 @@ def test_pinned(grounding_sample, grounding_detector, grounding_check):
     result.stdout.fnmatch_lines(["dataset screenspot: screenspot, 5 samples*", "detector colour*"])
 
 
+def test_a_broken_pinned_dataset_is_a_collection_error_naming_the_file(project, tmp_path):
+    (tmp_path / "metadata.jsonl").write_text("{not json\n")
+    project.makepyfile(test_pinned=f'''
+import pytest
+
+@pytest.mark.grounding(dataset={str(tmp_path)!r}, detector="center")
+def test_pinned(grounding_sample, grounding_detector, grounding_check):
+    grounding_check(grounding_sample, grounding_detector)
+''')
+    result = project.runpytest("test_pinned.py")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # pytest stops on collection errors
+    result.stdout.fnmatch_lines(["*test_pinned.py::test_pinned: *metadata.jsonl:1: invalid JSON*"])
+
+
 def test_plugin_can_be_disabled(pytester):
     pytester.makepyfile("def test_plain():\n    assert True\n")
     result = pytester.runpytest("-p", "no:grounding", "--co")

@@ -264,9 +264,16 @@ class OcrDetector:
     def describe(self) -> Dict[str, Any]:
         import onnxruntime as ort
 
+        engine = f"rapidocr {metadata.version('rapidocr')}"
+        runtime = f"{_ort_distribution()} {ort.__version__}"
+        headline = f"{engine} on {runtime}, providers {', '.join(self.providers)}"
+        missing = [p for p in self.providers_requested if p not in self.providers]
+        if missing:
+            headline += f" ({', '.join(missing)} listed by onnxruntime but not usable here)"
         return {
-            "engine": f"rapidocr {metadata.version('rapidocr')}",
-            "onnxruntime": f"{_ort_distribution()} {ort.__version__}",
+            "headline": headline,
+            "engine": engine,
+            "onnxruntime": runtime,
             "models": {stage: f"{cfg.ocr_version.value} {stage} {cfg.model_type.value} ({cfg.lang_type.value})"
                        for stage, cfg in (("det", self._engine.cfg.Det), ("rec", self._engine.cfg.Rec))},
             "angle_classifier": False,
