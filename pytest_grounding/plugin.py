@@ -69,7 +69,6 @@ def pytest_report_header(config) -> list:
     datasets = ", ".join(settings.dataset_specs) or "synthetic (embedded default)"
     note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
     lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
-    lines += _detector_header(config, run)
     if settings.gates:
         lines.append("grounding gates: " + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
                      + f"; misses reported as {settings.misses}")
@@ -80,16 +79,9 @@ def _distributed(config) -> bool:
     return bool(config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None))
 
 
-def _detector_header(config, run: GroundingRun) -> list:
-    """What each detector really runs on. Without xdist this process is the one that predicts, so
-    the detectors load here (once, as they would anyway); under xdist each worker loads its own and
-    reports in the summary, and the controller does not hold a model it never uses."""
-    if config.option.collectonly:
-        return []
-    if _distributed(config):
-        return ["grounding: detectors load in each xdist worker; their runtime is in the summary"]
+def _detector_lines(run: GroundingRun, specs) -> list:
     lines = []
-    for spec in run.settings.detector_specs:
+    for spec in specs:
         try:
             run.pool.get(spec)
         except DetectorLoadError as exc:
@@ -234,6 +226,19 @@ class Controller:
     @property
     def run(self) -> GroundingRun:
         return get_run(self.config)
+
+    def pytest_collection_finish(self, session) -> None:
+        """What each detector really runs on, at the top of the run. Without xdist this process is
+        the one that predicts, so the detectors load now (once, as they would anyway); under xdist
+        each worker loads its own and the controller holds no model it never uses."""
+        config = self.config
+        if config.option.collectonly or _distributed(config):
+            return
+        specs = dict.fromkeys(item.callspec.params["grounding_detector_name"] for item in session.items
+                              if "grounding_detector_name" in getattr(getattr(item, "callspec", None), "params", {}))
+        writer = config.pluginmanager.get_plugin("terminalreporter")
+        for line in _detector_lines(self.run, specs):
+            writer.write_line(line)
 
     def pytest_sessionstart(self, session) -> None:
         # Make the embedded default once, here, so xdist workers find it ready instead of all
