@@ -9,8 +9,8 @@ from typing import Any, Dict, Optional
 import pytest
 
 from . import hookspecs, metrics, report
-from .options import add_options
 from .datasets import DatasetError
+from .options import add_options
 from .runner import evaluate, explain
 from .session import DetectorLoadError, GroundingRun, SettingError
 

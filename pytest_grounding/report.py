@@ -48,7 +48,8 @@ def runtime_line(info: Mapping[str, Any]) -> str:
 
 def detector_block(name: str, block: Mapping[str, Any], *, info: Optional[Mapping[str, Any]],
                    top_apps: Optional[int]) -> List[str]:
-    lines = [f"detector {name}" + (f"  ({runtime_line(info)})" if info and runtime_line(info) else "")]
+    runtime = runtime_line(info) if info else ""
+    lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
     lat = block["latency_ms"]
     iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
     lines += [
