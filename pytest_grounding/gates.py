@@ -4,7 +4,7 @@ judging a summary; the plugin turns failures into the exit status."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .metrics import SLICES
 
@@ -27,17 +27,44 @@ class Verdict:
     detector: str
     accuracy: Optional[float]
     scored: int
+    unreliable: bool = False  # the detector's errors exceed --grounding-max-errors: not judged
 
     @property
     def passed(self) -> bool:
-        return self.accuracy is not None and self.accuracy >= self.gate.threshold
+        return not self.unreliable and self.accuracy is not None and self.accuracy >= self.gate.threshold
 
     def describe(self) -> str:
         figure = "no scored samples" if self.accuracy is None else f"{self.accuracy:.1%} of {self.scored}"
+        if self.unreliable:
+            return (f"gate FAILED: detector {self.detector} {self.gate.label}: accuracy {figure} not judged: "
+                    "too many errors (see above)")
         relation = ">=" if self.passed else "<"
         status = "passed" if self.passed else "FAILED"
         return (f"gate {status}: detector {self.detector} {self.gate.label}: accuracy {figure} "
                 f"{relation} threshold {self.gate.threshold:.1%}")
+
+
+@dataclass(frozen=True)
+class ErrorVerdict:
+    """A detector whose samples are mostly errors measured its set-up, not its skill."""
+
+    detector: str
+    errors: int
+    samples: int
+    max_share: float
+
+    @property
+    def share(self) -> float:
+        return self.errors / self.samples if self.samples else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.share <= self.max_share
+
+    def describe(self) -> str:
+        return (f"errors FAILED: detector {self.detector}: {self.errors} of {self.samples} samples "
+                f"({self.share:.1%}) are errors, more than --grounding-max-errors {self.max_share:.1%}: its figures "
+                "are not meaningful (an outage or a broken set-up, not a bad model)")
 
 
 def parse_threshold(text: str) -> float:
@@ -67,14 +94,21 @@ def parse_gate(spec: str, source: str = "") -> Gate:
         raise ValueError(f"bad accuracy gate {spec!r}{where}: {exc}") from None
 
 
-def judge(gates: List[Gate], summary: Mapping[str, Mapping[str, Any]]) -> List[Verdict]:
+def judge(gates: List[Gate], summary: Mapping[str, Mapping[str, Any]],
+          max_errors: Optional[float] = None) -> List[Union[Verdict, ErrorVerdict]]:
     """Every gate against every detector's summary. A slice that matched no scored sample fails:
-    a typo in a gate must not pass CI silently."""
-    verdicts = []
+    a typo in a gate must not pass CI silently. A detector with more errors than `max_errors`
+    (a share) fails, and so do its gates, whatever its accuracy on the rest."""
+    verdicts: List[Union[Verdict, ErrorVerdict]] = []
     for detector, block in summary.items():
+        too_many = ErrorVerdict(detector, block["errors"], block["samples"], max_errors) \
+            if max_errors is not None else None
+        if too_many is not None and not too_many.passed:
+            verdicts.append(too_many)
         for gate in gates:
             row: Dict[str, Any] = dict(block) if gate.key is None else _find(block["by"][gate.key], gate.value)
-            verdicts.append(Verdict(gate, detector, row.get("accuracy"), row.get("scored", 0)))
+            verdicts.append(Verdict(gate, detector, row.get("accuracy"), row.get("scored", 0),
+                                    unreliable=too_many is not None and not too_many.passed))
     return verdicts
 
 

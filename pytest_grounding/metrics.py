@@ -43,9 +43,11 @@ def score(sample: Sample, prediction: Prediction, *, detector: str, latency_ms: 
     record = base_record(sample, detector, image_size)
     click = prediction.click
     record.update(latency_ms=round(latency_ms, 3), raw=_clip(prediction.raw), meta=plain(prediction.meta))
-    if prediction.box is not None:
-        record["box"] = prediction.box.as_list()
-        record["iou"] = round(prediction.box.iou(sample.bbox), 6)
+    box = prediction.box
+    if box is not None and all(math.isfinite(v) for v in box.as_list()):
+        record["box"] = box.as_list()
+        iou = box.iou(sample.bbox)
+        record["iou"] = round(iou, 6) if math.isfinite(iou) else None
     if click is None or not all(math.isfinite(v) for v in click):
         record["outcome"] = WRONG_FORMAT
         return record

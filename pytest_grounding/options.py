@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
+import math
+
 MISSES_MODES = ("fail", "xfail")
+PROGRESS_MODES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,7 @@ class Option:
     repeat: bool = False
     metavar: Optional[str] = None
     default: Any = None
+    switch: bool = False  # a flag without a value (store_true; ini: a bool)
 
     @property
     def dest(self) -> str:
@@ -47,17 +51,37 @@ OPTIONS = (
            help="run only the first N samples (by id) of each dataset."),
     Option("--grounding-timeout", "grounding_timeout", metavar="SECONDS",
            help="per-prediction time limit; a detector past it gets an error for that sample and the run goes on."),
+    Option("--grounding-max-errors", "grounding_max_errors", metavar="SHARE", default="0.1",
+           help="largest share of a detector's samples that may be errors (a number 0..1 or a percentage; default "
+                "0.1) before its figures are called not meaningful and its gates fail: an outage must not pass "
+                "for a bad model."),
+    Option("--grounding-resume", "grounding_resume", switch=True,
+           help="with --grounding-predictions: skip the samples already in that file (same detector spec and "
+                "dataset fingerprint; errors are run again) and report all of them as one run."),
+    Option("--grounding-show-misses", "grounding_show_misses", metavar="N|all", default="10",
+           help="misses listed one line each above the summary (default 10; 0 = none; all). Every miss is in "
+                "the JSON report and the predictions file."),
+    Option("--grounding-progress", "grounding_progress", metavar="auto|on|off", default="auto",
+           help="a progress line per detector (samples done, rate, ETA) every few seconds: auto = on a terminal "
+                "unless -qq."),
+    Option("--grounding-benchmark-table", "grounding_benchmark_table", switch=True,
+           help="also print pytest-benchmark's table for the grounding items (one row per sample; off by "
+                "default: its --benchmark-json is written either way)."),
 )
 
 
 def add_options(parser) -> None:
     group = parser.getgroup("grounding", "GUI-grounding benchmark (pytest-grounding)")
     for option in OPTIONS:
-        group.addoption(option.flag, dest=option.dest, metavar=option.metavar, help=option.help,
-                        action="append" if option.repeat else "store", default=None)
+        if option.switch:
+            group.addoption(option.flag, dest=option.dest, help=option.help, action="store_true", default=None)
+        else:
+            group.addoption(option.flag, dest=option.dest, metavar=option.metavar, help=option.help,
+                            action="append" if option.repeat else "store", default=None)
         if option.ini:
-            parser.addini(option.ini, help=option.help, type="linelist" if option.repeat else "string",
-                          default=[] if option.repeat else (option.default or ""))
+            kind = "bool" if option.switch else "linelist" if option.repeat else "string"
+            default = False if option.switch else [] if option.repeat else (option.default or "")
+            parser.addini(option.ini, help=option.help, type=kind, default=default)
 
 
 def lookup(config, flag: str) -> Tuple[Any, str]:
@@ -68,9 +92,14 @@ def lookup(config, flag: str) -> Tuple[Any, str]:
         return value, flag
     if option.ini:
         ini_value = config.getini(option.ini)
-        if ini_value not in (None, "", []):
+        if ini_value not in (None, "", [], False):
             return ini_value, f"ini {option.ini}"
     return option.default, "default"
+
+
+def switch(config, flag: str) -> bool:
+    value, _ = lookup(config, flag)
+    return bool(value)
 
 
 def as_list(value: Any) -> List[str]:
@@ -98,6 +127,32 @@ def positive_float(value: Any, source: str) -> Optional[float]:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{source}: {value!r} is not a number of seconds") from None
-    if number <= 0:
-        raise ValueError(f"{source}: {value!r} must be > 0")
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{source}: {value!r} must be a finite number > 0")
     return number
+
+
+def share(value: Any, source: str) -> float:
+    """0.1 or 10%: a share between 0 and 1."""
+    text = str(value).strip()
+    try:
+        number = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(f"{source}: {value!r} is not a share (0.1 or 10%)") from None
+    if not (math.isfinite(number) and 0.0 <= number <= 1.0):
+        raise ValueError(f"{source}: {value!r} must lie between 0 and 1 (0% and 100%)")
+    return number
+
+
+def count_or_all(value: Any, source: str) -> Optional[int]:
+    """A whole number >= 0, or `all` (None)."""
+    if str(value).strip().lower() == "all":
+        return None
+    return positive_int(value, source, allow_zero=True)
+
+
+def choice(value: Any, source: str, choices: Tuple[str, ...]) -> str:
+    text = str(value).strip()
+    if text not in choices:
+        raise ValueError(f"{source}: {value!r} is not one of {', '.join(choices)}")
+    return text

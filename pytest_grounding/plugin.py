@@ -1,5 +1,6 @@
 """The pytest plugin: options, hooks and fixtures, kept thin. The work happens in `session`
-(run state), `runner` (one sample), `metrics`/`gates` (pure figures) and `report` (text)."""
+(run state), `runner` (one sample), `metrics`/`gates` (pure figures), `report` (text) and
+`progress` (the progress line)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import pytest
 from . import hookspecs, metrics, report
 from .datasets import DatasetError
 from .options import add_options
+from .progress import Progress
 from .runner import evaluate, explain
 from .session import DetectorLoadError, GroundingRun, SettingError
 
 RUN_KEY = pytest.StashKey[GroundingRun]()
 RECORD = "grounding_record"
+MISSED = "missed"  # the terminal's word for a miss: still a failed item, listed once, compactly
+BENCHMARK_GROUP = "grounding"
 
 
 class GroundingSampleError(Exception):
@@ -48,6 +52,8 @@ def pytest_configure(config) -> None:
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     if is_worker(config):
+        done = config.workerinput.get("grounding_done") or []
+        get_run(config).done_keys = frozenset(tuple(key) for key in done)
         config.pluginmanager.register(Worker(config), "grounding-worker")
     else:
         config.pluginmanager.register(Controller(config), "grounding-controller")
@@ -57,8 +63,20 @@ def pytest_configure(config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session) -> None:
+    config = session.config
+    run = get_run(config)
+    writer = config.pluginmanager.get_plugin("terminalreporter")
+
+    def on_generate(folder: Path) -> None:
+        if writer is not None and not is_worker(config):
+            writer.write_line(f"grounding: generating the embedded synthetic benchmark into {folder} "
+                              "(first use; a few seconds)")
+
     try:
-        get_run(session.config).check_run_settings()
+        run.check_run_settings(on_generate=on_generate)
+        if not is_worker(config):
+            run.load_resume()
+            run.open_predictions()
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -72,6 +90,10 @@ def pytest_report_header(config) -> list:
     if settings.gates:
         lines.append("grounding gates: " + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
                      + f"; misses reported as {settings.misses}")
+    if run.resumed:
+        lines.append(f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
+                     "are kept and not run again")
+    lines += [f"grounding note: {text}" for text in run.notes]
     return lines
 
 
@@ -89,6 +111,15 @@ def _detector_lines(run: GroundingRun, specs) -> list:
             continue
         lines.append(f"grounding: detector {spec}: {report.runtime_line(run.pool.info[spec])}")
     return lines
+
+
+def _item_params(item) -> Dict[str, Any]:
+    return getattr(getattr(item, "callspec", None), "params", {})
+
+
+def _detector_specs_of(items) -> list:
+    return list(dict.fromkeys(_item_params(item)["grounding_detector_name"] for item in items
+                              if "grounding_detector_name" in _item_params(item)))
 
 
 # -- collection -----------------------------------------------------------------------------------
@@ -130,6 +161,23 @@ def _spec_id(spec: str) -> str:
     return slug(spec).replace("_", "-") if ":" in spec else spec
 
 
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """--grounding-resume: the samples already in the predictions file are deselected (the same
+    on every xdist worker: the keys come from the controller)."""
+    done = get_run(config).done_keys
+    if not done:
+        return
+    keep, skip = [], []
+    for item in items:
+        params = _item_params(item)
+        sample = params.get("grounding_sample")
+        key = (params.get("grounding_detector_name"), getattr(sample, "dataset", None), getattr(sample, "uid", None))
+        (skip if key in done else keep).append(item)
+    if skip:
+        config.hook.pytest_deselected(items=skip)
+        items[:] = keep
+
+
 # -- fixtures -------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -146,19 +194,27 @@ def grounding_check(request):
     """check(sample, detector): predict, score, record; fails the item on a miss (or xfails it
     when gates decide), reports an error for a sample that could not be scored."""
     run = get_run(request.config)
-    benchmark = _benchmark(request)
+    measure = _benchmark_available(request)
 
     def check(sample, detector, name: Optional[str] = None) -> Dict[str, Any]:
         params = getattr(request.node, "callspec", None)
         name = name or (params.params.get("grounding_detector_name") if params else None) \
             or getattr(detector, "name", type(detector).__name__)
-        around = None
-        if benchmark is not None:
-            around = lambda fn: benchmark.pedantic(fn, rounds=1, iterations=1)  # noqa: E731
-        result = evaluate(sample, detector, detector_name=name, timeout=run.settings.timeout, around=around)
+        used: Dict[str, Any] = {}
+
+        def around(fn):
+            # Asked for only when a prediction is really timed, so a sample that errs before it
+            # leaves pytest-benchmark no unused fixture to warn about.
+            benchmark = used["benchmark"] = request.getfixturevalue("benchmark")
+            benchmark.group = BENCHMARK_GROUP
+            return benchmark.pedantic(fn, rounds=1, iterations=1)
+
+        result = evaluate(sample, detector, detector_name=name, timeout=run.settings.timeout,
+                          around=around if measure else None)
         record = result.record
-        if benchmark is not None:
-            benchmark.extra_info.update({k: v for k, v in record.items() if k != "meta"})
+        record["fingerprint"] = run.fingerprint_of(sample.dataset)
+        if "benchmark" in used:
+            used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
         outcome = record["outcome"]
         if outcome == metrics.ERROR:
@@ -173,15 +229,13 @@ def grounding_check(request):
     return check
 
 
-def _benchmark(request):
-    """pytest-benchmark's fixture when it can really measure: not under xdist (it switches itself
-    off there) and not with --benchmark-skip (which would skip every sample)."""
+def _benchmark_available(request) -> bool:
+    """pytest-benchmark can really measure: not under xdist (it switches itself off there) and not
+    with --benchmark-skip (which would skip every sample) or --benchmark-disable."""
     config = request.config
     if is_worker(config) or not config.pluginmanager.hasplugin("benchmark"):
-        return None
-    if config.getoption("benchmark_skip", False) or config.getoption("benchmark_disable", False):
-        return None
-    return request.getfixturevalue("benchmark")
+        return False
+    return not (config.getoption("benchmark_skip", False) or config.getoption("benchmark_disable", False))
 
 
 # -- reports --------------------------------------------------------------------------------------
@@ -201,20 +255,31 @@ def pytest_runtest_makereport(item, call):
     excinfo = call.excinfo
     if excinfo is not None and excinfo.errisinstance(GroundingSampleError):
         rep.longrepr = str(excinfo.value)
-        params = getattr(item, "callspec", None)
-        if call.when == "setup" and params and "grounding_sample" in params.params and _record_of(rep) is None:
+        params = _item_params(item)
+        if call.when == "setup" and "grounding_sample" in params and _record_of(rep) is None:
             # The detector did not load: the sample still counts, as an error.
-            record = metrics.error_record(params.params["grounding_sample"],
-                                          detector=params.params.get("grounding_detector_name", "?"),
+            sample = params["grounding_sample"]
+            record = metrics.error_record(sample, detector=params.get("grounding_detector_name", "?"),
                                           message=str(excinfo.value))
+            record["fingerprint"] = get_run(item.config).fingerprint_of(sample.dataset)
             rep.user_properties.append((RECORD, record))
 
 
 def pytest_report_teststatus(report, config):
     record = _record_of(report)
-    if record is not None and report.failed and record["outcome"] == metrics.ERROR and report.when == "call":
+    if record is None or not report.failed:
+        return None
+    if record["outcome"] == metrics.ERROR and report.when in ("call", "???"):
         return "error", "E", "ERROR"
+    if record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT) and report.when == "call":
+        # Still a failed item (exit status, --lf, -x, junitxml all see a failure); the terminal
+        # lists misses once, one line each, in the grounding summary instead of a block each.
+        return MISSED, "F", "MISS"
     return None
+
+
+def _is_record_report(report) -> bool:
+    return report.when in ("call", "???") or (report.when == "setup" and report.failed)
 
 
 class Controller:
@@ -222,6 +287,7 @@ class Controller:
 
     def __init__(self, config) -> None:
         self.config = config
+        self.progress = Progress.for_config(config)
 
     @property
     def run(self) -> GroundingRun:
@@ -229,29 +295,25 @@ class Controller:
 
     def pytest_collection_finish(self, session) -> None:
         """What each detector really runs on, at the top of the run. Without xdist this process is
-        the one that predicts, so the detectors load now (once, as they would anyway); under xdist
-        each worker loads its own and the controller holds no model it never uses."""
+        the one that predicts, so the detectors load now (once, as they would anyway, and outside
+        any test's captured output); under xdist each worker loads its own."""
         config = self.config
-        if config.option.collectonly or _distributed(config):
+        if _distributed(config):
             return
-        specs = dict.fromkeys(item.callspec.params["grounding_detector_name"] for item in session.items
-                              if "grounding_detector_name" in getattr(getattr(item, "callspec", None), "params", {}))
+        self.progress.expect(len(session.items))
+        if config.option.collectonly:
+            return
         writer = config.pluginmanager.get_plugin("terminalreporter")
-        for line in _detector_lines(self.run, specs):
+        for line in _detector_lines(self.run, _detector_specs_of(session.items)):
             writer.write_line(line)
-
-    def pytest_sessionstart(self, session) -> None:
-        # Make the embedded default once, here, so xdist workers find it ready instead of all
-        # generating it side by side (the cache's atomic rename would keep them correct, not fast).
-        if _distributed(self.config) and not self.run.settings.dataset_specs:
-            from .synth import default_dataset_dir
-
-            default_dataset_dir()
 
     def pytest_runtest_logreport(self, report) -> None:
         record = _record_of(report)
-        if record is not None and (report.when == "call" or (report.when == "setup" and report.failed)):
+        if record is not None and _is_record_report(report):
             self.run.add_record(record)
+            line = self.progress.advance(record["detector"])
+            if line:
+                self.config.pluginmanager.get_plugin("terminalreporter").write_line(line)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session):
@@ -264,45 +326,84 @@ class Controller:
     def pytest_terminal_summary(self, terminalreporter):
         # Outermost wrapper: the summary comes after pytest's failure list and pytest-benchmark's
         # table, right above the final counts, where a person looks.
+        if not self.run.settings.benchmark_table:
+            _hide_grounding_benchmarks(self.config)
         result = yield
         self._write_summary(terminalreporter)
         return result
 
     def _write_summary(self, terminalreporter) -> None:
         run = self.run
-        if not run.records:
+        if not run.records and not run.output_errors:
             return
-        if run.summary is None:  # interrupted before the loop's end
+        if run.records and run.summary is None:  # interrupted before the loop's end
             run.finish(interrupted=True)
+        write = terminalreporter.write_line
+        misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses)
+        if misses:
+            terminalreporter.write_sep("-", "grounding misses")
+            for line in misses:
+                write(line)
         terminalreporter.write_sep("=", "grounding summary")
-        for line in report.summary_lines(run.summary, datasets=run.dataset_summaries(),
-                                         detector_info=run.all_detector_info(),
-                                         top_apps=run.settings.top_apps, verdicts=run.verdicts,
-                                         partial=run.interrupted):
-            failed = line.startswith("gate FAILED")
-            terminalreporter.write_line(line, red=failed, bold=failed)
+        if run.summary:
+            for line in report.summary_lines(run.summary, datasets=run.dataset_summaries(),
+                                             detector_info=run.all_detector_info(),
+                                             top_apps=run.settings.top_apps, verdicts=run.verdicts,
+                                             partial=run.interrupted, notes=run.notes,
+                                             resumed=len(run.resumed)):
+                failed = "FAILED" in line and line.startswith(("gate", "errors"))
+                write(line, red=failed, bold=failed)
         for target, path in (("JSON report", run.settings.json_path),
                              ("predictions", run.settings.predictions_path)):
             if path is not None:
-                terminalreporter.write_line(f"grounding {target}: {path}")
+                write(f"grounding {target}: {path}")
+        for problem in run.output_errors:
+            write(f"grounding output FAILED: {problem}", red=True, bold=True)
+        if run.summary:
+            verdict = report.verdict_line(run.summary, run.verdicts, gated=bool(run.settings.gates),
+                                          misses_as=run.settings.misses, partial=run.interrupted)
+            write(verdict, bold=True)
 
     def pytest_sessionfinish(self, session) -> None:
         run = self.run
         if run.records and run.summary is None:
             run.finish(interrupted=True)
+        elif not run.records:
+            run.finish(interrupted=run.interrupted)
         run.write_report()
         run.pool.close()
 
 
+def _hide_grounding_benchmarks(config) -> None:
+    """pytest-benchmark's table would hold one row per sample: leave the grounding group out of the
+    table (its JSON was written before the summary, with every sample)."""
+    session = getattr(config, "_benchmarksession", None)
+    groups = getattr(session, "groups", None)
+    if not groups:
+        return
+    kept = []
+    for name, benchmarks in groups:
+        benchmarks = [b for b in benchmarks if b.get("group") != BENCHMARK_GROUP]
+        if benchmarks:
+            kept.append((name, benchmarks))
+    session.groups = kept
+
+
 class Worker:
-    """Hooks of an xdist worker: hand the loaded detectors' descriptions to the controller."""
+    """Hooks of an xdist worker: load the detectors before the first item (outside any item's
+    captured output), hand their descriptions and the datasets' to the controller."""
 
     def __init__(self, config) -> None:
         self.config = config
 
+    def pytest_collection_finish(self, session) -> None:
+        if not self.config.option.collectonly:
+            _detector_lines(get_run(self.config), _detector_specs_of(session.items))
+
     def pytest_sessionfinish(self, session) -> None:
         run = get_run(self.config)
         self.config.workeroutput["grounding_detectors"] = run.pool.info
+        self.config.workeroutput["grounding_datasets"] = {d.name: d.summary() for d in run.datasets.values()}
         run.pool.close()
 
 
@@ -310,6 +411,22 @@ class XdistHooks:
     def __init__(self, config) -> None:
         self.config = config
 
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["grounding_done"] = [list(key) for key in sorted(get_run(self.config).done_keys)]
+
+    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
+        controller = self.config.pluginmanager.get_plugin("grounding-controller")
+        controller.progress.expect(len(ids))
+
     def pytest_testnodedown(self, node, error) -> None:
-        info = getattr(node, "workeroutput", {}).get("grounding_detectors") or {}
-        get_run(self.config).detector_info.update(info)
+        output = getattr(node, "workeroutput", {})
+        run = get_run(self.config)
+        run.detector_info.update(output.get("grounding_detectors") or {})
+        run.worker_datasets.update(output.get("grounding_datasets") or {})
+
+    def pytest_handlecrashitem(self, crashitem, report, sched) -> None:
+        """A worker died in the middle of an item (a detector that kills its process): the sample
+        is recorded as an error, so the totals still add up to the items."""
+        worker = getattr(getattr(report, "node", None), "gateway", None)
+        message = f"worker {getattr(worker, 'id', '?')} crashed while running {crashitem}"
+        report.user_properties.append((RECORD, get_run(self.config).crash_record(crashitem, message)))

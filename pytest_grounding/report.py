@@ -18,8 +18,11 @@ def ms(value: Optional[float]) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
-def table(title: str, rows: Sequence[Mapping[str, Any]], limit: Optional[int] = None) -> List[str]:
-    shown = list(rows) if limit is None else sorted(rows, key=lambda r: (-r["samples"], r["value"]))[:limit]
+def table(title: str, rows: Sequence[Mapping[str, Any]], limit: Optional[int] = None,
+          by_count: bool = False) -> List[str]:
+    """`by_count`: most samples first (the app table, whether cut to `limit` or not)."""
+    shown = sorted(rows, key=lambda r: (-r["samples"], r["value"])) if by_count else list(rows)
+    shown = shown[:limit] if limit is not None else shown
     width = max([len(title)] + [len(str(r["value"])) for r in shown])
     width = min(width, 40)
     lines = [f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'wrong':>5} {'err':>4} {'IoU':>5}"]
@@ -65,21 +68,30 @@ def detector_block(name: str, block: Mapping[str, Any], *, info: Optional[Mappin
         if key == "dataset" and len(rows) < 2:
             continue
         lines.append("")
-        lines += table(title, rows, top_apps if key == "app" else None)
+        lines += table(title, rows, top_apps if key == "app" else None, by_count=key == "app")
     return lines
+
+
+def dataset_line(dataset: Mapping[str, Any]) -> str:
+    defects = f", {dataset['defects']} unusable" if dataset.get("defects") else ""
+    problems = f", {len(dataset['problems'])} label problems" if dataset.get("problems") else ""
+    count = f"{dataset['samples']} samples"
+    if dataset.get("limit") is not None:
+        count = f"{dataset['limit']} of {dataset['samples']} samples (--grounding-limit)"
+    return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {dataset['fingerprint']}"
 
 
 def summary_lines(summary: Mapping[str, Mapping[str, Any]], *, datasets: Sequence[Mapping[str, Any]],
                   detector_info: Mapping[str, Mapping[str, Any]], top_apps: Optional[int],
-                  verdicts: Sequence[Any] = (), partial: bool = False) -> List[str]:
+                  verdicts: Sequence[Any] = (), partial: bool = False, notes: Sequence[str] = (),
+                  resumed: int = 0) -> List[str]:
     lines: List[str] = []
     if partial:
         lines.append("run interrupted: figures cover the samples that finished")
-    for dataset in datasets:
-        defects = f", {dataset['defects']} unusable" if dataset.get("defects") else ""
-        problems = f", {len(dataset['problems'])} label problems" if dataset.get("problems") else ""
-        lines.append(f"dataset {dataset['name']}: {dataset['format']}, {dataset['samples']} samples"
-                     f"{defects}{problems}, fingerprint {dataset['fingerprint']}")
+    if resumed:
+        lines.append(f"resumed: {resumed} samples taken from the predictions file, the rest run now")
+    lines += [f"note: {note}" for note in notes]
+    lines += [dataset_line(dataset) for dataset in datasets]
     for name, block in summary.items():
         lines.append("")
         lines += detector_block(name, block, info=detector_info.get(name), top_apps=top_apps)
@@ -87,3 +99,50 @@ def summary_lines(summary: Mapping[str, Mapping[str, Any]], *, datasets: Sequenc
         lines.append("")
         lines += [verdict.describe() for verdict in verdicts]
     return lines
+
+
+def miss_line(record: Mapping[str, Any]) -> str:
+    """One line per miss: where it clicked, how far off, for what."""
+    where = f"{record['dataset']}/{record['id']}"
+    instruction = record["instruction"] if len(record["instruction"]) <= 60 else record["instruction"][:57] + "..."
+    if record["outcome"] == "wrong_format":
+        raw = str(record.get("raw") or "")
+        raw = raw if len(raw) <= 40 else raw[:37] + "..."
+        return f"  {record['detector']} {where}: wrong format for {instruction!r}; raw {raw!r}"
+    x, y = record["point"]
+    return (f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off "
+            f"for {instruction!r}")
+
+
+def miss_lines(records: Sequence[Mapping[str, Any]], limit: Optional[int], misses_as: str = "fail") -> List[str]:
+    """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
+    misses = sorted((r for r in records if r["outcome"] in ("miss", "wrong_format")),
+                    key=lambda r: (r["detector"], r["dataset"], r["uid"]))
+    if not misses or limit == 0:
+        return []
+    shown = misses if limit is None else misses[:limit]
+    item = "a failed item" if misses_as == "fail" else "an xfailed item (a gate decides)"
+    lines = [f"misses ({len(misses)}; each is {item}, listed here once):"]
+    lines += [miss_line(r) for r in shown]
+    if len(shown) < len(misses):
+        lines.append(f"  ... {len(misses) - len(shown)} more in the JSON report and the predictions file "
+                     "(--grounding-show-misses all lists them)")
+    return lines
+
+
+def verdict_line(summary: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any], *, gated: bool,
+                 misses_as: str, partial: bool) -> str:
+    """One line that says what the exit status means."""
+    misses = sum(b["misses"] + b["wrong_format"] for b in summary.values())
+    errors = sum(b["errors"] for b in summary.values())
+    failed = [v for v in verdicts if not v.passed]
+    error_part = f"; {errors} errors (samples not scored: see ERROR above)" if errors else ""
+    if partial:
+        return f"verdict: run interrupted, no verdict; {misses} misses so far{error_part}"
+    if gated or failed:
+        judged = f"{len(failed)} of {len(verdicts)} checks FAILED" if failed else f"all {len(verdicts)} gates passed"
+        return f"verdict: {judged}{error_part} (misses are reported as {misses_as})"
+    if misses and misses_as == "fail":
+        return (f"verdict: {misses} misses fail their items{error_part}: expected for a benchmark run; set a gate "
+                "(--grounding-min-accuracy) to make the exit status a verdict")
+    return f"verdict: {misses} misses{error_part}; no gate set"

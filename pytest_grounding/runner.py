@@ -3,11 +3,13 @@ every failure becomes an error record naming the sample and the file. No pytest 
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
 import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from . import metrics
 from .types import Box, Prediction, Query, Sample
@@ -34,17 +36,63 @@ def read_image(sample: Sample):
     return image, None
 
 
+class InvalidAnswer(ValueError):
+    """A detector's answer that is not a prediction: an error for that sample, never repaired."""
+
+
 def as_prediction(answer: Any) -> Prediction:
-    """Detectors return a Prediction; a bare (x, y) or None is accepted for quick custom ones."""
-    if isinstance(answer, Prediction):
-        return answer
+    """Detectors return a Prediction; a bare (x, y), a Box or None is accepted for quick custom
+    ones. Coordinates are checked, not repaired: a point of three items, a coordinate that is not a
+    real number or too large for a float is an InvalidAnswer."""
     if answer is None:
         return Prediction.no_answer()
     if isinstance(answer, Box):
-        return Prediction(box=answer)
+        return Prediction(box=_box(answer))
+    if isinstance(answer, Prediction):
+        point = None if answer.point is None else _point(answer.point)
+        box = None if answer.box is None else _box(answer.box)
+        if not isinstance(answer.meta, Mapping):
+            raise InvalidAnswer(f"Prediction.meta is a {type(answer.meta).__name__}, expected a mapping")
+        return dataclasses.replace(answer, point=point, box=box)
     if isinstance(answer, (tuple, list)) and len(answer) == 2:
-        return Prediction(point=(float(answer[0]), float(answer[1])))
-    raise TypeError(f"detector returned {type(answer).__name__}, expected a Prediction")
+        return Prediction(point=_point(answer))
+    raise InvalidAnswer(f"detector returned {_describe(answer)}, expected a Prediction")
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'...' if len(text) > 80 else ''}"
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidAnswer(f"{what} is {_describe(value)}, not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise InvalidAnswer(f"{what} is too large for a float") from None
+
+
+def _point(value: Any) -> Tuple[float, float]:
+    if not isinstance(value, (tuple, list)) and not hasattr(value, "__len__"):
+        raise InvalidAnswer(f"point is {_describe(value)}, expected (x, y)")
+    items = list(value)
+    if len(items) != 2:
+        raise InvalidAnswer(f"point has {len(items)} items, expected (x, y)")
+    return (_number(items[0], "point x"), _number(items[1], "point y"))
+
+
+def _box(value: Any) -> Box:
+    """A Box, or four numbers x1, y1, x2, y2."""
+    if isinstance(value, Box):
+        items = [value.x1, value.y1, value.x2, value.y2]
+    elif isinstance(value, (tuple, list)) or hasattr(value, "tolist"):
+        items = list(value.tolist() if hasattr(value, "tolist") else value)
+        if len(items) != 4:
+            raise InvalidAnswer(f"box has {len(items)} items, expected (x1, y1, x2, y2)")
+    else:
+        raise InvalidAnswer(f"box is {_describe(value)}, expected a Box or (x1, y1, x2, y2)")
+    return Box(*(_number(v, name) for v, name in zip(items, ("box x1", "box y1", "box x2", "box y2"))))
 
 
 class Timeout(Exception):
@@ -76,13 +124,19 @@ def call_with_timeout(fn: Callable[[], Any], timeout: Optional[float]) -> Any:
 
 def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float] = None,
              around: Optional[Callable[[Callable[[], Any]], Any]] = None) -> Evaluation:
-    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic)."""
+    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
+    the detector returns or raises (short of Ctrl-C or killing the process) ends in a record."""
     if sample.defect:
         return _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
     image, problem = read_image(sample)
     if problem:
         return _error(sample, detector_name, problem)
     width, height = image.size
+    if sample.image_size is not None and tuple(sample.image_size) != (width, height):
+        declared = f"{sample.image_size[0]}x{sample.image_size[1]}"
+        return _error(sample, detector_name,
+                      f"declared image size {declared} differs from the image's real size {width}x{height} "
+                      f"({sample.image}): its box would be scored in the wrong frame")
     if sample.bbox.iou(Box(0, 0, width, height)) == 0.0:
         return _error(sample, detector_name,
                       f"target box {sample.bbox.as_list()} lies outside the {width}x{height} image {sample.image}")
@@ -94,7 +148,9 @@ def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Opti
         try:
             answer = call_with_timeout(lambda: detector.predict(query), timeout)
             failure: Optional[BaseException] = None
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit from a detector too: that sample's error, not the run's end
             answer, failure = None, exc
         timing["ms"] = (time.perf_counter_ns() - start) / 1e6
         return answer, failure
@@ -104,18 +160,22 @@ def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Opti
     if failure is None:
         try:
             prediction = as_prediction(answer)
-        except (TypeError, ValueError) as exc:
+            record = metrics.score(sample, prediction, detector=detector_name, latency_ms=latency_ms,
+                                   image_size=(width, height))
+        except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
             failure = exc
-    if failure is not None:
-        kind = "timed out" if isinstance(failure, Timeout) else f"raised {type(failure).__name__}"
-        message = f"detector {detector_name} {kind} on {sample.image}: {failure}"
-        trace = None if isinstance(failure, Timeout) else "".join(
-            traceback.format_exception(type(failure), failure, failure.__traceback__))
-        return Evaluation(metrics.error_record(sample, detector=detector_name, message=message,
-                                               latency_ms=latency_ms), trace)
-    record = metrics.score(sample, prediction, detector=detector_name, latency_ms=latency_ms,
-                           image_size=(width, height))
-    return Evaluation(record)
+        else:
+            return Evaluation(record)
+    if isinstance(failure, Timeout):
+        kind, trace = "timed out", None
+    elif isinstance(failure, InvalidAnswer):
+        kind, trace = "gave an invalid answer", None
+    else:
+        kind = f"raised {type(failure).__name__}"
+        trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
+    message = f"detector {detector_name} {kind} on {sample.image}: {failure}"
+    return Evaluation(metrics.error_record(sample, detector=detector_name, message=message,
+                                           latency_ms=latency_ms), trace)
 
 
 def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:

@@ -4,8 +4,8 @@ records from every worker, the predictions stream, the summary and the gates' ve
 
 from __future__ import annotations
 
-import importlib.util
 import platform
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -15,9 +15,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import gates as gates_mod
 from . import metrics
 from .datasets import Dataset, DatasetError, builtin_registry as builtin_formats, load_dataset
-from .detectors import builtin_registry as builtin_detectors, describe, parse_spec, close as close_detector
-from .options import MISSES_MODES, as_list, lookup, positive_float, positive_int
-from .output import SCHEMA_VERSION, PredictionsWriter, write_json
+from .detectors import EXTRAS, OptionError, bind_options, builtin_registry as builtin_detectors, describe, parse_spec
+from .detectors import close as close_detector
+from .options import (MISSES_MODES, PROGRESS_MODES, as_list, choice, count_or_all, lookup, positive_float,
+                      positive_int, share, switch)
+from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .registry import Registry, UnknownName
 
 DEFAULT_DATASET_NAME = "synthetic"
@@ -40,6 +42,11 @@ class Settings:
     top_apps: Optional[int]
     limit: Optional[int]
     timeout: Optional[float]
+    max_errors: float = 0.1
+    resume: bool = False
+    show_misses: Optional[int] = 10  # None: all
+    progress: str = "auto"
+    benchmark_table: bool = False
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -63,6 +70,9 @@ class Settings:
         top_apps = positive_int(*lookup(config, "--grounding-top-apps"), allow_zero=True)
         json_path = config.getoption("grounding_json")
         predictions_path = config.getoption("grounding_predictions")
+        resume = switch(config, "--grounding-resume")
+        if resume and not predictions_path:
+            raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
         return cls(
             dataset_specs=tuple(as_list(datasets)), dataset_source=dataset_source,
             detector_specs=tuple(dict.fromkeys(as_list(detectors))), detector_source=detector_source,
@@ -71,12 +81,40 @@ class Settings:
             gates=gates, misses=misses, top_apps=top_apps or None,
             limit=positive_int(*lookup(config, "--grounding-limit")),
             timeout=positive_float(*lookup(config, "--grounding-timeout")),
+            max_errors=share(*lookup(config, "--grounding-max-errors")),
+            resume=resume,
+            show_misses=count_or_all(*lookup(config, "--grounding-show-misses")),
+            progress=choice(*lookup(config, "--grounding-progress"), PROGRESS_MODES),
+            benchmark_table=switch(config, "--grounding-benchmark-table"),
         )
 
 
 def default_detector() -> str:
     """The real OCR detector when its extra is installed, so a new user sees a real model first."""
-    return "ocr" if importlib.util.find_spec("rapidocr") is not None else "center"
+    return "ocr" if missing_extra("ocr") is None else "center"
+
+
+def missing_extra(extra: str) -> Optional[str]:
+    """The first distribution of `pytest-grounding[extra]` that is not installed, or None. Read
+    from the package's own metadata, so it cannot drift from pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    try:
+        requirements = requires("pytest-grounding") or []
+    except PackageNotFoundError:  # run from a checkout that is not installed: nothing to compare with
+        return None
+    marker = re.compile(r"""extra\s*==\s*["']%s["']""" % re.escape(extra))
+    for requirement in requirements:
+        if not marker.search(requirement):
+            continue
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
+        if name.startswith("pytest-grounding"):
+            continue
+        try:
+            version(name)
+        except PackageNotFoundError:
+            return name
+    return None
 
 
 class DetectorLoadError(Exception):
@@ -98,10 +136,12 @@ class DetectorPool:
         if spec not in self._loaded:
             started = time.perf_counter()
             try:
-                name, options = parse_spec(spec)
+                name, options = parse_spec(spec, raw=True)
                 factory = self.registry.get(name).load()
-                self._loaded[spec] = factory(**options)
-            except Exception as exc:
+                self._loaded[spec] = factory(**bind_options(name, factory, options))
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # SystemExit from a model's import too: an error per item, not a dead run
                 self._failed[spec] = f"detector {spec!r} could not be loaded: {type(exc).__name__}: {exc}"
                 raise DetectorLoadError(self._failed[spec]) from exc
             self.info[spec] = metrics.plain({**describe(self._loaded[spec]),
@@ -125,9 +165,14 @@ class GroundingRun:
     records: List[Dict[str, Any]] = field(default_factory=list)
     detector_info: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     summary: Optional[Dict[str, Any]] = None
-    verdicts: List[gates_mod.Verdict] = field(default_factory=list)
+    verdicts: List[Any] = field(default_factory=list)  # gates_mod.Verdict | gates_mod.ErrorVerdict
     interrupted: bool = False
     started: float = field(default_factory=time.time)
+    notes: List[str] = field(default_factory=list)  # said once, in the header and the summary
+    worker_datasets: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # summaries sent by xdist workers
+    resumed: List[Dict[str, Any]] = field(default_factory=list)  # records kept from the file resumed
+    done_keys: frozenset = frozenset()  # (detector, dataset, uid) not to run again
+    output_errors: List[str] = field(default_factory=list)
     _writer: Optional[PredictionsWriter] = None
 
     @classmethod
@@ -143,31 +188,90 @@ class GroundingRun:
     # -- what runs --------------------------------------------------------------------------------
 
     def check_detector_specs(self, specs: Sequence[str], source: str) -> None:
+        """Unknown names, a missing extra and option typos are usage errors, said once, before any
+        sample runs (not an error on every item)."""
         for spec in specs:
             try:
-                name, _ = parse_spec(spec)
-                self.detectors.get(name)
-            except (UnknownName, ValueError) as exc:
+                name, options = parse_spec(spec, raw=True)
+                entry = self.detectors.get(name)
+                extra = EXTRAS.get(name) if entry.origin == "built-in" else None
+                absent = missing_extra(extra) if extra else None
+                if absent:
+                    raise ValueError(f"detector {name!r} needs the {extra!r} extra ({absent} is not installed): "
+                                     f'pip install "pytest-grounding[{extra}]"')
+                try:
+                    factory = entry.load()
+                except ImportError as exc:
+                    hint = f': pip install "pytest-grounding[{extra}]"' if extra else ""
+                    raise ValueError(f"detector {name!r} cannot be imported ({exc}){hint}") from None
+                bind_options(name, factory, options)
+            except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
     def dataset(self, spec: str, base: Path) -> Dataset:
-        """Loaded once per process; named uniquely within the run."""
+        """Loaded once per process; named uniquely within the run. The same folder given twice (by
+        two specs) is one dataset, run once."""
         key = (spec, str(base))
         if key not in self.datasets:
             dataset = load_dataset(spec, base=base, registry=self.formats)
+            same = next((d for d in self.datasets.values()
+                         if (d.format, d.path) == (dataset.format, dataset.path)), None)
+            if same is not None:
+                self.note(f"dataset {spec!r} is {same.name} ({same.path}) given again: it runs once")
+                self.datasets[key] = same
+                return same
             taken = {d.name for d in self.datasets.values()}
             if dataset.name in taken:
                 suffix = 2
                 while f"{dataset.name}-{suffix}" in taken:
                     suffix += 1
                 dataset = load_dataset(spec, base=base, registry=self.formats, name=f"{dataset.name}-{suffix}")
+            self._note_duplicate_ids(dataset)
             self.datasets[key] = dataset
         return self.datasets[key]
 
-    def default_dataset(self) -> Dataset:
+    def _note_duplicate_ids(self, dataset: Dataset) -> None:
+        seen: set = set()
+        repeated = []
+        for sample in dataset.samples:
+            if sample.id in seen:
+                repeated.append(sample.id)
+            seen.add(sample.id)
+        if repeated:
+            self.note(f"dataset {dataset.name}: {len(repeated)} samples reuse an id (first: {repeated[0]!r}); their "
+                      f"predictions lines share it (python -m pytest_grounding validate {dataset.path} lists them)")
+
+    def fingerprint_of(self, dataset_name: str) -> Optional[str]:
+        return next((d.fingerprint for d in self.datasets.values() if d.name == dataset_name), None)
+
+    def crash_record(self, nodeid: str, message: str) -> Dict[str, Any]:
+        """An error record for an item whose worker died: the sample is found by its test id among
+        the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
+        that names the test id."""
+        from .datasets import slug
+        from .datasets._common import PLACEHOLDER_BOX
+        from .types import Sample
+
+        params = nodeid.rpartition("[")[2].rstrip("]")
+        specs = {(slug(spec).replace("_", "-") if ":" in spec else spec): spec for spec in self.settings.detector_specs}
+        detector = next((spec for key, spec in sorted(specs.items(), key=lambda kv: -len(kv[0]))
+                         if params.startswith(key + "-")), "?")
+        samples = (sample for dataset in self.datasets.values() for sample in dataset.samples)
+        sample = next((s for s in samples if params.endswith("-" + s.uid) or params == s.uid), None)
+        if sample is None:
+            sample = Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
+        record = metrics.error_record(sample, detector=detector, message=message)
+        record["fingerprint"] = self.fingerprint_of(sample.dataset)
+        return record
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def default_dataset(self, on_generate=None) -> Dataset:
         from .synth import default_dataset_dir
 
-        path = default_dataset_dir()
+        path = default_dataset_dir(on_generate=on_generate)
         key = ("<default>", str(path))
         if key not in self.datasets:
             self.datasets[key] = load_dataset(f"pointerbench:{path}", registry=self.formats,
@@ -177,54 +281,121 @@ class GroundingRun:
     def datasets_for(self, pinned: Sequence[str], base: Path) -> List[Dataset]:
         """A suite's pinned datasets (paths relative to its file), else the run's, else the default."""
         if pinned:
-            return [self.dataset(spec, base) for spec in pinned]
-        if self.settings.dataset_specs:
+            found = [self.dataset(spec, base) for spec in pinned]
+        elif self.settings.dataset_specs:
             base = self.config.invocation_params.dir if self.settings.dataset_source.startswith("--") \
                 else self.config.rootpath
-            return [self.dataset(spec, Path(base)) for spec in self.settings.dataset_specs]
-        return [self.default_dataset()]
+            found = [self.dataset(spec, Path(base)) for spec in self.settings.dataset_specs]
+        else:
+            found = [self.default_dataset()]
+        return list({id(d): d for d in found}.values())
 
-    def check_run_settings(self) -> None:
+    def check_run_settings(self, on_generate=None) -> None:
         """Fail fast, before any worker starts, on a detector or dataset named on the command line
-        or in the ini file that cannot be used."""
+        or in the ini file that cannot be used, or an output path that cannot be written. Loads
+        the run's datasets here too, so the controller can name them under xdist."""
         self.check_detector_specs(self.settings.detector_specs, self.settings.detector_source)
-        if self.settings.dataset_specs:
-            try:
+        try:
+            if self.settings.dataset_specs:
                 self.datasets_for((), Path.cwd())
-            except DatasetError as exc:
-                raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
+            else:
+                self.default_dataset(on_generate=on_generate)
+        except DatasetError as exc:
+            raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
+        for flag, path in (("--grounding-json", self.settings.json_path),
+                           ("--grounding-predictions", self.settings.predictions_path)):
+            if path is not None:
+                try:
+                    check_writable(path)
+                except OutputError as exc:
+                    raise SettingError(f"{flag}: {exc}") from None
+
+    # -- controller: resume -----------------------------------------------------------------------
+
+    def load_resume(self) -> None:
+        """Read the predictions file being resumed: keep the records of this run's detectors and
+        datasets (errors are run again); refuse a file from another dataset version or detector."""
+        path = self.settings.predictions_path
+        if not self.settings.resume or path is None or not path.exists():
+            return
+        fingerprints = {d.name: d.fingerprint for d in self.datasets.values()}
+        try:
+            lines = read_predictions(path)
+        except OutputError as exc:
+            raise SettingError(f"--grounding-resume: {exc}") from None
+        kept: Dict[Tuple[str, str, str], Dict[str, Any]] = {}
+        for lineno, line in lines:
+            where = f"{path}:{lineno}"
+            if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
+                raise SettingError(f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
+                                   "dataset, uid, fingerprint and outcome); refusing to mix it into this run")
+            if line["detector"] not in self.settings.detector_specs:
+                raise SettingError(
+                    f"--grounding-resume: {where} is from detector {line['detector']!r}; this run's detectors are "
+                    f"{', '.join(self.settings.detector_specs)}. Refusing to mix them: use another predictions file "
+                    "or drop --grounding-resume")
+            if fingerprints.get(line["dataset"]) != line["fingerprint"]:
+                now = fingerprints.get(line["dataset"])
+                what = f"fingerprint {now}" if now else "no such dataset"
+                raise SettingError(
+                    f"--grounding-resume: {where} is from dataset {line['dataset']!r} with fingerprint "
+                    f"{line['fingerprint']}; this run has {what}. Refusing to mix dataset versions: use another "
+                    "predictions file or drop --grounding-resume")
+            key = (line["detector"], line["dataset"], line["uid"])
+            kept.pop(key, None)
+            if line["outcome"] != metrics.ERROR:
+                kept[key] = line
+        self.resumed = list(kept.values())
+        self.done_keys = frozenset(kept)
+        self.records.extend(self.resumed)
+
+    def open_predictions(self) -> None:
+        """Opened before the first sample runs: a resumed run rewrites what it keeps first."""
+        if self.settings.predictions_path is not None and self._writer is None:
+            self._writer = PredictionsWriter(self.settings.predictions_path)
+            for record in self.resumed:
+                self._writer.write(record)
 
     # -- controller: results ----------------------------------------------------------------------
 
     def add_record(self, record: Dict[str, Any]) -> None:
         self.records.append(record)
         if self.settings.predictions_path is not None:
-            if self._writer is None:
-                self._writer = PredictionsWriter(self.settings.predictions_path)
+            self.open_predictions()
+            assert self._writer is not None
             self._writer.write(record)
 
     def finish(self, interrupted: bool) -> None:
         self.interrupted = interrupted
         if self._writer is not None:
             self._writer.close()
+            if self._writer.error:
+                self.output_errors.append(self._writer.error)
         if not self.records:
             return
         self.summary = metrics.summarize(self.records)
         if not interrupted:
-            self.verdicts = gates_mod.judge(list(self.settings.gates), self.summary)
+            self.verdicts = gates_mod.judge(list(self.settings.gates), self.summary,
+                                            max_errors=self.settings.max_errors)
 
     @property
-    def failed_gates(self) -> List[gates_mod.Verdict]:
+    def failed_gates(self) -> List[Any]:
         return [v for v in self.verdicts if not v.passed]
 
     def dataset_summaries(self) -> List[Dict[str, Any]]:
+        """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
+        described by the workers."""
         used = {r["dataset"] for r in self.records}
-        seen, out = set(), []
+        found: Dict[str, Dict[str, Any]] = dict(self.worker_datasets)
         for dataset in self.datasets.values():
-            if dataset.name in used and dataset.name not in seen:
-                seen.add(dataset.name)
-                out.append(dataset.summary())
-        return sorted(out, key=lambda d: d["name"])
+            found.setdefault(dataset.name, dataset.summary())
+        out = []
+        for name in sorted(used & set(found)):
+            summary = dict(found[name])
+            if self.settings.limit is not None and self.settings.limit < summary["samples"]:
+                summary["limit"] = self.settings.limit
+            out.append(summary)
+        return out
 
     def all_detector_info(self) -> Dict[str, Dict[str, Any]]:
         return {**self.pool.info, **self.detector_info}
@@ -234,6 +405,8 @@ class GroundingRun:
             "schema_version": SCHEMA_VERSION,
             "tool": "pytest-grounding",
             "partial": self.interrupted,
+            "resumed": len(self.resumed),
+            "notes": list(self.notes),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
             "duration_s": round(time.time() - self.started, 3),
             "run": {
@@ -242,6 +415,7 @@ class GroundingRun:
                 "detectors": self.all_detector_info(),
                 "settings": {
                     "misses": self.settings.misses, "limit": self.settings.limit,
+                    "max_errors": self.settings.max_errors, "resume": self.settings.resume,
                     "timeout_s": self.settings.timeout, "top_apps": self.settings.top_apps,
                     "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source}
                               for g in self.settings.gates],
@@ -251,13 +425,21 @@ class GroundingRun:
             "versions": versions(),
             "summary": self.summary or {},
             "gates": [{"detector": v.detector, "slice": v.gate.label, "threshold": v.gate.threshold,
-                       "accuracy": v.accuracy, "scored": v.scored, "passed": v.passed} for v in self.verdicts],
+                       "accuracy": v.accuracy, "scored": v.scored, "passed": v.passed}
+                      for v in self.verdicts if isinstance(v, gates_mod.Verdict)],
+            "errors_check": [{"detector": v.detector, "errors": v.errors, "samples": v.samples,
+                              "max_share": v.max_share, "passed": v.passed}
+                             for v in self.verdicts if isinstance(v, gates_mod.ErrorVerdict)],
             "samples": sorted(self.records, key=lambda r: (r["detector"], r["dataset"], r["uid"])),
         }
 
     def write_report(self) -> None:
+        """A report that cannot be written is said in the summary; it never ends the run."""
         if self.settings.json_path is not None:
-            write_json(self.settings.json_path, self.document())
+            try:
+                write_json(self.settings.json_path, self.document())
+            except (OSError, ValueError) as exc:
+                self.output_errors.append(f"JSON report {self.settings.json_path} not written: {exc}")
 
 
 def versions() -> Dict[str, Optional[str]]:

@@ -24,6 +24,8 @@ ERROR, WARNING = "error", "warning"
 
 # kind -> (severity, what it means)
 KINDS: Dict[str, Tuple[str, str]] = {
+    "path-outside-dataset": (ERROR, "the image path is absolute, climbs out with '..' or follows a symlink out of "
+                                    "the dataset folder: it is never opened"),
     "missing-file": (ERROR, "the image file does not exist"),
     "undecodable-image": (ERROR, "the image file exists but cannot be decoded"),
     "size-mismatch": (ERROR, "the declared image size differs from the real one: boxes are in another frame"),
@@ -79,10 +81,18 @@ def _fmt(values: Iterable[float]) -> str:
     return "[" + ", ".join(f"{v:g}" for v in values) + "]"
 
 
+def outside_dataset(sample: Sample) -> bool:
+    from .datasets._common import OUTSIDE_DATASET
+
+    return bool(sample.defect) and OUTSIDE_DATASET in str(sample.defect)
+
+
 def check_sample(sample: Sample, facts: ImageFacts) -> List[Problem]:
     """Everything that can be wrong with one sample, given what its image really is."""
     out: List[Problem] = []
     sid, file = sample.id, sample.image
+    if outside_dataset(sample):
+        return [problem("path-outside-dataset", sid, file, str(sample.defect))]
     if not facts.exists:
         out.append(problem("missing-file", sid, file, "image not found"))
     elif facts.error:
@@ -201,10 +211,12 @@ def loader_notes(
 def check_dataset(dataset) -> List[Problem]:
     """All problems of a loaded Dataset, dataset-wide first, then sample by sample."""
     samples: Sequence[Sample] = dataset.samples
-    facts = {path: inspect_image(path) for path in sorted({s.image for s in samples})}
+    # Images outside the dataset folder are never opened, not even to check them.
+    facts = {path: inspect_image(path) for path in sorted({s.image for s in samples if not outside_dataset(s)})}
+    unopened = ImageFacts(exists=False)
     per_sample: List[Problem] = []
     for sample in samples:
-        per_sample.extend(check_sample(sample, facts[sample.image]))
+        per_sample.extend(check_sample(sample, facts.get(sample.image, unopened)))
     outside = [p.sample_id for p in per_sample if p.kind == "box-outside-image"]
     notes = loader_notes(dataset.problems, (s.id for s in samples), dataset.path, outside)
     return notes + duplicate_ids(samples) + per_sample + duplicate_instructions(samples)

@@ -19,3 +19,11 @@ def read_json(path):
 
 def read_jsonl(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def assert_counts(result, **expected):
+    """Like pytester's assert_outcomes, knowing the plugin's `missed` (a miss: a failed item that
+    the terminal counts under its own word)."""
+    got = result.parseoutcomes()
+    keys = {"passed", "failed", "missed", "errors", "xfailed", "skipped", "deselected"} | set(expected)
+    assert {k: got.get(k, 0) for k in keys} == {k: expected.get(k, 0) for k in keys}, result.stdout.str()[-3000:]

@@ -3,7 +3,7 @@
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json, read_jsonl
+from helpers import FIXTURES, XDIST, read_json, read_jsonl, assert_counts
 
 MINI = str(FIXTURES / "mini")
 
@@ -20,7 +20,7 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
     result = run(project, "--detector", "colour", "--grounding-json", str(report),
                  "--grounding-predictions", str(predictions), *workers)
     # m01-m05 hit, m06 names a colour that is not there (wrong format), m07 corrupt, m08 missing
-    result.assert_outcomes(passed=5, failed=1, errors=2)
+    assert_counts(result, passed=5, missed=1, errors=2)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
         "*grounding summary*",
@@ -30,7 +30,8 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
         "*samples 8*hits 5*misses 0*wrong format 1*errors 2*mean IoU 1.000 over 5 boxes*",
         "*latency ms*p50*p95*",
     ])
-    result.stdout.fnmatch_lines(["*wrong format: colour gave no usable point for mini/m06*"])
+    result.stdout.fnmatch_lines(["*grounding misses*", "misses (1; each is a failed item, listed here once):",
+                                 "  colour mini/m06: wrong format for 'Click the purple square'; raw *"])
     result.stdout.fnmatch_lines(["*cannot read image*broken.png*"])  # apart: xdist may reorder them
     result.stdout.fnmatch_lines(["*image not found:*missing.png*"])
     document = read_json(report)
@@ -71,7 +72,7 @@ def test_totals_identical_with_and_without_xdist(project, tmp_path):
 @XDIST
 def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, workers):
     result = run(project, "--detector", "colour", "--detector", "center", "--grounding-limit", "6", *workers)
-    result.assert_outcomes(passed=5, failed=7)
+    assert_counts(result, passed=5, missed=7)
     if not workers:  # the top of the run says what each detector runs on (under xdist: the summary)
         result.stdout.fnmatch_lines(["grounding: detector colour: load_s=*", "grounding: detector center: kind=floor*"])
     result.stdout.fnmatch_lines(["detector center*", "*accuracy 0.0% (0/6 scored*"])
@@ -81,7 +82,7 @@ def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, w
 @XDIST
 def test_gate_passes_and_misses_become_xfail(project, workers):
     result = run(project, "--detector", "colour", "--grounding-limit", "6", "--grounding-min-accuracy", "0.8", *workers)
-    result.assert_outcomes(passed=5, xfailed=1)
+    assert_counts(result, passed=5, xfailed=1)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["gate passed: detector colour overall: accuracy 83.3% of 6 >= threshold 80.0%"])
 
@@ -90,7 +91,7 @@ def test_gate_passes_and_misses_become_xfail(project, workers):
 def test_gate_failure_sets_exit_status_and_names_slice(project, workers):
     result = run(project, "--detector", "colour", "--grounding-limit", "6",
                  "--grounding-min-accuracy", "0.5", "--grounding-min-accuracy", "element_type=icon:70%", *workers)
-    result.assert_outcomes(passed=5, xfailed=1)
+    assert_counts(result, passed=5, xfailed=1)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
         "gate passed: detector colour overall*",
@@ -108,8 +109,8 @@ def test_gate_from_ini_and_a_slice_with_no_samples_fails(project):
 def test_misses_fail_explicitly_even_with_a_gate(project):
     result = run(project, "--detector", "center", "--grounding-limit", "6", "--grounding-min-accuracy", "0",
                  "--grounding-misses", "fail")
-    result.assert_outcomes(failed=6)
-    result.stdout.fnmatch_lines(["*miss: clicked (80, 60)*px from target*mini/m01*"])
+    assert_counts(result, missed=6)
+    result.stdout.fnmatch_lines(["  center mini/m01: clicked (80, 60), * px off for *"])
 
 
 @pytest.mark.parametrize("args, message", [
@@ -130,29 +131,29 @@ def test_bad_settings_are_usage_errors(project, args, message):
 @XDIST
 def test_detector_that_raises_is_an_error_for_that_sample_only(project, workers):
     result = run(project, "--detector", "boom", "--grounding-limit", "5", *workers)
-    result.assert_outcomes(passed=4, errors=1)
+    assert_counts(result, passed=4, errors=1)
     result.stdout.fnmatch_lines(["*ERROR*m03*", "*detector boom raised RuntimeError on *s2.png: model backend unavailable*"])
     result.stdout.fnmatch_lines(["*accuracy 100.0% (4/4 scored*", "*errors 1*"])
 
 
 def test_detector_that_hangs_times_out(project):
     result = run(project, "--detector", "sleepy", "--grounding-limit", "5", "--grounding-timeout", "0.5")
-    result.assert_outcomes(passed=3, errors=2)
+    assert_counts(result, passed=3, errors=2)
     result.stdout.fnmatch_lines(["*detector sleepy timed out on *: no answer within 0.5 s*"])
 
 
 @XDIST
 def test_detector_that_cannot_load_errors_every_item_and_still_summarises(project, workers):
     result = run(project, "--detector", "broken", "--grounding-limit", "3", *workers)
-    result.assert_outcomes(errors=3)
+    assert_counts(result, errors=3)
     result.stdout.fnmatch_lines(["*detector 'broken' could not be loaded: OSError: weights not found*"])
     result.stdout.fnmatch_lines(["*samples 3*errors 3*"])
 
 
 def test_detector_returning_garbage_is_an_error_not_a_crash(project):
     result = run(project, "--detector", "garbage", "--grounding-limit", "2")
-    result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*detector garbage raised TypeError*expected a Prediction*"])
+    assert_counts(result, errors=2)
+    result.stdout.fnmatch_lines(["*detector garbage gave an invalid answer*expected a Prediction*"])
 
 
 def test_interrupted_run_keeps_predictions_and_writes_partial_report(project, tmp_path):
@@ -205,7 +206,7 @@ def test_pinned(grounding_sample, grounding_detector, grounding_check):
     grounding_check(grounding_sample, grounding_detector)
 ''')
     result = project.runpytest("test_pinned.py")
-    result.assert_outcomes(passed=5)
+    assert_counts(result, passed=5)
     result.stdout.fnmatch_lines(["dataset screenspot: screenspot, 5 samples*", "detector colour*"])
 
 

@@ -55,6 +55,11 @@ def truncated_png() -> bytes:
 
 CASES = {
     "missing-file": ([row(file_name="gone.png")], None, [("missing-file", "s1")]),
+    "path-outside-dataset": (
+        [row(file_name="/etc/hostname"), row(id="s2", file_name="../../../../outside.png")],
+        None,
+        [("path-outside-dataset", "s1"), ("path-outside-dataset", "s2")],
+    ),
     "undecodable-image": (
         [row(file_name="bad.png", image_size=None)],
         {"bad.png": truncated_png()},

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..types import Box, Sample
 
@@ -57,6 +57,8 @@ def read_json(path: Path) -> Any:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # e.g. an integer past Python's digit limit
+        raise DatasetError(f"{path}: unreadable JSON value: {exc}") from None
 
 
 def read_jsonl(path: Path) -> List[Tuple[int, Any]]:
@@ -72,6 +74,8 @@ def read_jsonl(path: Path) -> List[Tuple[int, Any]]:
             rows.append((lineno, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        except ValueError as exc:  # e.g. an integer past Python's digit limit
+            raise DatasetError(f"{path}:{lineno}: unreadable JSON value: {exc}") from None
     return rows
 
 
@@ -80,7 +84,7 @@ def four_numbers(value: Any) -> Optional[Tuple[float, float, float, float]]:
         return None
     try:
         numbers = tuple(float(v) for v in value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # a 400-digit integer does not fit a float
         return None
     if not all(math.isfinite(v) for v in numbers):
         return None
@@ -92,7 +96,7 @@ def two_numbers(value: Any) -> Optional[Tuple[float, float]]:
         return None
     try:
         x, y = (float(v) for v in value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return (x, y) if math.isfinite(x) and math.isfinite(y) else None
 
@@ -121,18 +125,53 @@ def outside_note(sample_id: str, box: Box, size: Optional[Tuple[int, int]]) -> O
 PLACEHOLDER_BOX = Box(0.0, 0.0, 0.0, 0.0)
 
 
+OUTSIDE_DATASET = "leads outside the dataset folder"
+
+
+class DatasetRoot:
+    """Keeps image paths inside the dataset's folder: a `file_name` that is absolute, climbs out
+    with `..`, or reaches outside through a symlink is refused (the run never opens it). Resolved
+    folders are cached, so a 100k-row dataset costs one resolve per folder and one lstat per row."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._folders: Dict[Path, bool] = {}
+
+    def problem(self, image: Path, raw: Any) -> Optional[str]:
+        inside = self._folders.get(image.parent)
+        if inside is None:
+            inside = self._folders[image.parent] = _within(image.parent.resolve(), self.root)
+        if inside and image.is_symlink():
+            inside = _within(image.resolve(), self.root)
+        if inside:
+            return None
+        return f"image path {str(raw)[:200]!r} {OUTSIDE_DATASET} {self.root}"
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def row_failure(sample_id: str, image: Path, problems: List[str], exc: Exception) -> Sample:
+    """A row whose values could not be converted at all: that row's error, the others load."""
+    return build_sample(sample_id=sample_id, image=image, instruction="", box=None,
+                        raw_box=f"(row unreadable: {type(exc).__name__}: {str(exc)[:200]})", problems=problems)
+
+
 def text(value: Any, default: str = "") -> str:
     return default if value is None else str(value).strip() or default
 
 
 def build_sample(*, sample_id: str, image: Path, instruction: Any, box: Optional[Box], raw_box: Any,
-                 problems: List[str], element_type: Any = None, app: Any = None,
+                 problems: List[str], root: Optional[DatasetRoot] = None, raw_image: Any = None,
+                 element_type: Any = None, app: Any = None,
                  app_category: Any = None, platform: Any = None,
                  image_size: Optional[Tuple[int, int]] = None, point: Optional[Tuple[float, float]] = None,
                  extra: Optional[dict] = None) -> Sample:
     """One Sample from converted fields; what cannot be scored becomes its `defect`, what is
     merely odd (a box past the image edge) goes to the dataset's problems."""
-    defect = box_defect(box, raw_box)
+    defect = root.problem(image, raw_image if raw_image is not None else image) if root is not None else None
+    defect = defect or box_defect(box, raw_box)
     instruction_text = text(instruction)
     if defect is None and not instruction_text:
         defect = "empty instruction"

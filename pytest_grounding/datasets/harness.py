@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from ..types import Box
-from ._common import DatasetError, Format, Loaded, build_sample, four_numbers, read_json, size_of, two_numbers
+from ._common import (DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure,
+                      size_of, two_numbers)
 
 
 def annotation_file(path: Path) -> Optional[Path]:
@@ -43,36 +44,50 @@ def load(path: Path) -> Loaded:
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise DatasetError(f"{file}: expected an object with a 'samples' list")
     problems: List[str] = []
+    root = DatasetRoot(file.parent)
     samples = []
     for index, entry in enumerate(document["samples"]):
         if not isinstance(entry, dict) or not isinstance(entry.get("image"), str):
             raise DatasetError(f"{file}: samples[{index}] has no image")
         image = image_path(file.parent, entry["image"])
+        outside = root.problem(image, entry["image"])
         declared = size_of((entry.get("width"), entry.get("height")))
-        size = declared or header_size(image)
+        # The header is read only inside the dataset folder: a path outside is never opened.
+        size = declared or (None if outside else header_size(image))
         screen_id = str(entry.get("id") or f"s{index:04d}")
         for position, element in enumerate(entry.get("elements") or []):
             if not isinstance(element, dict):
                 raise DatasetError(f"{file}: samples[{index}].elements[{position}] is not an object")
-            sample_id = f"{screen_id}-{element.get('id') or position}"
-            raw_box = element.get("bbox")
-            numbers = four_numbers(raw_box)
-            box = Box.from_normalized(*numbers, *size) if numbers and size else None
-            click = two_numbers(element.get("click_point"))
-            sample = build_sample(
-                sample_id=sample_id, image=image,
-                instruction=element.get("instruction") or element.get("text"),
-                box=box, raw_box=raw_box if size else f"{raw_box!r} (image size unknown)",
-                problems=problems, element_type=element.get("type"),
-                app=element.get("app") or entry.get("app") or document.get("dataset"),
-                app_category=element.get("app_category") or entry.get("app_category"),
-                platform=element.get("platform") or entry.get("platform"), image_size=declared,
-                point=(click[0] * size[0], click[1] * size[1]) if click and size else None,
-                extra={"text": element.get("text"), "screen_id": screen_id},
-            )
-            samples.append(sample)
+            sample_id = f"{screen_id}-{position}"
+            try:
+                sample_id = f"{screen_id}-{element.get('id') or position}"
+                samples.append(_element_sample(document, entry, element, sample_id=sample_id, image=image,
+                                               size=size, declared=declared, screen_id=screen_id,
+                                               root=root, problems=problems))
+            except (TypeError, ValueError, OverflowError) as exc:
+                samples.append(row_failure(sample_id, image, problems, exc))
     return Loaded(name=str(document.get("dataset") or file.parent.name), samples=samples, files=[file],
                   problems=problems)
+
+
+def _element_sample(document: dict, entry: dict, element: dict, *, sample_id: str, image: Path,
+                    size: Optional[Tuple[int, int]], declared: Optional[Tuple[int, int]], screen_id: str,
+                    root: DatasetRoot, problems: List[str]):
+    raw_box = element.get("bbox")
+    numbers = four_numbers(raw_box)
+    box = Box.from_normalized(*numbers, *size) if numbers and size else None
+    click = two_numbers(element.get("click_point"))
+    return build_sample(
+        sample_id=sample_id, image=image, root=root, raw_image=entry["image"],
+        instruction=element.get("instruction") or element.get("text"),
+        box=box, raw_box=raw_box if size else f"{raw_box!r} (image size unknown)",
+        problems=problems, element_type=element.get("type"),
+        app=element.get("app") or entry.get("app") or document.get("dataset"),
+        app_category=element.get("app_category") or entry.get("app_category"),
+        platform=element.get("platform") or entry.get("platform"), image_size=declared,
+        point=(click[0] * size[0], click[1] * size[1]) if click and size else None,
+        extra={"text": element.get("text"), "screen_id": screen_id},
+    )
 
 
 FORMAT = Format("harness", sniff=lambda p: annotation_file(p) is not None, load=load)

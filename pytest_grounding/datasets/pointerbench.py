@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from ..types import Box
-from ._common import DatasetError, Format, Loaded, build_sample, four_numbers, read_jsonl, size_of, two_numbers
+from ._common import (DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_jsonl, row_failure,
+                      size_of, two_numbers)
 
 _KNOWN = {"file_name", "id", "instruction", "bbox", "point", "element_type", "app", "app_category",
           "platform", "image_size"}
@@ -35,24 +36,31 @@ def load(path: Path) -> Loaded:
     if meta is None:
         raise DatasetError(f"{path}: no data/test/metadata.jsonl or metadata.jsonl")
     problems: List[str] = []
+    root = DatasetRoot(path if path.is_dir() else meta.parent)
     samples = []
     for lineno, row in read_jsonl(meta):
         if not isinstance(row, dict):
             raise DatasetError(f"{meta}:{lineno}: expected a JSON object, got {type(row).__name__}")
-        sample_id = str(row.get("id") or f"line{lineno}")
         file_name = row.get("file_name")
         if not isinstance(file_name, str) or not file_name:
-            raise DatasetError(f"{meta}:{lineno}: row {sample_id!r} has no file_name")
-        raw_box = row.get("bbox")
-        numbers = four_numbers(raw_box)
-        samples.append(build_sample(
-            sample_id=sample_id, image=meta.parent / file_name, instruction=row.get("instruction"),
-            box=Box(*numbers) if numbers else None, raw_box=raw_box, problems=problems,
-            element_type=row.get("element_type") or row.get("data_type"), app=row.get("app"),
-            app_category=row.get("app_category"), platform=row.get("platform"),
-            image_size=size_of(row.get("image_size")), point=two_numbers(row.get("point")),
-            extra={k: v for k, v in row.items() if k not in _KNOWN},
-        ))
+            raise DatasetError(f"{meta}:{lineno}: row {row.get('id')!r} has no file_name")
+        image = meta.parent / file_name
+        sample_id = f"line{lineno}"
+        try:
+            sample_id = str(row.get("id") or sample_id)
+            raw_box = row.get("bbox")
+            numbers = four_numbers(raw_box)
+            samples.append(build_sample(
+                sample_id=sample_id, image=image, instruction=row.get("instruction"),
+                box=Box(*numbers) if numbers else None, raw_box=raw_box, problems=problems,
+                root=root, raw_image=file_name,
+                element_type=row.get("element_type") or row.get("data_type"), app=row.get("app"),
+                app_category=row.get("app_category"), platform=row.get("platform"),
+                image_size=size_of(row.get("image_size")), point=two_numbers(row.get("point")),
+                extra={k: v for k, v in row.items() if k not in _KNOWN},
+            ))
+        except (TypeError, ValueError, OverflowError) as exc:
+            samples.append(row_failure(sample_id, image, problems, exc))
     return Loaded(name=dataset_name(meta), samples=samples, files=[meta], problems=problems)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import List
 
 from ..types import Box
-from ._common import DatasetError, Format, Loaded, build_sample, four_numbers, read_json
+from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure
 
 IMAGE_DIRS = ("images", "screenspot_imgs", "imgs", ".")
 
@@ -36,6 +36,7 @@ def load(path: Path) -> Loaded:
         raise DatasetError(f"{path}: no screenspot_*.json annotation files")
     images = image_root(files[0].parent)
     problems: List[str] = []
+    root = DatasetRoot(files[0].parent)
     samples = []
     for file in files:
         rows = read_json(file)
@@ -46,15 +47,19 @@ def load(path: Path) -> Loaded:
         for index, row in enumerate(rows):
             if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
                 raise DatasetError(f"{file}: row {index} has no img_filename")
-            raw_box = row.get("bbox")
-            numbers = four_numbers(raw_box)
-            samples.append(build_sample(
-                sample_id=f"{split}_{index:04d}", image=images / row["img_filename"],
-                instruction=row.get("instruction"), box=Box.from_xywh(*numbers) if numbers else None,
-                raw_box=raw_box, problems=problems, element_type=row.get("data_type"),
-                app=row.get("data_source"), app_category=split, platform=split,
-                extra={"split": split, "version": version, "source_file": file.name},
-            ))
+            sample_id, image = f"{split}_{index:04d}", images / row["img_filename"]
+            try:
+                raw_box = row.get("bbox")
+                numbers = four_numbers(raw_box)
+                samples.append(build_sample(
+                    sample_id=sample_id, image=image, root=root, raw_image=row["img_filename"],
+                    instruction=row.get("instruction"), box=Box.from_xywh(*numbers) if numbers else None,
+                    raw_box=raw_box, problems=problems, element_type=row.get("data_type"),
+                    app=row.get("data_source"), app_category=split, platform=split,
+                    extra={"split": split, "version": version, "source_file": file.name},
+                ))
+            except (TypeError, ValueError, OverflowError) as exc:
+                samples.append(row_failure(sample_id, image, problems, exc))
     return Loaded(name=path.name if path.is_dir() else path.parent.name, samples=samples, files=files,
                   problems=problems)
 

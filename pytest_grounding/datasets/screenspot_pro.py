@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import List
 
 from ..types import Box
-from ._common import DatasetError, Format, Loaded, build_sample, four_numbers, read_json, size_of
+from ._common import (DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure,
+                      size_of)
 
 
 def annotation_files(path: Path) -> List[Path]:
@@ -28,6 +29,7 @@ def load(path: Path) -> Loaded:
     if not files:
         raise DatasetError(f"{path}: no annotations/*.json")
     problems: List[str] = []
+    root = DatasetRoot(path)
     samples = []
     for file in files:
         rows = read_json(file)
@@ -36,17 +38,22 @@ def load(path: Path) -> Loaded:
         for index, row in enumerate(rows):
             if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
                 raise DatasetError(f"{file}: row {index} has no img_filename")
-            sample_id = str(row.get("id") or f"{file.stem}_{index:04d}")
-            raw_box = row.get("bbox")
-            numbers = four_numbers(raw_box)
-            samples.append(build_sample(
-                sample_id=sample_id, image=resolve_image(path, file, row["img_filename"]),
-                instruction=row.get("instruction"), box=Box(*numbers) if numbers else None,
-                raw_box=raw_box, problems=problems, element_type=row.get("ui_type"),
-                app=row.get("application"), app_category=row.get("group"), platform=row.get("platform"),
-                image_size=size_of(row.get("img_size")),
-                extra={"instruction_cn": row.get("instruction_cn"), "source_file": file.name},
-            ))
+            sample_id = f"{file.stem}_{index:04d}"
+            image = resolve_image(path, file, row["img_filename"])
+            try:
+                sample_id = str(row.get("id") or sample_id)
+                raw_box = row.get("bbox")
+                numbers = four_numbers(raw_box)
+                samples.append(build_sample(
+                    sample_id=sample_id, image=image, root=root, raw_image=row["img_filename"],
+                    instruction=row.get("instruction"), box=Box(*numbers) if numbers else None,
+                    raw_box=raw_box, problems=problems, element_type=row.get("ui_type"),
+                    app=row.get("application"), app_category=row.get("group"), platform=row.get("platform"),
+                    image_size=size_of(row.get("img_size")),
+                    extra={"instruction_cn": row.get("instruction_cn"), "source_file": file.name},
+                ))
+            except (TypeError, ValueError, OverflowError) as exc:
+                samples.append(row_failure(sample_id, image, problems, exc))
     return Loaded(name=path.name, samples=samples, files=files, problems=problems)
 
 

@@ -4,6 +4,9 @@ hook in its conftest.py."""
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import math
 from typing import Any, Dict, Tuple
 
 from ..registry import Registry
@@ -18,6 +21,10 @@ BUILTIN = {
 }
 
 
+# Built-ins that need an optional extra: `pip install "pytest-grounding[EXTRA]"`.
+EXTRAS = {"ocr": "ocr", "omniparser": "omniparser", "uitars": "uitars"}
+
+
 def builtin_registry() -> Registry:
     registry = Registry("detector")
     for name, (target, help_text) in BUILTIN.items():
@@ -25,15 +32,16 @@ def builtin_registry() -> Registry:
     return registry
 
 
-def parse_spec(spec: str) -> Tuple[str, Dict[str, Any]]:
-    """`name` or `name:key=value,key=value` (values that look numeric become numbers)."""
+def parse_spec(spec: str, *, raw: bool = False) -> Tuple[str, Dict[str, Any]]:
+    """`name` or `name:key=value,key=value`. Values that look numeric become numbers unless `raw`
+    (then `bind_options` converts them by the detector's own signature)."""
     name, _, rest = spec.partition(":")
     options: Dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"detector option {item!r} in {spec!r} is not key=value")
-        options[key.strip()] = _coerce(value.strip())
+        options[key.strip()] = value.strip() if raw else _coerce(value.strip())
     return name.strip(), options
 
 
@@ -46,4 +54,94 @@ def _coerce(value: str) -> Any:
     return {"true": True, "false": False}.get(value.lower(), value)
 
 
-__all__ = ["Detector", "builtin_registry", "parse_spec", "describe", "close", "ENTRY_POINT_GROUP"]
+class OptionError(ValueError):
+    """A detector option that the detector does not take, or a value of the wrong kind."""
+
+
+def option_kinds(factory: Any) -> Tuple[Dict[str, Tuple[str, Any]], bool]:
+    """{option: (kind, default)} from the factory's signature (kind: bool, int, float, str or any),
+    and whether it takes **kwargs (then unknown names are its business)."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return {}, True
+    kinds: Dict[str, Tuple[str, Any]] = {}
+    open_ended = False
+    for parameter in signature.parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            open_ended = True
+            continue
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.POSITIONAL_ONLY) or parameter.name == "self":
+            continue
+        default = None if parameter.default is parameter.empty else parameter.default
+        kinds[parameter.name] = (_kind_of(default, parameter.annotation), default)
+    return kinds, open_ended
+
+
+def _kind_of(default: Any, annotation: Any) -> str:
+    if isinstance(default, bool):
+        return "bool"
+    for kind in (int, float, str):
+        if isinstance(default, kind):
+            return kind.__name__
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    for kind in ("bool", "int", "float", "str", "Path"):
+        if kind in str(text):
+            return "str" if kind == "Path" else kind
+    return "any"
+
+
+def bind_options(name: str, factory: Any, options: Dict[str, str]) -> Dict[str, Any]:
+    """Raw `key=value` strings -> keyword arguments for the factory, checked against its
+    signature: an unknown name or a value of the wrong kind is an OptionError that lists the
+    detector's options (with "did you mean")."""
+    kinds, open_ended = option_kinds(factory)
+    listing = ", ".join(f"{key}={default!r} ({kind})" for key, (kind, default) in kinds.items()) or "(none)"
+    bound: Dict[str, Any] = {}
+    for key, text in options.items():
+        if key not in kinds:
+            if open_ended:
+                bound[key] = _coerce(text)
+                continue
+            close = difflib.get_close_matches(key, list(kinds), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise OptionError(f"detector {name!r} has no option {key!r}.{hint} Its options: {listing}")
+        kind = kinds[key][0]
+        try:
+            bound[key] = _convert(text, kind)
+        except ValueError as exc:
+            raise OptionError(f"detector {name!r} option {key}={text!r}: {exc}. Its options: {listing}") from None
+    return bound
+
+
+def _convert(text: str, kind: str) -> Any:
+    lowered = text.strip().lower()
+    if kind == "bool":
+        if lowered in ("true", "yes", "on", "1"):
+            return True
+        if lowered in ("false", "no", "off", "0"):
+            return False
+        raise ValueError("expected true or false")
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+    if kind == "float":
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError("expected a number") from None
+        if not math.isfinite(number):
+            raise ValueError("expected a finite number")
+        return number
+    if kind == "str":
+        return text
+    value = _coerce(text)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("expected a finite number")
+    return value
+
+
+__all__ = ["Detector", "builtin_registry", "parse_spec", "bind_options", "OptionError", "describe", "close",
+           "ENTRY_POINT_GROUP", "EXTRAS"]

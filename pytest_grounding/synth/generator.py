@@ -450,14 +450,17 @@ def source_digest() -> str:
     return digest.hexdigest()[:8]
 
 
-def default_dataset_dir(cache_root=None) -> Path:
+def default_dataset_dir(cache_root=None, on_generate=None) -> Path:
     """The folder of the default synthetic set, generated on first use. It is written to a temporary
     folder and renamed into place, so concurrent processes (xdist workers, parallel runs) never see
-    a half-written set: the first rename wins, the others drop their copy."""
+    a half-written set: the first rename wins, the others drop their copy. `on_generate(folder)` is
+    called before a set is generated, so a caller can say why the first run takes longer."""
     root = cache_root_dir(cache_root)
     final = root / f"synthetic-v{GENERATOR_VERSION}-{source_digest()}-seed{DEFAULT_SEED}-n{DEFAULT_COUNT}"
     if final.joinpath(*SPLIT, METADATA).is_file():
         return final
+    if on_generate is not None:
+        on_generate(final)
     root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=root))
     try:
