@@ -445,9 +445,15 @@ def cache_root_dir(cache_root=None) -> Path:
 def source_digest() -> str:
     """A digest of the generator's code: an edited generator never reuses a set another one made."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for name, path in source_files():
+        digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:8]
+
+
+def source_files() -> List[Tuple[str, Path]]:
+    """Every module of the generator, archetypes/ included, as (path relative to synth/, path)."""
+    root = Path(__file__).resolve().parent
+    return sorted((path.relative_to(root).as_posix(), path) for path in root.rglob("*.py"))
 
 
 def default_dataset_dir(cache_root=None) -> Path:
