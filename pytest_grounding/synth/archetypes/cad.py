@@ -134,7 +134,6 @@ def floor_plan(ui: UI, view: Rect, bg: RGB, ink: RGB) -> None:
     c.text(x - px(6) - text_width(ui.small, text), plan.cy, text, ui.small, dim_color)
 
 
-
 def model_space(ui: UI, view: Rect) -> Tuple[RGB, RGB]:
     """The grid and the floor plan; returns the background and ink colours."""
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
@@ -208,8 +207,7 @@ def ribbon_tools(ui: UI, ribbon: Rect, x: int, tools: Tuple[Tool, ...], big: boo
             col, rowi = divmod(index, 3)
             colw = px(34) + max(text_width(ui.small, lab) for _, lab, _ in tools[col * 3 : col * 3 + 3])
             bx = gx + sum(
-                px(34) + max(text_width(ui.small, lab) for _, lab, _ in tools[k * 3 : k * 3 + 3])
-                for k in range(col)
+                px(34) + max(text_width(ui.small, lab) for _, lab, _ in tools[k * 3 : k * 3 + 3]) for k in range(col)
             )
             cy = ribbon.y1 + px(14) + rowi * px(22)
             s = px(16)

@@ -193,9 +193,7 @@ def track_header(ui: UI, row: Rect, name: str, color: RGB) -> None:
     ):
         c.rect(arm, fill=t.button, outline=t.button_border, radius=px(2))
         s = px(10)
-        c.ellipse(
-            Rect(arm.cx - s // 2, arm.cy - s // 2, arm.cx - s // 2 + s, arm.cy - s // 2 + s), fill=(200, 60, 60)
-        )
+        c.ellipse(Rect(arm.cx - s // 2, arm.cy - s // 2, arm.cx - s // 2 + s, arm.cy - s // 2 + s), fill=(200, 60, 60))
     ui.slider(
         Rect(bx + px(32), row.y2 - px(22), row.x2 - px(40), row.y2 - px(8)), f"{name} volume", rng.uniform(0.3, 0.9)
     )

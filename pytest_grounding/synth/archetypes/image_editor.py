@@ -304,7 +304,7 @@ def artwork(ui: UI, board: Rect) -> None:
 
 
 def compose(ui: UI, body: Rect, app: str, doc: str) -> None:
-    t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
+    rng, px = ui.rng, ui.px
     options_bar(ui, body.top(px(36)))
     rest = body.below(px(36))
     status, rest = rest.bottom(px(24)), rest.above(px(24))
