@@ -16,7 +16,15 @@ from PIL import Image
 
 from helpers import read_jsonl
 from pytest_grounding.datasets import load_dataset
-from pytest_grounding.synth import archetypes, choose_targets, generate, generator, plan_screen, render_screen, screens_for
+from pytest_grounding.synth import (
+    archetypes,
+    choose_targets,
+    generate,
+    generator,
+    plan_screen,
+    render_screen,
+    screens_for,
+)
 from pytest_grounding.synth.archetypes import ARCHETYPES
 from pytest_grounding.synth.themes import PLATFORMS
 from pytest_grounding.types import ELEMENT_TYPES, Box
@@ -131,7 +139,8 @@ def test_every_box_is_exactly_the_pixels_drawn_for_its_target(index):
         box = Box(*target.box)
         assert box.inside(plan.width, plan.height)
         assert box.contains(target.point)
-        assert all(box.contains((x, y)) and box.contains((x + 1, y + 1)) for x, y in zip(xs, ys, strict=True))  # pixel squares
+        pixels = zip(xs, ys, strict=True)
+        assert all(box.contains((x, y)) and box.contains((x + 1, y + 1)) for x, y in pixels)  # pixel squares
 
 
 def test_skipping_an_element_changes_only_that_element():

@@ -3,13 +3,13 @@ waveforms on an arrangement, a device chain; sometimes the Export Audio dialog."
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import List, Tuple
 
 from ..canvas import Rect, fit, text_width
 from ..phrases import icon_spec, other_spec, text_spec
 from ..themes import PALETTE, RGB, mix, text_on
 from ..typefaces import font
-from ..widgets import SEPARATOR, UI, Field, Icon, Label
+from ..widgets import SEPARATOR, UI, Field, Icon, Label, ToolItem
 from ._layout import Archetype, DialogSpec, quick_dialog, rng_names
 
 TRACKS = (
@@ -57,7 +57,7 @@ def transport_bar(ui: UI, transport: Rect) -> None:
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
     c.rect(transport, fill=t.toolbar)
     c.hline(transport.x1, transport.x2, transport.y2 - 1, t.border)
-    items = [
+    items: List[ToolItem] = [
         Icon("skip_back", "skip_back"),
         Icon("rewind", "rewind"),
         Icon("fast_forward", "fast_forward"),

@@ -12,12 +12,15 @@ from ..widgets import UI, Icon
 from ._layout import SOURCE_FILES, Archetype, rng_names
 
 
-def shell_session(rng: random.Random, n: int) -> List[Tuple[str, Optional[str]]]:
+ShellLine = Tuple[str, Optional[str]]  # text, and a clickable tail such as a file name or a URL
+
+
+def shell_session(rng: random.Random, n: int) -> List[ShellLine]:
     """`n` lines of a shell session: (text, clickable tail such as a file name or a URL)."""
     user = rng.choice(("dev", "alice", "ops", "build"))
     prompt = f"{user}@{rng.choice(('workstation', 'prod-db-01', 'ci-runner'))}:~/project$ "
-    blocks: List[List[Tuple[str, Optional[str]]]] = []
-    listing = [(prompt + "ls -la", None)]
+    blocks: List[List[ShellLine]] = []
+    listing: List[ShellLine] = [(prompt + "ls -la", None)]
     for name in rng_names(rng, SOURCE_FILES, 12):
         listing.append(
             (
@@ -27,7 +30,7 @@ def shell_session(rng: random.Random, n: int) -> List[Tuple[str, Optional[str]]]
             )
         )
     blocks.append(listing)
-    log = [(prompt + "git log --oneline -5", None)]
+    log: List[ShellLine] = [(prompt + "git log --oneline -5", None)]
     for msg in rng_names(
         rng,
         (
@@ -43,7 +46,7 @@ def shell_session(rng: random.Random, n: int) -> List[Tuple[str, Optional[str]]]
     ):
         log.append((f"{rng.getrandbits(28):07x} {msg}", None))
     blocks.append(log)
-    docker = [
+    docker: List[ShellLine] = [
         (prompt + "docker ps --format 'table {{.Names}}\\t{{.Status}}\\t{{.Ports}}'", None),
         ("NAMES              STATUS                 PORTS", None),
     ]
@@ -52,7 +55,7 @@ def shell_session(rng: random.Random, n: int) -> List[Tuple[str, Optional[str]]]
             (f"{name:<18} Up {rng.randint(2, 59)} minutes{'':<8} 0.0.0.0:{rng.randint(3000, 9999)}->80/tcp", None)
         )
     blocks.append(docker)
-    disk = [
+    disk: List[ShellLine] = [
         (prompt + "df -h /", None),
         ("Filesystem      Size  Used Avail Use% Mounted on", None),
         (
