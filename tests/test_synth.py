@@ -1,8 +1,10 @@
 """The synthetic benchmark: determinism, exact boxes, schema, coverage, the embedded default."""
 
 import hashlib
+import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -14,8 +16,15 @@ from PIL import Image
 
 from helpers import read_jsonl
 from pytest_grounding.datasets import load_dataset
-from pytest_grounding.synth import generate, plan_screen, render_screen, choose_targets, screens_for
-from pytest_grounding.synth import generator
+from pytest_grounding.synth import (
+    archetypes,
+    choose_targets,
+    generate,
+    generator,
+    plan_screen,
+    render_screen,
+    screens_for,
+)
 from pytest_grounding.synth.archetypes import ARCHETYPES
 from pytest_grounding.synth.themes import PLATFORMS
 from pytest_grounding.types import ELEMENT_TYPES, Box
@@ -130,7 +139,8 @@ def test_every_box_is_exactly_the_pixels_drawn_for_its_target(index):
         box = Box(*target.box)
         assert box.inside(plan.width, plan.height)
         assert box.contains(target.point)
-        assert all(box.contains((x, y)) and box.contains((x + 1, y + 1)) for x, y in zip(xs, ys))  # pixel squares
+        pixels = zip(xs, ys, strict=True)
+        assert all(box.contains((x, y)) and box.contains((x + 1, y + 1)) for x, y in pixels)  # pixel squares
 
 
 def test_skipping_an_element_changes_only_that_element():
@@ -259,3 +269,29 @@ def test_losing_the_race_to_another_process_keeps_its_set(tmp_path, tiny_default
 def test_default_set_constants_are_a_few_hundred_samples():
     assert 200 <= generator.DEFAULT_COUNT <= 500
     assert 40 <= len(screens_for(generator.DEFAULT_COUNT, generator.DEFAULT_SEED)) <= 120
+
+
+# ---- the archetype registry ----------------------------------------------------------------------
+
+
+def archetype_modules():
+    return sorted(p.stem for p in Path(archetypes.__file__).parent.glob("*.py") if not p.name.startswith("_"))
+
+
+def test_every_archetype_module_is_registered_once_under_its_own_name():
+    """A module copied into synth/archetypes/ but not listed in ARCHETYPES would never be drawn."""
+    assert sorted(a.name for a in ARCHETYPES) == archetype_modules()
+    for archetype in ARCHETYPES:
+        module = importlib.import_module(f"{archetypes.__name__}.{archetype.name}")
+        assert module.ARCHETYPE is archetype and archetype.compose is module.compose
+        assert archetype.apps and archetype.menus and archetype.documents and 0 <= archetype.dark_bias <= 1
+
+
+def test_an_edit_to_an_archetype_module_changes_the_cache_key(tmp_path):
+    """The default set's folder is keyed on source_digest(): it must see into archetypes/."""
+    copy = tmp_path / "synth"
+    shutil.copytree(Path(generator.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "fonts"))
+    assert generator.source_digest(copy) == generator.source_digest()
+    with open(copy / "archetypes" / "cad.py", "a") as module:
+        module.write("# edited\n")
+    assert generator.source_digest(copy) != generator.source_digest()

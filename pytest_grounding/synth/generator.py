@@ -442,11 +442,13 @@ def cache_root_dir(cache_root=None) -> Path:
     return Path(env) if env else Path.home() / ".cache" / "pytest-grounding"
 
 
-def source_digest() -> str:
-    """A digest of the generator's code: an edited generator never reuses a set another one made."""
+def source_digest(root: Optional[Path] = None) -> str:
+    """A digest of the generator's code (every module under `root`, by default this package,
+    archetypes/ included): an edited generator never reuses a set another one made."""
+    root = root or Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:8]
 
 

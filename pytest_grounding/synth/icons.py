@@ -1,3 +1,4 @@
+# mypy: disable-error-code="func-returns-value"
 """Icon glyphs with a meaning: record, play, save, folder, gear, zoom, undo, brush...
 
 Each glyph is drawn on a 16-unit design grid at 4x the target size in 8-bit alpha, then averaged
@@ -162,7 +163,9 @@ def _arrow_tray(p: Pen, up: bool) -> None:
     p.line([(2, 10), (2, 14), (14, 14), (14, 10)], w=1.6)
 
 
-GLYPHS: Dict[str, Callable[[Pen], None]] = {
+# Most glyphs are lambdas that draw several strokes as the items of a tuple or list: what they
+# return is thrown away (hence `object`, and the mypy comment at the top).
+GLYPHS: Dict[str, Callable[[Pen], object]] = {
     "record": lambda p: p.ellipse(2.5, 2.5, 13.5, 13.5),
     "play": lambda p: p.poly([(4, 2), (14, 8), (4, 14)]),
     "pause": lambda p: (p.rect(3.5, 2.5, 6.5, 13.5), p.rect(9.5, 2.5, 12.5, 13.5)),

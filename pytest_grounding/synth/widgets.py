@@ -73,8 +73,8 @@ class UI:
     # ---- text ------------------------------------------------------------------------------------
     def label_rect(self, x: int, cy: int, s: str, f) -> Rect:
         """The declared rect of a string drawn with anchor "lm" at (x, cy): its ink box plus a pixel."""
-        l, t, r, b = f.getbbox(s, anchor="lm")
-        return Rect(x + int(l) - 1, cy + int(t) - 1, x + int(r) + 2, cy + int(b) + 2)
+        left, top, right, bottom = f.getbbox(s, anchor="lm")
+        return Rect(x + int(left) - 1, cy + int(top) - 1, x + int(right) + 2, cy + int(bottom) + 2)
 
     def label(
         self,
