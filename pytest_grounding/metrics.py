@@ -67,8 +67,10 @@ def error_record(sample: Sample, *, detector: str, message: str,
 
 def plain(value: Any) -> Any:
     """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or type(value) in (bool, str):
         return value
+    if isinstance(value, str):  # a subclass (torch's TorchVersion) cannot cross xdist's wire
+        return str(value)
     if isinstance(value, Box):
         return value.as_list()
     if hasattr(value, "tolist"):  # numpy scalars and arrays

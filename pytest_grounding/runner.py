@@ -193,4 +193,4 @@ def explain(record: Dict[str, Any]) -> str:
         x, y = record["point"]
         return (f"miss: clicked ({x:g}, {y:g}), {record['distance']:.1f} px from target [{target}] "
                 f"for {record['instruction']!r} in {where}")
-    return f"error: {record['error']}"
+    return f"error in {record['dataset']}/{record['id']}: {record['error']}"

@@ -214,8 +214,7 @@ class GroundingRun:
         key = (spec, str(base))
         if key not in self.datasets:
             dataset = load_dataset(spec, base=base, registry=self.formats)
-            same = next((d for d in self.datasets.values()
-                         if (d.format, d.path) == (dataset.format, dataset.path)), None)
+            same = next((d for d in self.datasets.values() if _identity(d) == _identity(dataset)), None)
             if same is not None:
                 self.note(f"dataset {spec!r} is {same.name} ({same.path}) given again: it runs once")
                 self.datasets[key] = same
@@ -440,6 +439,12 @@ class GroundingRun:
                 write_json(self.settings.json_path, self.document())
             except (OSError, ValueError) as exc:
                 self.output_errors.append(f"JSON report {self.settings.json_path} not written: {exc}")
+
+
+def _identity(dataset: Dataset) -> Tuple[str, str, str]:
+    """Two specs name the same dataset when they read the same annotations for the same images
+    (a folder and its metadata.jsonl, a path through a symlink)."""
+    return (dataset.format, dataset.fingerprint, str(dataset.samples[0].image.resolve()))
 
 
 def versions() -> Dict[str, Optional[str]]:
