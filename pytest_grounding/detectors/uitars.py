@@ -188,7 +188,7 @@ class UITarsDetector:
             "attn_implementation": self.attn,
             "preset": p.describe(),
             "batch_size": 1,
-            "torch": self._torch.__version__,
+            "torch": str(self._torch.__version__),  # a str subclass that xdist cannot send
             "transformers": metadata.version("transformers"),
             "ui_tars": _version("ui-tars"),
         }
