@@ -154,3 +154,25 @@ def test_each_xdist_worker_takes_its_own_gpu(requested, gpus, worker, expected):
 def test_cuda_without_a_gpu_is_an_error():
     with pytest.raises(ValueError, match="no CUDA"):
         pick_device("cuda", 0, None)
+
+
+def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_answers(tmp_path_factory, tmp_path,
+                                                                                       monkeypatch):
+    from PIL import Image
+
+    from pytest_grounding.types import Query
+    from pytest_grounding.vlm.tiny import build_tiny_qwen25vl
+
+    folder = build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny-qwen2vl"), family="qwen2_vl")
+    monkeypatch.setenv("FORCED_ANSWER", "click(start_box='<|box_start|>(500,250)<|box_end|>')")
+    monkeypatch.setenv("PROMPT_LOG", str(tmp_path / "prompts.jsonl"))
+    namespace = {}
+    exec(FORCING_CONFTEST, namespace)
+    detector = namespace["forced_uitars"](model=str(folder))
+    prediction = detector.predict(Query(Image.new("RGB", (160, 120), "white"), "Click the red square"))
+    # 0-1000 of the screen: (500/1000*160, 250/1000*120) = (80, 30)
+    assert prediction.point == pytest.approx((80.0, 30.0))
+    assert detector.describe()["preset"]["name"] == "uitars-1.0"
+    assert detector.describe()["preset_from"] == "default for qwen2_vl"
+    # the Qwen2-VL processor defaults: 160x120 is above 3,136 px, rounded to 28: 168x112
+    assert prediction.meta["model_image"] == [168, 112]

@@ -8,6 +8,7 @@ detector is built. One sample per forward pass: batching is not implemented (the
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -18,6 +19,8 @@ from typing import Any, Dict, Optional
 from ..types import Prediction, Query
 from ..vlm.parse import answer_to_prediction
 from ..vlm.presets import DEFAULT_PRESET, resolve_preset
+
+UITARS_10 = "uitars-1.0"
 
 MODEL_ENV = "PYTEST_GROUNDING_UITARS_MODEL"
 DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
@@ -60,7 +63,10 @@ def _processor_class(base):
         attributes = ["image_processor", "tokenizer"]  # transformers 4.x reads this
 
         def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
-            super().__init__(image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
+            if "video_processor" in inspect.signature(base.__init__).parameters:  # transformers >= 4.52
+                kwargs["video_processor"] = None
+            super().__init__(image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template,
+                             **kwargs)
 
     return ImageOnlyProcessor
 
@@ -83,7 +89,8 @@ class UITarsDetector:
     """Options (``--detector uitars:key=value,...``):
 
     - ``model``: the checkpoint folder (else $PYTEST_GROUNDING_UITARS_MODEL). Never fetched from a hub.
-    - ``preset`` (uitars-1.5-point): uitars-1.5-point, uitars-1.5-computer-use, uitars-1.0; any part
+    - ``preset`` (uitars-1.5-point; uitars-1.0 for a Qwen2-VL checkpoint): uitars-1.5-point,
+      uitars-1.5-computer-use, uitars-1.0; any part
       overridable: prompt, system, image_first, factor, min_pixels, max_pixels, extractors, transform,
       refusal, max_new_tokens, temperature, top_p, greedy.
     - ``device`` (auto): auto | cuda | cuda:K | cpu. auto/cuda under xdist: worker gwN -> cuda:N mod GPUs.
@@ -94,9 +101,9 @@ class UITarsDetector:
 
     name = "uitars"
 
-    def __init__(self, model: Optional[str] = None, preset: str = DEFAULT_PRESET, device: str = "auto",
+    def __init__(self, model: Optional[str] = None, preset: Optional[str] = None, device: str = "auto",
                  dtype: str = "auto", attn: str = "sdpa", threads: int = 0, **overrides: Any) -> None:
-        self.preset = resolve_preset(preset, **overrides)
+        resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
         folder = model or os.environ.get(MODEL_ENV)
         if not folder:
             raise ValueError(f"uitars needs a checkpoint folder: --detector uitars:model=PATH or ${MODEL_ENV}")
@@ -128,6 +135,10 @@ class UITarsDetector:
         else:
             raise ValueError(f"uitars: {self.folder} holds a {self.model_type!r} model; "
                              "expected qwen2_5_vl (UI-TARS-1.5) or qwen2_vl (UI-TARS 1.0)")
+        # No preset named: the architecture's (UI-TARS 1.0 answers 0-1000; read as pixels it scores ~0).
+        self.preset_source = "option" if preset else f"default for {self.model_type}"
+        preset = preset or (UITARS_10 if self.model_type == "qwen2_vl" else DEFAULT_PRESET)
+        self.preset = resolve_preset(preset, **overrides)
         tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True, trust_remote_code=False)
         resize = self.preset.preprocess
         image_processor = _image_processor_class().from_pretrained(
@@ -187,6 +198,7 @@ class UITarsDetector:
             "dtype": self.dtype,
             "attn_implementation": self.attn,
             "preset": p.describe(),
+            "preset_from": self.preset_source,
             "batch_size": 1,
             "torch": str(self._torch.__version__),  # a str subclass that xdist cannot send
             "transformers": metadata.version("transformers"),

@@ -1,4 +1,4 @@
-"""A tiny random Qwen2.5-VL checkpoint built offline (no hub): a byte-level BPE tokenizer trained
+"""A tiny random Qwen2.5-VL (or Qwen2-VL) checkpoint built offline (no hub): a byte-level BPE tokenizer trained
 in memory with Qwen's special tokens, the PIL image processor and a 2-layer model. For tests and
 for smoke-testing an install (CPU or CUDA) without downloading weights; it answers garbage."""
 
@@ -29,11 +29,14 @@ _CORPUS = ["Output only the coordinate of one point in your response.",
            "0123456789 ,()[]<>=' abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
 
 
-def build_tiny_qwen25vl(folder: Union[str, Path], seed: int = 0, vocab_size: int = 400) -> Path:
-    """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL to `folder`."""
+def build_tiny_qwen25vl(folder: Union[str, Path], seed: int = 0, vocab_size: int = 400,
+                        family: str = "qwen2_5_vl") -> Path:
+    """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL (or Qwen2-VL, the
+    architecture of UI-TARS 1.0, with family="qwen2_vl") to `folder`."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+    from transformers import (PreTrainedTokenizerFast, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration,
+                              Qwen2VLConfig, Qwen2VLForConditionalGeneration)
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
     folder = Path(folder)
@@ -51,19 +54,25 @@ def build_tiny_qwen25vl(folder: Union[str, Path], seed: int = 0, vocab_size: int
     Qwen2VLImageProcessorPil(min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28).save_pretrained(folder)
 
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
-    config = Qwen2_5_VLConfig(
+    if family not in ("qwen2_5_vl", "qwen2_vl"):
+        raise ValueError(f"family must be qwen2_5_vl or qwen2_vl, not {family!r}")
+    vision = (dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                   fullatt_block_indexes=[1], window_size=112) if family == "qwen2_5_vl" else
+              dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2))
+    config_class, model_class = ((Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration) if family == "qwen2_5_vl"
+                                 else (Qwen2VLConfig, Qwen2VLForConditionalGeneration))
+    config = config_class(
         text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
                          bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
                          pad_token_id=ids["<|endoftext|>"]),
-        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
-                           fullatt_block_indexes=[1], window_size=112),
+        vision_config=vision,
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=True)
     torch.manual_seed(seed)
-    model = Qwen2_5_VLForConditionalGeneration(config).eval()
+    model = model_class(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(folder)
