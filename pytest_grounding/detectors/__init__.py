@@ -18,6 +18,8 @@ BUILTIN = {
     "center": ("pytest_grounding.detectors.floors:CenterDetector", "the image centre (sanity floor)"),
     "random": ("pytest_grounding.detectors.floors:RandomDetector", "a seeded uniform random click (floor); option seed=N"),
     "ocr": ("pytest_grounding.detectors.ocr:OcrDetector", "RapidOCR text boxes + lexical/semantic matching (extra: ocr)"),
+    "uitars": ("pytest_grounding.detectors.uitars:UITarsDetector", "UI-TARS in-process; model=PATH (extra: uitars)"),
+    "openai": ("pytest_grounding.detectors.served:OpenAIDetector", "OpenAI-compatible server (extra: openai)"),
 }
 
 

@@ -1,0 +1,253 @@
+"""The `openai` detector against a small OpenAI-compatible server the test starts on 127.0.0.1:
+right answers, 5xx then success, a timeout, garbage, a refused connection; what the server
+received (model, key, image, prompt, decoding) and that the key is in no output."""
+
+import base64
+import io
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from helpers import FIXTURES, XDIST, read_json, read_jsonl
+
+pytest.importorskip("ui_tars")
+
+from pytest_grounding.detectors.served import OpenAIDetector, ServerError, public_url, split_urls  # noqa: E402
+
+MINI = str(FIXTURES / "mini")
+FEW = ["-k", "m01 or m02 or m03"]
+KEY = "sk-test-Zq81-NEVER-PRINT"
+COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}
+PROMPT = "Output only the coordinate of one point in your response. What element matches the following task: "
+
+
+class FakeModel:
+    """Answers like UI-TARS-1.5: the centre of the named colour, in pixels of the image it received.
+    `script` overrides answers in order: an int is an HTTP status, a str the raw body, a float a delay."""
+
+    def __init__(self, answer="({x},{y})"):
+        self.answer = answer
+        self.script = []
+        self.requests = []
+        self.lock = threading.Lock()
+        self.slow_word = None
+
+    def reply(self, handler):
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = json.loads(handler.rfile.read(length)) if length else None
+        with self.lock:
+            self.requests.append({"path": handler.path, "headers": dict(handler.headers), "body": body})
+            step = self.script.pop(0) if self.script else None
+        if handler.path.endswith("/models"):
+            return 200, {"object": "list", "data": [{"id": "tiny-uitars", "object": "model"}]}
+        if isinstance(step, int):
+            return step, {"error": {"message": "overloaded"}}
+        if isinstance(step, str):
+            return 200, step
+        text = body["messages"][-1]["content"][1]["text"]
+        if self.slow_word and self.slow_word in text:
+            time.sleep(3)
+        url = body["messages"][-1]["content"][0]["image_url"]["url"]
+        pixels = np.asarray(_decode(url)).astype(int)
+        word = next(c for c in COLOURS if c in text.lower())
+        ys, xs = np.nonzero(np.all(np.abs(pixels - COLOURS[word]) < 40, axis=-1))
+        answer = self.answer.format(x=round(float(xs.mean())), y=round(float(ys.mean())))
+        return 200, {"id": "c1", "object": "chat.completion", "model": body["model"],
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                  "finish_reason": "stop"}],
+                     "usage": {"prompt_tokens": 200, "completion_tokens": 7, "total_tokens": 207}}
+
+
+def _decode(url):
+    from PIL import Image
+
+    assert url.startswith("data:image/png;base64,")
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
+
+
+class Server:
+    def __init__(self, model):
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self):
+                status, payload = model.reply(self)
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except OSError:  # the client gave up (the timeout test)
+                    pass
+
+            do_GET = do_POST = _serve
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def model():
+    return FakeModel()
+
+
+@pytest.fixture
+def server(model):
+    running = Server(model)
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def suite(pytester, monkeypatch):
+    monkeypatch.setenv("GROUNDING_TEST_KEY", KEY)
+    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    return pytester
+
+
+def run(suite, tmp_path, spec, *args):
+    report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
+    result = suite.runpytest(f"--dataset={MINI}", "--detector", spec, "--grounding-json", str(report),
+                             "--grounding-predictions", str(predictions), *FEW, *args)
+    return result, {r["id"]: r for r in read_json(report)["samples"]}, report, predictions
+
+
+@XDIST
+def test_right_answers_are_hits_and_the_server_got_model_key_image_prompt(suite, server, model, workers, tmp_path):
+    spec = f"openai:base_url={server.url},model=tiny-uitars,api_key_env=GROUNDING_TEST_KEY"
+    result, records, report, predictions = run(suite, tmp_path, spec, *workers)
+    assert result.ret == 0, result.stdout.str()
+    assert {i: r["outcome"] for i, r in records.items()} == {"m01": "hit", "m02": "hit", "m03": "hit"}
+    # red square of m01 is [10,10,30,30] on 160x120; the server saw it at 336x252 and answered (42,42)
+    assert records["m01"]["raw"] == "(42,42)" and records["m01"]["point"] == [20.0, 20.0]
+    assert records["m01"]["meta"]["usage"] == {"prompt_tokens": 200, "completion_tokens": 7, "total_tokens": 207}
+    chats = [r for r in model.requests if r["path"] == "/v1/chat/completions"]
+    assert len(chats) == 3
+    for chat in chats:
+        body = chat["body"]
+        assert chat["headers"]["Authorization"] == f"Bearer {KEY}"
+        assert body["model"] == "tiny-uitars" and body["temperature"] == 0.0 and body["max_tokens"] == 128
+        assert [m["role"] for m in body["messages"]] == ["user"]
+        image, text = body["messages"][0]["content"]
+        assert image["type"] == "image_url" and _decode(image["image_url"]["url"]).size == (336, 252)
+        assert text["type"] == "text" and text["text"].startswith(PROMPT)
+    assert sorted(c["body"]["messages"][0]["content"][1]["text"][len(PROMPT):] for c in chats) == [
+        "Click the blue square", "Click the green square", "Click the red square"]
+    info = read_json(report)["run"]["detectors"][spec]
+    assert info["model"] == "tiny-uitars" and info["base_urls"] == [server.url]
+    assert info["api_key_env"] == "GROUNDING_TEST_KEY" and info["preset"]["name"] == "uitars-1.5-point"
+    outputs = [result.stdout.str(), result.stderr.str(), report.read_text(), predictions.read_text()]
+    assert not any(KEY in text for text in outputs)
+    assert len(read_jsonl(predictions)) == 3
+
+
+def test_model_from_the_server_listing_and_round_robin_over_two_servers(suite, model, tmp_path):
+    first, second = Server(model), Server(model)
+    try:
+        result, records, report, _ = run(suite, tmp_path, f"openai:base_url={first.url}|{second.url}")
+    finally:
+        first.close()
+        second.close()
+    assert result.ret == 0
+    assert all(r["outcome"] == "hit" for r in records.values())
+    hosts = [r["headers"]["Host"] for r in model.requests]
+    assert len(set(hosts)) == 2  # /models then three chats, alternating servers
+    assert {r["body"]["model"] for r in model.requests if r["body"]} == {"tiny-uitars"}
+    assert not any("Authorization" in r["headers"] for r in model.requests)
+
+
+@XDIST
+def test_5xx_and_429_are_retried_then_succeed(suite, server, model, workers, tmp_path):
+    model.script = [503, 429, 500]
+    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,backoff=0.01", *workers)
+    assert result.ret == 0
+    assert all(r["outcome"] == "hit" for r in records.values())
+    assert len([r for r in model.requests if r["path"].endswith("/chat/completions")]) == 6
+
+
+def test_5xx_after_the_retries_is_an_error_not_a_miss(suite, server, model, tmp_path):
+    model.script = [502] * 10
+    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,retries=2,backoff=0.01")
+    assert result.ret == 1
+    errors = [r for r in records.values() if r["outcome"] == "error"]
+    assert errors and "HTTP 502" in errors[0]["error"] and "after 3 attempts" in errors[0]["error"]
+
+
+def test_a_timeout_is_an_error(suite, server, model, tmp_path):
+    model.slow_word = "blue"
+    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,timeout=0.5")
+    assert result.ret == 1
+    assert records["m02"]["outcome"] == "error" and "within 0.5 s" in records["m02"]["error"]
+    assert records["m01"]["outcome"] == "hit" and records["m03"]["outcome"] == "hit"
+
+
+def test_garbage_answer_is_wrong_format_and_garbage_body_an_error(suite, server, model, tmp_path):
+    model.answer = "I would click on the {x}th pixel"
+    model.script = [None, "<html>Bad gateway</html>"]
+    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,retries=0")
+    outcomes = sorted(r["outcome"] for r in records.values())
+    assert outcomes == ["error", "wrong_format", "wrong_format"]
+    wrong = next(r for r in records.values() if r["outcome"] == "wrong_format")
+    assert wrong["raw"].startswith("I would click on the")
+    error = next(r for r in records.values() if r["outcome"] == "error")
+    assert "not JSON" in error["error"]
+    result.stdout.fnmatch_lines(["*wrong format: openai:base_url=* gave no usable point*"])
+
+
+@XDIST
+def test_a_refused_connection_is_an_error_for_every_sample(suite, workers, tmp_path):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    spec = f"openai:base_url=http://127.0.0.1:{port}/v1,model=m,retries=1,backoff=0.01"
+    result, records, _, _ = run(suite, tmp_path, spec, *workers)
+    assert result.ret == 1
+    assert [r["outcome"] for r in records.values()] == ["error"] * 3
+    assert all("cannot reach http://127.0.0.1:" in r["error"] for r in records.values())
+
+
+def test_no_model_listed_and_missing_key_are_load_errors(server, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    with pytest.raises(ValueError, match="NO_SUCH_KEY_VAR"):
+        OpenAIDetector(base_url=server.url, model="m", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(ValueError, match="base_url"):
+        OpenAIDetector()
+
+
+def test_urls_are_split_on_bars_and_credentials_never_shown():
+    assert split_urls("http://a:1/v1/ | https://b/v1") == ["http://a:1/v1", "https://b/v1"]
+    assert public_url("http://user:secret@host:8000/v1") == "http://host:8000/v1"
+    with pytest.raises(ValueError, match="not an http"):
+        split_urls("127.0.0.1:8000")
+
+
+def test_preset_overrides_reach_the_request(server, model):
+    from PIL import Image
+
+    from pytest_grounding.types import Query
+
+    detector = OpenAIDetector(base_url=server.url, model="m", preset="uitars-1.0", max_new_tokens=16,
+                              system="Be brief.")
+    body = detector.request_body(Query(Image.new("RGB", (1024, 768)), "Click the red square"))
+    assert body["max_tokens"] == 16 and body["frequency_penalty"] == 1.0
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert _decode(body["messages"][1]["content"][0]["image_url"]["url"]).size == (1036, 756)
+    with pytest.raises(ServerError, match="HTTP 404"):
+        model.script = [404]
+        detector._request("/chat/completions", body)
