@@ -313,7 +313,7 @@ class Controller:
             self.run.add_record(record)
             line = self.progress.advance(record["detector"])
             if line:
-                self.config.pluginmanager.get_plugin("terminalreporter").write_line(line)
+                _write_own_line(self.config.pluginmanager.get_plugin("terminalreporter"), line)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session):
@@ -372,6 +372,14 @@ class Controller:
             run.finish(interrupted=run.interrupted)
         run.write_report()
         run.pool.close()
+
+
+def _write_own_line(terminalreporter, line: str) -> None:
+    """A line of its own amid the progress dots (xdist writes them past the reporter's tracking)."""
+    terminalreporter.ensure_newline()
+    if getattr(terminalreporter._tw, "width_of_current_line", 0):
+        terminalreporter._tw.line()
+    terminalreporter.write_line(line)
 
 
 def _hide_grounding_benchmarks(config) -> None:

@@ -135,14 +135,22 @@ def verdict_line(summary: Mapping[str, Mapping[str, Any]], verdicts: Sequence[An
     """One line that says what the exit status means."""
     misses = sum(b["misses"] + b["wrong_format"] for b in summary.values())
     errors = sum(b["errors"] for b in summary.values())
-    failed = [v for v in verdicts if not v.passed]
-    error_part = f"; {errors} errors (samples not scored: see ERROR above)" if errors else ""
     if partial:
-        return f"verdict: run interrupted, no verdict; {misses} misses so far{error_part}"
-    if gated or failed:
-        judged = f"{len(failed)} of {len(verdicts)} checks FAILED" if failed else f"all {len(verdicts)} gates passed"
-        return f"verdict: {judged}{error_part} (misses are reported as {misses_as})"
+        return f"verdict: run interrupted, no verdict ({misses} misses, {errors} errors so far)"
+    parts = []
+    gates = [v for v in verdicts if hasattr(v, "gate")]
+    if gated:
+        failed = sum(1 for v in gates if not v.passed)
+        parts.append(f"{failed} of {len(gates)} gates FAILED" if failed else f"all {len(gates)} gates passed")
+    unreliable = [v.detector for v in verdicts if not hasattr(v, "gate") and not v.passed]
+    if unreliable:
+        parts.append(f"too many errors for {', '.join(unreliable)} (--grounding-max-errors): FAILED")
     if misses and misses_as == "fail":
-        return (f"verdict: {misses} misses fail their items{error_part}: expected for a benchmark run; set a gate "
-                "(--grounding-min-accuracy) to make the exit status a verdict")
-    return f"verdict: {misses} misses{error_part}; no gate set"
+        advice = "" if gated else (": expected for a benchmark run; set a gate (--grounding-min-accuracy) to make "
+                                   "the exit status a verdict")
+        parts.append(f"{misses} misses fail their items{advice}")
+    elif misses:
+        parts.append(f"{misses} misses reported as xfail")
+    if errors:
+        parts.append(f"{errors} errors (samples not scored: see ERROR above)")
+    return "verdict: " + ("; ".join(parts) if parts else "every sample hit")
