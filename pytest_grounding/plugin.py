@@ -362,6 +362,7 @@ class Controller:
         if run.summary:
             verdict = report.verdict_line(run.summary, run.verdicts, gated=bool(run.settings.gates),
                                           misses_as=run.settings.misses, partial=run.interrupted)
+            write("")
             write(verdict, bold=True)
 
     def pytest_sessionfinish(self, session) -> None:
@@ -437,4 +438,6 @@ class XdistHooks:
         is recorded as an error, so the totals still add up to the items."""
         worker = getattr(getattr(report, "node", None), "gateway", None)
         message = f"worker {getattr(worker, 'id', '?')} crashed while running {crashitem}"
-        report.user_properties.append((RECORD, get_run(self.config).crash_record(crashitem, message)))
+        record = get_run(self.config).crash_record(crashitem, message)
+        if record is not None:
+            report.user_properties.append((RECORD, record))

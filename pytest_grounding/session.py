@@ -243,7 +243,7 @@ class GroundingRun:
     def fingerprint_of(self, dataset_name: str) -> Optional[str]:
         return next((d.fingerprint for d in self.datasets.values() if d.name == dataset_name), None)
 
-    def crash_record(self, nodeid: str, message: str) -> Dict[str, Any]:
+    def crash_record(self, nodeid: str, message: str) -> Optional[Dict[str, Any]]:
         """An error record for an item whose worker died: the sample is found by its test id among
         the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
         that names the test id."""
@@ -257,6 +257,8 @@ class GroundingRun:
                          if params.startswith(key + "-")), "?")
         samples = (sample for dataset in self.datasets.values() for sample in dataset.samples)
         sample = next((s for s in samples if params.endswith("-" + s.uid) or params == s.uid), None)
+        if sample is None and detector == "?":
+            return None  # not a grounding item (another test of the same session)
         if sample is None:
             sample = Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
         record = metrics.error_record(sample, detector=detector, message=message)
