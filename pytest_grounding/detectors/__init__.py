@@ -15,6 +15,7 @@ BUILTIN = {
     "center": ("pytest_grounding.detectors.floors:CenterDetector", "the image centre (sanity floor)"),
     "random": ("pytest_grounding.detectors.floors:RandomDetector", "a seeded uniform random click (floor); option seed=N"),
     "ocr": ("pytest_grounding.detectors.ocr:OcrDetector", "RapidOCR text boxes + lexical/semantic matching (extra: ocr)"),
+    "omniparser": ("pytest_grounding.detectors.omniparser:OmniParserDetector", "OmniParser v2 icons + OCR merge"),
 }
 
 
