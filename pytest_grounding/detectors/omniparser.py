@@ -141,8 +141,7 @@ def snap(text_box: BoxT, instruction: str, icons: Sequence[_yolo.Element], snap_
     the button), when that icon is at most `snap_area` times the text's area and the text sits in
     its middle (a sidebar row with an icon, then its label, is not a button); else, when the
     instruction names a toggle (checkbox, radio, switch...), the nearest small square icon on the
-    same row just left or right of it; else the
-    text's own box. Returns (box, how) with how in inside | beside | text."""
+    same row just left or right of it; else the text's own box. Returns (box, how) with how in inside | beside | text."""
     text_area = _yolo.area(text_box)
     text_cx = (text_box[0] + text_box[2]) / 2.0
     around = [e for e in icons if _yolo.inside_share(text_box, e.box) > inside
