@@ -250,6 +250,56 @@ def test_detector_on_the_tiny_model_without_ocr(tiny):
     detector.close()
 
 
+def test_selector_gets_the_numbered_list_and_the_picture_and_answers_an_element(tiny, monkeypatch):
+    import base64
+    import io
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from pytest_grounding.detectors.omniparser import SELECTOR_KEY_ENV, OmniParserDetector
+
+    seen = []
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append((self.path, self.headers.get("Authorization"), body))
+            reply = json.dumps({"choices": [{"message": {"content": answers.pop(0)}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    answers = ["ID 0", "I cannot tell"]
+    server = HTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(SELECTOR_KEY_ENV, "sk-test-secret")
+    try:
+        detector = OmniParserDetector(model=str(tiny), ocr=False, threads=1, selector_model="picker",
+                                      selector_url=f"http://127.0.0.1:{server.server_port}/v1")
+        image = Image.new("RGB", (1280, 960), "white")
+        answer = detector.predict(Query(image, "Click the big square"))
+        assert answer.box == Box(200, 200, 400, 400) and answer.meta["selected"] == 0 and answer.raw == "ID 0"
+        wrong = detector.predict(Query(image, "Click the big square"))
+        assert wrong.click is None and wrong.raw == "I cannot tell"  # wrong format, not a crash
+        info = json.dumps(detector.describe())
+        assert "sk-test-secret" not in info and '"key_set": true' in info
+    finally:
+        server.shutdown()
+    path, auth, body = seen[0]
+    assert path == "/v1/chat/completions" and auth == "Bearer sk-test-secret" and body["model"] == "picker"
+    text, picture = body["messages"][0]["content"]
+    assert "ID 0, icon: (no text)" in text["text"] and "Click the big square" in text["text"]
+    png = base64.b64decode(picture["image_url"]["url"].split(",", 1)[1])
+    marked = Image.open(io.BytesIO(png))
+    assert marked.size == (1280, 960) and marked.getpixel((200, 300)) != (255, 255, 255)  # the box is drawn
+    with pytest.raises(ValueError, match="together"):
+        OmniParserDetector(model=str(tiny), ocr=False, selector_url="http://127.0.0.1:1/v1")
+
+
 def test_missing_model_says_where_it_looked_and_how_to_make_it(tmp_path, monkeypatch):
     monkeypatch.delenv(MODEL_ENV, raising=False)
     monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(tmp_path))

@@ -195,6 +195,85 @@ def element_at(point: Point, parsed: ParsedElements, radius: float = 4.0
     return element.box, element.type, element.content
 
 
+# --- the optional selector model (OpenAI-compatible chat endpoint) ------------------------------
+
+SELECTOR_KEY_ENV = "PYTEST_GROUNDING_SELECTOR_API_KEY"
+_ELEMENT_ID = re.compile(r"\b(?:id|box|element)?\s*#?\s*(\d+)\b", re.I)
+
+
+def element_listing(elements: Sequence[_yolo.Element]) -> str:
+    """The numbered element list the selector reads, OmniParser's way ("ID 3, icon: Save As")."""
+    return "\n".join(f"ID {i}, {e.type}: {e.content or '(no text)'}" for i, e in enumerate(elements))
+
+
+def selector_prompt(instruction: str, elements: Sequence[_yolo.Element]) -> str:
+    return ("The screenshot shows numbered boxes around the elements of a screen, listed here:\n"
+            f"{element_listing(elements)}\n\nWhich element should be clicked to do this: {instruction}\n"
+            "Answer with the element's ID number only.")
+
+
+def parse_element_id(answer: str, count: int) -> Optional[int]:
+    """The first number in the answer that is a valid element id, or None (wrong format)."""
+    for match in _ELEMENT_ID.finditer(answer or ""):
+        value = int(match.group(1))
+        if 0 <= value < count:
+            return value
+    return None
+
+
+def draw_elements(image: Any, elements: Sequence[_yolo.Element]) -> Any:
+    """The screenshot with each element's box and id drawn (OmniParser's set-of-marks picture)."""
+    from PIL import ImageDraw
+
+    marked = image.convert("RGB").copy()
+    draw = ImageDraw.Draw(marked)
+    for i, e in enumerate(elements):
+        colour = (230, 40, 40) if e.type == "icon" else (40, 90, 230)
+        draw.rectangle(e.box, outline=colour, width=2)
+        draw.text((e.box[0] + 2, max(0.0, e.box[1] - 11)), str(i), fill=colour)
+    return marked
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A chat model behind an OpenAI-compatible endpoint picking an element id. The API key is read
+    from the environment variable `key_env` at each call, never stored, printed or written."""
+
+    base_url: str
+    model: str
+    key_env: str = SELECTOR_KEY_ENV
+    timeout: float = 120.0
+
+    def request(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> Dict[str, Any]:
+        import base64
+        import io
+
+        buffer = io.BytesIO()
+        draw_elements(image, elements).save(buffer, format="PNG")
+        picture = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+        return {"model": self.model, "temperature": 0, "max_tokens": 16, "messages": [{"role": "user", "content": [
+            {"type": "text", "text": selector_prompt(instruction, elements)},
+            {"type": "image_url", "image_url": {"url": picture}}]}]}
+
+    def answer(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> str:
+        import json
+        import urllib.request
+
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        body = json.dumps(self.request(instruction, elements, image)).encode()
+        url = self.base_url.rstrip("/") + "/chat/completions"
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=self.timeout) as reply:
+            document = json.loads(reply.read().decode("utf-8"))
+        return str(document["choices"][0]["message"]["content"] or "")
+
+    def describe(self) -> Dict[str, Any]:
+        return {"base_url": self.base_url, "model": self.model, "key_env": self.key_env,
+                "key_set": bool(os.environ.get(self.key_env))}
+
+
 def _worker_threads() -> int:
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     return max(1, (os.cpu_count() or 1) // max(1, workers))
@@ -214,6 +293,11 @@ class OmniParserDetector:
       the point.
     - ``device`` (auto): ``auto`` asks for CUDA when onnxruntime lists it, ``cpu`` never does.
     - ``threads`` (0 = the cores shared out between xdist workers), ``cache_size`` (16 screens).
+    - ``selector_url`` and ``selector_model``: an OpenAI-compatible endpoint (base URL, e.g.
+      http://localhost:8000/v1) and model that pick the element id from the numbered list and the
+      screenshot with the boxes drawn, instead of the text matching; the API key comes only from
+      $PYTEST_GROUNDING_SELECTOR_API_KEY (or the variable named by ``selector_key_env``). Without
+      them no network is touched.
     """
 
     name = "omniparser"
@@ -221,7 +305,11 @@ class OmniParserDetector:
     def __init__(self, model: Optional[str] = None, conf: float = 0.05, iou: float = 0.1, merge_iou: float = 0.7,
                  inside: float = 0.8, ocr: bool = True, semantic: bool = True, min_score: float = 0.8,
                  min_semantic: float = 0.5, snap_area: float = 4.0, radius: float = 4.0, device: str = "auto",
-                 threads: int = 0, cache_size: int = 16) -> None:
+                 threads: int = 0, cache_size: int = 16, selector_url: Optional[str] = None,
+                 selector_model: Optional[str] = None, selector_key_env: str = SELECTOR_KEY_ENV) -> None:
+        if bool(selector_url) != bool(selector_model):
+            raise ValueError("omniparser: selector_url and selector_model go together")
+        self.selector = Selector(str(selector_url), str(selector_model), selector_key_env) if selector_url else None
         self.conf, self.iou = float(conf), float(iou)
         self.merge_iou, self.inside = float(merge_iou), float(inside)
         self.use_ocr = bool(ocr)
@@ -323,6 +411,8 @@ class OmniParserDetector:
                                 "icons_found": parsed.icons_found, "texts_on_screen": len(parsed.texts),
                                 "icon_s": round(parsed.icon_seconds, 4), "ocr_s": round(parsed.ocr_seconds, 4),
                                 "parse_cached": cached}
+        if self.selector is not None:
+            return self._select(query, parsed, meta)
         semantic = None
         if self._embedder is not None:
             def semantic() -> List[float]:
@@ -339,6 +429,19 @@ class OmniParserDetector:
         meta.update(snapped=how, element_type="text" if how == "text" else "icon")
         answer = Box(*box)
         return Prediction(point=answer.center, box=answer, raw=chosen.text, meta=meta)
+
+    def _select(self, query: Query, parsed: ParsedElements, meta: Dict[str, Any]) -> Prediction:
+        assert self.selector is not None
+        if not parsed.elements:
+            return Prediction.no_answer(None, reason="no element on screen", **meta)
+        answer = self.selector.answer(query.instruction, parsed.elements, query.image)
+        index = parse_element_id(answer, len(parsed.elements))
+        if index is None:
+            return Prediction.no_answer(answer, reason="the selector's answer names no element", **meta)
+        element = parsed.elements[index]
+        box = Box(*element.box)
+        meta.update(selected=index, element_type=element.type, candidate=element.content)
+        return Prediction(point=box.center, box=box, raw=answer, meta=meta)
 
     def locate(self, query: LocateQuery) -> Prediction:
         parsed = self.parse_image(query.image, query.image_key)
@@ -379,6 +482,7 @@ class OmniParserDetector:
             "min_score": self.thresholds.lexical,
             "min_semantic": self.thresholds.semantic,
             "snap_area": self.snap_area,
+            "selector": self.selector.describe() if self.selector else None,
             "radius": self.radius,
             "threads": self.threads,
             "cache_size": self.cache_size,
