@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from helpers import REPO, SHARED_DATA
+from helpers import REPO, SHARED_DATA, XDIST, read_json
 from pytest_grounding.detectors import _yolo, builtin_registry
 from pytest_grounding.detectors.omniparser import (
     CPU,
@@ -23,6 +23,10 @@ from pytest_grounding.detectors.omniparser import (
     snap,
 )
 from pytest_grounding.types import Box, Query
+
+# Imported here, once: pytester's in-process runs cannot load these extension modules twice.
+pytest.importorskip("onnxruntime")
+pytest.importorskip("cv2")
 
 SHARED_MODELS = REPO.parent / "shared" / "models"
 REAL_MODEL = SHARED_MODELS / "omniparser-v2-icon-detect-640.onnx"
@@ -298,6 +302,26 @@ def test_selector_gets_the_numbered_list_and_the_picture_and_answers_an_element(
     assert marked.size == (1280, 960) and marked.getpixel((200, 300)) != (255, 255, 255)  # the box is drawn
     with pytest.raises(ValueError, match="together"):
         OmniParserDetector(model=str(tiny), ocr=False, selector_url="http://127.0.0.1:1/v1")
+
+
+@XDIST
+def test_omniparser_runs_in_the_suite_and_reports_its_provider(project, workers, tiny, tmp_path):
+    from pytest_grounding.synth import generate
+
+    screens = generate(tmp_path / "syn", count=4, seed=2)
+    report = tmp_path / "r.json"
+    result = project.runpytest(f"--dataset={screens}", "--detector", f"omniparser:model={tiny},ocr=false",
+                               "--grounding-json", str(report), *workers)
+    assert result.ret in (0, 1)  # icons only: nothing to match, every sample a wrong-format miss
+    document = read_json(report)
+    (spec,) = document["run"]["detectors"]  # keyed by the --detector spec, options included
+    info = document["run"]["detectors"][spec]
+    assert spec.startswith("omniparser:") and info["ocr"] is None
+    assert info["providers"] and set(info["providers"]) <= {CUDA, CPU}
+    block = document["summary"][spec]
+    assert block["samples"] == 4 and block["errors"] == 0 and block["wrong_format"] == 4
+    result.stdout.fnmatch_lines([f"detector omniparser:*  (OmniParser v2 icon detector * providers "
+                                 f"{', '.join(info['providers'])}*icons only*"])
 
 
 def test_missing_model_says_where_it_looked_and_how_to_make_it(tmp_path, monkeypatch):
