@@ -20,6 +20,7 @@ BUILTIN = {
     "ocr": ("pytest_grounding.detectors.ocr:OcrDetector", "RapidOCR text boxes + lexical/semantic matching (extra: ocr)"),
     "uitars": ("pytest_grounding.detectors.uitars:UITarsDetector", "UI-TARS in-process; model=PATH (extra: uitars)"),
     "openai": ("pytest_grounding.detectors.served:OpenAIDetector", "OpenAI-compatible server (extra: openai)"),
+    "omniparser": ("pytest_grounding.detectors.omniparser:OmniParserDetector", "OmniParser v2 icons + OCR merge"),
 }
 
 

@@ -1,4 +1,7 @@
-"""Sanity floors: what any real detector must beat."""
+"""Sanity floors: what any real detector must beat.
+
+Both also answer the element-at-click task (`locate`) with a floor: a FLOOR_BOX_SIDE (32 px) square
+centred on the click point, clipped to the image, whatever the screen shows."""
 
 from __future__ import annotations
 
@@ -6,7 +9,14 @@ import random
 import zlib
 from typing import Any, Dict
 
+from ..locate import FLOOR_BOX_SIDE, LocateQuery, box_around
 from ..types import Prediction, Query
+
+
+def _floor_locate(query: LocateQuery, side: float) -> Prediction:
+    width, height = query.image.size
+    box = box_around(query.point, side, width, height)
+    return Prediction(box=box, raw="fixed box around the point", meta={"box_side": side})
 
 
 class CenterDetector:
@@ -17,6 +27,9 @@ class CenterDetector:
     def predict(self, query: Query) -> Prediction:
         width, height = query.image.size
         return Prediction(point=(width / 2.0, height / 2.0))
+
+    def locate(self, query: LocateQuery) -> Prediction:
+        return _floor_locate(query, FLOOR_BOX_SIDE)
 
     def describe(self) -> Dict[str, Any]:
         return {"kind": "floor"}
@@ -36,6 +49,9 @@ class RandomDetector:
         key = f"{self.seed}:{query.image_key}:{query.instruction}".encode()
         rng = random.Random(zlib.crc32(key))
         return Prediction(point=(rng.uniform(0, width), rng.uniform(0, height)))
+
+    def locate(self, query: LocateQuery) -> Prediction:
+        return _floor_locate(query, FLOOR_BOX_SIDE)
 
     def describe(self) -> Dict[str, Any]:
         return {"kind": "floor", "seed": self.seed}
