@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
@@ -24,35 +23,29 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from pytest_grounding import metrics  # noqa: E402
 from pytest_grounding.datasets.pointerbench import load  # noqa: E402
-from pytest_grounding.locate import LocateQuery, aggregate_locate, locate_with_retries, score_locate  # noqa: E402
-from pytest_grounding.runner import read_image  # noqa: E402
+from pytest_grounding.runner import evaluate_locate  # noqa: E402
 
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "screenagent-dev"
 DEFAULT_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.onnx"
 
 
 def run(detector: Any, samples: Sequence[Any], threshold: float) -> Dict[str, Any]:
-    records: List[Dict[str, Any]] = []
-    for sample in samples:
-        image, error = read_image(sample)
-        if error:
-            records.append({"error": error})
-            continue
-        point = sample.point or sample.bbox.center
-        started = time.perf_counter()
-        outcome = locate_with_retries(detector.locate, LocateQuery(image, point))
-        records.append(score_locate(sample.bbox, outcome, time.perf_counter() - started, threshold))
-    return aggregate_locate(records)
+    """The plugin's own path (runner.evaluate_locate, metrics.summarize): the same figures as
+    `pytest suites/ --grounding-task locate`, without pytest around them."""
+    records: List[Dict[str, Any]] = [evaluate_locate(sample, detector, detector_name="bench", threshold=threshold).record
+                                     for sample in samples]
+    return next(iter(metrics.summarize(records).values()))
 
 
-def row(label: str, figures: Dict[str, Any]) -> str:
-    lat = figures["latency_s"]
-    breakdown = ", ".join(f"{k} {v['count']} ({v['hits']} hits)" for k, v in figures["transform_breakdown"].items())
-    return (f"| {label} | {figures['n']} | {100 * figures['detection_rate']:.1f}% | {100 * figures['hit_rate']:.1f}% "
-            f"| {figures['mean_iou']:.3f} | {100 * figures['false_positive_rate']:.1f}% "
-            f"| {figures['mean_attempts']:.2f} "
-            f"| {lat['p50']:.2f} / {lat['p95']:.2f} | {breakdown} |")
+def row(label: str, block: Dict[str, Any]) -> str:
+    figures, lat = block["locate"], block["latency_ms"]
+    breakdown = ", ".join(f"{k} {v['samples']} ({v['hits']} hits)" for k, v in figures["by_transform"].items())
+    iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f}"
+    return (f"| {label} | {block['scored']} | {100 * figures['detection_rate']:.1f}% | {100 * block['accuracy']:.1f}% "
+            f"| {iou} | {100 * figures['false_positive_rate']:.1f}% | {figures['mean_attempts']:.2f} "
+            f"| {lat['p50'] / 1000:.2f} / {lat['p95'] / 1000:.2f} | {block['errors']} | {breakdown} |")
 
 
 def main(argv: Sequence[str] = ()) -> None:
@@ -77,8 +70,8 @@ def main(argv: Sequence[str] = ()) -> None:
     }
     print(f"dataset {args.dataset} ({len(samples)} samples), IoU threshold {args.threshold}, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    print("| detector | n | detection | hit@IoU | mean IoU | FP rate | attempts | latency s p50 / p95 | by transform |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| detector | scored | detection | hit@IoU | mean IoU (found) | FP rate | attempts | latency s p50 / p95 | errors | by transform |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for key in args.only or list(makers):
         label, make = makers[key]
         detector = make()

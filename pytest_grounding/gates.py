@@ -28,6 +28,7 @@ class Verdict:
     accuracy: Optional[float]
     scored: int
     unreliable: bool = False  # the detector's errors exceed --grounding-max-errors: not judged
+    measure: str = "accuracy"  # "hit rate" on the element-at-click task
 
     @property
     def passed(self) -> bool:
@@ -36,11 +37,11 @@ class Verdict:
     def describe(self) -> str:
         figure = "no scored samples" if self.accuracy is None else f"{self.accuracy:.1%} of {self.scored}"
         if self.unreliable:
-            return (f"gate FAILED: detector {self.detector} {self.gate.label}: accuracy {figure} not judged: "
+            return (f"gate FAILED: detector {self.detector} {self.gate.label}: {self.measure} {figure} not judged: "
                     "too many errors (see above)")
         relation = ">=" if self.passed else "<"
         status = "passed" if self.passed else "FAILED"
-        return (f"gate {status}: detector {self.detector} {self.gate.label}: accuracy {figure} "
+        return (f"gate {status}: detector {self.detector} {self.gate.label}: {self.measure} {figure} "
                 f"{relation} threshold {self.gate.threshold:.1%}")
 
 
@@ -108,7 +109,8 @@ def judge(gates: List[Gate], summary: Mapping[str, Mapping[str, Any]],
         for gate in gates:
             row: Dict[str, Any] = dict(block) if gate.key is None else _find(block["by"][gate.key], gate.value)
             verdicts.append(Verdict(gate, detector, row.get("accuracy"), row.get("scored", 0),
-                                    unreliable=too_many is not None and not too_many.passed))
+                                    unreliable=too_many is not None and not too_many.passed,
+                                    measure="hit rate" if block.get("task") == "locate" else "accuracy"))
     return verdicts
 
 

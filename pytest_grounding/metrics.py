@@ -10,6 +10,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from .types import Box, Prediction, Sample
 
 HIT, MISS, WRONG_FORMAT, ERROR = "hit", "miss", "wrong_format", "error"
+GROUNDING, LOCATE = "grounding", "locate"  # the two tasks; a locate record's miss is a false positive,
+# its wrong format is "no box found", and its accuracy is the hit rate at the IoU threshold
 SCORED = (HIT, MISS, WRONG_FORMAT)  # wrong format stays in the accuracy denominator, as a miss
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
 SIZE_BUCKETS = ("<32", "32-100", ">100")
@@ -26,6 +28,7 @@ def base_record(sample: Sample, detector: str, image_size: Optional[Tuple[int, i
     size = image_size or sample.image_size
     box = sample.bbox
     return {
+        "task": GROUNDING,
         "detector": detector, "dataset": sample.dataset, "id": sample.id, "uid": sample.uid,
         "image": str(sample.image), "instruction": sample.instruction,
         "element_type": sample.element_type, "app": sample.app, "app_category": sample.app_category,
@@ -55,6 +58,54 @@ def score(sample: Sample, prediction: Prediction, *, detector: str, latency_ms: 
     record["distance"] = round(sample.bbox.distance_to(click), 3)
     record["outcome"] = HIT if sample.bbox.contains(click) else MISS
     return record
+
+
+def score_located(sample: Sample, outcome: Any, *, detector: str, latency_ms: float, image_size: Tuple[int, int],
+                  click: Tuple[float, float], threshold: float) -> Dict[str, Any]:
+    """A locate record from `locate.locate_with_retries`' outcome: hit when the box returned has
+    IoU >= threshold with the target, miss (a false positive) below it, wrong format when no
+    attempt returned a box."""
+    record = base_record(sample, detector, image_size)
+    record["task"] = LOCATE
+    attempts = [{"transform": a.transform, "box": a.box.as_list() if a.box is not None else None,
+                 "contains_point": a.contains_point, "ms": round(a.seconds * 1000.0, 3), "error": a.error}
+                for a in outcome.attempts]
+    record.update(latency_ms=round(latency_ms, 3), point=[round(click[0], 3), round(click[1], 3)],
+                  attempts=len(attempts), transform=outcome.transform, threshold=threshold,
+                  meta=plain({**dict(outcome.meta), "tried": attempts}))
+    box = outcome.box
+    if box is None or not all(math.isfinite(v) for v in box.as_list()):
+        record["outcome"] = WRONG_FORMAT
+        return record
+    iou = box.iou(sample.bbox)
+    record.update(box=box.as_list(), iou=round(iou, 6), distance=round(sample.bbox.distance_to(box.center), 3))
+    record["outcome"] = HIT if iou >= threshold else MISS
+    return record
+
+
+def summary_key(record: Mapping[str, Any]) -> str:
+    """Grounding blocks are named by the detector; locate blocks by the detector and the task."""
+    task = record.get("task", GROUNDING)
+    return record["detector"] if task == GROUNDING else f"{record['detector']} ({task})"
+
+
+def locate_figures(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """What only the element-at-click task has: detection and false-positive rates, attempts,
+    and which transform gave the answer."""
+    scored = [r for r in records if r["outcome"] != ERROR]
+    breakdown: Dict[str, Dict[str, int]] = {}
+    for record in scored:
+        slot = breakdown.setdefault(record.get("transform") or "none", {"samples": 0, "hits": 0})
+        slot["samples"] += 1
+        slot["hits"] += record["outcome"] == HIT
+    n = len(scored)
+    return {
+        "threshold": scored[0].get("threshold") if scored else None,
+        "detection_rate": sum(r["outcome"] in (HIT, MISS) for r in scored) / n if n else None,
+        "false_positive_rate": sum(r["outcome"] == MISS for r in scored) / n if n else None,
+        "mean_attempts": sum(r.get("attempts") or 0 for r in scored) / n if n else None,
+        "by_transform": {name: breakdown[name] for name in sorted(breakdown)},
+    }
 
 
 def error_record(sample: Sample, *, detector: str, message: str,
@@ -146,16 +197,26 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]
     """Per detector: totals, micro accuracy, macro over apps, every breakdown, latency. Records
     are sorted first, so the result does not depend on the order workers finished in."""
     per_detector: Dict[str, List[Mapping[str, Any]]] = {}
-    for record in sorted(records, key=lambda r: (r["detector"], r["dataset"], r["uid"])):
-        per_detector.setdefault(record["detector"], []).append(record)
+    for record in sorted(records, key=record_order):
+        per_detector.setdefault(summary_key(record), []).append(record)
     summary = {}
-    for detector, group in per_detector.items():
-        breakdowns = {key: by_slice(group, key) for key in SLICES}
-        summary[detector] = {
+    for key, group in per_detector.items():
+        breakdowns = {slice_key: by_slice(group, slice_key) for slice_key in SLICES}
+        task = group[0].get("task", GROUNDING)
+        summary[key] = {
+            "task": task,
+            "detector": group[0]["detector"],
             **tally(group),
             "macro_app_accuracy": macro(breakdowns["app"]),
             "macro_dataset_accuracy": macro(breakdowns["dataset"]),
             "latency_ms": latency(group),
             "by": breakdowns,
         }
+        if task == LOCATE:
+            summary[key]["locate"] = locate_figures(group)
     return summary
+
+
+def record_order(record: Mapping[str, Any]) -> Tuple[str, str, str, str]:
+    """One order for records everywhere (summary, JSON), whatever order workers finished in."""
+    return (record.get("task", GROUNDING), record["detector"], record["dataset"], record["uid"])

@@ -10,6 +10,7 @@ import math
 
 MISSES_MODES = ("fail", "xfail")
 PROGRESS_MODES = ("auto", "on", "off")
+TASKS = ("grounding", "locate")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,12 @@ OPTIONS = (
            help="largest share of a detector's samples that may be errors (a number 0..1 or a percentage; default "
                 "0.1) before its figures are called not meaningful and its gates fail: an outage must not pass "
                 "for a bad model."),
+    Option("--grounding-task", "grounding_task", metavar="grounding|locate", default="grounding",
+           help="what each item asks: grounding (default: instruction -> click point) or locate (the "
+                "element-at-click task: recorded click point -> the element's box, with retries over transforms)."),
+    Option("--grounding-iou-threshold", "grounding_iou_threshold", metavar="IOU", default="0.5",
+           help="--grounding-task locate: a returned box is a hit at IoU >= this with the target (default 0.5), "
+                "a false positive below it."),
     Option("--grounding-resume", "grounding_resume", switch=True,
            help="with --grounding-predictions: skip the samples already in that file (same detector spec and "
                 "dataset fingerprint; errors are run again) and report all of them as one run."),

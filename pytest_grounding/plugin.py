@@ -13,7 +13,7 @@ from . import hookspecs, metrics, report
 from .datasets import DatasetError
 from .options import add_options
 from .progress import Progress
-from .runner import evaluate, explain
+from .runner import evaluate, evaluate_locate, explain
 from .session import DetectorLoadError, GroundingRun, SettingError
 
 RUN_KEY = pytest.StashKey[GroundingRun]()
@@ -87,6 +87,8 @@ def pytest_report_header(config) -> list:
     datasets = ", ".join(settings.dataset_specs) or "synthetic (embedded default)"
     note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
     lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
+    if settings.task == metrics.LOCATE:
+        lines.append(f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.iou_threshold:g})")
     if settings.gates:
         lines.append("grounding gates: " + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
                      + f"; misses reported as {settings.misses}")
@@ -164,14 +166,16 @@ def _spec_id(spec: str) -> str:
 def pytest_collection_modifyitems(session, config, items) -> None:
     """--grounding-resume: the samples already in the predictions file are deselected (the same
     on every xdist worker: the keys come from the controller)."""
-    done = get_run(config).done_keys
+    run = get_run(config)
+    done = run.done_keys
     if not done:
         return
     keep, skip = [], []
     for item in items:
         params = _item_params(item)
         sample = params.get("grounding_sample")
-        key = (params.get("grounding_detector_name"), getattr(sample, "dataset", None), getattr(sample, "uid", None))
+        key = (run.settings.task, params.get("grounding_detector_name"), getattr(sample, "dataset", None),
+               getattr(sample, "uid", None))
         (skip if key in done else keep).append(item)
     if skip:
         config.hook.pytest_deselected(items=skip)
@@ -191,8 +195,9 @@ def grounding_detector(request, grounding_detector_name: str) -> Any:
 
 @pytest.fixture
 def grounding_check(request):
-    """check(sample, detector): predict, score, record; fails the item on a miss (or xfails it
-    when gates decide), reports an error for a sample that could not be scored."""
+    """check(sample, detector): predict (or, with --grounding-task locate, find the element at the
+    recorded click), score, record; fails the item on a miss (or xfails it when gates decide),
+    reports an error for a sample that could not be scored."""
     run = get_run(request.config)
     measure = _benchmark_available(request)
 
@@ -209,8 +214,13 @@ def grounding_check(request):
             benchmark.group = BENCHMARK_GROUP
             return benchmark.pedantic(fn, rounds=1, iterations=1)
 
-        result = evaluate(sample, detector, detector_name=name, timeout=run.settings.timeout,
-                          around=around if measure else None)
+        settings = run.settings
+        if settings.task == metrics.LOCATE:
+            result = evaluate_locate(sample, detector, detector_name=name, timeout=settings.timeout,
+                                     threshold=settings.iou_threshold, around=around if measure else None)
+        else:
+            result = evaluate(sample, detector, detector_name=name, timeout=settings.timeout,
+                              around=around if measure else None)
         record = result.record
         record["fingerprint"] = run.fingerprint_of(sample.dataset)
         if "benchmark" in used:
@@ -261,6 +271,7 @@ def pytest_runtest_makereport(item, call):
             sample = params["grounding_sample"]
             record = metrics.error_record(sample, detector=params.get("grounding_detector_name", "?"),
                                           message=str(excinfo.value))
+            record["task"] = get_run(item.config).settings.task
             record["fingerprint"] = get_run(item.config).fingerprint_of(sample.dataset)
             rep.user_properties.append((RECORD, record))
 

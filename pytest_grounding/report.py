@@ -55,11 +55,16 @@ def detector_block(name: str, block: Mapping[str, Any], *, info: Optional[Mappin
     lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
     lat = block["latency_ms"]
     iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
+    if block.get("task") == "locate":
+        lines += locate_lines(block, iou)
+    else:
+        lines += [
+            f"  accuracy {pct(block['accuracy'])} ({block['hits']}/{block['scored']} scored, micro)   "
+            f"macro over apps {pct(block['macro_app_accuracy'])}",
+            f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
+            f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+        ]
     lines += [
-        f"  accuracy {pct(block['accuracy'])} ({block['hits']}/{block['scored']} scored, micro)   "
-        f"macro over apps {pct(block['macro_app_accuracy'])}",
-        f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
-        f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
         f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)",
     ]
@@ -79,6 +84,23 @@ def dataset_line(dataset: Mapping[str, Any]) -> str:
     if dataset.get("limit") is not None:
         count = f"{dataset['limit']} of {dataset['samples']} samples (--grounding-limit)"
     return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {dataset['fingerprint']}"
+
+
+def locate_lines(block: Mapping[str, Any], iou: str) -> List[str]:
+    """The element-at-click task's figures: the table columns read hits = IoU at the threshold,
+    wrong = no box found."""
+    figures = block["locate"]
+    by_transform = ", ".join(f"{name} {slot['samples']} ({slot['hits']} hits)"
+                             for name, slot in figures["by_transform"].items()) or "-"
+    attempts = "-" if figures["mean_attempts"] is None else f"{figures['mean_attempts']:.2f}"
+    return [
+        f"  element at click: hit rate {pct(block['accuracy'])} at IoU >= {figures['threshold']} "
+        f"({block['hits']}/{block['scored']} scored)   detection rate {pct(figures['detection_rate'])}   "
+        f"false positives {pct(figures['false_positive_rate'])}",
+        f"  samples {block['samples']}   hits {block['hits']}   false positives {block['misses']}   "
+        f"not found {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+        f"  mean attempts {attempts}   answered by transform: {by_transform}",
+    ]
 
 
 def summary_lines(summary: Mapping[str, Mapping[str, Any]], *, datasets: Sequence[Mapping[str, Any]],
@@ -105,6 +127,11 @@ def miss_line(record: Mapping[str, Any]) -> str:
     """One line per miss: where it clicked, how far off, for what."""
     where = f"{record['dataset']}/{record['id']}"
     instruction = record["instruction"] if len(record["instruction"]) <= 60 else record["instruction"][:57] + "..."
+    if record.get("task") == "locate":
+        x, y = record["point"]
+        found = "no box found" if record["outcome"] == "wrong_format" else f"false positive, IoU {record['iou']:.2f}"
+        tries = "1 attempt" if record["attempts"] == 1 else f"{record['attempts']} attempts"
+        return f"  {record['detector']} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
     if record["outcome"] == "wrong_format":
         raw = str(record.get("raw") or "")
         raw = raw if len(raw) <= 40 else raw[:37] + "..."
@@ -117,7 +144,7 @@ def miss_line(record: Mapping[str, Any]) -> str:
 def miss_lines(records: Sequence[Mapping[str, Any]], limit: Optional[int], misses_as: str = "fail") -> List[str]:
     """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
     misses = sorted((r for r in records if r["outcome"] in ("miss", "wrong_format")),
-                    key=lambda r: (r["detector"], r["dataset"], r["uid"]))
+                    key=lambda r: (r.get("task", "grounding"), r["detector"], r["dataset"], r["uid"]))
     if not misses or limit == 0:
         return []
     shown = misses if limit is None else misses[:limit]

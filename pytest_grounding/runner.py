@@ -122,50 +122,27 @@ def call_with_timeout(fn: Callable[[], Any], timeout: Optional[float]) -> Any:
     return box["value"]
 
 
-def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float] = None,
-             around: Optional[Callable[[Callable[[], Any]], Any]] = None) -> Evaluation:
-    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
-    the detector returns or raises (short of Ctrl-C or killing the process) ends in a record."""
+def _open_sample(sample: Sample, detector_name: str) -> Tuple[Any, Optional[Evaluation]]:
+    """The sample's image, or the error record that says why the sample cannot be scored."""
     if sample.defect:
-        return _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
+        return None, _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
     image, problem = read_image(sample)
     if problem:
-        return _error(sample, detector_name, problem)
+        return None, _error(sample, detector_name, problem)
     width, height = image.size
     if sample.image_size is not None and tuple(sample.image_size) != (width, height):
         declared = f"{sample.image_size[0]}x{sample.image_size[1]}"
-        return _error(sample, detector_name,
+        return None, _error(sample, detector_name,
                       f"declared image size {declared} differs from the image's real size {width}x{height} "
                       f"({sample.image}): its box would be scored in the wrong frame")
     if sample.bbox.iou(Box(0, 0, width, height)) == 0.0:
-        return _error(sample, detector_name,
+        return None, _error(sample, detector_name,
                       f"target box {sample.bbox.as_list()} lies outside the {width}x{height} image {sample.image}")
-    query = Query(image=image, instruction=sample.instruction)
-    timing: Dict[str, float] = {}
+    return image, None
 
-    def timed() -> Tuple[Any, Optional[BaseException]]:
-        start = time.perf_counter_ns()
-        try:
-            answer = call_with_timeout(lambda: detector.predict(query), timeout)
-            failure: Optional[BaseException] = None
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit from a detector too: that sample's error, not the run's end
-            answer, failure = None, exc
-        timing["ms"] = (time.perf_counter_ns() - start) / 1e6
-        return answer, failure
 
-    answer, failure = around(timed) if around else timed()
-    latency_ms = timing.get("ms", 0.0)
-    if failure is None:
-        try:
-            prediction = as_prediction(answer)
-            record = metrics.score(sample, prediction, detector=detector_name, latency_ms=latency_ms,
-                                   image_size=(width, height))
-        except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
-            failure = exc
-        else:
-            return Evaluation(record)
+def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseException,
+                        latency_ms: float) -> Evaluation:
     if isinstance(failure, Timeout):
         kind, trace = "timed out", None
     elif isinstance(failure, InvalidAnswer):
@@ -178,6 +155,95 @@ def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Opti
                                            latency_ms=latency_ms), trace)
 
 
+def _timed(call: Callable[[], Any], timeout: Optional[float], timing: Dict[str, float]
+           ) -> Tuple[Any, Optional[BaseException]]:
+    start = time.perf_counter_ns()
+    try:
+        answer = call_with_timeout(call, timeout)
+        failure: Optional[BaseException] = None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit from a detector too: that sample's error, not the run's end
+        answer, failure = None, exc
+    timing["ms"] = (time.perf_counter_ns() - start) / 1e6
+    return answer, failure
+
+
+def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float] = None,
+             around: Optional[Callable[[Callable[[], Any]], Any]] = None) -> Evaluation:
+    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
+    the detector returns or raises (short of Ctrl-C or killing the process) ends in a record."""
+    image, failed = _open_sample(sample, detector_name)
+    if failed is not None:
+        return failed
+    width, height = image.size
+    query = Query(image=image, instruction=sample.instruction)
+    timing: Dict[str, float] = {}
+
+    def timed() -> Tuple[Any, Optional[BaseException]]:
+        return _timed(lambda: detector.predict(query), timeout, timing)
+
+    answer, failure = around(timed) if around else timed()
+    latency_ms = timing.get("ms", 0.0)
+    if failure is None:
+        try:
+            prediction = as_prediction(answer)
+            record = metrics.score(sample, prediction, detector=detector_name, latency_ms=latency_ms,
+                                   image_size=(width, height))
+        except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
+            failure = exc
+        else:
+            return Evaluation(record)
+    return _failure_evaluation(sample, detector_name, failure, latency_ms)
+
+
+def evaluate_locate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float] = None,
+                    threshold: float = 0.5, around: Optional[Callable[[Callable[[], Any]], Any]] = None
+                    ) -> Evaluation:
+    result = _evaluate_locate(sample, detector, detector_name=detector_name, timeout=timeout,
+                              threshold=threshold, around=around)
+    result.record["task"] = metrics.LOCATE  # error records too: they count in the locate block
+    result.record.setdefault("threshold", threshold)
+    return result
+
+
+def _evaluate_locate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float],
+                     threshold: float, around: Optional[Callable[[Callable[[], Any]], Any]]) -> Evaluation:
+    """The element-at-click task: the detector's `locate` gets the image and the recorded click
+    point (the row's `point`, else the box centre), never the box; `locate_with_retries` tries the
+    documented transforms until one gives a box containing the point. The timeout covers them all."""
+    from .locate import LocateQuery, locate_with_retries
+
+    image, failed = _open_sample(sample, detector_name)
+    if failed is not None:
+        return failed
+    locate = getattr(detector, "locate", None)
+    if not callable(locate):
+        return _error(sample, detector_name, f"detector {detector_name} has no locate(query) method: it answers "
+                                             "the grounding task only")
+    click = sample.point if sample.point is not None else sample.bbox.center
+    query = LocateQuery(image=image, point=(float(click[0]), float(click[1])))
+    timing: Dict[str, float] = {}
+
+    def checked(located: LocateQuery) -> Prediction:
+        return as_prediction(locate(located))
+
+    def timed() -> Tuple[Any, Optional[BaseException]]:
+        return _timed(lambda: locate_with_retries(checked, query), timeout, timing)
+
+    outcome, failure = around(timed) if around else timed()
+    latency_ms = timing.get("ms", 0.0)
+    if failure is None:
+        try:
+            record = metrics.score_located(sample, outcome, detector=detector_name, latency_ms=latency_ms,
+                                           image_size=image.size, click=query.point, threshold=threshold)
+        except Exception as exc:
+            failure = exc
+        else:
+            return Evaluation(record)
+    return _failure_evaluation(sample, detector_name, failure, latency_ms)
+
+
 def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:
     return Evaluation(metrics.error_record(sample, detector=detector_name, message=message))
 
@@ -186,6 +252,13 @@ def explain(record: Dict[str, Any]) -> str:
     """The failure message a person can act on."""
     where = f"{record['dataset']}/{record['id']} ({record['image']})"
     target = ", ".join(f"{v:g}" for v in record["target"])
+    if record.get("task") == metrics.LOCATE and record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT):
+        x, y = record["point"]
+        if record["outcome"] == metrics.WRONG_FORMAT:
+            return (f"not found: {record['detector']} returned no box at ({x:g}, {y:g}) after {record['attempts']} "
+                    f"attempts; target [{target}] in {where}")
+        return (f"false positive: {record['detector']} returned a box with IoU {record['iou']:.2f} < "
+                f"{record['threshold']:g} at ({x:g}, {y:g}); target [{target}] in {where}")
     if record["outcome"] == metrics.WRONG_FORMAT:
         return (f"wrong format: {record['detector']} gave no usable point for {where}; "
                 f"raw answer: {record['raw']!r}; target [{target}]")

@@ -17,7 +17,7 @@ from . import metrics
 from .datasets import Dataset, DatasetError, builtin_registry as builtin_formats, load_dataset
 from .detectors import EXTRAS, OptionError, bind_options, builtin_registry as builtin_detectors, describe, parse_spec
 from .detectors import close as close_detector
-from .options import (MISSES_MODES, PROGRESS_MODES, as_list, choice, count_or_all, lookup, positive_float,
+from .options import (MISSES_MODES, PROGRESS_MODES, TASKS, as_list, choice, count_or_all, lookup, positive_float,
                       positive_int, share, switch)
 from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .registry import Registry, UnknownName
@@ -43,6 +43,8 @@ class Settings:
     limit: Optional[int]
     timeout: Optional[float]
     max_errors: float = 0.1
+    iou_threshold: float = 0.5
+    task: str = "grounding"
     resume: bool = False
     show_misses: Optional[int] = 10  # None: all
     progress: str = "auto"
@@ -82,6 +84,8 @@ class Settings:
             limit=positive_int(*lookup(config, "--grounding-limit")),
             timeout=positive_float(*lookup(config, "--grounding-timeout")),
             max_errors=share(*lookup(config, "--grounding-max-errors")),
+            iou_threshold=share(*lookup(config, "--grounding-iou-threshold")),
+            task=choice(*lookup(config, "--grounding-task"), TASKS),
             resume=resume,
             show_misses=count_or_all(*lookup(config, "--grounding-show-misses")),
             progress=choice(*lookup(config, "--grounding-progress"), PROGRESS_MODES),
@@ -171,7 +175,7 @@ class GroundingRun:
     notes: List[str] = field(default_factory=list)  # said once, in the header and the summary
     worker_datasets: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # summaries sent by xdist workers
     resumed: List[Dict[str, Any]] = field(default_factory=list)  # records kept from the file resumed
-    done_keys: frozenset = frozenset()  # (detector, dataset, uid) not to run again
+    done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) not to run again
     output_errors: List[str] = field(default_factory=list)
     _writer: Optional[PredictionsWriter] = None
 
@@ -262,6 +266,7 @@ class GroundingRun:
         if sample is None:
             sample = Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
         record = metrics.error_record(sample, detector=detector, message=message)
+        record["task"] = self.settings.task
         record["fingerprint"] = self.fingerprint_of(sample.dataset)
         return record
 
@@ -342,7 +347,7 @@ class GroundingRun:
                     f"--grounding-resume: {where} is from dataset {line['dataset']!r} with fingerprint "
                     f"{line['fingerprint']}; this run has {what}. Refusing to mix dataset versions: use another "
                     "predictions file or drop --grounding-resume")
-            key = (line["detector"], line["dataset"], line["uid"])
+            key = (line.get("task", metrics.GROUNDING), line["detector"], line["dataset"], line["uid"])
             kept.pop(key, None)
             if line["outcome"] != metrics.ERROR:
                 kept[key] = line
@@ -417,6 +422,7 @@ class GroundingRun:
                 "settings": {
                     "misses": self.settings.misses, "limit": self.settings.limit,
                     "max_errors": self.settings.max_errors, "resume": self.settings.resume,
+                    "task": self.settings.task, "iou_threshold": self.settings.iou_threshold,
                     "timeout_s": self.settings.timeout, "top_apps": self.settings.top_apps,
                     "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source}
                               for g in self.settings.gates],
@@ -431,7 +437,7 @@ class GroundingRun:
             "errors_check": [{"detector": v.detector, "errors": v.errors, "samples": v.samples,
                               "max_share": v.max_share, "passed": v.passed}
                              for v in self.verdicts if isinstance(v, gates_mod.ErrorVerdict)],
-            "samples": sorted(self.records, key=lambda r: (r["detector"], r["dataset"], r["uid"])),
+            "samples": sorted(self.records, key=metrics.record_order),
         }
 
     def write_report(self) -> None:

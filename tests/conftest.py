@@ -28,6 +28,16 @@ class Colour:
         return Prediction(box=Box(int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1),
                           raw=word, meta={"pixels": np.int64(mask.sum())})
 
+    def locate(self, query):
+        # The element-at-click task: the extent of the colour under the point (the target box unseen).
+        pixels = np.asarray(query.image).astype(int)
+        x, y = (min(int(v), limit - 1) for v, limit in zip(query.point, (pixels.shape[1], pixels.shape[0])))
+        if pixels[y, x].sum() > 700:  # white background: nothing there
+            return Prediction.no_answer(raw="background")
+        mask = np.all(np.abs(pixels - pixels[y, x]) < 12, axis=-1)
+        ys, xs = np.nonzero(mask)
+        return Prediction(box=Box(int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1))
+
 
 class Boom:
     name = "boom"

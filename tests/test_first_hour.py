@@ -65,7 +65,10 @@ def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, w
     assert result.ret == 1
 
 
-def test_pytest_benchmark_table_is_left_out_unless_asked_but_its_json_keeps_every_sample(project, tmp_path):
+def test_pytest_benchmark_table_is_left_out_unless_asked_but_its_json_keeps_every_sample(project, tmp_path,
+                                                                                         monkeypatch):
+    # pytest-benchmark switches itself off when it sees this variable, which an outer -n sets.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     bench = tmp_path / "bench.json"
     quiet = project.runpytest(f"--dataset={MINI}", "--detector", "colour", f"--benchmark-json={bench}")
     assert "benchmark 'grounding'" not in quiet.stdout.str()

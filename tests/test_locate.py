@@ -2,6 +2,7 @@
 scoring and aggregation, the floors' answer, and omniparser's locate on the real model."""
 
 import json
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw
@@ -9,8 +10,10 @@ from PIL import Image, ImageDraw
 from helpers import REPO
 from pytest_grounding import locate as loc
 from pytest_grounding.detectors.floors import CenterDetector, RandomDetector
-from pytest_grounding.locate import LocateQuery, aggregate_locate, locate_with_retries, score_locate
-from pytest_grounding.types import Box, Prediction
+from pytest_grounding import metrics
+from pytest_grounding.locate import LocateQuery, locate_with_retries
+from pytest_grounding.runner import evaluate_locate
+from pytest_grounding.types import Box, Prediction, Sample
 
 REAL_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.onnx"
 
@@ -91,42 +94,49 @@ def _tries(*names):
     return tuple(loc.Attempt(name, None, False, 0.0) for name in names)
 
 
-def test_score_locate_hit_false_positive_and_miss():
-    target = Box(0, 0, 10, 10)
-    hit = score_locate(target, loc.LocateOutcome(Box(0, 0, 10, 12), "original", _tries("original")), 0.25)
-    assert hit["found"] and hit["hit"] and not hit["false_positive"]
+def _sample(box=Box(0, 0, 10, 10), **kw):
+    return Sample(dataset="d", id="s1", uid="s1", image=Path("x.png"), instruction="", bbox=box, **kw)
+
+
+def _scored(outcome, threshold=0.5):
+    return metrics.score_located(_sample(), outcome, detector="det", latency_ms=2.0, image_size=(100, 80),
+                                 click=(5.0, 5.0), threshold=threshold)
+
+
+def test_a_located_box_is_a_hit_a_false_positive_or_not_found():
+    hit = _scored(loc.LocateOutcome(Box(0, 0, 10, 12), "original", _tries("original")), 0.25)
+    assert hit["task"] == "locate" and hit["outcome"] == "hit" and hit["transform"] == "original"
     assert hit["iou"] == pytest.approx(100 / 120, abs=1e-6) and hit["attempts"] == 1
-    fp = score_locate(target, loc.LocateOutcome(Box(0, 0, 10, 30), None, _tries("original", "crop_zoom")), 0.5)
-    assert fp["found"] and not fp["hit"] and fp["false_positive"] and fp["transform"] is None
-    assert score_locate(target, loc.LocateOutcome(Box(0, 0, 10, 30), None, ()), 0.5, threshold=0.3)["hit"]
-    miss = score_locate(target, loc.LocateOutcome(None, None, _tries("original", "crop_zoom")), 1.0)
-    assert miss == {"found": False, "iou": 0.0, "hit": False, "false_positive": False, "attempts": 2,
-                    "transform": None, "latency_s": 1.0, "box": None, "tried": ["original", "crop_zoom"],
-                    "threshold": 0.5}
+    fp = _scored(loc.LocateOutcome(Box(0, 0, 10, 30), None, _tries("original", "crop_zoom")))
+    assert fp["outcome"] == "miss" and fp["transform"] is None and fp["attempts"] == 2  # a false positive
+    assert _scored(loc.LocateOutcome(Box(0, 0, 10, 30), None, ()), threshold=0.3)["outcome"] == "hit"
+    none = _scored(loc.LocateOutcome(None, None, _tries("original", "crop_zoom")))
+    assert none["outcome"] == "wrong_format" and none["iou"] is None and none["point"] == [5.0, 5.0]
+    assert [t["transform"] for t in none["meta"]["tried"]] == ["original", "crop_zoom"]
     assert json.loads(json.dumps(hit)) == hit  # plain data: it crosses xdist and lands in the JSON
 
 
-def test_aggregate_locate_by_hand():
-    records = [
-        {"found": True, "iou": 0.8, "hit": True, "false_positive": False, "attempts": 1, "transform": "original",
-         "latency_s": 1.0},
-        {"found": True, "iou": 0.6, "hit": True, "false_positive": False, "attempts": 2, "transform": "crop_zoom",
-         "latency_s": 3.0},
-        {"found": True, "iou": 0.2, "hit": False, "false_positive": True, "attempts": 1, "transform": "original",
-         "latency_s": 2.0},
-        {"found": False, "iou": 0.0, "hit": False, "false_positive": False, "attempts": 4, "transform": None,
-         "latency_s": 4.0},
-        {"error": "image not found"},
-    ]
-    figures = aggregate_locate(records)
-    assert figures["n"] == 4 and figures["errors"] == 1
-    assert figures["detection_rate"] == 0.75 and figures["hit_rate"] == 0.5
-    assert figures["mean_iou"] == pytest.approx(0.4) and figures["mean_iou_found"] == pytest.approx(1.6 / 3)
-    assert figures["false_positive_rate"] == 0.25 and figures["mean_attempts"] == 2.0
-    assert figures["latency_s"] == {"mean": 2.5, "p50": 2.5, "p95": pytest.approx(3.85)}
-    assert figures["transform_breakdown"] == {"crop_zoom": {"count": 1, "hits": 1}, "none": {"count": 1, "hits": 0},
-                                              "original": {"count": 2, "hits": 1}}
-    assert aggregate_locate([]) == {"n": 0, "errors": 0}
+def test_locate_figures_by_hand():
+    def record(outcome, attempts, transform):
+        return {"outcome": outcome, "attempts": attempts, "transform": transform, "threshold": 0.5}
+
+    records = [record("hit", 1, "original"), record("hit", 2, "crop_zoom"), record("miss", 1, "original"),
+               record("wrong_format", 4, None), {"outcome": "error"}]
+    figures = metrics.locate_figures(records)
+    assert figures["detection_rate"] == 0.75 and figures["false_positive_rate"] == 0.25
+    assert figures["mean_attempts"] == 2.0 and figures["threshold"] == 0.5
+    assert figures["by_transform"] == {"crop_zoom": {"samples": 1, "hits": 1}, "none": {"samples": 1, "hits": 0},
+                                       "original": {"samples": 2, "hits": 1}}
+    assert metrics.locate_figures([])["detection_rate"] is None
+
+
+def test_a_detector_without_locate_is_an_error_naming_it(tmp_path):
+    image = tmp_path / "x.png"
+    Image.new("RGB", (100, 80)).save(image)
+    sample = Sample(dataset="d", id="s1", uid="s1", image=image, instruction="", bbox=Box(0, 0, 10, 10))
+    record = evaluate_locate(sample, object(), detector_name="plain").record
+    assert record["outcome"] == "error" and record["task"] == "locate"
+    assert "has no locate(query) method" in record["error"]
 
 
 @pytest.mark.parametrize("floor", [CenterDetector(), RandomDetector(seed=1)], ids=["center", "random"])
@@ -140,21 +150,24 @@ def test_floors_answer_a_fixed_box_around_the_point(floor):
 
 @pytest.mark.skipif(not REAL_MODEL.is_file(), reason=f"{REAL_MODEL} is not here (the AGPL model is not shipped)")
 def test_omniparser_locates_known_controls_of_synthetic_screens(tmp_path):
+    for module in ("onnxruntime", "cv2", "rapidfuzz"):
+        pytest.importorskip(module)
+    from pytest_grounding.datasets.pointerbench import load
     from pytest_grounding.detectors.omniparser import OmniParserDetector
     from pytest_grounding.synth import generate
 
-    folder = generate(tmp_path / "syn", 16, seed=5) / "data" / "test"
-    rows = [json.loads(line) for line in (folder / "metadata.jsonl").read_text().splitlines()]
+    folder = generate(tmp_path / "syn", 16, seed=5)
     detector = OmniParserDetector(model=str(REAL_MODEL), ocr=False)
     records = []
-    for row in rows:
-        image = Image.open(folder / row["file_name"]).convert("RGB")
-        outcome = locate_with_retries(detector.locate, LocateQuery(image, tuple(row["point"])))
-        for attempt in outcome.attempts:
-            assert attempt.box is None or attempt.box.inside(*image.size)  # mapped back to the original
-        records.append(score_locate(Box(*row["bbox"]), outcome, 0.0))
-    figures = aggregate_locate(records)
+    for sample in load(folder).samples:
+        record = evaluate_locate(sample, detector, detector_name="omniparser").record
+        assert record["outcome"] != "error", record
+        width, height = record["image_size"]
+        for attempt in record["meta"]["tried"]:  # every box mapped back to the original frame
+            assert attempt["box"] is None or Box(*attempt["box"]).inside(width, height)
+        records.append(record)
+    block = metrics.summarize(records)["omniparser (locate)"]
     # the driver finds a box at the point for most targets, some of them tight (icons only: no OCR here)
-    assert figures["detection_rate"] >= 0.6, figures
-    assert figures["hit_rate"] > 0 and figures["mean_attempts"] > 1, figures
+    assert block["locate"]["detection_rate"] >= 0.6, block
+    assert block["accuracy"] > 0 and block["locate"]["mean_attempts"] > 1, block
     assert sum(r["transform"] not in (None, "original") for r in records) >= 1  # a retry paid off

@@ -9,8 +9,14 @@ import pytest
 from PIL import Image
 
 from helpers import REPO, SHARED_DATA, XDIST, read_json
-from pytest_grounding.detectors import _yolo, builtin_registry
-from pytest_grounding.detectors.omniparser import (
+
+# Imported here, once: pytester's in-process runs cannot load these extension modules twice. The
+# omniparser extra brings them (and rapidfuzz, through ocr); a core install skips this file.
+for _module in ("rapidfuzz", "onnxruntime", "cv2"):
+    pytest.importorskip(_module)
+
+from pytest_grounding.detectors import _yolo, builtin_registry  # noqa: E402
+from pytest_grounding.detectors.omniparser import (  # noqa: E402
     CPU,
     CUDA,
     MODEL_ENV,
@@ -22,11 +28,7 @@ from pytest_grounding.detectors.omniparser import (
     resolve_model,
     snap,
 )
-from pytest_grounding.types import Box, Query
-
-# Imported here, once: pytester's in-process runs cannot load these extension modules twice.
-pytest.importorskip("onnxruntime")
-pytest.importorskip("cv2")
+from pytest_grounding.types import Box, Query  # noqa: E402
 
 SHARED_MODELS = REPO.parent / "shared" / "models"
 REAL_MODEL = SHARED_MODELS / "omniparser-v2-icon-detect-640.onnx"

@@ -25,7 +25,7 @@ BUILTIN = {
 
 
 # Built-ins that need an optional extra: `pip install "pytest-grounding[EXTRA]"`.
-EXTRAS = {"ocr": "ocr", "omniparser": "omniparser", "uitars": "uitars"}
+EXTRAS = {"ocr": "ocr", "omniparser": "omniparser", "uitars": "uitars", "openai": "openai"}
 
 
 def builtin_registry() -> Registry:
