@@ -16,8 +16,9 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 for _key, _value in OFFLINE.items():
     os.environ.setdefault(_key, _value)
 
-pytest.importorskip("rapidocr")
-pytest.importorskip("transformers")
+# The `ocr` extra; the core install skips these tests.
+for _module in ("rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers"):
+    pytest.importorskip(_module)
 
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
