@@ -72,8 +72,10 @@ class EngineSettings:
     max_side: int = 2000
     det_side: int = 736
     det_limit: str = "min"
-    rec_batch: int = 6
-    rec_width: int = 320
+    # RapidOCR's 6 and 320 pad every line to the widest of its batch and to at least 320 px: most
+    # UI labels are short, so that padding was most of the recognition time (README, "OCR speed").
+    rec_batch: int = 1
+    rec_width: int = 48
 
     def resolved(self) -> "EngineSettings":
         """The settings with `threads` made concrete (so equal engines share one cache entry)."""
@@ -297,16 +299,17 @@ class OcrDetector:
     - ``max_side`` (2000): RapidOCR scales a larger screenshot down to this longest side first.
     - ``det_side`` / ``det_limit`` (736 / min): the detection model's input size (RapidOCR's
       ``limit_side_len`` / ``limit_type``).
-    - ``rec_batch`` (6): text lines recognised per model call.
-    - ``rec_width`` (320): the least width (at height 48) a text line is padded to for recognition.
+    - ``rec_batch`` (1): text lines recognised per model call (RapidOCR's default: 6).
+    - ``rec_width`` (48): the least width (at height 48) a text line is padded to for recognition
+      (RapidOCR's default: 320).
     """
 
     name = "ocr"
 
     def __init__(self, min_score: float = 0.8, min_semantic: float = 0.5, semantic: bool = True,
                  cache_size: int = 16, threads: int = 0, device: str = "auto", text_score: float = 0.5,
-                 max_side: int = 2000, det_side: int = 736, det_limit: str = "min", rec_batch: int = 6,
-                 rec_width: int = 320, shared: bool = True) -> None:
+                 max_side: int = 2000, det_side: int = 736, det_limit: str = "min", rec_batch: int = 1,
+                 rec_width: int = 48, shared: bool = True) -> None:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.cache_size = max(1, int(cache_size))
         self.settings = EngineSettings(threads=int(threads), device=device, text_score=float(text_score),
