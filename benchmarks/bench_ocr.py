@@ -1,5 +1,10 @@
 """Figures for the `ocr` detector, printed as Markdown for the README.
 
+- Speed, by default: the detector next to the plain engine it wraps (`RapidOCR()`, its defaults),
+  on the same screens in one process, interleaved screen by screen (which goes first alternates),
+  so both see the same machine load: per-screen time p50 / p95 of each, the ratio of the medians,
+  and the detector's accuracy on the real set and on the synthetic default. `--variant` adds
+  detectors with other options to the same interleaving (to measure one lever at a time).
 - Accuracy by element type, `ocr` next to the `center` floor, on a real set (ScreenAgent dev by
   default) and on the synthetic default set: whole `pytest suites/` runs read back through
   `--grounding-json`.
@@ -7,8 +12,10 @@
   and the later ones (served from the parse cache), measured in this process.
 - Wall time of a whole default run (`pytest suites/ --detector ocr`), serial and with `-n N`.
 
-    python benchmarks/bench_ocr.py                      # everything (about 15 min on 2 cores)
-    python benchmarks/bench_ocr.py --only latency       # or: accuracy, runs
+    python benchmarks/bench_ocr.py                      # speed, side by side: all screens of both sets
+    python benchmarks/bench_ocr.py --quick              # the same on 16 + 8 screens (accuracy on those only)
+    python benchmarks/bench_ocr.py --quick --variant "ocr:threads=2" --variant "ocr:rec_width=320"
+    python benchmarks/bench_ocr.py --only latency       # or: accuracy, runs (whole pytest runs), all
 
 Timings depend on what else the machine runs: the load average is printed with them.
 """
@@ -23,7 +30,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from PIL import Image
 
 REPO = Path(__file__).resolve().parent.parent
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -160,14 +170,158 @@ def latency_figures(folders: Dict[str, Path], limit: int) -> List[str]:
     return lines + [""]
 
 
+# -- speed: the detector next to the plain engine, interleaved ------------------------------------
+
+PLAIN = "plain RapidOCR()"
+
+
+@dataclass
+class Contender:
+    """The plain engine (`detector` None) or a detector built from a spec, with its timings."""
+
+    label: str
+    detector: Any = None
+    engine: Any = None
+    parse_s: Dict[str, List[float]] = field(default_factory=dict)  # per set: RapidOCR's call
+    screen_s: Dict[str, List[float]] = field(default_factory=dict)  # per set: every instruction of a screen
+    hits: Dict[str, List[bool]] = field(default_factory=dict)
+
+
+def screens_of(folder: Path, limit: int) -> List[Tuple[Path, List[Any]]]:
+    """The dataset's screens, each with its samples; `limit` > 0 keeps that many, evenly spread."""
+    from pytest_grounding.datasets import load_dataset
+
+    by_image: Dict[Path, List[Any]] = {}
+    for sample in load_dataset(str(folder)).samples:
+        if not sample.defect:
+            by_image.setdefault(sample.image, []).append(sample)
+    screens = sorted(by_image.items())
+    if 0 < limit < len(screens):
+        step = len(screens) / limit
+        screens = [screens[int(i * step)] for i in range(limit)]
+    return screens
+
+
+def build_contenders(specs: Sequence[str]) -> List[Contender]:
+    from rapidocr import RapidOCR
+
+    from pytest_grounding.detectors import parse_spec
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    plain = Contender(PLAIN, engine=RapidOCR(params={"Global.log_level": "error"}))
+    plain.engine(Image.new("RGB", (160, 48), "white"))  # builds its sessions, as the detector's warm-up does
+    contenders = [plain]
+    for spec in specs:
+        name, options = parse_spec(spec)
+        if name != "ocr":
+            raise SystemExit(f"--variant {spec!r}: only ocr[:options] variants are timed here")
+        contenders.append(Contender(spec, detector=OcrDetector(**options)))
+    return contenders
+
+
+def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequence[Any], score: bool) -> None:
+    """Time one screen; with `score`, also keep whether each answer hit (answers do not change
+    between rounds: the models are deterministic on CPU)."""
+    from pytest_grounding import metrics
+    from pytest_grounding.detectors.ocr import SHARED_PARSES
+    from pytest_grounding.types import Query
+
+    if contender.detector is None:
+        started = time.perf_counter()
+        contender.engine(image)
+        elapsed = time.perf_counter() - started
+        contender.parse_s.setdefault(set_name, []).append(elapsed)
+        contender.screen_s.setdefault(set_name, []).append(elapsed)
+        return
+    SHARED_PARSES.clear()  # a cold screen: the first instruction pays for the parse
+    contender.detector.close()
+    hits = contender.hits.setdefault(set_name, [])
+    started = time.perf_counter()
+    for sample in samples:
+        asked = time.perf_counter()
+        prediction = contender.detector.predict(Query(image, sample.instruction))
+        record = metrics.score(sample, prediction, detector="ocr", image_size=image.size,
+                               latency_ms=1000 * (time.perf_counter() - asked))
+        if score:
+            hits.append(record["outcome"] == metrics.HIT)
+        if record["meta"].get("parse_cached") is False:
+            contender.parse_s.setdefault(set_name, []).append(record["meta"]["ocr_s"])
+    contender.screen_s.setdefault(set_name, []).append(time.perf_counter() - started)
+
+
+def median(values: Sequence[float]) -> float:
+    from pytest_grounding.metrics import percentile
+
+    return percentile(values, 50) if values else float("nan")
+
+
+def speed_figures(sets: Dict[str, Tuple[Path, int]], rounds: int, variants: Sequence[str]) -> List[str]:
+    """`sets`: name -> (folder, screens to use, 0 = all)."""
+    from pytest_grounding.runner import read_image
+
+    os.environ.update(OFFLINE)
+    contenders = build_contenders(variants)
+    screens = {name: screens_of(folder, limit) for name, (folder, limit) in sets.items()}
+    started = time.perf_counter()
+    step = 0
+    for round_index in range(rounds):
+        for set_name, set_screens in screens.items():
+            for _, samples in set_screens:
+                image, problem = read_image(samples[0])
+                if image is None:
+                    raise SystemExit(problem)
+                turn = step % len(contenders)  # who goes first rotates, screen by screen
+                for contender in contenders[turn:] + contenders[:turn]:
+                    time_screen(contender, set_name, image, samples, score=round_index == 0)
+                step += 1
+        print(f"round {round_index + 1}/{rounds} done after {time.perf_counter() - started:.0f} s; "
+              f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+    wall = time.perf_counter() - started
+    plain = contenders[0]
+    info = contenders[1].detector.describe() if len(contenders) > 1 else {}
+    lines = [f"Side by side in one process, {rounds} round(s), the order rotating screen by screen; "
+             f"{os.cpu_count()} cores; {wall:.0f} s. Per-screen times p50 / p95; ratio = the detector's "
+             f"median / the plain engine's median on the same screens (parse: RapidOCR's call only; "
+             f"screen: every instruction on the screen, matching included).", "",
+             f"Plain engine: `RapidOCR()` with its defaults (angle classifier on, ONNX Runtime's own thread "
+             f"count, Det.limit_side_len 736/min, Rec.rec_batch_num 6, width 320). Detector: "
+             f"{info.get('headline', '-')}.", "",
+             "| set | screens | samples | detector | plain p50 / p95 | detector parse p50 / p95 | parse ratio | "
+             "detector screen p50 / p95 | screen ratio | accuracy |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for set_name, set_screens in screens.items():
+        samples = sum(len(s) for _, s in set_screens)
+        base = median(plain.parse_s[set_name])
+        for contender in contenders[1:]:
+            hits = contender.hits[set_name]
+            parse, whole = contender.parse_s[set_name], contender.screen_s[set_name]
+            lines.append(f"| {set_name} | {len(set_screens)} | {samples} | `{contender.label}` | "
+                         f"{percentiles(plain.parse_s[set_name])} | {percentiles(parse)} | "
+                         f"{median(parse) / base:.2f} | {percentiles(whole)} | {median(whole) / base:.2f} | "
+                         f"{100 * sum(hits) / len(hits):.1f}% ({sum(hits)}/{len(hits)}) |")
+    for contender in contenders[1:]:
+        threads = contender.detector.describe()["threads"]
+        lines.append(f"\n`{contender.label}`: {threads} ONNX Runtime thread(s).")
+    return lines + [""]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", type=Path, default=REPO.parent / "shared" / "data" / "screenagent-dev",
                         help="a real Pointerbench-Pro folder (default: ../shared/data/screenagent-dev)")
     parser.add_argument("--workers", type=int, default=2, help="xdist workers for the parallel run")
     parser.add_argument("--screens", type=int, default=40, help="1024x768 screens per set for the latency figures")
-    parser.add_argument("--only", choices=("accuracy", "latency", "runs"), help="one group of figures")
+    parser.add_argument("--only", choices=("speed", "accuracy", "latency", "runs", "all"), default="speed",
+                        help="speed (default): side by side with the plain engine; accuracy, latency, runs: "
+                             "the README's tables from whole pytest runs; all: everything")
+    parser.add_argument("--quick", action="store_true", help="speed on 16 real and 8 synthetic screens")
+    parser.add_argument("--limit", type=int, default=0, help="speed: screens per set (0 = all)")
+    parser.add_argument("--rounds", type=int, default=1, help="speed: passes over the screens")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="speed: a detector spec to time (repeatable; default: ocr, the defaults)")
     args = parser.parse_args(argv)
+    if args.only == "all":
+        args.only = None
 
     sys.path.insert(0, str(REPO))
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}", file=sys.stderr)
@@ -175,6 +329,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     serial = None
     with tempfile.TemporaryDirectory(prefix="bench-ocr-") as tmp:
         workdir = Path(tmp)
+        if args.only in (None, "speed"):
+            from pytest_grounding.synth import default_dataset_dir
+
+            out += ["### Speed: the detector next to the plain engine", ""]
+            real_limit, synth_limit = (16, 8) if args.quick else (args.limit, args.limit)
+            sets = {args.real.name: (args.real, real_limit), "synthetic default": (default_dataset_dir(), synth_limit)}
+            out += speed_figures(sets, args.rounds, args.variant or ["ocr"])
         if args.only in (None, "accuracy"):
             out += ["### Accuracy", ""]
             tables, serial = accuracy_figures(args.real, workdir)

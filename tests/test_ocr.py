@@ -16,8 +16,9 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 for _key, _value in OFFLINE.items():
     os.environ.setdefault(_key, _value)
 
-pytest.importorskip("rapidocr")
-pytest.importorskip("transformers")
+# The `ocr` extra; the core install skips these tests.
+for _module in ("rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers"):
+    pytest.importorskip(_module)
 
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
@@ -187,14 +188,66 @@ def test_screen_is_parsed_once_for_all_its_instructions(detector):
     assert detector.ocr_calls == before + 2
 
 
-def test_cache_forgets_the_least_recently_used_screen(detector, monkeypatch):
-    monkeypatch.setattr(detector, "cache_size", 2)
+def test_cache_forgets_the_least_recently_used_screen(detector):
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    own = OcrDetector(semantic=False, cache_size=2, shared=False, threads=detector.threads)  # reuses the engine
     first, second, third = (draw_screen(theme, 16).image for theme in (LIGHT, DARK, LIGHT))
     third.paste((255, 0, 0), (1000, 700, 1010, 710))  # other pixels than `first`
-    before = detector.ocr_calls
     for image in (first, second, third, third, first):
-        detector.parse(Query(image, "Click OK"))
-    assert detector.ocr_calls == before + 4  # `third` came from the cache, `first` had been dropped
+        own.parse(Query(image, "Click OK"))
+    assert own.ocr_calls == 4  # `third` came from the cache, `first` had been dropped
+
+
+def test_detectors_with_equal_settings_share_one_parse_per_screen(detector):
+    from pytest_grounding.detectors.ocr import OcrDetector, shared_parse
+
+    screen = draw_screen(DARK, 17).image  # a screen no other test has shown the detector
+    other = OcrDetector(semantic=False, threads=detector.threads)  # as another detector (omniparser) would
+    assert other.settings == detector.settings
+    parsed = other.parse(Query(screen, "Click OK"))
+    before = detector.ocr_calls
+    prediction = detector.predict(Query(screen.copy(), "Click 'Apply'"))
+    assert detector.ocr_calls == before and prediction.meta["parse_cached"] is True
+    assert shared_parse(Query(screen, ""), detector.settings) is parsed
+    assert other.ocr_calls == 1 and any(t.text == "Apply" for t in parsed.texts)
+    alone = OcrDetector(semantic=False, shared=False, threads=detector.threads)
+    assert alone.parse(Query(screen, "")) is not parsed and alone.ocr_calls == 1
+
+
+def test_engine_settings_reach_rapidocr():
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    built = OcrDetector(semantic=False, threads=1, det_side=640, det_limit="max", rec_batch=3, rec_width=96)
+    cfg = built._engine.rapid.cfg
+    assert (cfg.Det.limit_side_len, cfg.Det.limit_type, cfg.Rec.rec_batch_num) == (640, "max", 3)
+    assert list(cfg.Rec.rec_img_shape) == [3, 48, 96] and cfg.Global.use_cls is False
+    info = built.describe()
+    assert (info["threads"], info["det_side"], info["det_limit"], info["rec_batch"], info["rec_width"]) == (
+        1, 640, "max", 3, 96)
+    screen = draw_screen(LIGHT)
+    assert_hits(built.predict(Query(screen.image, "Click 'Cancel'")), screen.targets["Cancel"], "Click 'Cancel'")
+
+
+@pytest.mark.parametrize("cores, workers, load, expected", [
+    (2, 1, 0.2, 2),   # a quiet machine: all its cores
+    (2, 2, 0.2, 1),   # two xdist workers share them
+    (16, 4, 1.0, 4),
+    (3, 2, 0.0, 1),
+    (2, 1, 2.5, 1),   # busy: more threads would only wait for each other
+    (16, 1, 20.0, 1),
+])
+def test_default_threads(cores, workers, load, expected):
+    from pytest_grounding.detectors.ocr import default_threads
+
+    assert default_threads(cores=cores, workers=workers, load=load) == expected
+
+
+def test_default_threads_reads_the_xdist_worker_count(monkeypatch):
+    from pytest_grounding.detectors.ocr import default_threads
+
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    assert default_threads(cores=8, load=0.0) == 4
 
 
 def test_providers_are_read_from_the_onnx_sessions(detector):
@@ -230,6 +283,8 @@ def test_unknown_device_is_refused():
 
     with pytest.raises(ValueError, match="device"):
         OcrDetector(device="tpu")
+    with pytest.raises(ValueError, match="det_limit"):
+        OcrDetector(det_limit="mean", semantic=False)
 
 
 def test_semantic_model_loads_offline_from_the_package_files():

@@ -6,9 +6,9 @@ import pytest
 from helpers import XDIST, read_json
 
 # Imported here, once: pytester's in-process runs cannot load these extension modules twice.
-pytest.importorskip("rapidocr")
-pytest.importorskip("onnxruntime")
-pytest.importorskip("transformers")
+# (The `ocr` extra; the core install skips these tests.)
+for _module in ("rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers"):
+    pytest.importorskip(_module)
 
 
 @pytest.fixture(scope="module")

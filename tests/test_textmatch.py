@@ -4,7 +4,9 @@ import math
 
 import pytest
 
-from pytest_grounding.textmatch import (
+pytest.importorskip("rapidfuzz")  # the `ocr` extra; the core install skips these tests
+
+from pytest_grounding.textmatch import (  # noqa: E402
     CONTAINED_FLOOR,
     Label,
     Thresholds,

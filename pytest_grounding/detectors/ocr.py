@@ -1,18 +1,20 @@
 """The `ocr` detector: read the screen's text with RapidOCR (PP-OCR models on ONNX Runtime), pick
 the text the instruction names (`pytest_grounding.textmatch`), answer with its box.
 
-A screen is parsed once and reused for every instruction on it (an LRU cache keyed by the
-pixels' digest). rapidocr, onnxruntime, torch and transformers are imported when the detector is
-built, never at import of the package.
+A screen is parsed once per process and reused for every instruction on it, and by every detector
+that asks for it with the same engine settings (`shared_parse`: an LRU cache keyed by the settings
+and the pixels' digest). rapidocr, onnxruntime, torch and transformers are imported when the detector
+is built, never at import of the package.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from importlib import metadata
 from pathlib import Path
@@ -52,6 +54,36 @@ class ParsedScreen:
     texts: Tuple[ScreenText, ...]
     labels: Tuple[Label, ...]
     ocr_seconds: float
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What changes RapidOCR's output or speed; one engine (and one parse per screen) per distinct value.
+
+    `det_side`/`det_limit` are RapidOCR's `Det.limit_side_len`/`Det.limit_type` (the detection
+    model's input size); `rec_batch` is `Rec.rec_batch_num`; `rec_width` is the width of
+    `Rec.rec_img_shape`, the least width every text line is padded to before recognition;
+    `threads` is ONNX Runtime's intra-op threads (0 = `default_threads()`).
+    """
+
+    threads: int = 0
+    device: str = "auto"
+    text_score: float = 0.5
+    max_side: int = 2000
+    det_side: int = 736
+    det_limit: str = "min"
+    # RapidOCR's 6 and 320 pad every line to the widest of its batch and to at least 320 px: most
+    # UI labels are short, so that padding was most of the recognition time (README, "OCR speed").
+    rec_batch: int = 1
+    rec_width: int = 48
+
+    def resolved(self) -> "EngineSettings":
+        """The settings with `threads` made concrete (so equal engines share one cache entry)."""
+        if self.device not in ("auto", "cpu"):
+            raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {self.device!r}")
+        if self.det_limit not in ("min", "max"):
+            raise ValueError(f"ocr: det_limit must be 'min' or 'max', not {self.det_limit!r}")
+        return replace(self, threads=int(self.threads) or default_threads())
 
 
 def quad_box(quad: Quad) -> Box:
@@ -110,10 +142,144 @@ def words_by_line(line_texts: Sequence[str], word_groups: Sequence[Sequence[Tupl
     return aligned
 
 
-def _worker_threads() -> int:
-    """The cores one process may use: all of them, shared out between xdist workers."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    return max(1, (os.cpu_count() or 1) // max(1, workers))
+def default_threads(cores: Optional[int] = None, workers: Optional[int] = None,
+                    load: Optional[float] = None) -> int:
+    """ONNX Runtime's intra-op threads for one process: the cores shared out between xdist workers,
+    and one when the machine is already busy (1-minute load average at least the cores), where
+    more threads only wait for each other (measured: README, "OCR speed")."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    if workers is None:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    share = max(1, cores // max(1, workers))
+    return 1 if load >= cores else share
+
+
+@dataclass(frozen=True)
+class OcrEngine:
+    """One RapidOCR pipeline and the execution providers its sessions really use."""
+
+    settings: EngineSettings
+    rapid: Any
+    providers_requested: Tuple[str, ...]
+    providers: Tuple[str, ...]
+
+    @classmethod
+    def load(cls, settings: EngineSettings) -> "OcrEngine":
+        import onnxruntime as ort
+        from rapidocr import RapidOCR
+
+        use_cuda = settings.device == "auto" and CUDA in ort.get_available_providers()
+        rapid = RapidOCR(params={
+            "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
+            "Global.text_score": settings.text_score,
+            "Global.max_side_len": settings.max_side,
+            "Global.log_level": "error",
+            "Det.limit_side_len": settings.det_side,
+            "Det.limit_type": settings.det_limit,
+            "Rec.rec_batch_num": settings.rec_batch,
+            "Rec.rec_img_shape": [3, 48, settings.rec_width],
+            "EngineConfig.onnxruntime.use_cuda": use_cuda,
+            "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
+        })
+        # A CUDA provider that is listed but cannot run (no device, no CUDA libraries) falls back
+        # to CPU with loud error lines; the providers read back below say what really runs.
+        ort.set_default_logger_severity(4)
+        try:
+            rapid(_warmup_image())  # builds the detection and recognition sessions
+        finally:
+            ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
+        sessions = [rapid.text_det.session.session, rapid.text_rec.session.session]
+        used = tuple(dict.fromkeys(s.get_providers()[0] for s in sessions))
+        requested = (CUDA, "CPUExecutionProvider") if use_cuda else ("CPUExecutionProvider",)
+        return cls(settings, rapid, requested, used)
+
+    def read(self, image: Any) -> ParsedScreen:
+        """Parse one screen (a PIL image): every text line, its words and runs of words."""
+        started = time.perf_counter()
+        result = self.rapid(image.convert("RGB"), return_word_box=True)
+        elapsed = time.perf_counter() - started
+        line_texts = list(getattr(result, "txts", None) or ())  # None (or no attribute) when nothing was read
+        lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or ()))
+        words = words_by_line(line_texts, result.word_results if line_texts else ())
+        texts = screen_texts(lines, words)
+        return ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
+
+
+def _warmup_image() -> Any:
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (160, 48), "white")
+    ImageDraw.Draw(image).text((12, 12), "Warm up", fill="black", font=ImageFont.truetype(str(_FONT), 20))
+    return image
+
+
+class ParseCache:
+    """Parsed screens by (engine settings, pixels' digest), least recently used dropped first."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.capacity = max(1, int(capacity))
+        self._screens: "OrderedDict[Tuple[EngineSettings, str], ParsedScreen]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, settings: EngineSettings, key: str) -> Optional[ParsedScreen]:
+        with self._lock:
+            screen = self._screens.get((settings, key))
+            if screen is not None:
+                self._screens.move_to_end((settings, key))
+            return screen
+
+    def put(self, settings: EngineSettings, key: str, screen: ParsedScreen) -> None:
+        with self._lock:
+            self._screens[(settings, key)] = screen
+            while len(self._screens) > self.capacity:
+                self._screens.popitem(last=False)
+
+    def __contains__(self, item: Tuple[EngineSettings, str]) -> bool:
+        return item in self._screens
+
+    def clear(self) -> None:
+        with self._lock:
+            self._screens.clear()
+
+
+# One engine per distinct settings and one parse per screen, for the whole process.
+_ENGINES: Dict[EngineSettings, OcrEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+SHARED_PARSES = ParseCache(16)
+
+
+def ocr_engine(settings: EngineSettings = EngineSettings()) -> OcrEngine:
+    """The process's engine for these settings, loaded (and warmed up) on first use."""
+    settings = settings.resolved()
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(settings)
+        if engine is None:
+            engine = _ENGINES[settings] = OcrEngine.load(settings)
+        return engine
+
+
+def shared_parse(query: Query, settings: EngineSettings = EngineSettings()) -> ParsedScreen:
+    """The OCR parse of the query's screen, read at most once per process for equal settings.
+
+    For detectors that need the screen's text (`ocr`, `omniparser`): calling this (or
+    `OcrDetector.parse`, which uses it) with the same settings in one process runs RapidOCR once
+    per screen. `SHARED_PARSES.capacity` (16 by default; an `OcrDetector` raises it to its
+    `cache_size`) is how many screens are kept.
+    """
+    screen, _ = _parse(query, ocr_engine(settings), SHARED_PARSES)
+    return screen
+
+
+def _parse(query: Query, engine: OcrEngine, cache: ParseCache) -> Tuple[ParsedScreen, bool]:
+    """(the parse, whether it came from the cache)."""
+    screen = cache.get(engine.settings, query.image_key)
+    if screen is not None:
+        return screen, True
+    screen = engine.read(query.image)
+    cache.put(engine.settings, query.image_key, screen)
+    return screen, False
 
 
 class OcrDetector:
@@ -123,31 +289,44 @@ class OcrDetector:
     - ``min_semantic`` (0.5): cosine similarity the semantic tier needs.
     - ``semantic`` (true): use MiniLM when no label matches lexically.
     - ``cache_size`` (16): parsed screens kept.
-    - ``threads`` (0 = the machine's cores shared out between xdist workers): ONNX Runtime's
-      intra-op threads and torch's threads.
+    - ``shared`` (true): keep parses in the process-wide cache (`shared_parse`), so other
+      detectors reading the same screen with the same engine settings reuse them.
+    - ``threads`` (0 = `default_threads()`: the cores shared out between xdist workers, one on a busy
+      machine): ONNX Runtime's intra-op threads and torch's threads.
     - ``device`` (auto): ``auto`` asks for CUDA when onnxruntime lists it, ``cpu`` never does.
       The providers reported are read back from the sessions either way.
     - ``text_score`` (0.5): RapidOCR's minimum recognition confidence for a line.
     - ``max_side`` (2000): RapidOCR scales a larger screenshot down to this longest side first.
+    - ``det_side`` / ``det_limit`` (736 / min): the detection model's input size (RapidOCR's
+      ``limit_side_len`` / ``limit_type``).
+    - ``rec_batch`` (1): text lines recognised per model call (RapidOCR's default: 6).
+    - ``rec_width`` (48): the least width (at height 48) a text line is padded to for recognition
+      (RapidOCR's default: 320).
     """
 
     name = "ocr"
 
     def __init__(self, min_score: float = 0.8, min_semantic: float = 0.5, semantic: bool = True,
                  cache_size: int = 16, threads: int = 0, device: str = "auto", text_score: float = 0.5,
-                 max_side: int = 2000) -> None:
-        if device not in ("auto", "cpu"):
-            raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {device!r}")
+                 max_side: int = 2000, det_side: int = 736, det_limit: str = "min", rec_batch: int = 1,
+                 rec_width: int = 48, shared: bool = True) -> None:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.cache_size = max(1, int(cache_size))
-        self.threads = int(threads) or _worker_threads()
+        self.settings = EngineSettings(threads=int(threads), device=device, text_score=float(text_score),
+                                       max_side=int(max_side), det_side=int(det_side), det_limit=det_limit,
+                                       rec_batch=max(1, int(rec_batch)), rec_width=max(8, int(rec_width))).resolved()
+        self.threads = self.settings.threads
         self.device = device
-        self.text_score = float(text_score)
-        self.max_side = int(max_side)
+        self.text_score = self.settings.text_score
+        self.max_side = self.settings.max_side
         self.ocr_calls = 0
-        self._screens: "OrderedDict[str, ParsedScreen]" = OrderedDict()
+        if shared:
+            SHARED_PARSES.capacity = max(SHARED_PARSES.capacity, self.cache_size)
+        self._parses = SHARED_PARSES if shared else ParseCache(self.cache_size)
         self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
-        self._engine, self.providers_requested, self.providers = self._load_engine()
+        self._engine = ocr_engine(self.settings)
+        self.providers_requested = list(self._engine.providers_requested)
+        self.providers = list(self._engine.providers)
         self._embedder: Optional[MiniLmEmbedder] = None
         if semantic:
             import torch
@@ -167,56 +346,13 @@ class OcrDetector:
         return (f"onnxruntime lists {', '.join(missing)} but could not use it here; "
                 f"RapidOCR runs on {', '.join(self.providers)}")
 
-    def _load_engine(self) -> Tuple[Any, List[str], List[str]]:
-        import onnxruntime as ort
-        from rapidocr import RapidOCR
-
-        use_cuda = self.device == "auto" and CUDA in ort.get_available_providers()
-        engine = RapidOCR(params={
-            "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
-            "Global.text_score": self.text_score,
-            "Global.max_side_len": self.max_side,
-            "Global.log_level": "error",
-            "EngineConfig.onnxruntime.use_cuda": use_cuda,
-            "EngineConfig.onnxruntime.intra_op_num_threads": self.threads,
-        })
-        # A CUDA provider that is listed but cannot run (no device, no CUDA libraries) falls back
-        # to CPU with loud error lines; the providers read back below say what really runs.
-        ort.set_default_logger_severity(4)
-        try:
-            engine(self._warmup_image())  # builds the detection and recognition sessions
-        finally:
-            ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
-        sessions = [engine.text_det.session.session, engine.text_rec.session.session]
-        used = list(dict.fromkeys(s.get_providers()[0] for s in sessions))
-        requested = [CUDA, "CPUExecutionProvider"] if use_cuda else ["CPUExecutionProvider"]
-        return engine, requested, used
-
-    @staticmethod
-    def _warmup_image() -> Any:
-        from PIL import Image, ImageDraw, ImageFont
-
-        image = Image.new("RGB", (160, 48), "white")
-        ImageDraw.Draw(image).text((12, 12), "Warm up", fill="black", font=ImageFont.truetype(str(_FONT), 20))
-        return image
+    def is_parsed(self, query: Query) -> bool:
+        return (self.settings, query.image_key) in self._parses
 
     def parse(self, query: Query) -> ParsedScreen:
-        """The screen's texts, read once per distinct image."""
-        key = query.image_key
-        screen = self._screens.get(key)
-        if screen is not None:
-            self._screens.move_to_end(key)
-            return screen
-        started = time.perf_counter()
-        result = self._engine(query.image.convert("RGB"), return_word_box=True)
-        self.ocr_calls += 1
-        elapsed = time.perf_counter() - started
-        line_texts = list(getattr(result, "txts", None) or ())  # None (or no attribute) when nothing was read
-        lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or ()))
-        words = words_by_line(line_texts, result.word_results if line_texts else ())
-        texts = screen_texts(lines, words)
-        screen = ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
-        self._remember(self._screens, key, screen)
+        """The screen's texts, read once per distinct image (and settings)."""
+        screen, cached = _parse(query, self._engine, self._parses)
+        self.ocr_calls += not cached
         return screen
 
     def _remember(self, cache: "OrderedDict[str, Any]", key: str, value: Any) -> None:
@@ -246,7 +382,7 @@ class OcrDetector:
         return scores
 
     def predict(self, query: Query) -> Prediction:
-        cached = query.image_key in self._screens
+        cached = self.is_parsed(query)
         screen = self.parse(query)
         semantic = (partial(self._semantic_scores, query.image_key, screen, query.instruction)
                     if self._embedder is not None else None)
@@ -275,7 +411,7 @@ class OcrDetector:
             "engine": engine,
             "onnxruntime": runtime,
             "models": {stage: f"{cfg.ocr_version.value} {stage} {cfg.model_type.value} ({cfg.lang_type.value})"
-                       for stage, cfg in (("det", self._engine.cfg.Det), ("rec", self._engine.cfg.Rec))},
+                       for stage, cfg in (("det", self._engine.rapid.cfg.Det), ("rec", self._engine.rapid.cfg.Rec))},
             "angle_classifier": False,
             "word_boxes": "rapidocr return_word_box",
             "providers_requested": self.providers_requested,
@@ -283,6 +419,11 @@ class OcrDetector:
             "provider_note": self.provider_note,
             "threads": self.threads,
             "max_side": self.max_side,
+            "det_side": self.settings.det_side,
+            "det_limit": self.settings.det_limit,
+            "rec_batch": self.settings.rec_batch,
+            "rec_width": self.settings.rec_width,
+            "shared_parses": self._parses is SHARED_PARSES,
             "text_score": self.text_score,
             "min_score": self.thresholds.lexical,
             "min_semantic": self.thresholds.semantic,
@@ -291,7 +432,10 @@ class OcrDetector:
         }
 
     def close(self) -> None:
-        self._screens.clear()
+        """Forget this detector's semantic vectors, and its parses when it keeps its own (the
+        shared ones stay for other detectors: `SHARED_PARSES.clear()` drops them)."""
+        if self._parses is not SHARED_PARSES:
+            self._parses.clear()
         self._embeddings.clear()
 
 
