@@ -157,6 +157,55 @@ def test_answer_is_the_text_box_and_its_centre(detector):
     assert prediction.meta["match"] == "quoted" and prediction.meta["score"] == 1.0
 
 
+def test_locate_answers_the_text_under_the_click(detector):
+    from pytest_grounding.locate import LocateQuery
+
+    screen = draw_screen(LIGHT)
+    image = screen.image
+    for name in ("Edit", "Help", "Word Count", "Spelling", "Rename", "Save As"):
+        target = screen.targets[name]
+        prediction = detector.locate(LocateQuery(image, target.center))
+        assert prediction.box is not None and prediction.raw.strip() == name, (name, dict(prediction.meta))
+        if name in ("Rename", "Save As"):  # a menu row wider than its text: the text, beside the click
+            continue
+        assert prediction.box.contains(target.center), (name, prediction.box, target)
+        assert prediction.box.iou(target) > 0.5, (name, prediction.box, target)
+    blank = detector.locate(LocateQuery(image, (900.0, 500.0)))  # empty background far from any text
+    assert blank.box is None and blank.meta["reason"] == "no text at the point"
+
+
+def test_text_at_cuts_a_line_into_items_and_answers_the_one_clicked():
+    from pytest_grounding.detectors.ocr import ScreenText, text_at
+
+    def line(text, x, y, gap=4, width=8):
+        """A line and its words, each word `width` px per letter, `gap` px apart."""
+        words, left = [], x
+        for word in text.split():
+            words.append(ScreenText(word, Box(left, y, left + width * len(word), y + 14), 0.9, "word",
+                                    len(text.split())))
+            left += width * len(word) + gap
+        whole = ScreenText(text, Box(x, y, words[-1].box.x2, y + 14), 0.9, "line", len(words))
+        return [whole, *words]
+
+    status = line("Word Count", 10, 10)  # one two-word label
+    menu = line("File Edit View", 10, 40, gap=18)  # three menu items read as one line
+    sentence = line("Orientation and margins apply to every page", 10, 70)
+    texts = [*status, *menu, *sentence]
+    assert text_at(texts, (30, 17)) is status[0]  # a label: the whole line, not the word
+    edit = menu[2]
+    assert text_at(texts, edit.box.center) is edit  # a menu item, not the whole bar
+    margins = sentence[3]
+    assert text_at(texts, margins.box.center) is margins  # running text: the word under the point
+    beside = (status[0].box.x2 + 5, 17)
+    assert text_at(texts, beside) is status[0]  # 5 px beside a label still means it
+    assert text_at(texts, beside, near=2) is None
+    assert text_at(texts, (600, 300)) is None and text_at([], (1, 1)) is None
+    two = line("Save As Print", 10, 100, gap=4)[0:1] + line("Save As Print", 10, 100, gap=4)[1:3] + \
+        [ScreenText("Print", Box(150, 100, 190, 114), 0.9, "word", 3)]
+    span = text_at(two, (20, 107))
+    assert span.kind == "span" and span.text == "Save As"  # two close words, then a far one
+
+
 def test_semantic_match_finds_the_label_the_instruction_means(detector):
     screen = draw_screen(LIGHT)
     prediction = detector.predict(Query(screen.image, "Begin a performance recording."))

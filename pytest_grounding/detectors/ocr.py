@@ -142,6 +142,56 @@ def words_by_line(line_texts: Sequence[str], word_groups: Sequence[Sequence[Tupl
     return aligned
 
 
+LABEL_LINE_WORDS = 3  # a run of more words under the click is running text: answer the word
+NEAR_TEXT_PX = 16.0  # a click this close to a text (padding around a label) still means that text
+ITEM_GAP = 0.6  # a gap between words wider than this share of the line height separates two items
+
+
+def text_at(texts: Sequence[ScreenText], point: Tuple[float, float], near: float = NEAR_TEXT_PX
+            ) -> Optional[ScreenText]:
+    """The element-at-click answer from text alone. The OCR line under the point (else the
+    nearest within `near` px) is cut into items where its words are far apart (a menu bar reads as
+    one line "File Edit View"); the item nearest the point is the answer, unless it is running
+    text (more than LABEL_LINE_WORDS words), where the word under the point is."""
+    lines = _lines_with_words(texts)
+    if not lines:
+        return None
+    distance = [line.box.distance_to(point) for line, _ in lines]
+    best = min(range(len(lines)), key=lambda i: (distance[i], lines[i][0].box.area))
+    if distance[best] > near:
+        return None
+    line, words = lines[best]
+    if not words:
+        return line
+    items: List[List[ScreenText]] = [[words[0]]]
+    for word in words[1:]:
+        if word.box.x1 - items[-1][-1].box.x2 > ITEM_GAP * line.box.height:
+            items.append([])
+        items[-1].append(word)
+    item = min(items, key=lambda run: _union([w.box for w in run]).distance_to(point))
+    if len(item) > LABEL_LINE_WORDS:
+        item = [min(item, key=lambda w: w.box.distance_to(point))]
+    if len(item) == 1:
+        return item[0]
+    if len(item) == len(words):
+        return line
+    return ScreenText(" ".join(w.text for w in item), _union([w.box for w in item]),
+                      min(w.confidence for w in item), "span", line.line_words)
+
+
+def _lines_with_words(texts: Sequence[ScreenText]) -> List[Tuple[ScreenText, List[ScreenText]]]:
+    """Each line with its words left to right (`screen_texts` lists a line's words after it)."""
+    lines: List[Tuple[ScreenText, List[ScreenText]]] = []
+    for text in texts:
+        if text.kind == "line":
+            lines.append((text, []))
+        elif text.kind == "word" and lines:
+            lines[-1][1].append(text)
+    for _, words in lines:
+        words.sort(key=lambda w: w.box.x1)
+    return lines
+
+
 def default_threads(cores: Optional[int] = None, workers: Optional[int] = None,
                     load: Optional[float] = None) -> int:
     """ONNX Runtime's intra-op threads for one process: the cores shared out between xdist workers,
@@ -396,6 +446,15 @@ class OcrDetector:
         if not match.accepted:
             return Prediction.no_answer(None, reason="no text matches well enough", **meta)
         return Prediction(point=chosen.box.center, box=chosen.box, raw=chosen.text, meta=meta)
+
+    def locate(self, query: Any) -> Prediction:
+        """The element-at-click task: the text under (or just beside) the click point."""
+        screen = self.parse(query)
+        found = text_at(screen.texts, query.point)
+        meta: Dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4)}
+        if found is None:
+            return Prediction.no_answer(None, reason="no text at the point", **meta)
+        return Prediction(box=found.box, raw=found.text, meta={**meta, "kind": found.kind})
 
     def describe(self) -> Dict[str, Any]:
         import onnxruntime as ort
