@@ -133,10 +133,19 @@ def pytest_generate_tests(metafunc) -> None:
 def pytest_cmdline_main(config):
     """Under xdist with no --dist chosen, distribute by screen (`loadgroup`) rather than by item:
     a detector that caches its per-screen work (OCR, a parse) then parses each screen once."""
-    if (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None)
+    if is_worker(config):
+        if config.workerinput.get("grounding_loadgroup"):
+            config.option.loadgroup = True  # the worker's own command line may not say so
+    elif (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None)
             and config.getoption("dist", "no") == "no" and not config.getoption("distload", False)):
         config.option.dist = "loadgroup"  # before xdist's own hook would make it "load"
     return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist workers re-read the command line: tell them the run distributes by screen."""
+    node.workerinput["grounding_loadgroup"] = node.config.getoption("dist", "no") == "loadgroup"
 
 
 def _groups_screens(config) -> bool:
