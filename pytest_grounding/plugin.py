@@ -154,7 +154,49 @@ def pytest_generate_tests(metafunc) -> None:
             pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
         for dataset in datasets:
             samples.extend(dataset.samples[: run.settings.limit])
-        metafunc.parametrize("grounding_sample", samples, ids=[s.uid for s in samples])
+        if _groups_screens(metafunc.config):
+            metafunc.parametrize("grounding_sample", _grouped(samples, metafunc.config.workerinput["workercount"]))
+        else:
+            metafunc.parametrize("grounding_sample", samples, ids=[s.uid for s in samples])
+
+
+# -- xdist: a screen's samples on one worker ---------------------------------------------------------
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config):
+    """Under xdist with no --dist chosen, distribute by screen (`loadgroup`) rather than by item:
+    a detector that caches its per-screen work (OCR, a parse) then parses each screen once."""
+    if is_worker(config):
+        if config.workerinput.get("grounding_loadgroup"):
+            config.option.loadgroup = True  # the worker's own command line may not say so
+    elif (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None)
+            and config.getoption("dist", "no") == "no" and not config.getoption("distload", False)):
+        config.option.dist = "loadgroup"  # before xdist's own hook would make it "load"
+    return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist workers re-read the command line: tell them the run distributes by screen."""
+    node.workerinput["grounding_loadgroup"] = node.config.getoption("dist", "no") == "loadgroup"
+
+
+def _groups_screens(config) -> bool:
+    """On an xdist worker of a `--dist loadgroup` run (the only mode that reads xdist_group marks;
+    elsewhere no marks, so no cost at collection and test ids without the `@group` suffix)."""
+    return is_worker(config) and bool(getattr(config.option, "loadgroup", False))
+
+
+def _grouped(samples, workers: int) -> list:
+    from .datasets import screen_groups
+
+    marks: Dict[str, Any] = {}
+    params = []
+    for sample, group in zip(samples, screen_groups(samples, workers)):
+        if group not in marks:
+            marks[group] = pytest.mark.xdist_group(group)  # one mark object per group, shared
+        params.append(pytest.param(sample, marks=marks[group], id=sample.uid))
+    return params
 
 
 def _spec_id(spec: str) -> str:

@@ -22,7 +22,8 @@ Point = Tuple[float, float]
 ELEMENT_TYPES = ("icon", "text", "other")
 
 
-@dataclass(frozen=True)
+# slots: a 100,000-sample dataset holds 100,000 Samples and Boxes for the whole session.
+@dataclass(frozen=True, slots=True)
 class Box:
     """An axis-aligned box in absolute pixels, x1 <= x2 and y1 <= y2 for a valid box."""
 
@@ -93,7 +94,7 @@ class Box:
         return [float(self.x1), float(self.y1), float(self.x2), float(self.y2)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One grounding target: a screenshot, an instruction and the target's box.
 

@@ -9,7 +9,9 @@ test item reports it; a file that cannot be read at all is a DatasetError naming
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
@@ -75,12 +77,13 @@ def load_dataset(spec: str, *, base: Optional[Path] = None, registry: Optional[R
         fmt: Format = registry.get(format_name).load()
     except UnknownName as exc:
         raise DatasetError(f"dataset {spec!r}: {exc}") from None
-    loaded = fmt.load(path)
-    if not loaded.samples:
-        files = ", ".join(str(f) for f in loaded.files) or str(path)
-        raise DatasetError(f"dataset {spec!r} ({format_name}): no samples in {files}")
-    dataset_name = name_slug(name or loaded.name)
-    samples = assign_uids(dataset_name, loaded.samples)
+    with gc_paused():
+        loaded = fmt.load(path)
+        if not loaded.samples:
+            files = ", ".join(str(f) for f in loaded.files) or str(path)
+            raise DatasetError(f"dataset {spec!r} ({format_name}): no samples in {files}")
+        dataset_name = name_slug(name or loaded.name)
+        samples = assign_uids(dataset_name, loaded.samples)
     return Dataset(name=dataset_name, format=format_name, path=path, samples=samples,
                    fingerprint=fingerprint(loaded.files), problems=tuple(loaded.problems))
 
@@ -97,19 +100,73 @@ def sniff_format(path: Path, registry: Registry) -> str:
     return matches[0]
 
 
+@contextmanager
+def gc_paused():
+    """Loading makes millions of small containers and no reference cycles; the cyclic collector
+    would walk the growing heap again and again (about half the load time of 100,000 rows)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def assign_uids(dataset_name: str, samples: Sequence[Sample]) -> Tuple[Sample, ...]:
     """Test-id slugs from dataset, id, app and element type; sorted for identical collection on
-    every xdist worker; made unique deterministically (pytest would suffix duplicates silently)."""
+    every xdist worker; made unique deterministically (pytest would suffix duplicates silently).
+    Values that repeat across rows (apps, platforms, image paths) are shared, not held once per
+    sample: the loaders' JSON parsing makes a new string for every row."""
     ordered = sorted(samples, key=lambda s: (s.id, str(s.image), s.instruction))
+    shared: dict = {}
+    slugs: dict = {}
     seen: dict = {}
     out: List[Sample] = []
     for sample in ordered:
-        base = "-".join([dataset_name] + [slug(part) for part in (sample.id, sample.app, sample.element_type)])
+        app = shared.setdefault(sample.app, sample.app)
+        kind = shared.setdefault(sample.element_type, sample.element_type)
+        if (app, kind) not in slugs:
+            slugs[app, kind] = f"{slug(app)}-{slug(kind)}"
+        base = f"{dataset_name}-{slug(sample.id)}-{slugs[app, kind]}"
         count = seen.get(base, 0) + 1
         seen[base] = count
         uid = base if count == 1 else f"{base}-dup{count}"
-        out.append(dataclasses.replace(sample, dataset=dataset_name, uid=uid))
+        out.append(dataclasses.replace(
+            sample, dataset=dataset_name, uid=uid, app=app, element_type=kind,
+            image=shared.setdefault(sample.image, sample.image),
+            app_category=shared.setdefault(sample.app_category, sample.app_category),
+            platform=shared.setdefault(sample.platform, sample.platform),
+            image_size=shared.setdefault(sample.image_size, sample.image_size)))
     return tuple(out)
+
+
+def screen_groups(samples: Sequence[Sample], workers: int) -> List[str]:
+    """A group name per sample: one group per screen (dataset and image), so that under xdist a
+    detector's per-screen cache serves every instruction on a screen from one worker. A screen
+    holding more than its share of the run (1 / (2 x workers) of the samples) is split into parts,
+    so that one big screen cannot leave the other workers idle. Names are ASCII slugs (they end
+    test ids under --dist loadgroup) and depend only on the samples, the same on every worker."""
+    share = max(1, -(-len(samples) // (2 * max(1, workers))))
+    names: dict = {}  # (dataset, image) -> group name
+    taken: set = set()
+    sizes: dict = {}
+    out: List[str] = []
+    for sample in samples:
+        screen = (sample.dataset, sample.image)
+        if screen not in names:
+            name = f"{sample.dataset}-{slug(sample.image.name)}"
+            suffix = 2
+            while name in taken:  # same file name in another folder
+                name = f"{sample.dataset}-{slug(sample.image.name)}-{suffix}"
+                suffix += 1
+            names[screen] = name
+            taken.add(name)
+        position = sizes.get(screen, 0)
+        sizes[screen] = position + 1
+        part = position // share
+        out.append(names[screen] if part == 0 else f"{names[screen]}-part{part + 1}")
+    return out
 
 
 def fingerprint(files: Iterable[Path]) -> str:
@@ -120,4 +177,5 @@ def fingerprint(files: Iterable[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-__all__ = ["Dataset", "DatasetError", "Format", "load_dataset", "builtin_registry", "split_spec", "slug"]
+__all__ = ["Dataset", "DatasetError", "Format", "load_dataset", "builtin_registry", "screen_groups", "split_spec",
+           "slug"]
