@@ -164,14 +164,13 @@ def pytest_generate_tests(metafunc) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config):
-    """Under xdist with no --dist chosen, distribute by screen (`loadgroup`) rather than by item:
-    a detector that caches its per-screen work (OCR, a parse) then parses each screen once."""
-    if is_worker(config):
-        if config.workerinput.get("grounding_loadgroup"):
-            config.option.loadgroup = True  # the worker's own command line may not say so
-    elif (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None)
-            and config.getoption("dist", "no") == "no" and not config.getoption("distload", False)):
-        config.option.dist = "loadgroup"  # before xdist's own hook would make it "load"
+    """`--dist loadgroup` sends all the samples of a screen to one worker, so a detector's per-screen
+    cache (OCR, a parse) reads each screen once. Not the default: xdist's loadgroup scheduler puts
+    an item whose worker crashed back in the queue, and a sample that kills its worker then kills
+    every replacement until --max-worker-restart is spent. The default `load` hands out runs of
+    consecutive items, and a screen's samples are consecutive, so most screens stay whole."""
+    if is_worker(config) and config.workerinput.get("grounding_loadgroup"):
+        config.option.loadgroup = True  # the worker's own command line may not say so
     return (yield)
 
 

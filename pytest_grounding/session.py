@@ -255,6 +255,8 @@ class GroundingRun:
         from .datasets._common import PLACEHOLDER_BOX
         from .types import Sample
 
+        if "@" in nodeid.rpartition("]")[2]:  # xdist's loadgroup suffix: "...[params]@group"
+            nodeid = nodeid[:nodeid.rindex("@")]
         params = nodeid.rpartition("[")[2].rstrip("]")
         specs = {(slug(spec).replace("_", "-") if ":" in spec else spec): spec for spec in self.settings.detector_specs}
         detector = next((spec for key, spec in sorted(specs.items(), key=lambda kv: -len(kv[0]))

@@ -65,7 +65,7 @@ def run(multi, *args):
     return pytester.runpytest(f"--dataset={dataset}", "--detector", "whereami", "--grounding-misses", "xfail", *args)
 
 
-ITEM_LINE = re.compile(r"\[(gw\d)\] \S+ (test_suite\.py::test_grounding\[[^\]]+\](?:@\S+)?)")
+ITEM_LINE = re.compile(r"\[(gw\d+)\] (?:\[\s*\d+%\] )?\S+ (test_suite\.py::test_grounding\[[^\]]+\](?:@\S+)?)")
 
 
 def worker_items(result):
@@ -73,9 +73,9 @@ def worker_items(result):
     return [m.groups() for m in map(ITEM_LINE.search, result.outlines) if m]
 
 
-def test_one_screen_runs_on_one_worker_by_default_under_xdist(multi, tmp_path):
+def test_one_screen_runs_on_one_worker_with_dist_loadgroup(multi, tmp_path):
     report = tmp_path / "r.json"
-    result = run(multi, "-n", "2", "--grounding-json", str(report))
+    result = run(multi, "-n", "2", "--dist", "loadgroup", "--grounding-json", str(report))
     result.assert_outcomes(passed=8, xfailed=16)
     records = read_json(report)["samples"]
     assert len(records) == SCREENS * PER_SCREEN
@@ -93,7 +93,7 @@ def test_ids_and_totals_are_the_same_serial_and_with_xdist(multi, tmp_path):
     documents, lines = [], []
     for workers in ([], ["-n", "2"]):
         report = tmp_path / f"r{len(workers)}.json"
-        result = run(multi, "-v", "--grounding-json", str(report), *workers)
+        result = run(multi, "-v", "--grounding-json", str(report), *workers, *(["--dist", "loadgroup"] if workers else []))
         documents.append(read_json(report))
         lines.append(result.outlines[result.outlines.index(next(line for line in result.outlines
                                                                   if "grounding summary" in line)):])
@@ -109,11 +109,13 @@ def test_ids_and_totals_are_the_same_serial_and_with_xdist(multi, tmp_path):
     strip = [{k: v for k, v in r.items() if k not in ("latency_ms", "meta")} for r in documents[0]["samples"]]
     assert strip == [{k: v for k, v in r.items() if k not in ("latency_ms", "meta")} for r in documents[1]["samples"]]
     # The summary block reads the same (its latency line aside), group suffixes nowhere in it.
-    assert [line for line in lines[0] if "latency" not in line and " in " not in line] == \
-        [line for line in lines[1] if "latency" not in line and " in " not in line]
+    def same(line):
+        return "latency" not in line and " in " not in line and "JSON report" not in line
+
+    assert [line for line in lines[0] if same(line)] == [line for line in lines[1] if same(line)]
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadgroup"]], ids=["serial", "xdist"])
 def test_keyword_selection_is_unaffected_by_groups(multi, tmp_path, workers):
     report = tmp_path / "r.json"
     result = run(multi, "-k", "excel and icon", "--grounding-json", str(report), *workers)
@@ -126,8 +128,8 @@ def test_keyword_selection_is_unaffected_by_groups(multi, tmp_path, workers):
     assert "passed" not in nothing.parseoutcomes()
 
 
-def test_a_dist_mode_the_user_chose_is_kept(multi):
-    result = run(multi, "-n", "2", "--dist", "load", "-v")
+def test_plain_n_keeps_xdist_s_default_load_scheduling_and_plain_ids(multi):
+    result = run(multi, "-n", "2", "-v")
     items = worker_items(result)
     assert len(items) == SCREENS * PER_SCREEN
     assert not any("@" in node for _, node in items)
