@@ -224,3 +224,44 @@ def test_documented_commands_run(script, copy_of_repo):
             f"{script.label}: `{written}` (run as {shlex.join(argv[1:])}) exited {result.returncode}:\n{output[-3000:]}")
         if kind == "suite":
             assert "grounding summary" in result.stdout, f"{script.label}: `{written}` printed no summary"
+
+
+# ---- the generated options page -----------------------------------------------------------------
+
+def load_docs_hooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("grounding_docs_hooks", REPO / "docs" / "_hooks" / "grounding_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_options_page_lists_every_option_with_its_help():
+    import html
+
+    from pytest_grounding.options import OPTIONS
+
+    table = load_docs_hooks().options_table()
+    for option in OPTIONS:
+        assert f"<code>{html.escape(option.flag)}" in table
+        assert html.escape(option.help).split("`")[0][:60] in table
+        if option.ini:
+            assert f"<code>{option.ini}</code>" in table
+
+
+def test_options_page_reads_new_fields_defensively(monkeypatch):
+    from dataclasses import dataclass
+
+    import pytest_grounding.options as options
+
+    @dataclass(frozen=True)
+    class Future:  # what Option may become: a longer doc text, fields the page does not know
+        flag: str
+        help: str
+        doc: str = ""
+        group: str = "new"
+
+    monkeypatch.setattr(options, "OPTIONS", (Future("--grounding-new", "short", doc="a longer `text`"),))
+    table = load_docs_hooks().options_table()
+    assert "<code>--grounding-new</code>" in table and "a longer <code>text</code>" in table
