@@ -1,0 +1,79 @@
+"""MkDocs hooks: pages that are generated from the package, so they cannot drift from it.
+
+- `<!-- grounding:options -->` becomes the table of `pytest_grounding.options.OPTIONS` (the same
+  texts `pytest --help` prints);
+- `<!-- grounding:report-schema -->` becomes the JSON Schema of the report, which is also published
+  as `report.schema.json` beside the pages.
+
+Option attributes are read with defaults, so a field added to `Option` later does not break the build.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # document this checkout's package, not another installed copy
+    sys.path.insert(0, str(REPO))
+
+OPTIONS_MARKER = "<!-- grounding:options -->"
+SCHEMA_MARKER = "<!-- grounding:report-schema -->"
+SCHEMA_FILE = REPO / "pytest_grounding" / "schema" / "report.schema.json"
+
+
+def _code(text: str) -> str:
+    return f"<code>{html.escape(text)}</code>"
+
+
+def _inline(text: str) -> str:
+    """Escape a help text for HTML, keeping its `backtick` spans as code."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
+
+
+def options_table() -> str:
+    from pytest_grounding.options import OPTIONS
+
+    rows = []
+    for option in OPTIONS:
+        flag = getattr(option, "flag", "?")
+        metavar = getattr(option, "metavar", None)
+        ini = getattr(option, "ini", None)
+        text = getattr(option, "doc", None) or getattr(option, "help", "") or ""
+        notes = []
+        if getattr(option, "repeat", False) and "repeatable" not in text.lower():
+            notes.append("Repeatable.")
+        default = getattr(option, "default", None)
+        if default not in (None, "", [], ()) and "default" not in text.lower():
+            notes.append(f"Default: {_code(str(default))}.")
+        anchor = flag.lstrip("-")
+        usage = _code(f"{flag} {metavar}" if metavar else flag)
+        rows.append(
+            f'<tr id="{html.escape(anchor)}"><td>{usage}</td><td>{_code(ini) if ini else ""}</td>'
+            f"<td>{' '.join([_inline(text), *notes])}</td></tr>"
+        )
+    return ("<table>\n<thead><tr><th>option</th><th>ini key</th><th>meaning</th></tr></thead>\n<tbody>\n"
+            + "\n".join(rows) + "\n</tbody>\n</table>\n")
+
+
+def schema_block() -> str:
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return "```json\n" + json.dumps(schema, indent=2) + "\n```\n"
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    if OPTIONS_MARKER in markdown:
+        markdown = markdown.replace(OPTIONS_MARKER, options_table())
+    if SCHEMA_MARKER in markdown:
+        markdown = markdown.replace(SCHEMA_MARKER, schema_block())
+    return markdown
+
+
+def on_files(files, config, **kwargs):
+    from mkdocs.structure.files import File
+
+    files.append(File.generated(config, "report.schema.json", content=SCHEMA_FILE.read_bytes()))
+    return files

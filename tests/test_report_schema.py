@@ -1,0 +1,140 @@
+"""The published JSON Schema of the `--grounding-json` report: real reports, produced by the plugin
+through pytester with and without xdist, must validate; broken ones must not."""
+
+import copy
+import json
+from importlib.resources import files
+
+import pytest
+
+from helpers import FIXTURES, XDIST, read_json
+
+jsonschema = pytest.importorskip("jsonschema")
+
+MINI = str(FIXTURES / "mini")
+
+
+@pytest.fixture(scope="module")
+def validator():
+    schema = json.loads((files("pytest_grounding") / "schema" / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def problems(validator, document):
+    return [f"{error.json_path}: {error.message}" for error in validator.iter_errors(document)]
+
+
+def report_of(project, tmp_path, *args):
+    path = tmp_path / "report.json"
+    project.runpytest(*args, "--grounding-json", str(path))
+    return read_json(path)
+
+
+@XDIST
+def test_report_with_hits_wrong_format_errors_and_gates_validates(project, validator, workers, tmp_path):
+    document = report_of(project, tmp_path, f"--dataset={MINI}", "--detector", "colour", "--detector", "center",
+                         "--grounding-min-accuracy", "0.5", "--grounding-min-accuracy", "app=Nowhere:0.1",
+                         "--grounding-timeout", "20", *workers)
+    outcomes = {r["outcome"] for r in document["samples"]}
+    assert outcomes == {"hit", "miss", "wrong_format", "error"}  # every kind of record is in what we validate
+    assert any(v["accuracy"] is None for v in document["gates"])  # the null of a slice with no samples
+    assert problems(validator, document) == []
+
+
+def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
+    document = report_of(project, tmp_path, f"--dataset={MINI}", "--detector", "boom", "--detector", "garbage",
+                         "--detector", "broken", "--grounding-limit", "4")
+    assert document["summary"]["broken"]["accuracy"] is None and document["summary"]["broken"]["errors"] == 4
+    assert problems(validator, document) == []
+
+
+@pytest.fixture(scope="module")
+def default_set_cache():
+    """The embedded default, generated once before the runs (as ci/ does): pytester gives each run a
+    fresh HOME, so without this each run would generate its own copy."""
+    from pytest_grounding.synth import default_dataset_dir
+
+    return default_dataset_dir().parent
+
+
+@XDIST
+def test_report_on_the_embedded_default_validates(project, validator, workers, tmp_path, default_set_cache,
+                                                  monkeypatch):
+    monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(default_set_cache))
+    document = report_of(project, tmp_path, "--detector", "center", "--grounding-limit", "3", *workers)
+    assert document["summary"]["center"]["samples"] == 3
+    assert problems(validator, document) == []
+
+
+def test_partial_report_of_an_interrupted_run_validates(project, validator, tmp_path):
+    path = tmp_path / "report.json"
+    # In a subprocess: pytester re-raises an in-process KeyboardInterrupt into this session.
+    project.runpytest_subprocess(f"--dataset={MINI}", "--detector", "interrupting", "--grounding-json", str(path))
+    document = read_json(path)
+    assert document["partial"] is True
+    assert problems(validator, document) == []
+
+
+def test_report_with_no_finished_sample_validates(project, validator, tmp_path):
+    document = report_of(project, tmp_path, f"--dataset={MINI}", "--detector", "center", "-k", "no_such_item")
+    assert document["summary"] == {} and document["samples"] == []
+    assert problems(validator, document) == []
+
+
+# ---- the schema is strict where it must be and open where the report is open ---------------------
+
+@pytest.fixture(scope="module")
+def made_once():
+    return {}
+
+
+@pytest.fixture
+def document(request, made_once, tmp_path):
+    """One real report for the module, made by the first test that asks (pytester is per test)."""
+    if "report" not in made_once:
+        made_once["report"] = report_of(request.getfixturevalue("project"), tmp_path, f"--dataset={MINI}",
+                                        "--detector", "colour", "--grounding-limit", "6")
+    return made_once["report"]
+
+
+@pytest.mark.parametrize("path, key", [
+    ((), "summary"), (("run",), "settings"), (("summary", "colour"), "accuracy"),
+    (("summary", "colour", "latency_ms"), "p95"), (("samples", 0), "outcome"), (("samples", 0), "iou"),
+    (("run", "datasets", 0), "fingerprint"),
+], ids=lambda v: v if isinstance(v, str) else "/".join(map(str, v)) or "top")
+def test_a_missing_field_fails(validator, document, path, key):
+    broken = copy.deepcopy(document)
+    target = broken
+    for step in path:
+        target = target[step]
+    del target[key]
+    assert problems(validator, broken)
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d.update(schema_version="1"),
+    lambda d: d.update(partial="no"),
+    lambda d: d["summary"]["colour"].update(hits=5.5),
+    lambda d: d["summary"]["colour"].update(accuracy="83%"),
+    lambda d: d["samples"][0].update(outcome="almost"),
+    lambda d: d["samples"][0].update(point=[1, 2, 3]),
+    lambda d: d["samples"][0].update(unexpected=1),
+    lambda d: d["run"]["settings"].update(misses="maybe"),
+    lambda d: d["summary"]["colour"]["by"]["size"][0].update(value="tiny"),
+], ids=["version-as-string", "partial-not-bool", "hits-not-int", "accuracy-as-text", "unknown-outcome",
+        "point-of-three", "extra-record-field", "bad-misses-mode", "unknown-size-bucket"])
+def test_a_mistyped_field_fails(validator, document, mutate):
+    broken = copy.deepcopy(document)
+    mutate(broken)
+    assert problems(validator, broken)
+
+
+def test_open_places_accept_new_fields(validator, document):
+    extended = copy.deepcopy(document)
+    extended["resumed"] = True  # new optional top-level keys
+    extended["task"] = {"name": "anything"}
+    extended["versions"]["some-package"] = "1.0"
+    extended["run"]["detectors"]["colour"]["device"] = "cuda:0"
+    extended["samples"][0]["meta"] = {"candidates": [{"text": "OK", "score": 0.9}]}
+    assert problems(validator, extended) == []
