@@ -198,15 +198,36 @@ def _grouped(samples, workers: int) -> list:
     return params
 
 
+def _name_groups(items) -> None:
+    """xdist's loadgroup scheduler reads a test's group from an "@group" suffix of its node id,
+    which xdist writes into `item._nodeid`; pytest 9.2 keeps node ids in `item._id`, so the suffix
+    is lost and the screens are spread over the workers (pytest-xdist#1386). Write it where this
+    pytest reads it."""
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is None or "@" in item.nodeid.rpartition("]")[2]:
+            continue
+        named = f"{item.nodeid}@{mark.args[0]}"
+        if hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId  # pytest >= 9.2 only
+
+            item._id = NodeId.parse(named)
+        else:
+            item._nodeid = named
+
+
 def _spec_id(spec: str) -> str:
     from .datasets import slug
 
     return slug(spec).replace("_", "-") if ":" in spec else spec
 
 
+@pytest.hookimpl(trylast=True)  # after xdist's own hook, which names the groups
 def pytest_collection_modifyitems(session, config, items) -> None:
     """--grounding-resume: the samples already in the predictions file are deselected (the same
     on every xdist worker: the keys come from the controller)."""
+    if _groups_screens(config):
+        _name_groups(items)
     run = get_run(config)
     done = run.done_keys
     if not done:

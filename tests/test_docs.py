@@ -219,6 +219,9 @@ def test_documented_commands_run(script, copy_of_repo):
         result = subprocess.run(argv, cwd=copy_of_repo, env=environment(copy_of_repo), capture_output=True,
                                 text=True, timeout=TIMEOUT_S)
         output = result.stdout + result.stderr
+        missing_extra = re.search(r"needs the '(\w+)' extra", output)
+        if result.returncode == 4 and missing_extra:  # the core-only install: the page's extra is absent
+            pytest.skip(f"{script.label}: `{written}` needs the {missing_extra.group(1)!r} extra, not installed here")
         allowed = (0, 1) if kind in ("pytest", "suite") else (0,)
         assert result.returncode in allowed, (
             f"{script.label}: `{written}` (run as {shlex.join(argv[1:])}) exited {result.returncode}:\n{output[-3000:]}")

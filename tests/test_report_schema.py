@@ -132,7 +132,7 @@ def test_a_mistyped_field_fails(validator, document, mutate):
 
 def test_open_places_accept_new_fields(validator, document):
     extended = copy.deepcopy(document)
-    extended["resumed"] = True  # new optional top-level keys
+    extended["provenance"] = True  # new optional top-level keys
     extended["task"] = {"name": "anything"}
     extended["versions"]["some-package"] = "1.0"
     extended["run"]["detectors"]["colour"]["device"] = "cuda:0"
