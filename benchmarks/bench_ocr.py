@@ -29,9 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
@@ -42,11 +43,24 @@ SCREEN_SIZE = (1024, 768)
 
 # -- whole runs through pytest --------------------------------------------------------------------
 
-def run_suite(options: Sequence[str], workdir: Path, label: str) -> Tuple[float, Dict[str, Any]]:
+
+def run_suite(options: Sequence[str], workdir: Path, label: str) -> tuple[float, dict[str, Any]]:
     """Run `pytest suites/` with the options; (wall seconds, the --grounding-json document)."""
     json_path = workdir / f"{label}.json"
-    command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN",
-               "--grounding-json", str(json_path), *options]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--tb=no",
+        "-rN",
+        "--grounding-json",
+        str(json_path),
+        *options,
+    ]
     print(f"$ {' '.join(command[1:])}", file=sys.stderr, flush=True)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, env={**os.environ, **OFFLINE}, capture_output=True, text=True)
@@ -57,33 +71,37 @@ def run_suite(options: Sequence[str], workdir: Path, label: str) -> Tuple[float,
     return seconds, json.loads(json_path.read_text(encoding="utf-8"))
 
 
-def element_rows(document: Dict[str, Any], detector: str) -> Dict[str, Dict[str, Any]]:
+def element_rows(document: dict[str, Any], detector: str) -> dict[str, dict[str, Any]]:
     summary = document["summary"][detector]
     rows = {row["value"]: row for row in summary["by"]["element_type"]}
     rows["all"] = summary
     return rows
 
 
-def cell(row: Optional[Dict[str, Any]]) -> str:
+def cell(row: dict[str, Any] | None) -> str:
     if not row or row.get("accuracy") is None:
         return "-"
     return f"{100 * row['accuracy']:.1f}% ({row['hits']}/{row['scored']})"
 
 
-def accuracy_table(title: str, ocr: Dict[str, Any], center: Dict[str, Any]) -> List[str]:
+def accuracy_table(title: str, ocr: dict[str, Any], center: dict[str, Any]) -> list[str]:
     ocr_rows, center_rows = element_rows(ocr, "ocr"), element_rows(center, "center")
-    kinds = sorted(k for k in set(ocr_rows) | set(center_rows) if k != "all") + ["all"]
+    kinds = [*sorted(k for k in set(ocr_rows) | set(center_rows) if k != "all"), "all"]
     summary = ocr["summary"]["ocr"]
     lines = [f"**{title}**", "", "| element type | ocr | center (floor) |", "|---|---|---|"]
     lines += [f"| {kind} | {cell(ocr_rows.get(kind))} | {cell(center_rows.get(kind))} |" for kind in kinds]
     iou = summary.get("mean_iou")
-    lines += ["", f"ocr: {summary['wrong_format']} of {summary['scored']} answered nothing (wrong format / no match); "
-                  f"errors {summary['errors']}; mean IoU of its boxes "
-                  f"{'-' if iou is None else f'{iou:.3f}'} over {summary['with_box']} boxes.", ""]
+    lines += [
+        "",
+        f"ocr: {summary['wrong_format']} of {summary['scored']} answered nothing (wrong format / no match); "
+        f"errors {summary['errors']}; mean IoU of its boxes "
+        f"{'-' if iou is None else f'{iou:.3f}'} over {summary['with_box']} boxes.",
+        "",
+    ]
     return lines
 
 
-def accuracy_figures(real: Path, workdir: Path) -> Tuple[List[str], Dict[str, Any]]:
+def accuracy_figures(real: Path, workdir: Path) -> tuple[list[str], dict[str, Any]]:
     """Accuracy tables; also returns the serial default run (its time is a figure of its own)."""
     _, real_doc = run_suite(["--dataset", str(real), "--detector", "ocr", "--detector", "center"], workdir, "real")
     serial_s, synth_ocr = run_suite(["--detector", "ocr"], workdir, "default-ocr-serial")
@@ -93,31 +111,39 @@ def accuracy_figures(real: Path, workdir: Path) -> Tuple[List[str], Dict[str, An
     return lines, {"seconds": serial_s, "document": synth_ocr}
 
 
-def run_figures(workers: int, workdir: Path, serial: Optional[Dict[str, Any]]) -> List[str]:
+def run_figures(workers: int, workdir: Path, serial: dict[str, Any] | None) -> list[str]:
     if serial is None:
         seconds, document = run_suite(["--detector", "ocr"], workdir, "default-ocr-serial")
         serial = {"seconds": seconds, "document": document}
     parallel_s, parallel_doc = run_suite(["--detector", "ocr", "-n", str(workers)], workdir, "default-ocr-parallel")
-    lines = ["| `pytest suites/ --detector ocr` | wall time | samples | screens | OCR parses | accuracy | "
-             "per-sample latency p50 / p95 |", "|---|---|---|---|---|---|---|"]
-    for label, seconds, document in (("serial", serial["seconds"], serial["document"]),
-                                     (f"`-n {workers}`", parallel_s, parallel_doc)):
+    lines = [
+        "| `pytest suites/ --detector ocr` | wall time | samples | screens | OCR parses | accuracy | "
+        "per-sample latency p50 / p95 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, seconds, document in (
+        ("serial", serial["seconds"], serial["document"]),
+        (f"`-n {workers}`", parallel_s, parallel_doc),
+    ):
         summary = document["summary"]["ocr"]
         latency = summary["latency_ms"]
         records = [r for r in document["samples"] if r["detector"] == "ocr"]
         screens = len({r["image"] for r in records})
         parses = sum(1 for r in records if r["meta"].get("parse_cached") is False)
-        lines.append(f"| {label} | {seconds:.0f} s | {summary['samples']} | {screens} | {parses} | {cell(summary)} | "
-                     f"{latency['p50']:.0f} / {latency['p95']:.0f} ms |")
-    return lines + [""]
+        lines.append(
+            f"| {label} | {seconds:.0f} s | {summary['samples']} | {screens} | {parses} | {cell(summary)} | "
+            f"{latency['p50']:.0f} / {latency['p95']:.0f} ms |"
+        )
+    return [*lines, ""]
 
 
 # -- latency in process ---------------------------------------------------------------------------
 
-def screens_of_size(folder: Path, size: Tuple[int, int], limit: int) -> List[Tuple[Path, List[str]]]:
+
+def screens_of_size(folder: Path, size: tuple[int, int], limit: int) -> list[tuple[Path, list[str]]]:
     """Images of the given size in a Pointerbench-Pro folder, each with its instructions."""
     metadata = next(folder.rglob("metadata.jsonl"))
-    by_image: Dict[Path, List[str]] = {}
+    by_image: dict[Path, list[str]] = {}
     for line in metadata.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if tuple(row.get("image_size") or ()) == size:
@@ -133,7 +159,7 @@ def percentiles(seconds: Sequence[float]) -> str:
     return f"{1000 * percentile(seconds, 50):.0f} / {1000 * percentile(seconds, 95):.0f} ms"
 
 
-def latency_figures(folders: Dict[str, Path], limit: int) -> List[str]:
+def latency_figures(folders: dict[str, Path], limit: int) -> list[str]:
     os.environ.update(OFFLINE)
     from PIL import Image
 
@@ -144,11 +170,14 @@ def latency_figures(folders: Dict[str, Path], limit: int) -> List[str]:
     detector = OcrDetector()
     load_s = time.perf_counter() - started
     info = detector.describe()
-    lines = [f"Detector load {load_s:.1f} s; providers {', '.join(info['providers'])}; "
-             f"{info['threads']} threads; {os.cpu_count()} cores.", "",
-             "| 1024x768 screens | screens | OCR parse p50 / p95 | first instruction p50 / p95 | "
-             "later instructions p50 / p95 | instructions per screen |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"Detector load {load_s:.1f} s; providers {', '.join(info['providers'])}; "
+        f"{info['threads']} threads; {os.cpu_count()} cores.",
+        "",
+        "| 1024x768 screens | screens | OCR parse p50 / p95 | first instruction p50 / p95 | "
+        "later instructions p50 / p95 | instructions per screen |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, folder in folders.items():
         screens = screens_of_size(folder, SCREEN_SIZE, limit)
         parse_s, first_s, later_s = [], [], []
@@ -165,9 +194,11 @@ def latency_figures(folders: Dict[str, Path], limit: int) -> List[str]:
                 detector.predict(Query(image, instruction))
                 later_s.append(time.perf_counter() - t0)
         per_screen = sum(len(i) for _, i in screens) / len(screens) if screens else 0
-        lines.append(f"| {name} | {len(screens)} | {percentiles(parse_s)} | {percentiles(first_s)} | "
-                     f"{percentiles(later_s)} | {per_screen:.1f} |")
-    return lines + [""]
+        lines.append(
+            f"| {name} | {len(screens)} | {percentiles(parse_s)} | {percentiles(first_s)} | "
+            f"{percentiles(later_s)} | {per_screen:.1f} |"
+        )
+    return [*lines, ""]
 
 
 # -- speed: the detector next to the plain engine, interleaved ------------------------------------
@@ -182,16 +213,16 @@ class Contender:
     label: str
     detector: Any = None
     engine: Any = None
-    parse_s: Dict[str, List[float]] = field(default_factory=dict)  # per set: RapidOCR's call
-    screen_s: Dict[str, List[float]] = field(default_factory=dict)  # per set: every instruction of a screen
-    hits: Dict[str, List[bool]] = field(default_factory=dict)
+    parse_s: dict[str, list[float]] = field(default_factory=dict)  # per set: RapidOCR's call
+    screen_s: dict[str, list[float]] = field(default_factory=dict)  # per set: every instruction of a screen
+    hits: dict[str, list[bool]] = field(default_factory=dict)
 
 
-def screens_of(folder: Path, limit: int) -> List[Tuple[Path, List[Any]]]:
+def screens_of(folder: Path, limit: int) -> list[tuple[Path, list[Any]]]:
     """The dataset's screens, each with its samples; `limit` > 0 keeps that many, evenly spread."""
     from pytest_grounding.datasets import load_dataset
 
-    by_image: Dict[Path, List[Any]] = {}
+    by_image: dict[Path, list[Any]] = {}
     for sample in load_dataset(str(folder)).samples:
         if not sample.defect:
             by_image.setdefault(sample.image, []).append(sample)
@@ -202,7 +233,7 @@ def screens_of(folder: Path, limit: int) -> List[Tuple[Path, List[Any]]]:
     return screens
 
 
-def build_contenders(specs: Sequence[str]) -> List[Contender]:
+def build_contenders(specs: Sequence[str]) -> list[Contender]:
     from rapidocr import RapidOCR
 
     from pytest_grounding.detectors import parse_spec
@@ -240,8 +271,9 @@ def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequen
     for sample in samples:
         asked = time.perf_counter()
         prediction = contender.detector.predict(Query(image, sample.instruction))
-        record = metrics.score(sample, prediction, detector="ocr", image_size=image.size,
-                               latency_ms=1000 * (time.perf_counter() - asked))
+        record = metrics.score(
+            sample, prediction, detector="ocr", image_size=image.size, latency_ms=1000 * (time.perf_counter() - asked)
+        )
         if score:
             hits.append(record["outcome"] == metrics.HIT)
         if record["meta"].get("parse_cached") is False:
@@ -255,7 +287,7 @@ def median(values: Sequence[float]) -> float:
     return percentile(values, 50) if values else float("nan")
 
 
-def speed_figures(sets: Dict[str, Tuple[Path, int]], rounds: int, variants: Sequence[str]) -> List[str]:
+def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequence[str]) -> list[str]:
     """`sets`: name -> (folder, screens to use, 0 = all)."""
     from pytest_grounding.runner import read_image
 
@@ -274,58 +306,80 @@ def speed_figures(sets: Dict[str, Tuple[Path, int]], rounds: int, variants: Sequ
                 for contender in contenders[turn:] + contenders[:turn]:
                     time_screen(contender, set_name, image, samples, score=round_index == 0)
                 step += 1
-        print(f"round {round_index + 1}/{rounds} done after {time.perf_counter() - started:.0f} s; "
-              f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+        print(
+            f"round {round_index + 1}/{rounds} done after {time.perf_counter() - started:.0f} s; "
+            f"load {os.getloadavg()[0]:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
     wall = time.perf_counter() - started
     plain = contenders[0]
     info = contenders[1].detector.describe() if len(contenders) > 1 else {}
-    lines = [f"Side by side in one process, {rounds} round(s), the order rotating screen by screen; "
-             f"{os.cpu_count()} cores; {wall:.0f} s. Per-screen times p50 / p95; ratio = the detector's "
-             f"median / the plain engine's median on the same screens (parse: RapidOCR's call only; "
-             f"screen: every instruction on the screen, matching included).", "",
-             f"Plain engine: `RapidOCR()` with its defaults (angle classifier on, ONNX Runtime's own thread "
-             f"count, Det.limit_side_len 736/min, Rec.rec_batch_num 6, width 320). Detector: "
-             f"{info.get('headline', '-')}.", "",
-             "| set | screens | samples | detector | plain p50 / p95 | detector parse p50 / p95 | parse ratio | "
-             "detector screen p50 / p95 | screen ratio | accuracy |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Side by side in one process, {rounds} round(s), the order rotating screen by screen; "
+        f"{os.cpu_count()} cores; {wall:.0f} s. Per-screen times p50 / p95; ratio = the detector's "
+        f"median / the plain engine's median on the same screens (parse: RapidOCR's call only; "
+        f"screen: every instruction on the screen, matching included).",
+        "",
+        f"Plain engine: `RapidOCR()` with its defaults (angle classifier on, ONNX Runtime's own thread "
+        f"count, Det.limit_side_len 736/min, Rec.rec_batch_num 6, width 320). Detector: "
+        f"{info.get('headline', '-')}.",
+        "",
+        "| set | screens | samples | detector | plain p50 / p95 | detector parse p50 / p95 | parse ratio | "
+        "detector screen p50 / p95 | screen ratio | accuracy |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for set_name, set_screens in screens.items():
         samples = sum(len(s) for _, s in set_screens)
         base = median(plain.parse_s[set_name])
         for contender in contenders[1:]:
             hits = contender.hits[set_name]
             parse, whole = contender.parse_s[set_name], contender.screen_s[set_name]
-            lines.append(f"| {set_name} | {len(set_screens)} | {samples} | `{contender.label}` | "
-                         f"{percentiles(plain.parse_s[set_name])} | {percentiles(parse)} | "
-                         f"{median(parse) / base:.2f} | {percentiles(whole)} | {median(whole) / base:.2f} | "
-                         f"{100 * sum(hits) / len(hits):.1f}% ({sum(hits)}/{len(hits)}) |")
+            lines.append(
+                f"| {set_name} | {len(set_screens)} | {samples} | `{contender.label}` | "
+                f"{percentiles(plain.parse_s[set_name])} | {percentiles(parse)} | "
+                f"{median(parse) / base:.2f} | {percentiles(whole)} | {median(whole) / base:.2f} | "
+                f"{100 * sum(hits) / len(hits):.1f}% ({sum(hits)}/{len(hits)}) |"
+            )
     for contender in contenders[1:]:
         threads = contender.detector.describe()["threads"]
         lines.append(f"\n`{contender.label}`: {threads} ONNX Runtime thread(s).")
-    return lines + [""]
+    return [*lines, ""]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--real", type=Path, default=REPO.parent / "shared" / "data" / "screenagent-dev",
-                        help="a real Pointerbench-Pro folder (default: ../shared/data/screenagent-dev)")
+    parser.add_argument(
+        "--real",
+        type=Path,
+        default=REPO.parent / "shared" / "data" / "screenagent-dev",
+        help="a real Pointerbench-Pro folder (default: ../shared/data/screenagent-dev)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="xdist workers for the parallel run")
     parser.add_argument("--screens", type=int, default=40, help="1024x768 screens per set for the latency figures")
-    parser.add_argument("--only", choices=("speed", "accuracy", "latency", "runs", "all"), default="speed",
-                        help="speed (default): side by side with the plain engine; accuracy, latency, runs: "
-                             "the README's tables from whole pytest runs; all: everything")
+    parser.add_argument(
+        "--only",
+        choices=("speed", "accuracy", "latency", "runs", "all"),
+        default="speed",
+        help="speed (default): side by side with the plain engine; accuracy, latency, runs: "
+        "the README's tables from whole pytest runs; all: everything",
+    )
     parser.add_argument("--quick", action="store_true", help="speed on 16 real and 8 synthetic screens")
     parser.add_argument("--limit", type=int, default=0, help="speed: screens per set (0 = all)")
     parser.add_argument("--rounds", type=int, default=1, help="speed: passes over the screens")
-    parser.add_argument("--variant", action="append", default=[],
-                        help="speed: a detector spec to time (repeatable; default: ocr, the defaults)")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="speed: a detector spec to time (repeatable; default: ocr, the defaults)",
+    )
     args = parser.parse_args(argv)
     if args.only == "all":
         args.only = None
 
     sys.path.insert(0, str(REPO))
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}", file=sys.stderr)
-    out: List[str] = []
+    out: list[str] = []
     serial = None
     with tempfile.TemporaryDirectory(prefix="bench-ocr-") as tmp:
         workdir = Path(tmp)
@@ -349,8 +403,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         if args.only in (None, "runs"):
             out += ["### Whole default run", ""]
             out += run_figures(args.workers, workdir, serial)
-    out.append(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} "
-               f"(1, 5, 15 min; {os.cpu_count()} cores)")
+    out.append(
+        f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min; {os.cpu_count()} cores)"
+    )
     print("\n".join(out))
 
 

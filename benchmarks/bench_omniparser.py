@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -31,21 +32,24 @@ DEFAULT_DATASET = REPO.parent / "shared" / "data" / "screenagent-dev"
 DEFAULT_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.onnx"
 
 
-def run(detector: Any, samples: Sequence[Any], threshold: float) -> Dict[str, Any]:
+def run(detector: Any, samples: Sequence[Any], threshold: float) -> dict[str, Any]:
     """The plugin's own path (runner.evaluate_locate, metrics.summarize): the same figures as
     `pytest suites/ --grounding-task locate`, without pytest around them."""
-    records: List[Dict[str, Any]] = [evaluate_locate(sample, detector, detector_name="bench", threshold=threshold).record
-                                     for sample in samples]
+    records: list[dict[str, Any]] = [
+        evaluate_locate(sample, detector, detector_name="bench", threshold=threshold).record for sample in samples
+    ]
     return next(iter(metrics.summarize(records).values()))
 
 
-def row(label: str, block: Dict[str, Any]) -> str:
+def row(label: str, block: dict[str, Any]) -> str:
     figures, lat = block["locate"], block["latency_ms"]
     breakdown = ", ".join(f"{k} {v['samples']} ({v['hits']} hits)" for k, v in figures["by_transform"].items())
     iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f}"
-    return (f"| {label} | {block['scored']} | {100 * figures['detection_rate']:.1f}% | {100 * block['accuracy']:.1f}% "
-            f"| {iou} | {100 * figures['false_positive_rate']:.1f}% | {figures['mean_attempts']:.2f} "
-            f"| {lat['p50'] / 1000:.2f} / {lat['p95'] / 1000:.2f} | {block['errors']} | {breakdown} |")
+    return (
+        f"| {label} | {block['scored']} | {100 * figures['detection_rate']:.1f}% | {100 * block['accuracy']:.1f}% "
+        f"| {iou} | {100 * figures['false_positive_rate']:.1f}% | {figures['mean_attempts']:.2f} "
+        f"| {lat['p50'] / 1000:.2f} / {lat['p95'] / 1000:.2f} | {block['errors']} | {breakdown} |"
+    )
 
 
 def main(argv: Sequence[str] = ()) -> None:
@@ -62,15 +66,20 @@ def main(argv: Sequence[str] = ()) -> None:
 
     samples = sorted(load(args.dataset).samples, key=lambda s: s.uid)
     if args.limit:
-        samples = samples[:args.limit]
+        samples = samples[: args.limit]
     makers = {
         "ocr": ("omniparser (icons + OCR merge)", lambda: OmniParserDetector(model=str(args.model), semantic=False)),
         "icons": ("omniparser:ocr=false (icons only)", lambda: OmniParserDetector(model=str(args.model), ocr=False)),
         "floor": ("center floor (32 px box)", CenterDetector),
     }
-    print(f"dataset {args.dataset} ({len(samples)} samples), IoU threshold {args.threshold}, "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    print("| detector | scored | detection | hit@IoU | mean IoU (found) | FP rate | attempts | latency s p50 / p95 | errors | by transform |")
+    print(
+        f"dataset {args.dataset} ({len(samples)} samples), IoU threshold {args.threshold}, "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n"
+    )
+    print(
+        "| detector | scored | detection | hit@IoU | mean IoU (found) | FP rate | attempts"
+        " | latency s p50 / p95 | errors | by transform |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for key in args.only or list(makers):
         label, make = makers[key]

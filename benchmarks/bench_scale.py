@@ -29,14 +29,22 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO.parent / "shared" / "data" / "screenagent-dev"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-APPS = [("Excel", "office"), ("VS Code", "development"), ("Photoshop", "creative"), ("AutoCAD", "cad"),
-        ("Word", "office"), ("Blender", "creative"), ("MATLAB", "scientific")]
+APPS = [
+    ("Excel", "office"),
+    ("VS Code", "development"),
+    ("Photoshop", "creative"),
+    ("AutoCAD", "cad"),
+    ("Word", "office"),
+    ("Blender", "creative"),
+    ("MATLAB", "scientific"),
+]
 SCREEN = (1024, 768)
 
 # The bare loop the harness is compared with: read the rows, decode each image, click the centre,
@@ -69,7 +77,8 @@ def test_floor(grounding_sample):
 
 # -- datasets ---------------------------------------------------------------------------------------
 
-def make_screens(folder: Path, count: int) -> List[str]:
+
+def make_screens(folder: Path, count: int) -> list[str]:
     """`count` 1024x768 JPEG screenshots with some structure (decoding cost like a real one)."""
     from PIL import Image, ImageDraw
 
@@ -105,37 +114,55 @@ def make_dataset(root: Path, rows: int, screens: int = 8) -> Path:
             kind = ("icon", "text")[index % 2]
             x, y = rng.randint(0, 900), rng.randint(0, 700)
             box = [x, y, x + rng.randint(10, 120), y + rng.randint(10, 60)]
-            row = {"file_name": names[index % screens], "id": f"gen_{index:06d}",
-                   "instruction": f"Click the {kind} number {index} in the {app} window.", "bbox": box,
-                   "point": [(box[0] + box[2]) // 2, (box[1] + box[3]) // 2], "answer_type": "point",
-                   "eval": {"type": "point_in_bbox", "bbox": box}, "data_type": kind, "element_type": kind,
-                   "app": app, "app_slug": app.lower().replace(" ", "_"), "app_category": category,
-                   "platform": "Windows desktop", "source_id": f"gen/{index:06d}#a0", "image_size": list(SCREEN)}
+            row = {
+                "file_name": names[index % screens],
+                "id": f"gen_{index:06d}",
+                "instruction": f"Click the {kind} number {index} in the {app} window.",
+                "bbox": box,
+                "point": [(box[0] + box[2]) // 2, (box[1] + box[3]) // 2],
+                "answer_type": "point",
+                "eval": {"type": "point_in_bbox", "bbox": box},
+                "data_type": kind,
+                "element_type": kind,
+                "app": app,
+                "app_slug": app.lower().replace(" ", "_"),
+                "app_category": category,
+                "platform": "Windows desktop",
+                "source_id": f"gen/{index:06d}#a0",
+                "image_size": list(SCREEN),
+            }
             out.write(json.dumps(row) + "\n")
     return folder.parent.parent
 
 
 # -- measuring one process --------------------------------------------------------------------------
 
-def measure(command: Sequence[str], *, cwd: Optional[Path] = None, env: Optional[dict] = None) -> Dict[str, Any]:
+
+def measure(command: Sequence[str], *, cwd: Path | None = None, env: dict | None = None) -> dict[str, Any]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process."""
     started = time.perf_counter()
     environment = {**os.environ, **OFFLINE, "PYTHONPATH": str(REPO), **(env or {})}
-    child = subprocess.Popen(list(command), cwd=cwd or REPO, env=environment,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    child = subprocess.Popen(
+        list(command), cwd=cwd or REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     output = child.stdout.read() if child.stdout else ""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss / 1024,
-            "code": code, "output": output}
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss": usage.ru_maxrss / 1024,
+        "code": code,
+        "output": output,
+    }
 
 
-def pytest_command(*options: str) -> List[str]:
+def pytest_command(*options: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options]
 
 
-def checked(result: Dict[str, Any], allowed: Sequence[int] = (0, 1)) -> Dict[str, Any]:
+def checked(result: dict[str, Any], allowed: Sequence[int] = (0, 1)) -> dict[str, Any]:
     if result["code"] not in allowed:
         raise SystemExit(f"exit {result['code']}:\n{result['output'][-3000:]}")
     return result
@@ -147,15 +174,20 @@ def load_note() -> str:
 
 # -- figures ----------------------------------------------------------------------------------------
 
-def collection_figures(work: Path, sizes: Sequence[int]) -> List[str]:
-    lines = ["**Collection** (`pytest suites/ --dataset DIR --detector center --co -q`), against pytest's floor "
-             "(one bare test parametrized with N ids)", "",
-             "| rows | wall s | CPU s | peak RSS MB | floor: wall s | CPU s | peak RSS MB |",
-             "|---|---|---|---|---|---|---|"]
+
+def collection_figures(work: Path, sizes: Sequence[int]) -> list[str]:
+    lines = [
+        "**Collection** (`pytest suites/ --dataset DIR --detector center --co -q`), against pytest's floor "
+        "(one bare test parametrized with N ids)",
+        "",
+        "| rows | wall s | CPU s | peak RSS MB | floor: wall s | CPU s | peak RSS MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for rows in sizes:
         dataset = make_dataset(work, rows)
-        run = checked(measure(pytest_command("suites/", "--dataset", str(dataset), "--detector", "center",
-                                             "--co", "-q")), (0,))
+        run = checked(
+            measure(pytest_command("suites/", "--dataset", str(dataset), "--detector", "center", "--co", "-q")), (0,)
+        )
         expected = f"{rows} tests collected"
         if expected not in run["output"]:
             raise SystemExit(f"expected '{expected}':\n{run['output'][-2000:]}")
@@ -163,22 +195,38 @@ def collection_figures(work: Path, sizes: Sequence[int]) -> List[str]:
         floor_dir.mkdir(exist_ok=True)
         (floor_dir / "test_floor.py").write_text(FLOOR_TEST.format(n=rows))
         floor = checked(measure(pytest_command("test_floor.py", "--co", "-q"), cwd=floor_dir), (0,))
-        lines.append(f"| {rows:,} | {run['wall']:.1f} | {run['cpu']:.1f} | {run['rss']:.0f} "
-                     f"| {floor['wall']:.1f} | {floor['cpu']:.1f} | {floor['rss']:.0f} |")
+        lines.append(
+            f"| {rows:,} | {run['wall']:.1f} | {run['cpu']:.1f} | {run['rss']:.0f} "
+            f"| {floor['wall']:.1f} | {floor['cpu']:.1f} | {floor['rss']:.0f} |"
+        )
         print(lines[-1], file=sys.stderr, flush=True)
-    return lines + ["", load_note(), ""]
+    return [*lines, "", load_note(), ""]
 
 
-def harness_run(dataset: Path, *options: str) -> Dict[str, Any]:
-    return checked(measure(pytest_command("suites/", "--dataset", str(dataset), "--detector", "center", "-q",
-                                          "--tb=no", "-rN", "--grounding-misses", "xfail", *options)))
+def harness_run(dataset: Path, *options: str) -> dict[str, Any]:
+    return checked(
+        measure(
+            pytest_command(
+                "suites/",
+                "--dataset",
+                str(dataset),
+                "--detector",
+                "center",
+                "-q",
+                "--tb=no",
+                "-rN",
+                "--grounding-misses",
+                "xfail",
+                *options,
+            )
+        )
+    )
 
 
-def harness_figures(work: Path, small: int, large: int) -> List[str]:
+def harness_figures(work: Path, small: int, large: int) -> list[str]:
     """The harness vs the bare loop, both as whole processes, at two sizes."""
-    rows: Dict[str, Dict[int, float]] = {}
-    variants = {"bare loop": None, "plugin": ("-p", "no:benchmark"),
-                "plugin + pytest-benchmark": ()}
+    rows: dict[str, dict[int, float]] = {}
+    variants = {"bare loop": None, "plugin": ("-p", "no:benchmark"), "plugin + pytest-benchmark": ()}
     for size in (small, large):
         dataset = make_dataset(work, size)
         meta = dataset / "data" / "test" / "metadata.jsonl"
@@ -191,31 +239,52 @@ def harness_figures(work: Path, small: int, large: int) -> List[str]:
             print(f"{label} {size}: {run['wall']:.2f} s", file=sys.stderr, flush=True)
     bare = rows["bare loop"]
     slope = {label: (t[large] - t[small]) / (large - small) * 1000 for label, t in rows.items()}
-    lines = [f"**Harness vs a bare loop** (decode + `center` + score; {large:,} samples on 8 JPEG screens "
-             "1024x768; misses as xfail)", "",
-             f"| run | wall s ({small:,}) | wall s ({large:,}) | ratio ({large:,}) | ms per sample "
-             "| per-sample ratio |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"**Harness vs a bare loop** (decode + `center` + score; {large:,} samples on 8 JPEG screens "
+        "1024x768; misses as xfail)",
+        "",
+        f"| run | wall s ({small:,}) | wall s ({large:,}) | ratio ({large:,}) | ms per sample | per-sample ratio |",
+        "|---|---|---|---|---|---|",
+    ]
     for label, times in rows.items():
-        lines.append(f"| {label} | {times[small]:.2f} | {times[large]:.2f} | {times[large] / bare[large]:.2f}x "
-                     f"| {slope[label]:.2f} | {slope[label] / slope['bare loop']:.2f}x |")
-    return lines + ["", "per sample: (wall(large) - wall(small)) / (large - small), which leaves out start-up.",
-                    load_note(), ""]
+        lines.append(
+            f"| {label} | {times[small]:.2f} | {times[large]:.2f} | {times[large] / bare[large]:.2f}x "
+            f"| {slope[label]:.2f} | {slope[label] / slope['bare loop']:.2f}x |"
+        )
+    slope_note = "per sample: (wall(large) - wall(small)) / (large - small), which leaves out start-up."
+    return [*lines, "", slope_note, load_note(), ""]
 
 
-def suite_run(options: Sequence[str], json_path: Path) -> Tuple[float, Dict[str, Any]]:
-    run = checked(measure(pytest_command("suites/", "-q", "--tb=no", "-rN", "--grounding-misses", "xfail",
-                                         "--grounding-json", str(json_path), *options)))
+def suite_run(options: Sequence[str], json_path: Path) -> tuple[float, dict[str, Any]]:
+    run = checked(
+        measure(
+            pytest_command(
+                "suites/",
+                "-q",
+                "--tb=no",
+                "-rN",
+                "--grounding-misses",
+                "xfail",
+                "--grounding-json",
+                str(json_path),
+                *options,
+            )
+        )
+    )
     return run["wall"], json.loads(json_path.read_text(encoding="utf-8"))
 
 
-def totals(document: Dict[str, Any]) -> Tuple[Any, ...]:
+def totals(document: dict[str, Any]) -> tuple[Any, ...]:
     return tuple((name, s["samples"], s["hits"], s["errors"]) for name, s in sorted(document["summary"].items()))
 
 
-def xdist_figures(work: Path, quick: bool) -> List[str]:
-    lines = ["**Serial vs `-n 2`** (wall seconds of the whole `pytest` process)", "",
-             "| detector | samples | serial s | -n 2 s | speed-up | same totals |", "|---|---|---|---|---|---|"]
+def xdist_figures(work: Path, quick: bool) -> list[str]:
+    lines = [
+        "**Serial vs `-n 2`** (wall seconds of the whole `pytest` process)",
+        "",
+        "| detector | samples | serial s | -n 2 s | speed-up | same totals |",
+        "|---|---|---|---|---|---|",
+    ]
     cases = [("center", make_dataset(work, 2000), [])]
     if not quick and REAL.is_dir():
         cases.append(("ocr", REAL, []))
@@ -224,41 +293,55 @@ def xdist_figures(work: Path, quick: bool) -> List[str]:
         serial, serial_doc = suite_run(options, work / f"{detector}-serial.json")
         parallel, parallel_doc = suite_run([*options, "-n", "2"], work / f"{detector}-n2.json")
         count = sum(s["samples"] for s in serial_doc["summary"].values())
-        lines.append(f"| {detector} | {count:,} | {serial:.1f} | {parallel:.1f} | {serial / parallel:.2f}x "
-                     f"| {totals(serial_doc) == totals(parallel_doc)} |")
+        lines.append(
+            f"| {detector} | {count:,} | {serial:.1f} | {parallel:.1f} | {serial / parallel:.2f}x "
+            f"| {totals(serial_doc) == totals(parallel_doc)} |"
+        )
         print(lines[-1], file=sys.stderr, flush=True)
-    return lines + ["", load_note(), ""]
+    return [*lines, "", load_note(), ""]
 
 
-def parses_per_screen(document: Dict[str, Any]) -> Counter:
+def parses_per_screen(document: dict[str, Any]) -> Counter:
     """OCR parses per image: records whose answer did not come from the detector's screen cache."""
-    return Counter(r["image"] for r in document["samples"]
-                   if r["outcome"] != "error" and not (r.get("meta") or {}).get("parse_cached", True))
+    return Counter(
+        r["image"]
+        for r in document["samples"]
+        if r["outcome"] != "error" and not (r.get("meta") or {}).get("parse_cached", True)
+    )
 
 
-def parse_figures(work: Path, screens: int = 16, per_screen: int = 4) -> List[str]:
+def parse_figures(work: Path, screens: int = 16, per_screen: int = 4) -> list[str]:
     dataset = make_dataset(work, screens * per_screen, screens=screens)
-    lines = [f"**OCR parses per screen under `-n 2`** ({screens} screens x {per_screen} instructions, "
-             "consecutive ids on different screens)", "",
-             "| --dist | wall s | parses | parses per screen (max) |", "|---|---|---|---|"]
+    lines = [
+        f"**OCR parses per screen under `-n 2`** ({screens} screens x {per_screen} instructions, "
+        "consecutive ids on different screens)",
+        "",
+        "| --dist | wall s | parses | parses per screen (max) |",
+        "|---|---|---|---|",
+    ]
     for label, options in (("load", ["--dist", "load"]), ("default (loadgroup)", [])):
-        wall, document = suite_run(["--dataset", str(dataset), "--detector", "ocr", "-n", "2", *options],
-                                   work / f"parses-{options[-1] if options else 'default'}.json")
+        wall, document = suite_run(
+            ["--dataset", str(dataset), "--detector", "ocr", "-n", "2", *options],
+            work / f"parses-{options[-1] if options else 'default'}.json",
+        )
         parses = parses_per_screen(document)
-        lines.append(f"| {label} | {wall:.1f} | {sum(parses.values())} | "
-                     f"{sum(parses.values()) / screens:.2f} ({max(parses.values(), default=0)}) |")
+        lines.append(
+            f"| {label} | {wall:.1f} | {sum(parses.values())} | "
+            f"{sum(parses.values()) / screens:.2f} ({max(parses.values(), default=0)}) |"
+        )
         print(lines[-1], file=sys.stderr, flush=True)
-    return lines + ["", load_note(), ""]
+    return [*lines, "", load_note(), ""]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     global REPO
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="no ocr runs; harness at 300/1,000 samples")
     parser.add_argument("--only", choices=["collect", "harness", "xdist", "parses"], action="append")
     parser.add_argument("--sizes", default="20000,50000,100000", help="collection sizes (comma-separated)")
-    parser.add_argument("--repo", type=Path, default=REPO,
-                        help="checkout whose suites/ and package run (before/after comparisons)")
+    parser.add_argument(
+        "--repo", type=Path, default=REPO, help="checkout whose suites/ and package run (before/after comparisons)"
+    )
     parser.add_argument("--work", type=Path, help="folder for the generated datasets (default: a temporary one)")
     args = parser.parse_args(argv)
     REPO = args.repo.resolve()
@@ -268,7 +351,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
-        out: List[str] = []
+        out: list[str] = []
         if "collect" in only:
             out += collection_figures(work, [int(n) for n in args.sizes.split(",")])
         if "harness" in only:

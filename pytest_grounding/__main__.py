@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "generate":
         return run_generate(args.out, args.count, args.seed, args.workers)
@@ -63,7 +63,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return validate_path(args.path, max_per_kind=args.max_per_kind)
 
 
-def run_generate(out: Path, count: int, seed: int, workers: Optional[int]) -> int:
+def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
     from .synth import generate, screens_for
 
     if count < 1:

@@ -3,8 +3,9 @@ judging a summary; the plugin turns failures into the exit status."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any
 
 from .metrics import SLICES
 
@@ -12,8 +13,8 @@ from .metrics import SLICES
 @dataclass(frozen=True)
 class Gate:
     threshold: float
-    key: Optional[str] = None
-    value: Optional[str] = None
+    key: str | None = None
+    value: str | None = None
     source: str = ""
 
     @property
@@ -25,7 +26,7 @@ class Gate:
 class Verdict:
     gate: Gate
     detector: str
-    accuracy: Optional[float]
+    accuracy: float | None
     scored: int
     unreliable: bool = False  # the detector's errors exceed --grounding-max-errors: not judged
     measure: str = "accuracy"  # "hit rate" on the element-at-click task
@@ -37,12 +38,16 @@ class Verdict:
     def describe(self) -> str:
         figure = "no scored samples" if self.accuracy is None else f"{self.accuracy:.1%} of {self.scored}"
         if self.unreliable:
-            return (f"gate FAILED: detector {self.detector} {self.gate.label}: {self.measure} {figure} not judged: "
-                    "too many errors (see above)")
+            return (
+                f"gate FAILED: detector {self.detector} {self.gate.label}: {self.measure} {figure} not judged: "
+                "too many errors (see above)"
+            )
         relation = ">=" if self.passed else "<"
         status = "passed" if self.passed else "FAILED"
-        return (f"gate {status}: detector {self.detector} {self.gate.label}: {self.measure} {figure} "
-                f"{relation} threshold {self.gate.threshold:.1%}")
+        return (
+            f"gate {status}: detector {self.detector} {self.gate.label}: {self.measure} {figure} "
+            f"{relation} threshold {self.gate.threshold:.1%}"
+        )
 
 
 @dataclass(frozen=True)
@@ -63,9 +68,11 @@ class ErrorVerdict:
         return self.share <= self.max_share
 
     def describe(self) -> str:
-        return (f"errors FAILED: detector {self.detector}: {self.errors} of {self.samples} samples "
-                f"({self.share:.1%}) are errors, more than --grounding-max-errors {self.max_share:.1%}: its figures "
-                "are not meaningful (an outage or a broken set-up, not a bad model)")
+        return (
+            f"errors FAILED: detector {self.detector}: {self.errors} of {self.samples} samples "
+            f"({self.share:.1%}) are errors, more than --grounding-max-errors {self.max_share:.1%}: its figures "
+            "are not meaningful (an outage or a broken set-up, not a bad model)"
+        )
 
 
 def parse_threshold(text: str) -> float:
@@ -95,26 +102,35 @@ def parse_gate(spec: str, source: str = "") -> Gate:
         raise ValueError(f"bad accuracy gate {spec!r}{where}: {exc}") from None
 
 
-def judge(gates: List[Gate], summary: Mapping[str, Mapping[str, Any]],
-          max_errors: Optional[float] = None) -> List[Union[Verdict, ErrorVerdict]]:
+def judge(
+    gates: list[Gate], summary: Mapping[str, Mapping[str, Any]], max_errors: float | None = None
+) -> list[Verdict | ErrorVerdict]:
     """Every gate against every detector's summary. A slice that matched no scored sample fails:
     a typo in a gate must not pass CI silently. A detector with more errors than `max_errors`
     (a share) fails, and so do its gates, whatever its accuracy on the rest."""
-    verdicts: List[Union[Verdict, ErrorVerdict]] = []
+    verdicts: list[Verdict | ErrorVerdict] = []
     for detector, block in summary.items():
-        too_many = ErrorVerdict(detector, block["errors"], block["samples"], max_errors) \
-            if max_errors is not None else None
+        too_many = (
+            ErrorVerdict(detector, block["errors"], block["samples"], max_errors) if max_errors is not None else None
+        )
         if too_many is not None and not too_many.passed:
             verdicts.append(too_many)
         for gate in gates:
-            row: Dict[str, Any] = dict(block) if gate.key is None else _find(block["by"][gate.key], gate.value)
-            verdicts.append(Verdict(gate, detector, row.get("accuracy"), row.get("scored", 0),
-                                    unreliable=too_many is not None and not too_many.passed,
-                                    measure="hit rate" if block.get("task") == "locate" else "accuracy"))
+            row: dict[str, Any] = dict(block) if gate.key is None else _find(block["by"][gate.key], gate.value)
+            verdicts.append(
+                Verdict(
+                    gate,
+                    detector,
+                    row.get("accuracy"),
+                    row.get("scored", 0),
+                    unreliable=too_many is not None and not too_many.passed,
+                    measure="hit rate" if block.get("task") == "locate" else "accuracy",
+                )
+            )
     return verdicts
 
 
-def _find(rows: List[Mapping[str, Any]], value: Optional[str]) -> Dict[str, Any]:
+def _find(rows: list[Mapping[str, Any]], value: str | None) -> dict[str, Any]:
     wanted = (value or "").lower()
     for row in rows:
         if str(row["value"]).lower() == wanted:

@@ -6,20 +6,22 @@ it (how an automation tool finds a recorded element again). Pure building blocks
 - `locate_with_retries`: the retry driver. It tries the transforms of `TRANSFORMS` in their fixed
   order until one gives a box that contains the click point; boxes are mapped back to the
   original frame; every attempt is recorded.
-- `score_locate` (one sample -> a plain-dict record) and `aggregate_locate` (records -> figures).
+
+Scoring is `metrics.score_located` (one sample -> a record) and `metrics.locate_figures` (records ->
+detection and false-positive rates), the one path the plugin and the benchmarks share.
 
 The crop transform centres on the click point: that point is this task's input, not the ground
-truth (the target box is never seen by anything here but `score_locate`).
+truth (the target box is never seen here).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any
 
 from .types import Box, Point, Prediction
 
@@ -32,7 +34,7 @@ FLOOR_BOX_SIDE = 32.0
 
 @dataclass(frozen=True)
 class LocateQuery:
-    image: "Image"
+    image: Image
     point: Point
 
     @cached_property
@@ -52,13 +54,14 @@ def box_around(point: Point, side: float, width: float, height: float) -> Box:
 
 # --- transforms --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Transformed:
     """An image derived from the original, the click point in it, and how to map its boxes back."""
 
-    image: "Image"
+    image: Image
     point: Point
-    offset: Tuple[float, float] = (0.0, 0.0)  # original = offset + transformed / scale
+    offset: tuple[float, float] = (0.0, 0.0)  # original = offset + transformed / scale
     scale: float = 1.0
 
     def to_original(self, box: Box) -> Box:
@@ -67,7 +70,7 @@ class Transformed:
         return Box(ox + box.x1 / s, oy + box.y1 / s, ox + box.x2 / s, oy + box.y2 / s)
 
 
-def _identity(image: "Image", point: Point) -> Transformed:
+def _identity(image: Image, point: Point) -> Transformed:
     return Transformed(image, point)
 
 
@@ -76,7 +79,7 @@ def _identity(image: "Image", point: Point) -> Transformed:
 CROP_SHARE, CROP_MIN, CROP_ZOOM = 1 / 3, 256, 2.0
 
 
-def crop_window(width: int, height: int, point: Point) -> Tuple[int, int, int, int]:
+def crop_window(width: int, height: int, point: Point) -> tuple[int, int, int, int]:
     """The crop window (x1, y1, x2, y2), centred on the point and shifted to stay in the image."""
     cw = min(width, max(CROP_MIN, int(round(width * CROP_SHARE))))
     ch = min(height, max(CROP_MIN, int(round(height * CROP_SHARE))))
@@ -85,34 +88,35 @@ def crop_window(width: int, height: int, point: Point) -> Tuple[int, int, int, i
     return x1, y1, x1 + cw, y1 + ch
 
 
-def _crop_zoom(image: "Image", point: Point) -> Transformed:
+def _crop_zoom(image: Image, point: Point) -> Transformed:
     from PIL import Image as PILImage
 
     x1, y1, x2, y2 = crop_window(image.width, image.height, point)
     crop = image.crop((x1, y1, x2, y2))
-    zoomed = crop.resize((int(round(crop.width * CROP_ZOOM)), int(round(crop.height * CROP_ZOOM))),
-                         PILImage.Resampling.LANCZOS)
+    zoomed = crop.resize(
+        (int(round(crop.width * CROP_ZOOM)), int(round(crop.height * CROP_ZOOM))), PILImage.Resampling.LANCZOS
+    )
     return Transformed(zoomed, ((point[0] - x1) * CROP_ZOOM, (point[1] - y1) * CROP_ZOOM), (x1, y1), CROP_ZOOM)
 
 
-def _contrast(image: "Image", point: Point) -> Transformed:
+def _contrast(image: Image, point: Point) -> Transformed:
     from PIL import ImageOps
 
     return Transformed(ImageOps.autocontrast(image.convert("RGB"), cutoff=1), point)
 
 
-def _grayscale(image: "Image", point: Point) -> Transformed:
+def _grayscale(image: Image, point: Point) -> Transformed:
     return Transformed(image.convert("L").convert("RGB"), point)
 
 
-def is_dark(image: "Image") -> bool:
+def is_dark(image: Image) -> bool:
     """Mean luminance under half: a dark theme."""
     from PIL import ImageStat
 
     return ImageStat.Stat(image.convert("L")).mean[0] < 128
 
 
-def _invert(image: "Image", point: Point) -> Optional[Transformed]:
+def _invert(image: Image, point: Point) -> Transformed | None:
     from PIL import ImageOps
 
     if not is_dark(image):
@@ -122,7 +126,7 @@ def _invert(image: "Image", point: Point) -> Optional[Transformed]:
 
 # The fixed order: cheapest and most faithful first. A transform answering None does not apply to
 # this image (inversion on a light theme) and costs no attempt.
-TRANSFORMS: Tuple[Tuple[str, Callable[["Image", Point], Optional[Transformed]]], ...] = (
+TRANSFORMS: tuple[tuple[str, Callable[[Image, Point], Transformed | None]], ...] = (
     ("original", _identity),
     ("crop_zoom", _crop_zoom),
     ("contrast", _contrast),
@@ -135,10 +139,10 @@ TRANSFORM_NAMES = tuple(name for name, _ in TRANSFORMS)
 @dataclass(frozen=True)
 class Attempt:
     transform: str
-    box: Optional[Box]  # in the original frame
+    box: Box | None  # in the original frame
     contains_point: bool
     seconds: float
-    error: Optional[str] = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,9 +150,9 @@ class LocateOutcome:
     """The answer after retries: the first box containing the point (or, when none did, the first
     box any attempt gave, `transform` None), and every attempt made."""
 
-    box: Optional[Box]
-    transform: Optional[str]
-    attempts: Tuple[Attempt, ...]
+    box: Box | None
+    transform: str | None
+    attempts: tuple[Attempt, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -156,8 +160,9 @@ class LocateOutcome:
         return self.box is not None
 
 
-def locate_with_retries(locate: Callable[[LocateQuery], Prediction], query: LocateQuery,
-                        transforms: Sequence[str] = TRANSFORM_NAMES) -> LocateOutcome:
+def locate_with_retries(
+    locate: Callable[[LocateQuery], Prediction], query: LocateQuery, transforms: Sequence[str] = TRANSFORM_NAMES
+) -> LocateOutcome:
     """Call `locate` on each transform of the query in `TRANSFORMS` order (those named in
     `transforms`) until one returns a box that contains the click point (edges included).
     A detector's exception on one transform is recorded and the next is tried."""
@@ -165,8 +170,8 @@ def locate_with_retries(locate: Callable[[LocateQuery], Prediction], query: Loca
     unknown = wanted - set(TRANSFORM_NAMES)
     if unknown:
         raise ValueError(f"unknown transform(s) {sorted(unknown)}; known: {', '.join(TRANSFORM_NAMES)}")
-    attempts: List[Attempt] = []
-    first_box: Optional[Box] = None
+    attempts: list[Attempt] = []
+    first_box: Box | None = None
     first_meta: Mapping[str, Any] = {}
     for name, transform in TRANSFORMS:
         if name not in wanted:

@@ -5,7 +5,8 @@ xdist's wire and land in JSON unchanged."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from .types import Box, Prediction, Sample
 
@@ -24,25 +25,41 @@ def size_bucket(side: float) -> str:
     return "32-100" if side <= 100 else ">100"
 
 
-def base_record(sample: Sample, detector: str, image_size: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
+def base_record(sample: Sample, detector: str, image_size: tuple[int, int] | None = None) -> dict[str, Any]:
     size = image_size or sample.image_size
     box = sample.bbox
     return {
         "task": GROUNDING,
-        "detector": detector, "dataset": sample.dataset, "id": sample.id, "uid": sample.uid,
-        "image": str(sample.image), "instruction": sample.instruction,
-        "element_type": sample.element_type, "app": sample.app, "app_category": sample.app_category,
-        "platform": sample.platform, "target": box.as_list(), "size_px": round(box.side, 2),
+        "detector": detector,
+        "dataset": sample.dataset,
+        "id": sample.id,
+        "uid": sample.uid,
+        "image": str(sample.image),
+        "instruction": sample.instruction,
+        "element_type": sample.element_type,
+        "app": sample.app,
+        "app_category": sample.app_category,
+        "platform": sample.platform,
+        "target": box.as_list(),
+        "size_px": round(box.side, 2),
         "size": size_bucket(box.side),
         "area_share": round(box.area / (size[0] * size[1]), 6) if size else None,
         "image_size": list(size) if size else None,
-        "outcome": None, "point": None, "box": None, "iou": None, "distance": None,
-        "latency_ms": None, "raw": None, "error": None, "meta": {},
+        "outcome": None,
+        "point": None,
+        "box": None,
+        "iou": None,
+        "distance": None,
+        "latency_ms": None,
+        "raw": None,
+        "error": None,
+        "meta": {},
     }
 
 
-def score(sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float,
-          image_size: Tuple[int, int]) -> Dict[str, Any]:
+def score(
+    sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float, image_size: tuple[int, int]
+) -> dict[str, Any]:
     record = base_record(sample, detector, image_size)
     click = prediction.click
     record.update(latency_ms=round(latency_ms, 3), raw=_clip(prediction.raw), meta=plain(prediction.meta))
@@ -60,19 +77,39 @@ def score(sample: Sample, prediction: Prediction, *, detector: str, latency_ms: 
     return record
 
 
-def score_located(sample: Sample, outcome: Any, *, detector: str, latency_ms: float, image_size: Tuple[int, int],
-                  click: Tuple[float, float], threshold: float) -> Dict[str, Any]:
+def score_located(
+    sample: Sample,
+    outcome: Any,
+    *,
+    detector: str,
+    latency_ms: float,
+    image_size: tuple[int, int],
+    click: tuple[float, float],
+    threshold: float,
+) -> dict[str, Any]:
     """A locate record from `locate.locate_with_retries`' outcome: hit when the box returned has
     IoU >= threshold with the target, miss (a false positive) below it, wrong format when no
     attempt returned a box."""
     record = base_record(sample, detector, image_size)
     record["task"] = LOCATE
-    attempts = [{"transform": a.transform, "box": a.box.as_list() if a.box is not None else None,
-                 "contains_point": a.contains_point, "ms": round(a.seconds * 1000.0, 3), "error": a.error}
-                for a in outcome.attempts]
-    record.update(latency_ms=round(latency_ms, 3), point=[round(click[0], 3), round(click[1], 3)],
-                  attempts=len(attempts), transform=outcome.transform, threshold=threshold,
-                  meta=plain({**dict(outcome.meta), "tried": attempts}))
+    attempts = [
+        {
+            "transform": a.transform,
+            "box": a.box.as_list() if a.box is not None else None,
+            "contains_point": a.contains_point,
+            "ms": round(a.seconds * 1000.0, 3),
+            "error": a.error,
+        }
+        for a in outcome.attempts
+    ]
+    record.update(
+        latency_ms=round(latency_ms, 3),
+        point=[round(click[0], 3), round(click[1], 3)],
+        attempts=len(attempts),
+        transform=outcome.transform,
+        threshold=threshold,
+        meta=plain({**dict(outcome.meta), "tried": attempts}),
+    )
     box = outcome.box
     if box is None or not all(math.isfinite(v) for v in box.as_list()):
         record["outcome"] = WRONG_FORMAT
@@ -89,11 +126,11 @@ def summary_key(record: Mapping[str, Any]) -> str:
     return record["detector"] if task == GROUNDING else f"{record['detector']} ({task})"
 
 
-def locate_figures(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+def locate_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What only the element-at-click task has: detection and false-positive rates, attempts,
     and which transform gave the answer."""
     scored = [r for r in records if r["outcome"] != ERROR]
-    breakdown: Dict[str, Dict[str, int]] = {}
+    breakdown: dict[str, dict[str, int]] = {}
     for record in scored:
         slot = breakdown.setdefault(record.get("transform") or "none", {"samples": 0, "hits": 0})
         slot["samples"] += 1
@@ -108,11 +145,9 @@ def locate_figures(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
     }
 
 
-def error_record(sample: Sample, *, detector: str, message: str,
-                 latency_ms: Optional[float] = None) -> Dict[str, Any]:
+def error_record(sample: Sample, *, detector: str, message: str, latency_ms: float | None = None) -> dict[str, Any]:
     record = base_record(sample, detector)
-    record.update(outcome=ERROR, error=message,
-                  latency_ms=None if latency_ms is None else round(latency_ms, 3))
+    record.update(outcome=ERROR, error=message, latency_ms=None if latency_ms is None else round(latency_ms, 3))
     return record
 
 
@@ -139,7 +174,7 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def _clip(raw: Optional[str]) -> Optional[str]:
+def _clip(raw: str | None) -> str | None:
     if raw is None:
         return None
     raw = str(raw)
@@ -148,7 +183,8 @@ def _clip(raw: Optional[str]) -> Optional[str]:
 
 # -- aggregation ---------------------------------------------------------------------------------
 
-def percentile(values: Sequence[float], q: float) -> Optional[float]:
+
+def percentile(values: Sequence[float], q: float) -> float | None:
     """Linear interpolation between closest ranks (numpy's default)."""
     if not values:
         return None
@@ -159,44 +195,53 @@ def percentile(values: Sequence[float], q: float) -> Optional[float]:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def tally(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+def tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counts = {kind: 0 for kind in (HIT, MISS, WRONG_FORMAT, ERROR)}
     for record in records:
         counts[record["outcome"]] += 1
     scored = counts[HIT] + counts[MISS] + counts[WRONG_FORMAT]
     ious = [r["iou"] for r in records if r.get("iou") is not None]
     return {
-        "samples": len(records), "scored": scored, "hits": counts[HIT], "misses": counts[MISS],
-        "wrong_format": counts[WRONG_FORMAT], "errors": counts[ERROR],
+        "samples": len(records),
+        "scored": scored,
+        "hits": counts[HIT],
+        "misses": counts[MISS],
+        "wrong_format": counts[WRONG_FORMAT],
+        "errors": counts[ERROR],
         "accuracy": counts[HIT] / scored if scored else None,
-        "mean_iou": sum(ious) / len(ious) if ious else None, "with_box": len(ious),
+        "mean_iou": sum(ious) / len(ious) if ious else None,
+        "with_box": len(ious),
     }
 
 
-def latency(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+def latency(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     values = [r["latency_ms"] for r in records if r.get("latency_ms") is not None and r["outcome"] != ERROR]
-    return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95),
-            "mean": sum(values) / len(values) if values else None,
-            "total_s": sum(values) / 1000.0 if values else 0.0}
+    return {
+        "n": len(values),
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "mean": sum(values) / len(values) if values else None,
+        "total_s": sum(values) / 1000.0 if values else 0.0,
+    }
 
 
-def by_slice(records: Sequence[Mapping[str, Any]], key: str) -> List[Dict[str, Any]]:
-    groups: Dict[str, List[Mapping[str, Any]]] = {}
+def by_slice(records: Sequence[Mapping[str, Any]], key: str) -> list[dict[str, Any]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
         groups.setdefault(str(record[key]), []).append(record)
     order = SIZE_BUCKETS if key == "size" else sorted(groups)
     return [{"value": value, **tally(groups[value])} for value in order if value in groups]
 
 
-def macro(rows: Sequence[Mapping[str, Any]]) -> Optional[float]:
+def macro(rows: Sequence[Mapping[str, Any]]) -> float | None:
     accuracies = [row["accuracy"] for row in rows if row["accuracy"] is not None]
     return sum(accuracies) / len(accuracies) if accuracies else None
 
 
-def summarize(records: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per detector: totals, micro accuracy, macro over apps, every breakdown, latency. Records
     are sorted first, so the result does not depend on the order workers finished in."""
-    per_detector: Dict[str, List[Mapping[str, Any]]] = {}
+    per_detector: dict[str, list[Mapping[str, Any]]] = {}
     for record in sorted(records, key=record_order):
         per_detector.setdefault(summary_key(record), []).append(record)
     summary = {}
@@ -217,6 +262,6 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]
     return summary
 
 
-def record_order(record: Mapping[str, Any]) -> Tuple[str, str, str, str]:
+def record_order(record: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """One order for records everywhere (summary, JSON), whatever order workers finished in."""
     return (record.get("task", GROUNDING), record["detector"], record["dataset"], record["uid"])

@@ -3,10 +3,9 @@ the resolution of a value to where it came from, so a bad value can be named by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
-
 import math
+from dataclasses import dataclass
+from typing import Any
 
 MISSES_MODES = ("fail", "xfail")
 PROGRESS_MODES = ("auto", "on", "off")
@@ -16,10 +15,10 @@ TASKS = ("grounding", "locate")
 @dataclass(frozen=True)
 class Option:
     flag: str
-    ini: Optional[str]
+    ini: str | None
     help: str
     repeat: bool = False
-    metavar: Optional[str] = None
+    metavar: str | None = None
     default: Any = None
     switch: bool = False  # a flag without a value (store_true; ini: a bool)
 
@@ -29,51 +28,124 @@ class Option:
 
 
 OPTIONS = (
-    Option("--dataset", "grounding_datasets", repeat=True, metavar="[FORMAT:]PATH",
-           help="dataset to run (repeatable; ini: one per line). The format is recognised from the path "
-                "(pointerbench, screenspot, screenspot-pro, harness); FORMAT:PATH forces one. "
-                "Default: the embedded synthetic benchmark."),
-    Option("--detector", "grounding_detectors", repeat=True, metavar="NAME[:key=value,...]",
-           help="detector to evaluate (repeatable: one test item per sample and detector). "
-                "Default: ocr when its extra is installed, else center."),
-    Option("--grounding-json", None, metavar="PATH",
-           help="write the whole result (settings, versions, breakdowns, every sample) as JSON."),
-    Option("--grounding-predictions", None, metavar="PATH",
-           help="write JSONL {id, point, detector, dataset, outcome} per sample as it finishes."),
-    Option("--grounding-min-accuracy", "grounding_min_accuracy", repeat=True, metavar="[KEY=VALUE:]THRESHOLD",
-           help="accuracy gate, e.g. 0.40 or element_type=icon:0.30 (repeatable; ini: one per line). "
-                "Applies to every detector; a failed gate makes the exit status non-zero."),
-    Option("--grounding-misses", "grounding_misses", metavar="fail|xfail",
-           help="how a miss is reported: fail (default without gates) or xfail (default when a gate is set, "
-                "so the exit status is the gates' verdict plus real errors)."),
-    Option("--grounding-top-apps", "grounding_top_apps", metavar="N", default="15",
-           help="apps shown in the terminal's app table (most samples first; all are in the JSON); 0 = all."),
-    Option("--grounding-limit", "grounding_limit", metavar="N",
-           help="run only the first N samples (by id) of each dataset."),
-    Option("--grounding-timeout", "grounding_timeout", metavar="SECONDS",
-           help="per-prediction time limit; a detector past it gets an error for that sample and the run goes on."),
-    Option("--grounding-max-errors", "grounding_max_errors", metavar="SHARE", default="0.1",
-           help="largest share of a detector's samples that may be errors (a number 0..1 or a percentage; default "
-                "0.1) before its figures are called not meaningful and its gates fail: an outage must not pass "
-                "for a bad model."),
-    Option("--grounding-task", "grounding_task", metavar="grounding|locate", default="grounding",
-           help="what each item asks: grounding (default: instruction -> click point) or locate (the "
-                "element-at-click task: recorded click point -> the element's box, with retries over transforms)."),
-    Option("--grounding-iou-threshold", "grounding_iou_threshold", metavar="IOU", default="0.5",
-           help="--grounding-task locate: a returned box is a hit at IoU >= this with the target (default 0.5), "
-                "a false positive below it."),
-    Option("--grounding-resume", "grounding_resume", switch=True,
-           help="with --grounding-predictions: skip the samples already in that file (same detector spec and "
-                "dataset fingerprint; errors are run again) and report all of them as one run."),
-    Option("--grounding-show-misses", "grounding_show_misses", metavar="N|all", default="10",
-           help="misses listed one line each above the summary (default 10; 0 = none; all). Every miss is in "
-                "the JSON report and the predictions file."),
-    Option("--grounding-progress", "grounding_progress", metavar="auto|on|off", default="auto",
-           help="a progress line per detector (samples done, rate, ETA) every few seconds: auto = on a terminal "
-                "unless -qq."),
-    Option("--grounding-benchmark-table", "grounding_benchmark_table", switch=True,
-           help="also print pytest-benchmark's table for the grounding items (one row per sample; off by "
-                "default: its --benchmark-json is written either way)."),
+    Option(
+        "--dataset",
+        "grounding_datasets",
+        repeat=True,
+        metavar="[FORMAT:]PATH",
+        help="dataset to run (repeatable; ini: one per line). The format is recognised from the path "
+        "(pointerbench, screenspot, screenspot-pro, harness); FORMAT:PATH forces one. "
+        "Default: the embedded synthetic benchmark.",
+    ),
+    Option(
+        "--detector",
+        "grounding_detectors",
+        repeat=True,
+        metavar="NAME[:key=value,...]",
+        help="detector to evaluate (repeatable: one test item per sample and detector). "
+        "Default: ocr when its extra is installed, else center.",
+    ),
+    Option(
+        "--grounding-json",
+        None,
+        metavar="PATH",
+        help="write the whole result (settings, versions, breakdowns, every sample) as JSON.",
+    ),
+    Option(
+        "--grounding-predictions",
+        None,
+        metavar="PATH",
+        help="write JSONL {id, point, detector, dataset, outcome} per sample as it finishes.",
+    ),
+    Option(
+        "--grounding-min-accuracy",
+        "grounding_min_accuracy",
+        repeat=True,
+        metavar="[KEY=VALUE:]THRESHOLD",
+        help="accuracy gate, e.g. 0.40 or element_type=icon:0.30 (repeatable; ini: one per line). "
+        "Applies to every detector; a failed gate makes the exit status non-zero.",
+    ),
+    Option(
+        "--grounding-misses",
+        "grounding_misses",
+        metavar="fail|xfail",
+        help="how a miss is reported: fail (default without gates) or xfail (default when a gate is set, "
+        "so the exit status is the gates' verdict plus real errors).",
+    ),
+    Option(
+        "--grounding-top-apps",
+        "grounding_top_apps",
+        metavar="N",
+        default="15",
+        help="apps shown in the terminal's app table (most samples first; all are in the JSON); 0 = all.",
+    ),
+    Option(
+        "--grounding-limit",
+        "grounding_limit",
+        metavar="N",
+        help="run only the first N samples (by id) of each dataset.",
+    ),
+    Option(
+        "--grounding-timeout",
+        "grounding_timeout",
+        metavar="SECONDS",
+        help="per-prediction time limit; a detector past it gets an error for that sample and the run goes on.",
+    ),
+    Option(
+        "--grounding-max-errors",
+        "grounding_max_errors",
+        metavar="SHARE",
+        default="0.1",
+        help="largest share of a detector's samples that may be errors (a number 0..1 or a percentage; default "
+        "0.1) before its figures are called not meaningful and its gates fail: an outage must not pass "
+        "for a bad model.",
+    ),
+    Option(
+        "--grounding-task",
+        "grounding_task",
+        metavar="grounding|locate",
+        default="grounding",
+        help="what each item asks: grounding (default: instruction -> click point) or locate (the "
+        "element-at-click task: recorded click point -> the element's box, with retries over transforms).",
+    ),
+    Option(
+        "--grounding-iou-threshold",
+        "grounding_iou_threshold",
+        metavar="IOU",
+        default="0.5",
+        help="--grounding-task locate: a returned box is a hit at IoU >= this with the target (default 0.5), "
+        "a false positive below it.",
+    ),
+    Option(
+        "--grounding-resume",
+        "grounding_resume",
+        switch=True,
+        help="with --grounding-predictions: skip the samples already in that file (same detector spec and "
+        "dataset fingerprint; errors are run again) and report all of them as one run.",
+    ),
+    Option(
+        "--grounding-show-misses",
+        "grounding_show_misses",
+        metavar="N|all",
+        default="10",
+        help="misses listed one line each above the summary (default 10; 0 = none; all). Every miss is in "
+        "the JSON report and the predictions file.",
+    ),
+    Option(
+        "--grounding-progress",
+        "grounding_progress",
+        metavar="auto|on|off",
+        default="auto",
+        help="a progress line per detector (samples done, rate, ETA) every few seconds: auto = on a terminal "
+        "unless -qq.",
+    ),
+    Option(
+        "--grounding-benchmark-table",
+        "grounding_benchmark_table",
+        switch=True,
+        help="also print pytest-benchmark's table for the grounding items (one row per sample; off by "
+        "default: its --benchmark-json is written either way).",
+    ),
 )
 
 
@@ -83,15 +155,21 @@ def add_options(parser) -> None:
         if option.switch:
             group.addoption(option.flag, dest=option.dest, help=option.help, action="store_true", default=None)
         else:
-            group.addoption(option.flag, dest=option.dest, metavar=option.metavar, help=option.help,
-                            action="append" if option.repeat else "store", default=None)
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                metavar=option.metavar,
+                help=option.help,
+                action="append" if option.repeat else "store",
+                default=None,
+            )
         if option.ini:
             kind = "bool" if option.switch else "linelist" if option.repeat else "string"
             default = False if option.switch else [] if option.repeat else (option.default or "")
             parser.addini(option.ini, help=option.help, type=kind, default=default)
 
 
-def lookup(config, flag: str) -> Tuple[Any, str]:
+def lookup(config, flag: str) -> tuple[Any, str]:
     """(value, source) for an option: the command line wins over the ini file."""
     option = next(o for o in OPTIONS if o.flag == flag)
     value = config.getoption(option.dest)
@@ -109,13 +187,13 @@ def switch(config, flag: str) -> bool:
     return bool(value)
 
 
-def as_list(value: Any) -> List[str]:
+def as_list(value: Any) -> list[str]:
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
 
 
-def positive_int(value: Any, source: str, *, allow_zero: bool = False) -> Optional[int]:
+def positive_int(value: Any, source: str, *, allow_zero: bool = False) -> int | None:
     if value in (None, ""):
         return None
     try:
@@ -127,7 +205,7 @@ def positive_int(value: Any, source: str, *, allow_zero: bool = False) -> Option
     return number
 
 
-def positive_float(value: Any, source: str) -> Optional[float]:
+def positive_float(value: Any, source: str) -> float | None:
     if value in (None, ""):
         return None
     try:
@@ -151,14 +229,14 @@ def share(value: Any, source: str) -> float:
     return number
 
 
-def count_or_all(value: Any, source: str) -> Optional[int]:
+def count_or_all(value: Any, source: str) -> int | None:
     """A whole number >= 0, or `all` (None)."""
     if str(value).strip().lower() == "all":
         return None
     return positive_int(value, source, allow_zero=True)
 
 
-def choice(value: Any, source: str, choices: Tuple[str, ...]) -> str:
+def choice(value: Any, source: str, choices: tuple[str, ...]) -> str:
     text = str(value).strip()
     if text not in choices:
         raise ValueError(f"{source}: {value!r} is not one of {', '.join(choices)}")

@@ -4,11 +4,12 @@ NaN, which strict parsers reject."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import IO, Any, Dict, List, Optional, Tuple
+from typing import IO, Any
 
 SCHEMA_VERSION = 1
 # Leading keys of a predictions line: what Pointerbench-Pro's scorer reads (id, point) first.
@@ -49,10 +50,8 @@ def check_writable(path: Path) -> None:
     except OSError as exc:
         raise OutputError(f"cannot write in {parent}: {exc.strerror or exc}") from None
     finally:
-        try:
+        with contextlib.suppress(OSError):
             probe.unlink()
-        except OSError:
-            pass
 
 
 class PredictionsWriter:
@@ -63,11 +62,11 @@ class PredictionsWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.error: Optional[str] = None
+        self.error: str | None = None
         self.lines = 0
-        self._file: Optional[IO[str]] = None
+        self._file: IO[str] | None = None
 
-    def write(self, record: Dict[str, Any]) -> None:
+    def write(self, record: dict[str, Any]) -> None:
         if self.error is not None:
             return
         line = {key: record.get(key) for key in PREDICTION_KEYS}
@@ -91,7 +90,7 @@ class PredictionsWriter:
             self._file = None
 
 
-def read_predictions(path: Path) -> List[Tuple[int, Any]]:
+def read_predictions(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed line) for each line; a torn last line (the run died while writing it)
     is dropped, a bad line elsewhere is an OutputError."""
     try:
@@ -112,7 +111,7 @@ def read_predictions(path: Path) -> List[Tuple[int, Any]]:
     return out
 
 
-def write_json(path: Path, document: Dict[str, Any]) -> None:
+def write_json(path: Path, document: dict[str, Any]) -> None:
     """Written to a temporary file and renamed, so a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")

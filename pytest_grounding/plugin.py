@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 import pytest
 
@@ -15,6 +15,7 @@ from .options import add_options
 from .progress import Progress
 from .runner import evaluate, evaluate_locate, explain
 from .session import DetectorLoadError, GroundingRun, SettingError
+from .types import Sample
 
 RUN_KEY = pytest.StashKey[GroundingRun]()
 RECORD = "grounding_record"
@@ -36,6 +37,7 @@ def is_worker(config) -> bool:
 
 # -- set-up ---------------------------------------------------------------------------------------
 
+
 def pytest_addhooks(pluginmanager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -45,8 +47,10 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "grounding(dataset=None, detector=None): pin a suite's "
-                                       "datasets and/or detectors in code (str or list of str)")
+    config.addinivalue_line(
+        "markers",
+        "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
+    )
     try:
         config.stash[RUN_KEY] = GroundingRun.create(config)
     except SettingError as exc:
@@ -69,8 +73,9 @@ def pytest_sessionstart(session) -> None:
 
     def on_generate(folder: Path) -> None:
         if writer is not None and not is_worker(config):
-            writer.write_line(f"grounding: generating the embedded synthetic benchmark into {folder} "
-                              "(first use; a few seconds)")
+            writer.write_line(
+                f"grounding: generating the embedded synthetic benchmark into {folder} (first use; a few seconds)"
+            )
 
     try:
         run.check_run_settings(on_generate=on_generate)
@@ -88,13 +93,20 @@ def pytest_report_header(config) -> list:
     note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
     lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
     if settings.task == metrics.LOCATE:
-        lines.append(f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.iou_threshold:g})")
+        lines.append(
+            f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.iou_threshold:g})"
+        )
     if settings.gates:
-        lines.append("grounding gates: " + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
-                     + f"; misses reported as {settings.misses}")
+        lines.append(
+            "grounding gates: "
+            + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
+            + f"; misses reported as {settings.misses}"
+        )
     if run.resumed:
-        lines.append(f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
-                     "are kept and not run again")
+        lines.append(
+            f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
+            "are kept and not run again"
+        )
     lines += [f"grounding note: {text}" for text in run.notes]
     return lines
 
@@ -115,16 +127,22 @@ def _detector_lines(run: GroundingRun, specs) -> list:
     return lines
 
 
-def _item_params(item) -> Dict[str, Any]:
+def _item_params(item) -> dict[str, Any]:
     return getattr(getattr(item, "callspec", None), "params", {})
 
 
 def _detector_specs_of(items) -> list:
-    return list(dict.fromkeys(_item_params(item)["grounding_detector_name"] for item in items
-                              if "grounding_detector_name" in _item_params(item)))
+    return list(
+        dict.fromkeys(
+            _item_params(item)["grounding_detector_name"]
+            for item in items
+            if "grounding_detector_name" in _item_params(item)
+        )
+    )
 
 
 # -- collection -----------------------------------------------------------------------------------
+
 
 def _marker_list(marker, key: str) -> list:
     if marker is None:
@@ -147,7 +165,7 @@ def pytest_generate_tests(metafunc) -> None:
         run.check_detector_specs(specs, f"@pytest.mark.grounding in {metafunc.definition.nodeid}")
         metafunc.parametrize("grounding_detector_name", specs, ids=[_spec_id(s) for s in specs])
     if wants_sample:
-        samples = []
+        samples: list[Sample] = []
         try:
             datasets = run.datasets_for(_marker_list(marker, "dataset"), Path(metafunc.definition.path).parent)
         except DatasetError as exc:  # a pinned dataset: a collection error naming the file, no traceback
@@ -161,6 +179,7 @@ def pytest_generate_tests(metafunc) -> None:
 
 
 # -- xdist: a screen's samples on one worker ---------------------------------------------------------
+
 
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config):
@@ -189,9 +208,9 @@ def _groups_screens(config) -> bool:
 def _grouped(samples, workers: int) -> list:
     from .datasets import screen_groups
 
-    marks: Dict[str, Any] = {}
+    marks: dict[str, Any] = {}
     params = []
-    for sample, group in zip(samples, screen_groups(samples, workers)):
+    for sample, group in zip(samples, screen_groups(samples, workers), strict=True):
         if group not in marks:
             marks[group] = pytest.mark.xdist_group(group)  # one mark object per group, shared
         params.append(pytest.param(sample, marks=marks[group], id=sample.uid))
@@ -209,7 +228,7 @@ def _name_groups(items) -> None:
             continue
         named = f"{item.nodeid}@{mark.args[0]}"
         if hasattr(item, "_id"):
-            from _pytest.nodeid import NodeId  # pytest >= 9.2 only
+            from _pytest.nodeid import NodeId  # type: ignore[import-not-found,unused-ignore]  # pytest >= 9.2
 
             item._id = NodeId.parse(named)
         else:
@@ -232,12 +251,17 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     done = run.done_keys
     if not done:
         return
-    keep, skip = [], []
+    keep: list[pytest.Item] = []
+    skip: list[pytest.Item] = []
     for item in items:
         params = _item_params(item)
         sample = params.get("grounding_sample")
-        key = (run.settings.task, params.get("grounding_detector_name"), getattr(sample, "dataset", None),
-               getattr(sample, "uid", None))
+        key = (
+            run.settings.task,
+            params.get("grounding_detector_name"),
+            getattr(sample, "dataset", None),
+            getattr(sample, "uid", None),
+        )
         (skip if key in done else keep).append(item)
     if skip:
         config.hook.pytest_deselected(items=skip)
@@ -245,6 +269,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
 
 # -- fixtures -------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def grounding_detector(request, grounding_detector_name: str) -> Any:
@@ -263,11 +288,14 @@ def grounding_check(request):
     run = get_run(request.config)
     measure = _benchmark_available(request)
 
-    def check(sample, detector, name: Optional[str] = None) -> Dict[str, Any]:
+    def check(sample, detector, name: str | None = None) -> dict[str, Any]:
         params = getattr(request.node, "callspec", None)
-        name = name or (params.params.get("grounding_detector_name") if params else None) \
+        name = str(
+            name
+            or (params.params.get("grounding_detector_name") if params else None)
             or getattr(detector, "name", type(detector).__name__)
-        used: Dict[str, Any] = {}
+        )
+        used: dict[str, Any] = {}
 
         def around(fn):
             # Asked for only when a prediction is really timed, so a sample that errs before it
@@ -278,11 +306,18 @@ def grounding_check(request):
 
         settings = run.settings
         if settings.task == metrics.LOCATE:
-            result = evaluate_locate(sample, detector, detector_name=name, timeout=settings.timeout,
-                                     threshold=settings.iou_threshold, around=around if measure else None)
+            result = evaluate_locate(
+                sample,
+                detector,
+                detector_name=name,
+                timeout=settings.timeout,
+                threshold=settings.iou_threshold,
+                around=around if measure else None,
+            )
         else:
-            result = evaluate(sample, detector, detector_name=name, timeout=settings.timeout,
-                              around=around if measure else None)
+            result = evaluate(
+                sample, detector, detector_name=name, timeout=settings.timeout, around=around if measure else None
+            )
         record = result.record
         record["fingerprint"] = run.fingerprint_of(sample.dataset)
         if "benchmark" in used:
@@ -312,7 +347,8 @@ def _benchmark_available(request) -> bool:
 
 # -- reports --------------------------------------------------------------------------------------
 
-def _record_of(report) -> Optional[Dict[str, Any]]:
+
+def _record_of(report) -> dict[str, Any] | None:
     for entry in getattr(report, "user_properties", ()):  # collect reports have none
         name, value = entry[0], entry[1]
         if name == RECORD:
@@ -331,8 +367,9 @@ def pytest_runtest_makereport(item, call):
         if call.when == "setup" and "grounding_sample" in params and _record_of(rep) is None:
             # The detector did not load: the sample still counts, as an error.
             sample = params["grounding_sample"]
-            record = metrics.error_record(sample, detector=params.get("grounding_detector_name", "?"),
-                                          message=str(excinfo.value))
+            record = metrics.error_record(
+                sample, detector=params.get("grounding_detector_name", "?"), message=str(excinfo.value)
+            )
             record["task"] = get_run(item.config).settings.task
             record["fingerprint"] = get_run(item.config).fingerprint_of(sample.dataset)
             rep.user_properties.append((RECORD, record))
@@ -419,22 +456,31 @@ class Controller:
                 write(line)
         terminalreporter.write_sep("=", "grounding summary")
         if run.summary:
-            for line in report.summary_lines(run.summary, datasets=run.dataset_summaries(),
-                                             detector_info=run.all_detector_info(),
-                                             top_apps=run.settings.top_apps, verdicts=run.verdicts,
-                                             partial=run.interrupted, notes=run.notes,
-                                             resumed=len(run.resumed)):
+            for line in report.summary_lines(
+                run.summary,
+                datasets=run.dataset_summaries(),
+                detector_info=run.all_detector_info(),
+                top_apps=run.settings.top_apps,
+                verdicts=run.verdicts,
+                partial=run.interrupted,
+                notes=run.notes,
+                resumed=len(run.resumed),
+            ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)
-        for target, path in (("JSON report", run.settings.json_path),
-                             ("predictions", run.settings.predictions_path)):
+        for target, path in (("JSON report", run.settings.json_path), ("predictions", run.settings.predictions_path)):
             if path is not None:
                 write(f"grounding {target}: {path}")
         for problem in run.output_errors:
             write(f"grounding output FAILED: {problem}", red=True, bold=True)
         if run.summary:
-            verdict = report.verdict_line(run.summary, run.verdicts, gated=bool(run.settings.gates),
-                                          misses_as=run.settings.misses, partial=run.interrupted)
+            verdict = report.verdict_line(
+                run.summary,
+                run.verdicts,
+                gated=bool(run.settings.gates),
+                misses_as=run.settings.misses,
+                partial=run.interrupted,
+            )
             write("")
             write(verdict, bold=True)
 
@@ -459,7 +505,7 @@ def _write_own_line(terminalreporter, line: str) -> None:
 def _hide_grounding_benchmarks(config) -> None:
     """pytest-benchmark's table would hold one row per sample: leave the grounding group out of the
     table (its JSON was written before the summary, with every sample)."""
-    session = getattr(config, "_benchmarksession", None)
+    session: Any = getattr(config, "_benchmarksession", None)
     groups = getattr(session, "groups", None)
     if not groups:
         return

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional
 
 INTERVAL_S = 10.0  # at most one line per interval, plus one at each quarter of the run
 
@@ -26,21 +26,18 @@ def _duration(seconds: float) -> str:
 class Progress:
     enabled: bool
     clock: Callable[[], float] = time.monotonic
-    total: Optional[int] = None
-    done: Dict[str, int] = field(default_factory=dict)
-    started: Optional[float] = None
+    total: int | None = None
+    done: dict[str, int] = field(default_factory=dict)
+    started: float | None = None
     _last_line: float = 0.0
     _last_quarter: int = 0
 
     @classmethod
-    def for_config(cls, config) -> "Progress":
+    def for_config(cls, config) -> Progress:
         from .options import choice, lookup
 
         mode = choice(*lookup(config, "--grounding-progress"), ("auto", "on", "off"))
-        if mode == "auto":
-            enabled = config.option.verbose > -2 and sys.stdout.isatty()
-        else:
-            enabled = mode == "on"
+        enabled = config.option.verbose > -2 and sys.stdout.isatty() if mode == "auto" else mode == "on"
         return cls(enabled=enabled)
 
     def expect(self, total: int) -> None:
@@ -48,7 +45,7 @@ class Progress:
         self.started = self.clock()
         self._last_line = self.started
 
-    def advance(self, detector: str) -> Optional[str]:
+    def advance(self, detector: str) -> str | None:
         """Count one finished sample; the line to print now, if any."""
         self.done[detector] = self.done.get(detector, 0) + 1
         if not self.enabled or not self.total or self.started is None:
@@ -68,5 +65,7 @@ class Progress:
         rates = "  ".join(f"{name} {count} ({count / elapsed:.1f}/s)" for name, count in sorted(self.done.items()))
         left = max(self.total - finished, 0)
         eta = "done" if not left else f"ETA {_duration(left * elapsed / finished)}"
-        return (f"grounding progress: {finished}/{self.total} samples ({finished / self.total:.0%}) in "
-                f"{_duration(elapsed)}, {eta}; {rates}")
+        return (
+            f"grounding progress: {finished}/{self.total} samples ({finished / self.total:.0%}) in "
+            f"{_duration(elapsed)}, {eta}; {rates}"
+        )

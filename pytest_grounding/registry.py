@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Tuple, Union
+from typing import Any
 
-Target = Union[str, Callable[..., Any]]
+# A lazy "module:attr" string, or the object itself: a factory (detectors) or a Format (datasets).
+Target = Any
 
 
 class UnknownName(LookupError):
@@ -22,8 +24,9 @@ class Entry:
     help: str = ""
     origin: str = "built-in"
 
-    def load(self) -> Callable[..., Any]:
-        if callable(self.target):
+    def load(self) -> Any:
+        """The registered object: a factory, or (dataset formats) a Format."""
+        if not isinstance(self.target, str):
             return self.target
         module_name, _, attr = self.target.partition(":")
         obj: Any = importlib.import_module(module_name)
@@ -35,10 +38,11 @@ class Entry:
 class Registry:
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._entries: Dict[str, Entry] = {}
+        self._entries: dict[str, Entry] = {}
 
-    def register(self, name: str, target: Target, *, help: str = "", origin: str = "built-in",
-                 replace: bool = False) -> None:
+    def register(
+        self, name: str, target: Target, *, help: str = "", origin: str = "built-in", replace: bool = False
+    ) -> None:
         if name in self._entries and not replace:
             raise ValueError(f"{self.kind} {name!r} is already registered ({self._entries[name].origin})")
         self._entries[name] = Entry(name, target, help, origin)
@@ -53,7 +57,7 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def names(self) -> Tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         return tuple(sorted(self._entries))
 
     def entries(self) -> Iterable[Entry]:

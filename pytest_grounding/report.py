@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-TABLES = (("dataset", "dataset"), ("element_type", "element type"), ("app", "app"),
-          ("app_category", "app category"), ("platform", "platform"), ("size", "target size (px)"))
+TABLES = (
+    ("dataset", "dataset"),
+    ("element_type", "element type"),
+    ("app", "app"),
+    ("app_category", "app category"),
+    ("platform", "platform"),
+    ("size", "target size (px)"),
+)
 
 
-def pct(value: Optional[float]) -> str:
+def pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def ms(value: Optional[float]) -> str:
+def ms(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
-def table(title: str, rows: Sequence[Mapping[str, Any]], limit: Optional[int] = None,
-          by_count: bool = False) -> List[str]:
+def table(title: str, rows: Sequence[Mapping[str, Any]], limit: int | None = None, by_count: bool = False) -> list[str]:
     """`by_count`: most samples first (the app table, whether cut to `limit` or not)."""
     shown = sorted(rows, key=lambda r: (-r["samples"], r["value"])) if by_count else list(rows)
     shown = shown[:limit] if limit is not None else shown
@@ -30,8 +36,10 @@ def table(title: str, rows: Sequence[Mapping[str, Any]], limit: Optional[int] = 
         value = str(row["value"])
         value = value if len(value) <= width else value[: width - 1] + "~"
         iou = "-" if row["mean_iou"] is None else f"{row['mean_iou']:.2f}"
-        lines.append(f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
-                     f"{pct(row['accuracy']):>7} {row['wrong_format']:>5} {row['errors']:>4} {iou:>5}")
+        lines.append(
+            f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
+            f"{pct(row['accuracy']):>7} {row['wrong_format']:>5} {row['errors']:>4} {iou:>5}"
+        )
     hidden = len(rows) - len(shown)
     if hidden > 0:
         lines.append(f"  ... {hidden} more (all in the JSON report; --grounding-top-apps to show more)")
@@ -44,13 +52,17 @@ def runtime_line(info: Mapping[str, Any]) -> str:
     if info.get("headline"):
         extra = f", load {info['load_s']:.1f} s" if isinstance(info.get("load_s"), (int, float)) else ""
         return f"{info['headline']}{extra}"
-    parts = [f"{k}={v}" for k, v in info.items()
-             if k not in ("name", "class") and isinstance(v, (int, float, str)) and len(str(v)) <= 40]
+    parts = [
+        f"{k}={v}"
+        for k, v in info.items()
+        if k not in ("name", "class") and isinstance(v, (int, float, str)) and len(str(v)) <= 40
+    ]
     return ", ".join(parts)
 
 
-def detector_block(name: str, block: Mapping[str, Any], *, info: Optional[Mapping[str, Any]],
-                   top_apps: Optional[int]) -> List[str]:
+def detector_block(
+    name: str, block: Mapping[str, Any], *, info: Mapping[str, Any] | None, top_apps: int | None
+) -> list[str]:
     runtime = runtime_line(info) if info else ""
     lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
     lat = block["latency_ms"]
@@ -83,15 +95,18 @@ def dataset_line(dataset: Mapping[str, Any]) -> str:
     count = f"{dataset['samples']} samples"
     if dataset.get("limit") is not None:
         count = f"{dataset['limit']} of {dataset['samples']} samples (--grounding-limit)"
-    return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {dataset['fingerprint']}"
+    fingerprint = dataset["fingerprint"]
+    return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {fingerprint}"
 
 
-def locate_lines(block: Mapping[str, Any], iou: str) -> List[str]:
+def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
     """The element-at-click task's figures: the table columns read hits = IoU at the threshold,
     wrong = no box found."""
     figures = block["locate"]
-    by_transform = ", ".join(f"{name} {slot['samples']} ({slot['hits']} hits)"
-                             for name, slot in figures["by_transform"].items()) or "-"
+    by_transform = (
+        ", ".join(f"{name} {slot['samples']} ({slot['hits']} hits)" for name, slot in figures["by_transform"].items())
+        or "-"
+    )
     attempts = "-" if figures["mean_attempts"] is None else f"{figures['mean_attempts']:.2f}"
     return [
         f"  element at click: hit rate {pct(block['accuracy'])} at IoU >= {figures['threshold']} "
@@ -103,11 +118,18 @@ def locate_lines(block: Mapping[str, Any], iou: str) -> List[str]:
     ]
 
 
-def summary_lines(summary: Mapping[str, Mapping[str, Any]], *, datasets: Sequence[Mapping[str, Any]],
-                  detector_info: Mapping[str, Mapping[str, Any]], top_apps: Optional[int],
-                  verdicts: Sequence[Any] = (), partial: bool = False, notes: Sequence[str] = (),
-                  resumed: int = 0) -> List[str]:
-    lines: List[str] = []
+def summary_lines(
+    summary: Mapping[str, Mapping[str, Any]],
+    *,
+    datasets: Sequence[Mapping[str, Any]],
+    detector_info: Mapping[str, Mapping[str, Any]],
+    top_apps: int | None,
+    verdicts: Sequence[Any] = (),
+    partial: bool = False,
+    notes: Sequence[str] = (),
+    resumed: int = 0,
+) -> list[str]:
+    lines: list[str] = []
     if partial:
         lines.append("run interrupted: figures cover the samples that finished")
     if resumed:
@@ -137,14 +159,17 @@ def miss_line(record: Mapping[str, Any]) -> str:
         raw = raw if len(raw) <= 40 else raw[:37] + "..."
         return f"  {record['detector']} {where}: wrong format for {instruction!r}; raw {raw!r}"
     x, y = record["point"]
-    return (f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off "
-            f"for {instruction!r}")
+    return (
+        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off for {instruction!r}"
+    )
 
 
-def miss_lines(records: Sequence[Mapping[str, Any]], limit: Optional[int], misses_as: str = "fail") -> List[str]:
+def miss_lines(records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail") -> list[str]:
     """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
-    misses = sorted((r for r in records if r["outcome"] in ("miss", "wrong_format")),
-                    key=lambda r: (r.get("task", "grounding"), r["detector"], r["dataset"], r["uid"]))
+    misses = sorted(
+        (r for r in records if r["outcome"] in ("miss", "wrong_format")),
+        key=lambda r: (r.get("task", "grounding"), r["detector"], r["dataset"], r["uid"]),
+    )
     if not misses or limit == 0:
         return []
     shown = misses if limit is None else misses[:limit]
@@ -152,13 +177,16 @@ def miss_lines(records: Sequence[Mapping[str, Any]], limit: Optional[int], misse
     lines = [f"misses ({len(misses)}; each is {item}, listed here once):"]
     lines += [miss_line(r) for r in shown]
     if len(shown) < len(misses):
-        lines.append(f"  ... {len(misses) - len(shown)} more in the JSON report and the predictions file "
-                     "(--grounding-show-misses all lists them)")
+        lines.append(
+            f"  ... {len(misses) - len(shown)} more in the JSON report and the predictions file "
+            "(--grounding-show-misses all lists them)"
+        )
     return lines
 
 
-def verdict_line(summary: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any], *, gated: bool,
-                 misses_as: str, partial: bool) -> str:
+def verdict_line(
+    summary: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any], *, gated: bool, misses_as: str, partial: bool
+) -> str:
     """One line that says what the exit status means."""
     misses = sum(b["misses"] + b["wrong_format"] for b in summary.values())
     errors = sum(b["errors"] for b in summary.values())
@@ -173,8 +201,14 @@ def verdict_line(summary: Mapping[str, Mapping[str, Any]], verdicts: Sequence[An
     if unreliable:
         parts.append(f"too many errors for {', '.join(unreliable)} (--grounding-max-errors): FAILED")
     if misses and misses_as == "fail":
-        advice = "" if gated else (": expected for a benchmark run; set a gate (--grounding-min-accuracy) to make "
-                                   "the exit status a verdict")
+        advice = (
+            ""
+            if gated
+            else (
+                ": expected for a benchmark run; set a gate (--grounding-min-accuracy) to make "
+                "the exit status a verdict"
+            )
+        )
         parts.append(f"{misses} misses fail their items{advice}")
     elif misses:
         parts.append(f"{misses} misses reported as xfail")

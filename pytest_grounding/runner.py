@@ -8,8 +8,9 @@ import numbers
 import threading
 import time
 import traceback
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any
 
 from . import metrics
 from .types import Box, Prediction, Query, Sample
@@ -17,8 +18,8 @@ from .types import Box, Prediction, Query, Sample
 
 @dataclass(frozen=True)
 class Evaluation:
-    record: Dict[str, Any]
-    traceback: Optional[str] = None  # the detector's, for the test report of an error
+    record: dict[str, Any]
+    traceback: str | None = None  # the detector's, for the test report of an error
 
 
 def read_image(sample: Sample):
@@ -73,7 +74,7 @@ def _number(value: Any, what: str) -> float:
         raise InvalidAnswer(f"{what} is too large for a float") from None
 
 
-def _point(value: Any) -> Tuple[float, float]:
+def _point(value: Any) -> tuple[float, float]:
     if not isinstance(value, (tuple, list)) and not hasattr(value, "__len__"):
         raise InvalidAnswer(f"point is {_describe(value)}, expected (x, y)")
     items = list(value)
@@ -92,19 +93,19 @@ def _box(value: Any) -> Box:
             raise InvalidAnswer(f"box has {len(items)} items, expected (x1, y1, x2, y2)")
     else:
         raise InvalidAnswer(f"box is {_describe(value)}, expected a Box or (x1, y1, x2, y2)")
-    return Box(*(_number(v, name) for v, name in zip(items, ("box x1", "box y1", "box x2", "box y2"))))
+    return Box(*(_number(v, name) for v, name in zip(items, ("box x1", "box y1", "box x2", "box y2"), strict=True)))
 
 
 class Timeout(Exception):
     pass
 
 
-def call_with_timeout(fn: Callable[[], Any], timeout: Optional[float]) -> Any:
+def call_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     """Run fn, giving up after `timeout` seconds. The abandoned call cannot be killed (Python has
     no thread cancel); it finishes in the background while the run goes on."""
     if not timeout:
         return fn()
-    box: Dict[str, Any] = {}
+    box: dict[str, Any] = {}
 
     def target() -> None:
         try:
@@ -122,7 +123,7 @@ def call_with_timeout(fn: Callable[[], Any], timeout: Optional[float]) -> Any:
     return box["value"]
 
 
-def _open_sample(sample: Sample, detector_name: str) -> Tuple[Any, Optional[Evaluation]]:
+def _open_sample(sample: Sample, detector_name: str) -> tuple[Any, Evaluation | None]:
     """The sample's image, or the error record that says why the sample cannot be scored."""
     if sample.defect:
         return None, _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
@@ -132,17 +133,22 @@ def _open_sample(sample: Sample, detector_name: str) -> Tuple[Any, Optional[Eval
     width, height = image.size
     if sample.image_size is not None and tuple(sample.image_size) != (width, height):
         declared = f"{sample.image_size[0]}x{sample.image_size[1]}"
-        return None, _error(sample, detector_name,
-                      f"declared image size {declared} differs from the image's real size {width}x{height} "
-                      f"({sample.image}): its box would be scored in the wrong frame")
+        return None, _error(
+            sample,
+            detector_name,
+            f"declared image size {declared} differs from the image's real size {width}x{height} "
+            f"({sample.image}): its box would be scored in the wrong frame",
+        )
     if sample.bbox.iou(Box(0, 0, width, height)) == 0.0:
-        return None, _error(sample, detector_name,
-                      f"target box {sample.bbox.as_list()} lies outside the {width}x{height} image {sample.image}")
+        return None, _error(
+            sample,
+            detector_name,
+            f"target box {sample.bbox.as_list()} lies outside the {width}x{height} image {sample.image}",
+        )
     return image, None
 
 
-def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseException,
-                        latency_ms: float) -> Evaluation:
+def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseException, latency_ms: float) -> Evaluation:
     if isinstance(failure, Timeout):
         kind, trace = "timed out", None
     elif isinstance(failure, InvalidAnswer):
@@ -151,16 +157,18 @@ def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseExcepti
         kind = f"raised {type(failure).__name__}"
         trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
     message = f"detector {detector_name} {kind} on {sample.image}: {failure}"
-    return Evaluation(metrics.error_record(sample, detector=detector_name, message=message,
-                                           latency_ms=latency_ms), trace)
+    return Evaluation(
+        metrics.error_record(sample, detector=detector_name, message=message, latency_ms=latency_ms), trace
+    )
 
 
-def _timed(call: Callable[[], Any], timeout: Optional[float], timing: Dict[str, float]
-           ) -> Tuple[Any, Optional[BaseException]]:
+def _timed(
+    call: Callable[[], Any], timeout: float | None, timing: dict[str, float]
+) -> tuple[Any, BaseException | None]:
     start = time.perf_counter_ns()
     try:
         answer = call_with_timeout(call, timeout)
-        failure: Optional[BaseException] = None
+        failure: BaseException | None = None
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from a detector too: that sample's error, not the run's end
@@ -169,8 +177,14 @@ def _timed(call: Callable[[], Any], timeout: Optional[float], timing: Dict[str, 
     return answer, failure
 
 
-def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float] = None,
-             around: Optional[Callable[[Callable[[], Any]], Any]] = None) -> Evaluation:
+def evaluate(
+    sample: Sample,
+    detector: Any,
+    *,
+    detector_name: str,
+    timeout: float | None = None,
+    around: Callable[[Callable[[], Any]], Any] | None = None,
+) -> Evaluation:
     """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
     the detector returns or raises (short of Ctrl-C or killing the process) ends in a record."""
     image, failed = _open_sample(sample, detector_name)
@@ -178,9 +192,9 @@ def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Opti
         return failed
     width, height = image.size
     query = Query(image=image, instruction=sample.instruction)
-    timing: Dict[str, float] = {}
+    timing: dict[str, float] = {}
 
-    def timed() -> Tuple[Any, Optional[BaseException]]:
+    def timed() -> tuple[Any, BaseException | None]:
         return _timed(lambda: detector.predict(query), timeout, timing)
 
     answer, failure = around(timed) if around else timed()
@@ -188,8 +202,9 @@ def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Opti
     if failure is None:
         try:
             prediction = as_prediction(answer)
-            record = metrics.score(sample, prediction, detector=detector_name, latency_ms=latency_ms,
-                                   image_size=(width, height))
+            record = metrics.score(
+                sample, prediction, detector=detector_name, latency_ms=latency_ms, image_size=(width, height)
+            )
         except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
             failure = exc
         else:
@@ -197,18 +212,32 @@ def evaluate(sample: Sample, detector: Any, *, detector_name: str, timeout: Opti
     return _failure_evaluation(sample, detector_name, failure, latency_ms)
 
 
-def evaluate_locate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float] = None,
-                    threshold: float = 0.5, around: Optional[Callable[[Callable[[], Any]], Any]] = None
-                    ) -> Evaluation:
-    result = _evaluate_locate(sample, detector, detector_name=detector_name, timeout=timeout,
-                              threshold=threshold, around=around)
+def evaluate_locate(
+    sample: Sample,
+    detector: Any,
+    *,
+    detector_name: str,
+    timeout: float | None = None,
+    threshold: float = 0.5,
+    around: Callable[[Callable[[], Any]], Any] | None = None,
+) -> Evaluation:
+    result = _evaluate_locate(
+        sample, detector, detector_name=detector_name, timeout=timeout, threshold=threshold, around=around
+    )
     result.record["task"] = metrics.LOCATE  # error records too: they count in the locate block
     result.record.setdefault("threshold", threshold)
     return result
 
 
-def _evaluate_locate(sample: Sample, detector: Any, *, detector_name: str, timeout: Optional[float],
-                     threshold: float, around: Optional[Callable[[Callable[[], Any]], Any]]) -> Evaluation:
+def _evaluate_locate(
+    sample: Sample,
+    detector: Any,
+    *,
+    detector_name: str,
+    timeout: float | None,
+    threshold: float,
+    around: Callable[[Callable[[], Any]], Any] | None,
+) -> Evaluation:
     """The element-at-click task: the detector's `locate` gets the image and the recorded click
     point (the row's `point`, else the box centre), never the box; `locate_with_retries` tries the
     documented transforms until one gives a box containing the point. The timeout covers them all."""
@@ -219,24 +248,34 @@ def _evaluate_locate(sample: Sample, detector: Any, *, detector_name: str, timeo
         return failed
     locate = getattr(detector, "locate", None)
     if not callable(locate):
-        return _error(sample, detector_name, f"detector {detector_name} has no locate(query) method: it answers "
-                                             "the grounding task only")
+        return _error(
+            sample,
+            detector_name,
+            f"detector {detector_name} has no locate(query) method: it answers the grounding task only",
+        )
     click = sample.point if sample.point is not None else sample.bbox.center
     query = LocateQuery(image=image, point=(float(click[0]), float(click[1])))
-    timing: Dict[str, float] = {}
+    timing: dict[str, float] = {}
 
     def checked(located: LocateQuery) -> Prediction:
         return as_prediction(locate(located))
 
-    def timed() -> Tuple[Any, Optional[BaseException]]:
+    def timed() -> tuple[Any, BaseException | None]:
         return _timed(lambda: locate_with_retries(checked, query), timeout, timing)
 
     outcome, failure = around(timed) if around else timed()
     latency_ms = timing.get("ms", 0.0)
     if failure is None:
         try:
-            record = metrics.score_located(sample, outcome, detector=detector_name, latency_ms=latency_ms,
-                                           image_size=image.size, click=query.point, threshold=threshold)
+            record = metrics.score_located(
+                sample,
+                outcome,
+                detector=detector_name,
+                latency_ms=latency_ms,
+                image_size=image.size,
+                click=query.point,
+                threshold=threshold,
+            )
         except Exception as exc:
             failure = exc
         else:
@@ -248,22 +287,30 @@ def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:
     return Evaluation(metrics.error_record(sample, detector=detector_name, message=message))
 
 
-def explain(record: Dict[str, Any]) -> str:
+def explain(record: dict[str, Any]) -> str:
     """The failure message a person can act on."""
     where = f"{record['dataset']}/{record['id']} ({record['image']})"
     target = ", ".join(f"{v:g}" for v in record["target"])
     if record.get("task") == metrics.LOCATE and record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT):
         x, y = record["point"]
         if record["outcome"] == metrics.WRONG_FORMAT:
-            return (f"not found: {record['detector']} returned no box at ({x:g}, {y:g}) after {record['attempts']} "
-                    f"attempts; target [{target}] in {where}")
-        return (f"false positive: {record['detector']} returned a box with IoU {record['iou']:.2f} < "
-                f"{record['threshold']:g} at ({x:g}, {y:g}); target [{target}] in {where}")
+            return (
+                f"not found: {record['detector']} returned no box at ({x:g}, {y:g}) after {record['attempts']} "
+                f"attempts; target [{target}] in {where}"
+            )
+        return (
+            f"false positive: {record['detector']} returned a box with IoU {record['iou']:.2f} < "
+            f"{record['threshold']:g} at ({x:g}, {y:g}); target [{target}] in {where}"
+        )
     if record["outcome"] == metrics.WRONG_FORMAT:
-        return (f"wrong format: {record['detector']} gave no usable point for {where}; "
-                f"raw answer: {record['raw']!r}; target [{target}]")
+        return (
+            f"wrong format: {record['detector']} gave no usable point for {where}; "
+            f"raw answer: {record['raw']!r}; target [{target}]"
+        )
     if record["outcome"] == metrics.MISS:
         x, y = record["point"]
-        return (f"miss: clicked ({x:g}, {y:g}), {record['distance']:.1f} px from target [{target}] "
-                f"for {record['instruction']!r} in {where}")
+        return (
+            f"miss: clicked ({x:g}, {y:g}), {record['distance']:.1f} px from target [{target}] "
+            f"for {record['instruction']!r} in {where}"
+        )
     return f"error in {record['dataset']}/{record['id']}: {record['error']}"

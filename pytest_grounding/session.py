@@ -8,17 +8,31 @@ import platform
 import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from . import gates as gates_mod
 from . import metrics
-from .datasets import Dataset, DatasetError, builtin_registry as builtin_formats, load_dataset
-from .detectors import EXTRAS, OptionError, bind_options, builtin_registry as builtin_detectors, describe, parse_spec
+from .datasets import Dataset, DatasetError, load_dataset
+from .datasets import builtin_registry as builtin_formats
+from .detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
+from .detectors import builtin_registry as builtin_detectors
 from .detectors import close as close_detector
-from .options import (MISSES_MODES, PROGRESS_MODES, TASKS, as_list, choice, count_or_all, lookup, positive_float,
-                      positive_int, share, switch)
+from .options import (
+    MISSES_MODES,
+    PROGRESS_MODES,
+    TASKS,
+    as_list,
+    choice,
+    count_or_all,
+    lookup,
+    positive_float,
+    positive_int,
+    share,
+    switch,
+)
 from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .registry import Registry, UnknownName
 
@@ -31,34 +45,34 @@ class SettingError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    dataset_specs: Tuple[str, ...]
+    dataset_specs: tuple[str, ...]
     dataset_source: str
-    detector_specs: Tuple[str, ...]
+    detector_specs: tuple[str, ...]
     detector_source: str
-    json_path: Optional[Path]
-    predictions_path: Optional[Path]
-    gates: Tuple[gates_mod.Gate, ...]
+    json_path: Path | None
+    predictions_path: Path | None
+    gates: tuple[gates_mod.Gate, ...]
     misses: str
-    top_apps: Optional[int]
-    limit: Optional[int]
-    timeout: Optional[float]
+    top_apps: int | None
+    limit: int | None
+    timeout: float | None
     max_errors: float = 0.1
     iou_threshold: float = 0.5
     task: str = "grounding"
     resume: bool = False
-    show_misses: Optional[int] = 10  # None: all
+    show_misses: int | None = 10  # None: all
     progress: str = "auto"
     benchmark_table: bool = False
 
     @classmethod
-    def from_config(cls, config) -> "Settings":
+    def from_config(cls, config) -> Settings:
         try:
             return cls._from_config(config)
         except ValueError as exc:
             raise SettingError(str(exc)) from None
 
     @classmethod
-    def _from_config(cls, config) -> "Settings":
+    def _from_config(cls, config) -> Settings:
         datasets, dataset_source = lookup(config, "--dataset")
         detectors, detector_source = lookup(config, "--detector")
         if not as_list(detectors):
@@ -76,11 +90,15 @@ class Settings:
         if resume and not predictions_path:
             raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
         return cls(
-            dataset_specs=tuple(as_list(datasets)), dataset_source=dataset_source,
-            detector_specs=tuple(dict.fromkeys(as_list(detectors))), detector_source=detector_source,
+            dataset_specs=tuple(as_list(datasets)),
+            dataset_source=dataset_source,
+            detector_specs=tuple(dict.fromkeys(as_list(detectors))),
+            detector_source=detector_source,
             json_path=Path(json_path).resolve() if json_path else None,
             predictions_path=Path(predictions_path).resolve() if predictions_path else None,
-            gates=gates, misses=misses, top_apps=top_apps or None,
+            gates=gates,
+            misses=misses,
+            top_apps=top_apps or None,
             limit=positive_int(*lookup(config, "--grounding-limit")),
             timeout=positive_float(*lookup(config, "--grounding-timeout")),
             max_errors=share(*lookup(config, "--grounding-max-errors")),
@@ -98,7 +116,7 @@ def default_detector() -> str:
     return "ocr" if missing_extra("ocr") is None else "center"
 
 
-def missing_extra(extra: str) -> Optional[str]:
+def missing_extra(extra: str) -> str | None:
     """The first distribution of `pytest-grounding[extra]` that is not installed, or None. Read
     from the package's own metadata, so it cannot drift from pyproject.toml."""
     from importlib.metadata import PackageNotFoundError, requires, version
@@ -107,7 +125,7 @@ def missing_extra(extra: str) -> Optional[str]:
         requirements = requires("pytest-grounding") or []
     except PackageNotFoundError:  # run from a checkout that is not installed: nothing to compare with
         return None
-    marker = re.compile(r"""extra\s*==\s*["']%s["']""" % re.escape(extra))
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
     for requirement in requirements:
         if not marker.search(requirement):
             continue
@@ -130,9 +148,9 @@ class DetectorPool:
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._loaded: Dict[str, Any] = {}
-        self._failed: Dict[str, str] = {}
-        self.info: Dict[str, Dict[str, Any]] = {}
+        self._loaded: dict[str, Any] = {}
+        self._failed: dict[str, str] = {}
+        self.info: dict[str, dict[str, Any]] = {}
 
     def get(self, spec: str) -> Any:
         if spec in self._failed:
@@ -148,8 +166,9 @@ class DetectorPool:
             except BaseException as exc:  # SystemExit from a model's import too: an error per item, not a dead run
                 self._failed[spec] = f"detector {spec!r} could not be loaded: {type(exc).__name__}: {exc}"
                 raise DetectorLoadError(self._failed[spec]) from exc
-            self.info[spec] = metrics.plain({**describe(self._loaded[spec]),
-                                             "load_s": round(time.perf_counter() - started, 3)})
+            self.info[spec] = metrics.plain(
+                {**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)}
+            )
         return self._loaded[spec]
 
     def close(self) -> None:
@@ -165,29 +184,34 @@ class GroundingRun:
     formats: Registry
     detectors: Registry
     pool: DetectorPool
-    datasets: Dict[Tuple[str, str], Dataset] = field(default_factory=dict)
-    records: List[Dict[str, Any]] = field(default_factory=list)
-    detector_info: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    summary: Optional[Dict[str, Any]] = None
-    verdicts: List[Any] = field(default_factory=list)  # gates_mod.Verdict | gates_mod.ErrorVerdict
+    datasets: dict[tuple[str, str], Dataset] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    detector_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
+    verdicts: list[Any] = field(default_factory=list)  # gates_mod.Verdict | gates_mod.ErrorVerdict
     interrupted: bool = False
     started: float = field(default_factory=time.time)
-    notes: List[str] = field(default_factory=list)  # said once, in the header and the summary
-    worker_datasets: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # summaries sent by xdist workers
-    resumed: List[Dict[str, Any]] = field(default_factory=list)  # records kept from the file resumed
+    notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
+    worker_datasets: dict[str, dict[str, Any]] = field(default_factory=dict)  # summaries sent by xdist workers
+    resumed: list[dict[str, Any]] = field(default_factory=list)  # records kept from the file resumed
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) not to run again
-    output_errors: List[str] = field(default_factory=list)
-    _writer: Optional[PredictionsWriter] = None
+    output_errors: list[str] = field(default_factory=list)
+    _writer: PredictionsWriter | None = None
 
     @classmethod
-    def create(cls, config) -> "GroundingRun":
+    def create(cls, config) -> GroundingRun:
         formats, detectors = builtin_formats(), builtin_detectors()
         config.hook.pytest_grounding_register_formats.call_historic(kwargs={"registry": formats})
         config.hook.pytest_grounding_register_detectors.call_historic(kwargs={"registry": detectors})
         formats.register_entry_points("pytest_grounding.formats")
         detectors.register_entry_points("pytest_grounding.detectors")
-        return cls(config=config, settings=Settings.from_config(config), formats=formats,
-                   detectors=detectors, pool=DetectorPool(detectors))
+        return cls(
+            config=config,
+            settings=Settings.from_config(config),
+            formats=formats,
+            detectors=detectors,
+            pool=DetectorPool(detectors),
+        )
 
     # -- what runs --------------------------------------------------------------------------------
 
@@ -201,8 +225,10 @@ class GroundingRun:
                 extra = EXTRAS.get(name) if entry.origin == "built-in" else None
                 absent = missing_extra(extra) if extra else None
                 if absent:
-                    raise ValueError(f"detector {name!r} needs the {extra!r} extra ({absent} is not installed): "
-                                     f'pip install "pytest-grounding[{extra}]"')
+                    raise ValueError(
+                        f"detector {name!r} needs the {extra!r} extra ({absent} is not installed): "
+                        f'pip install "pytest-grounding[{extra}]"'
+                    )
                 try:
                     factory = entry.load()
                 except ImportError as exc:
@@ -241,13 +267,15 @@ class GroundingRun:
                 repeated.append(sample.id)
             seen.add(sample.id)
         if repeated:
-            self.note(f"dataset {dataset.name}: {len(repeated)} samples reuse an id (first: {repeated[0]!r}); their "
-                      f"predictions lines share it (python -m pytest_grounding validate {dataset.path} lists them)")
+            self.note(
+                f"dataset {dataset.name}: {len(repeated)} samples reuse an id (first: {repeated[0]!r}); their "
+                f"predictions lines share it (python -m pytest_grounding validate {dataset.path} lists them)"
+            )
 
-    def fingerprint_of(self, dataset_name: str) -> Optional[str]:
+    def fingerprint_of(self, dataset_name: str) -> str | None:
         return next((d.fingerprint for d in self.datasets.values() if d.name == dataset_name), None)
 
-    def crash_record(self, nodeid: str, message: str) -> Optional[Dict[str, Any]]:
+    def crash_record(self, nodeid: str, message: str) -> dict[str, Any] | None:
         """An error record for an item whose worker died: the sample is found by its test id among
         the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
         that names the test id."""
@@ -256,11 +284,13 @@ class GroundingRun:
         from .types import Sample
 
         if "@" in nodeid.rpartition("]")[2]:  # xdist's loadgroup suffix: "...[params]@group"
-            nodeid = nodeid[:nodeid.rindex("@")]
+            nodeid = nodeid[: nodeid.rindex("@")]
         params = nodeid.rpartition("[")[2].rstrip("]")
         specs = {(slug(spec).replace("_", "-") if ":" in spec else spec): spec for spec in self.settings.detector_specs}
-        detector = next((spec for key, spec in sorted(specs.items(), key=lambda kv: -len(kv[0]))
-                         if params.startswith(key + "-")), "?")
+        detector = next(
+            (spec for key, spec in sorted(specs.items(), key=lambda kv: -len(kv[0])) if params.startswith(key + "-")),
+            "?",
+        )
         samples = (sample for dataset in self.datasets.values() for sample in dataset.samples)
         sample = next((s for s in samples if params.endswith("-" + s.uid) or params == s.uid), None)
         if sample is None and detector == "?":
@@ -282,17 +312,19 @@ class GroundingRun:
         path = default_dataset_dir(on_generate=on_generate)
         key = ("<default>", str(path))
         if key not in self.datasets:
-            self.datasets[key] = load_dataset(f"pointerbench:{path}", registry=self.formats,
-                                              name=DEFAULT_DATASET_NAME)
+            self.datasets[key] = load_dataset(f"pointerbench:{path}", registry=self.formats, name=DEFAULT_DATASET_NAME)
         return self.datasets[key]
 
-    def datasets_for(self, pinned: Sequence[str], base: Path) -> List[Dataset]:
+    def datasets_for(self, pinned: Sequence[str], base: Path) -> list[Dataset]:
         """A suite's pinned datasets (paths relative to its file), else the run's, else the default."""
         if pinned:
             found = [self.dataset(spec, base) for spec in pinned]
         elif self.settings.dataset_specs:
-            base = self.config.invocation_params.dir if self.settings.dataset_source.startswith("--") \
+            base = (
+                self.config.invocation_params.dir
+                if self.settings.dataset_source.startswith("--")
                 else self.config.rootpath
+            )
             found = [self.dataset(spec, Path(base)) for spec in self.settings.dataset_specs]
         else:
             found = [self.default_dataset()]
@@ -310,8 +342,10 @@ class GroundingRun:
                 self.default_dataset(on_generate=on_generate)
         except DatasetError as exc:
             raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
-        for flag, path in (("--grounding-json", self.settings.json_path),
-                           ("--grounding-predictions", self.settings.predictions_path)):
+        for flag, path in (
+            ("--grounding-json", self.settings.json_path),
+            ("--grounding-predictions", self.settings.predictions_path),
+        ):
             if path is not None:
                 try:
                     check_writable(path)
@@ -331,25 +365,35 @@ class GroundingRun:
             lines = read_predictions(path)
         except OutputError as exc:
             raise SettingError(f"--grounding-resume: {exc}") from None
-        kept: Dict[Tuple[str, str, str], Dict[str, Any]] = {}
+        kept: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         for lineno, line in lines:
             where = f"{path}:{lineno}"
             if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
-                raise SettingError(f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
-                                   "dataset, uid, fingerprint and outcome); refusing to mix it into this run")
+                raise SettingError(
+                    f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
+                    "dataset, uid, fingerprint and outcome); refusing to mix it into this run"
+                )
             if line["detector"] not in self.settings.detector_specs:
                 raise SettingError(
                     f"--grounding-resume: {where} is from detector {line['detector']!r}; this run's detectors are "
                     f"{', '.join(self.settings.detector_specs)}. Refusing to mix them: use another predictions file "
-                    "or drop --grounding-resume")
+                    "or drop --grounding-resume"
+                )
+            task = line.get("task", metrics.GROUNDING)
+            if task != self.settings.task:
+                raise SettingError(
+                    f"--grounding-resume: {where} is from the {task} task; this run measures {self.settings.task}. "
+                    "Refusing to mix them: use another predictions file or drop --grounding-resume"
+                )
             if fingerprints.get(line["dataset"]) != line["fingerprint"]:
                 now = fingerprints.get(line["dataset"])
                 what = f"fingerprint {now}" if now else "no such dataset"
                 raise SettingError(
                     f"--grounding-resume: {where} is from dataset {line['dataset']!r} with fingerprint "
                     f"{line['fingerprint']}; this run has {what}. Refusing to mix dataset versions: use another "
-                    "predictions file or drop --grounding-resume")
-            key = (line.get("task", metrics.GROUNDING), line["detector"], line["dataset"], line["uid"])
+                    "predictions file or drop --grounding-resume"
+                )
+            key = (task, line["detector"], line["dataset"], line["uid"])
             kept.pop(key, None)
             if line["outcome"] != metrics.ERROR:
                 kept[key] = line
@@ -366,7 +410,7 @@ class GroundingRun:
 
     # -- controller: results ----------------------------------------------------------------------
 
-    def add_record(self, record: Dict[str, Any]) -> None:
+    def add_record(self, record: dict[str, Any]) -> None:
         self.records.append(record)
         if self.settings.predictions_path is not None:
             self.open_predictions()
@@ -383,18 +427,19 @@ class GroundingRun:
             return
         self.summary = metrics.summarize(self.records)
         if not interrupted:
-            self.verdicts = gates_mod.judge(list(self.settings.gates), self.summary,
-                                            max_errors=self.settings.max_errors)
+            self.verdicts = gates_mod.judge(
+                list(self.settings.gates), self.summary, max_errors=self.settings.max_errors
+            )
 
     @property
-    def failed_gates(self) -> List[Any]:
+    def failed_gates(self) -> list[Any]:
         return [v for v in self.verdicts if not v.passed]
 
-    def dataset_summaries(self) -> List[Dict[str, Any]]:
+    def dataset_summaries(self) -> list[dict[str, Any]]:
         """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
         described by the workers."""
         used = {r["dataset"] for r in self.records}
-        found: Dict[str, Dict[str, Any]] = dict(self.worker_datasets)
+        found: dict[str, dict[str, Any]] = dict(self.worker_datasets)
         for dataset in self.datasets.values():
             found.setdefault(dataset.name, dataset.summary())
         out = []
@@ -405,10 +450,10 @@ class GroundingRun:
             out.append(summary)
         return out
 
-    def all_detector_info(self) -> Dict[str, Dict[str, Any]]:
+    def all_detector_info(self) -> dict[str, dict[str, Any]]:
         return {**self.pool.info, **self.detector_info}
 
-    def document(self) -> Dict[str, Any]:
+    def document(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": "pytest-grounding",
@@ -422,23 +467,47 @@ class GroundingRun:
                 "datasets": self.dataset_summaries(),
                 "detectors": self.all_detector_info(),
                 "settings": {
-                    "misses": self.settings.misses, "limit": self.settings.limit,
-                    "max_errors": self.settings.max_errors, "resume": self.settings.resume,
-                    "task": self.settings.task, "iou_threshold": self.settings.iou_threshold,
-                    "timeout_s": self.settings.timeout, "top_apps": self.settings.top_apps,
-                    "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source}
-                              for g in self.settings.gates],
+                    "misses": self.settings.misses,
+                    "limit": self.settings.limit,
+                    "max_errors": self.settings.max_errors,
+                    "resume": self.settings.resume,
+                    "task": self.settings.task,
+                    "iou_threshold": self.settings.iou_threshold,
+                    "timeout_s": self.settings.timeout,
+                    "top_apps": self.settings.top_apps,
+                    "gates": [
+                        {"slice": g.label, "threshold": g.threshold, "source": g.source} for g in self.settings.gates
+                    ],
                 },
-                "workers": self.config.getoption("numprocesses", None) if self.config.pluginmanager.hasplugin("xdist") else None,
+                "workers": self.config.getoption("numprocesses", None)
+                if self.config.pluginmanager.hasplugin("xdist")
+                else None,
             },
             "versions": versions(),
             "summary": self.summary or {},
-            "gates": [{"detector": v.detector, "slice": v.gate.label, "threshold": v.gate.threshold,
-                       "accuracy": v.accuracy, "scored": v.scored, "passed": v.passed}
-                      for v in self.verdicts if isinstance(v, gates_mod.Verdict)],
-            "errors_check": [{"detector": v.detector, "errors": v.errors, "samples": v.samples,
-                              "max_share": v.max_share, "passed": v.passed}
-                             for v in self.verdicts if isinstance(v, gates_mod.ErrorVerdict)],
+            "gates": [
+                {
+                    "detector": v.detector,
+                    "slice": v.gate.label,
+                    "threshold": v.gate.threshold,
+                    "accuracy": v.accuracy,
+                    "scored": v.scored,
+                    "passed": v.passed,
+                }
+                for v in self.verdicts
+                if isinstance(v, gates_mod.Verdict)
+            ],
+            "errors_check": [
+                {
+                    "detector": v.detector,
+                    "errors": v.errors,
+                    "samples": v.samples,
+                    "max_share": v.max_share,
+                    "passed": v.passed,
+                }
+                for v in self.verdicts
+                if isinstance(v, gates_mod.ErrorVerdict)
+            ],
             "samples": sorted(self.records, key=metrics.record_order),
         }
 
@@ -451,18 +520,29 @@ class GroundingRun:
                 self.output_errors.append(f"JSON report {self.settings.json_path} not written: {exc}")
 
 
-def _identity(dataset: Dataset) -> Tuple[str, str, str]:
+def _identity(dataset: Dataset) -> tuple[str, str, str]:
     """Two specs name the same dataset when they read the same annotations for the same images
     (a folder and its metadata.jsonl, a path through a symlink)."""
     return (dataset.format, dataset.fingerprint, str(dataset.samples[0].image.resolve()))
 
 
-def versions() -> Dict[str, Optional[str]]:
+def versions() -> dict[str, str | None]:
     from importlib.metadata import PackageNotFoundError, version
 
-    found: Dict[str, Optional[str]] = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for package in ("pytest-grounding", "pytest", "pytest-xdist", "pytest-benchmark", "pillow", "numpy",
-                    "onnxruntime-gpu", "onnxruntime", "rapidocr", "torch", "transformers"):
+    found: dict[str, str | None] = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for package in (
+        "pytest-grounding",
+        "pytest",
+        "pytest-xdist",
+        "pytest-benchmark",
+        "pillow",
+        "numpy",
+        "onnxruntime-gpu",
+        "onnxruntime",
+        "rapidocr",
+        "torch",
+        "transformers",
+    ):
         try:
             found[package] = version(package)
         except PackageNotFoundError:

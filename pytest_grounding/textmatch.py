@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 # Typographic quotes become ASCII ones before quotes are looked for.
-_QUOTE_FOLD = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"',
-                             "«": '"', "»": '"', "`": "'"})
+_QUOTE_FOLD = str.maketrans(
+    {"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "`": "'"}
+)
 # A single quote opens only after a non-word character, and closes only where it is not an
 # apostrophe ("I'll", "today's"): 'I'll Reserve' and 'Page Number'from both come out whole.
 _SINGLE_QUOTED = re.compile(r"(?<!\w)'(.+?)'(?!(?:s|t|ll|re|ve|d|m)\b)")
@@ -38,17 +40,55 @@ _OCR_CONFUSABLE = str.maketrans("01i", "oll")
 # Leading words that say what to do, not what to act on ("Click", "Locate and open"), compared
 # after normalization ("double-click" is "double click"). Multi-word forms come first.
 _ACTION_WORDS = (
-    "double click", "right click", "left click", "go to", "navigate to", "switch to",
-    "click", "tap", "press", "hit", "select", "choose", "pick",
-    "open", "launch", "locate", "find", "toggle", "check", "uncheck", "enable", "disable",
-    "activate", "use",
+    "double click",
+    "right click",
+    "left click",
+    "go to",
+    "navigate to",
+    "switch to",
+    "click",
+    "tap",
+    "press",
+    "hit",
+    "select",
+    "choose",
+    "pick",
+    "open",
+    "launch",
+    "locate",
+    "find",
+    "toggle",
+    "check",
+    "uncheck",
+    "enable",
+    "disable",
+    "activate",
+    "use",
 )
 _COURTESY = ("please", "now", "then", "first")
 _CONJUNCTIONS = ("and", "or", "then")
 _LEADING_FILLER = ("on", "onto", "in", "into", "at", "the", "a", "an", "to", "name of", "label of", "title of")
 # Trailing words that name the kind of widget rather than its label.
-_ROLE_WORDS = ("button", "menu", "tab", "icon", "link", "option", "item", "entry", "field", "input",
-               "box", "checkbox", "dropdown", "drop-down", "bar", "toolbar", "list", "menu item")
+_ROLE_WORDS = (
+    "button",
+    "menu",
+    "tab",
+    "icon",
+    "link",
+    "option",
+    "item",
+    "entry",
+    "field",
+    "input",
+    "box",
+    "checkbox",
+    "dropdown",
+    "drop-down",
+    "bar",
+    "toolbar",
+    "list",
+    "menu item",
+)
 # A label found whole inside the instruction (or the reverse) scores at least this much.
 CONTAINED_FLOOR = 0.7
 # The best a match of unequal texts can score: 1.0 means the texts are equal.
@@ -61,7 +101,33 @@ _PURPOSE_TAIL = re.compile(r"\s(?:to|so as to|in order to) (?!the\b|a\b)\w+\b.*$
 # "the cell that shows Travel", "the tab named Debug": what follows is the label itself.
 _NAMED = re.compile(r"\b(?:named|called|labell?ed|titled|(?:that|which) (?:shows|says|reads|contains)) (.+)$")
 _STOP_WORDS = frozenset(
-    "a an the to of on in at for and or with from by is it this that your you my me as be".split())
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "on",
+        "in",
+        "at",
+        "for",
+        "and",
+        "or",
+        "with",
+        "from",
+        "by",
+        "is",
+        "it",
+        "this",
+        "that",
+        "your",
+        "you",
+        "my",
+        "me",
+        "as",
+        "be",
+    ]
+)
 
 
 def fold_quotes(text: str) -> str:
@@ -75,9 +141,7 @@ def normalize(text: str) -> str:
     return " ".join(words)
 
 
-
-
-def _word_tuples(phrases: Sequence[str]) -> Tuple[Tuple[str, ...], ...]:
+def _word_tuples(phrases: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(normalize(phrase).split()) for phrase in phrases)
 
 
@@ -95,16 +159,21 @@ class Label:
     with the characters OCR confuses made one ("Disk I/O" read as "Disk l/0")."""
 
     text: str
-    words: Tuple[str, ...]
+    words: tuple[str, ...]
     folded: str
     truncated: bool = False
     line_words: int = 1
 
     @classmethod
-    def of(cls, raw: str, line_words: int = 1) -> "Label":
+    def of(cls, raw: str, line_words: int = 1) -> Label:
         text = normalize(raw)
-        return cls(text=text, words=tuple(text.split()), folded=text.translate(_OCR_CONFUSABLE),
-                   truncated=bool(_ELLIPSIS.search(raw.strip())), line_words=line_words)
+        return cls(
+            text=text,
+            words=tuple(text.split()),
+            folded=text.translate(_OCR_CONFUSABLE),
+            truncated=bool(_ELLIPSIS.search(raw.strip())),
+            line_words=line_words,
+        )
 
     @property
     def has_content(self) -> bool:
@@ -112,7 +181,7 @@ class Label:
         return any(len(w) >= 2 and w not in _STOP_WORDS for w in self.words)
 
 
-def quoted_labels(instruction: str) -> Tuple[str, ...]:
+def quoted_labels(instruction: str) -> tuple[str, ...]:
     """Texts the instruction quotes, single-quoted ones first (the usual way to cite a UI label),
     each in order of appearance."""
     folded = fold_quotes(instruction)
@@ -121,13 +190,13 @@ def quoted_labels(instruction: str) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(q for q in found if normalize(q)))
 
 
-def _drop_leading(words: Tuple[str, ...], phrases: Sequence[Tuple[str, ...]]) -> Tuple[str, ...]:
+def _drop_leading(words: tuple[str, ...], phrases: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
     """The words without the first of `phrases` they start with (never all of them)."""
-    lead = next((p for p in phrases if len(words) > len(p) and words[:len(p)] == p), ())
-    return words[len(lead):]
+    lead = next((p for p in phrases if len(words) > len(p) and words[: len(p)] == p), ())
+    return words[len(lead) :]
 
 
-def _drop_all_leading(words: Tuple[str, ...], phrases: Sequence[Tuple[str, ...]]) -> Tuple[str, ...]:
+def _drop_all_leading(words: tuple[str, ...], phrases: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
     while True:
         shorter = _drop_leading(words, phrases)
         if shorter == words:
@@ -135,7 +204,7 @@ def _drop_all_leading(words: Tuple[str, ...], phrases: Sequence[Tuple[str, ...]]
         words = shorter
 
 
-def _strip_leading(words: Sequence[str]) -> Tuple[str, ...]:
+def _strip_leading(words: Sequence[str]) -> tuple[str, ...]:
     """The words without the request they start with: one action ("click"), more only when joined
     ("locate and open"), so that in "Choose Find" the second verb stays as the label; then the
     fillers ("on the")."""
@@ -146,19 +215,19 @@ def _strip_leading(words: Sequence[str]) -> Tuple[str, ...]:
     return _drop_all_leading(words, _FILLERS)
 
 
-def _without_roles(phrase: str) -> List[str]:
+def _without_roles(phrase: str) -> list[str]:
     """The phrase with its trailing widget words dropped one at a time: "search button" -> "search"."""
     words = phrase.split()
-    trimmed: List[str] = []
+    trimmed: list[str] = []
     while True:
-        role = next((r for r in _ROLES if len(words) > len(r) and tuple(words[-len(r):]) == r), None)
+        role = next((r for r in _ROLES if len(words) > len(r) and tuple(words[-len(r) :]) == r), None)
         if role is None:
             return trimmed
         words = words[: -len(role)]
         trimmed.append(" ".join(words))
 
 
-def instruction_targets(instruction: str) -> Tuple[str, ...]:
+def instruction_targets(instruction: str) -> tuple[str, ...]:
     """What the instruction names, as normalized phrases from the whole to the most specific: the
     instruction without its leading action words; then without a trailing location ("in the menu
     bar") and purpose ("to open it"); then without trailing widget words; and what follows
@@ -175,12 +244,12 @@ def instruction_targets(instruction: str) -> Tuple[str, ...]:
     return tuple(p for p in dict.fromkeys(phrases) if p)
 
 
-def _find_words(haystack: Sequence[str], needle: Sequence[str], last_is_prefix: bool) -> Optional[int]:
+def _find_words(haystack: Sequence[str], needle: Sequence[str], last_is_prefix: bool) -> int | None:
     """Characters of `haystack` covered where `needle` occurs in it as consecutive whole words
     (its last word may be a prefix of the haystack's word when the label was truncated), or None."""
     n = len(needle)
     for start in range(len(haystack) - n + 1):
-        window = haystack[start:start + n]
+        window = haystack[start : start + n]
         if list(window[:-1]) != list(needle[:-1]):
             continue
         last, target = needle[-1], window[-1]
@@ -230,15 +299,15 @@ class Match:
     phrase: str
     accepted: bool
 
-    def as_meta(self) -> Dict[str, Any]:
+    def as_meta(self) -> dict[str, Any]:
         return {"score": round(self.score, 4), "match": self.kind, "phrase": self.phrase}
 
 
-def _best_lexical(phrases: Sequence[str], labels: Sequence[Label]) -> Optional[Tuple[int, float, str]]:
+def _best_lexical(phrases: Sequence[str], labels: Sequence[Label]) -> tuple[int, float, str] | None:
     """The best (label index, score, phrase); ties go to the label from the shortest line, then
     to the first one read."""
-    best: Optional[Tuple[int, float, str]] = None
-    best_key: Tuple[float, int] = (-1.0, 0)
+    best: tuple[int, float, str] | None = None
+    best_key: tuple[float, int] = (-1.0, 0)
     for phrase in phrases:
         query = Label.of(phrase)
         for index, label in enumerate(labels):
@@ -248,9 +317,12 @@ def _best_lexical(phrases: Sequence[str], labels: Sequence[Label]) -> Optional[T
     return best
 
 
-def choose(instruction: str, labels: Sequence[Label],
-           semantic_scores: Optional[Callable[[], Sequence[float]]] = None,
-           thresholds: Thresholds = Thresholds()) -> Optional[Match]:
+def choose(
+    instruction: str,
+    labels: Sequence[Label],
+    semantic_scores: Callable[[], Sequence[float]] | None = None,
+    thresholds: Thresholds = Thresholds(),
+) -> Match | None:
     """The label the instruction points at, or the best rejected one (`accepted=False`), or None
     when there are no labels. `semantic_scores()` gives the cosine similarity of the instruction
     with each label (NaN where a label was not embedded); it is called only when the lexical
@@ -292,7 +364,7 @@ class MiniLmEmbedder:
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def __init__(self, model_dir: Optional[Path] = None, max_length: int = 64) -> None:
+    def __init__(self, model_dir: Path | None = None, max_length: int = 64) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -308,7 +380,7 @@ class MiniLmEmbedder:
         self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir, local_files_only=True)
         self._model = AutoModel.from_pretrained(self.model_dir, local_files_only=True).eval()
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> "np.ndarray":
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """An (n, 384) float32 array of unit vectors, row i for texts[i]."""
         import numpy as np
 
@@ -317,9 +389,10 @@ class MiniLmEmbedder:
         # Batches of similar lengths: padding to a batch's longest text is most of the cost.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            batch = self._tokenizer([texts[i] for i in rows], padding=True, truncation=True,
-                                    max_length=self.max_length, return_tensors="pt")
+            rows = order[start : start + batch_size]
+            batch = self._tokenizer(
+                [texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+            )
             with torch.inference_mode():
                 hidden = self._model(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -327,6 +400,5 @@ class MiniLmEmbedder:
             out[rows] = torch.nn.functional.normalize(pooled, dim=-1).numpy()
         return out
 
-    def describe(self) -> Dict[str, Any]:
-        return {"model": self.name, "files": str(self.model_dir), "pooling": "mean",
-                "max_length": self.max_length}
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "files": str(self.model_dir), "pooling": "mean", "max_length": self.max_length}

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pillow is a core dependency, but keep import time low for collection
     from PIL.Image import Image
 
-Point = Tuple[float, float]
+Point = tuple[float, float]
 
 ELEMENT_TYPES = ("icon", "text", "other")
 
@@ -33,11 +34,11 @@ class Box:
     y2: float
 
     @classmethod
-    def from_xywh(cls, x: float, y: float, w: float, h: float) -> "Box":
+    def from_xywh(cls, x: float, y: float, w: float, h: float) -> Box:
         return cls(x, y, x + w, y + h)
 
     @classmethod
-    def from_normalized(cls, x1: float, y1: float, x2: float, y2: float, width: int, height: int) -> "Box":
+    def from_normalized(cls, x1: float, y1: float, x2: float, y2: float, width: int, height: int) -> Box:
         return cls(x1 * width, y1 * height, x2 * width, y2 * height)
 
     @property
@@ -78,7 +79,7 @@ class Box:
         dy = max(self.y1 - y, 0.0, y - self.y2)
         return math.hypot(dx, dy)
 
-    def iou(self, other: "Box") -> float:
+    def iou(self, other: Box) -> float:
         ix = min(self.x2, other.x2) - max(self.x1, other.x1)
         iy = min(self.y2, other.y2) - max(self.y1, other.y1)
         if ix <= 0 or iy <= 0:
@@ -90,7 +91,7 @@ class Box:
     def inside(self, width: float, height: float) -> bool:
         return self.x1 >= 0 and self.y1 >= 0 and self.x2 <= width and self.y2 <= height
 
-    def as_list(self) -> list:
+    def as_list(self) -> list[float]:
         return [float(self.x1), float(self.y1), float(self.x2), float(self.y2)]
 
 
@@ -113,9 +114,9 @@ class Sample:
     app: str = "unknown"
     app_category: str = "unknown"
     platform: str = "unknown"
-    image_size: Optional[Tuple[int, int]] = None
-    point: Optional[Point] = None
-    defect: Optional[str] = None
+    image_size: tuple[int, int] | None = None
+    point: Point | None = None
+    defect: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -123,7 +124,7 @@ class Sample:
 class Query:
     """What a detector is given: the image and the instruction, never the target."""
 
-    image: "Image"
+    image: Image
     instruction: str
 
     @cached_property
@@ -140,13 +141,13 @@ class Prediction:
     """A detector's answer. A box alone is scored by its centre; neither point nor box means
     "wrong format": the detector answered but gave nothing usable (a miss, counted apart)."""
 
-    point: Optional[Point] = None
-    box: Optional[Box] = None
-    raw: Optional[str] = None
+    point: Point | None = None
+    box: Box | None = None
+    raw: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def click(self) -> Optional[Point]:
+    def click(self) -> Point | None:
         if self.point is not None:
             return (float(self.point[0]), float(self.point[1]))
         if self.box is not None:
@@ -154,5 +155,5 @@ class Prediction:
         return None
 
     @classmethod
-    def no_answer(cls, raw: Optional[str] = None, **meta: Any) -> "Prediction":
+    def no_answer(cls, raw: str | None = None, **meta: Any) -> Prediction:
         return cls(point=None, box=None, raw=raw, meta=meta)

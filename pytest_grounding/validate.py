@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
+from typing import TextIO
 
 from .types import Sample
 
@@ -23,9 +24,12 @@ OVERSIZED_SHARE = 0.25
 ERROR, WARNING = "error", "warning"
 
 # kind -> (severity, what it means)
-KINDS: Dict[str, Tuple[str, str]] = {
-    "path-outside-dataset": (ERROR, "the image path is absolute, climbs out with '..' or follows a symlink out of "
-                                    "the dataset folder: it is never opened"),
+KINDS: dict[str, tuple[str, str]] = {
+    "path-outside-dataset": (
+        ERROR,
+        "the image path is absolute, climbs out with '..' or follows a symlink out of "
+        "the dataset folder: it is never opened",
+    ),
     "missing-file": (ERROR, "the image file does not exist"),
     "undecodable-image": (ERROR, "the image file exists but cannot be decoded"),
     "size-mismatch": (ERROR, "the declared image size differs from the real one: boxes are in another frame"),
@@ -55,8 +59,8 @@ class Problem:
 @dataclass(frozen=True)
 class ImageFacts:
     exists: bool
-    size: Optional[Tuple[int, int]] = None  # None when missing or undecodable
-    error: Optional[str] = None  # why decoding failed
+    size: tuple[int, int] | None = None  # None when missing or undecodable
+    error: str | None = None  # why decoding failed
 
 
 def problem(kind: str, sample_id: str, file: object, message: str) -> Problem:
@@ -87,9 +91,9 @@ def outside_dataset(sample: Sample) -> bool:
     return bool(sample.defect) and OUTSIDE_DATASET in str(sample.defect)
 
 
-def check_sample(sample: Sample, facts: ImageFacts) -> List[Problem]:
+def check_sample(sample: Sample, facts: ImageFacts) -> list[Problem]:
     """Everything that can be wrong with one sample, given what its image really is."""
-    out: List[Problem] = []
+    out: list[Problem] = []
     sid, file = sample.id, sample.image
     if outside_dataset(sample):
         return [problem("path-outside-dataset", sid, file, str(sample.defect))]
@@ -151,8 +155,8 @@ def check_sample(sample: Sample, facts: ImageFacts) -> List[Problem]:
     return out
 
 
-def duplicate_ids(samples: Sequence[Sample]) -> List[Problem]:
-    first: Dict[str, Sample] = {}
+def duplicate_ids(samples: Sequence[Sample]) -> list[Problem]:
+    first: dict[str, Sample] = {}
     out = []
     for sample in samples:
         if sample.id in first:
@@ -169,8 +173,8 @@ def duplicate_ids(samples: Sequence[Sample]) -> List[Problem]:
     return out
 
 
-def duplicate_instructions(samples: Sequence[Sample]) -> List[Problem]:
-    first: Dict[Tuple[Path, str], Sample] = {}
+def duplicate_instructions(samples: Sequence[Sample]) -> list[Problem]:
+    first: dict[tuple[Path, str], Sample] = {}
     out = []
     for sample in samples:
         key = (sample.image, " ".join(sample.instruction.lower().split()))
@@ -194,7 +198,7 @@ def duplicate_instructions(samples: Sequence[Sample]) -> List[Problem]:
 
 def loader_notes(
     dataset_problems: Sequence[str], ids: Iterable[str], file: object, covered: Iterable[str]
-) -> List[Problem]:
+) -> list[Problem]:
     """The loader's notes ("ID: message"), minus those a check above already reports
     (a box past the edge is both a loader note and a box-outside-image error)."""
     known, already = set(ids), set(covered)
@@ -208,13 +212,13 @@ def loader_notes(
     return out
 
 
-def check_dataset(dataset) -> List[Problem]:
+def check_dataset(dataset) -> list[Problem]:
     """All problems of a loaded Dataset, dataset-wide first, then sample by sample."""
     samples: Sequence[Sample] = dataset.samples
     # Images outside the dataset folder are never opened, not even to check them.
     facts = {path: inspect_image(path) for path in sorted({s.image for s in samples if not outside_dataset(s)})}
     unopened = ImageFacts(exists=False)
-    per_sample: List[Problem] = []
+    per_sample: list[Problem] = []
     for sample in samples:
         per_sample.extend(check_sample(sample, facts.get(sample.image, unopened)))
     outside = [p.sample_id for p in per_sample if p.kind == "box-outside-image"]
@@ -222,7 +226,7 @@ def check_dataset(dataset) -> List[Problem]:
     return notes + duplicate_ids(samples) + per_sample + duplicate_instructions(samples)
 
 
-def summary_lines(problems: Sequence[Problem], samples: int, images: int, name: str) -> List[str]:
+def summary_lines(problems: Sequence[Problem], samples: int, images: int, name: str) -> list[str]:
     errors = sum(1 for p in problems if p.severity == ERROR)
     warnings = len(problems) - errors
     lines = [f"{name}: {samples} samples on {images} images: {errors} errors, {warnings} warnings"]
@@ -231,7 +235,7 @@ def summary_lines(problems: Sequence[Problem], samples: int, images: int, name: 
     return lines
 
 
-def validate_path(spec: str, out: Optional[TextIO] = None, max_per_kind: Optional[int] = None) -> int:
+def validate_path(spec: str, out: TextIO | None = None, max_per_kind: int | None = None) -> int:
     """Load `spec` (a path or FORMAT:PATH), print its problems and a summary; 0 clean or only
     warnings, 1 errors, 2 not loadable. `max_per_kind` caps the lines printed per kind (the
     counts stay complete)."""

@@ -7,7 +7,7 @@ pytest_plugins = ["pytester"]
 
 # Detectors for harness tests, registered through the plugin's own hook. `colour` is a real
 # (if simple) detector: it finds the named colour's pixels; it never sees the target box.
-PROJECT_CONFTEST = '''
+PROJECT_CONFTEST = """
 import time
 import numpy as np
 from pytest_grounding.types import Box, Prediction
@@ -86,8 +86,7 @@ def pytest_grounding_register_detectors(registry):
     registry.register("garbage", Garbage)
     registry.register("interrupting", Interrupting)
     registry.register("broken", broken_factory)
-'''
-
+"""
 
 
 @pytest.fixture

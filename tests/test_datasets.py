@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, SHARED_DATA, XDIST, needs_shared, read_json, read_jsonl, assert_counts
+from helpers import FIXTURES, SHARED_DATA, XDIST, assert_counts, needs_shared, read_json, read_jsonl
 from pytest_grounding.datasets import DatasetError, load_dataset
 from pytest_grounding.types import Box
 
@@ -14,13 +14,21 @@ def by_id(dataset):
 
 
 def test_pointerbench_imagefolder_bare_folder_and_file_all_load():
-    for path in (FIXTURES / "mini", FIXTURES / "mini" / "data" / "test",
-                 FIXTURES / "mini" / "data" / "test" / "metadata.jsonl"):
+    for path in (
+        FIXTURES / "mini",
+        FIXTURES / "mini" / "data" / "test",
+        FIXTURES / "mini" / "data" / "test" / "metadata.jsonl",
+    ):
         dataset = load_dataset(str(path))
         assert dataset.format == "pointerbench" and len(dataset.samples) == 8
     sample = by_id(load_dataset(str(FIXTURES / "mini")))["m01"]
     assert sample.bbox == Box(10, 10, 30, 30) and sample.image_size == (160, 120)
-    assert (sample.element_type, sample.app, sample.app_category, sample.platform) == ("icon", "Blender", "creative", "linux")
+    assert (sample.element_type, sample.app, sample.app_category, sample.platform) == (
+        "icon",
+        "Blender",
+        "creative",
+        "linux",
+    )
     assert sample.uid == "mini-m01-blender-icon" and sample.point == (20, 20)
 
 
@@ -69,9 +77,11 @@ def test_broken_files_name_file_and_line(tmp_path):
 
 
 def test_unusable_rows_become_defects_not_crashes(tmp_path):
-    rows = [{"id": "bad-box", "file_name": "x.png", "instruction": "a", "bbox": [5, 5, 1, 1]},
-            {"id": "no-box", "file_name": "x.png", "instruction": "b", "bbox": "here"},
-            {"id": "no-text", "file_name": "x.png", "instruction": "", "bbox": [0, 0, 2, 2]}]
+    rows = [
+        {"id": "bad-box", "file_name": "x.png", "instruction": "a", "bbox": [5, 5, 1, 1]},
+        {"id": "no-box", "file_name": "x.png", "instruction": "b", "bbox": "here"},
+        {"id": "no-text", "file_name": "x.png", "instruction": "", "bbox": [0, 0, 2, 2]},
+    ]
     (tmp_path / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     defects = {s.id: s.defect for s in load_dataset(str(tmp_path)).samples}
     assert "degenerate bbox" in defects["bad-box"]
@@ -90,8 +100,9 @@ def test_duplicate_ids_get_distinct_test_ids(tmp_path):
 @pytest.mark.parametrize("name, expected", [("screenspot", 5), ("screenspot-pro", 6), ("harness", 5)])
 def test_every_format_runs_end_to_end_with_exact_boxes(project, workers, name, expected, tmp_path):
     report = tmp_path / "r.json"
-    result = project.runpytest(f"--dataset={FIXTURES / name}", "--detector", "colour",
-                               "--grounding-json", str(report), *workers)
+    result = project.runpytest(
+        f"--dataset={FIXTURES / name}", "--detector", "colour", "--grounding-json", str(report), *workers
+    )
     assert_counts(result, passed=expected)
     samples = read_json(report)["samples"]
     # the colour detector boxes the drawn pixels: IoU 1 proves the loader's conversion is exact
@@ -114,8 +125,18 @@ def test_shared_screenspot_v1_in_its_original_format(project):
 def test_shared_screenagent_accuracy_matches_an_independent_scorer(project, workers, tmp_path):
     path = SHARED_DATA / "screenagent-dev"
     predictions, report = tmp_path / "p.jsonl", tmp_path / "r.json"
-    project.runpytest(f"--dataset={path}", "--detector", "center", "--detector", "random",
-                      "--grounding-predictions", str(predictions), "--grounding-json", str(report), *workers)
+    project.runpytest(
+        f"--dataset={path}",
+        "--detector",
+        "center",
+        "--detector",
+        "random",
+        "--grounding-predictions",
+        str(predictions),
+        "--grounding-json",
+        str(report),
+        *workers,
+    )
     truth = {row["id"]: row["bbox"] for row in read_jsonl(path / "data" / "test" / "metadata.jsonl")}
     document = read_json(report)
     for detector in ("center", "random"):

@@ -26,12 +26,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Tuple
 
 import pytest
+import tomllib
 
 from helpers import REPO, SHARED_DATA
 
@@ -48,16 +47,16 @@ NOT_SIMPLE = {"|", "||", ";", ">", ">>", "<", "&"}
 class Script:
     page: Path
     line: int
-    commands: List[Tuple[str, List[str]]]  # (the command as written, its words)
+    commands: list[tuple[str, list[str]]]  # (the command as written, its words)
     conftest: str = ""
-    skipped: List[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
         return f"{self.page.relative_to(REPO)}:{self.line}"
 
 
-def logical_lines(text: str) -> List[str]:
+def logical_lines(text: str) -> list[str]:
     """Join `\\` continuations; drop blank lines."""
     lines, pieces = [], []
     for raw in text.splitlines():
@@ -73,7 +72,7 @@ def logical_lines(text: str) -> List[str]:
     return lines
 
 
-def split_commands(line: str) -> List[List[str]]:
+def split_commands(line: str) -> list[list[str]]:
     """Words of each `&&`-separated command, comments dropped."""
     lexer = shlex.shlex(line, posix=True, punctuation_chars="&|;<>")
     lexer.whitespace_split = True
@@ -92,10 +91,11 @@ def split_commands(line: str) -> List[List[str]]:
     return commands
 
 
-def scripts_of(page: Path) -> List[Script]:
+def scripts_of(page: Path) -> list[Script]:
     text = page.read_text(encoding="utf-8")
-    conftest = next((body for kind, body in FENCE.findall(text)
-                     if kind == "python" and body.startswith("# conftest.py")), "")
+    conftest = next(
+        (body for kind, body in FENCE.findall(text) if kind == "python" and body.startswith("# conftest.py")), ""
+    )
     found = []
     for match in FENCE.finditer(text):
         if match.group(1) != "bash":
@@ -113,7 +113,7 @@ def scripts_of(page: Path) -> List[Script]:
     return found
 
 
-def all_scripts() -> List[Script]:
+def all_scripts() -> list[Script]:
     seen, unique = set(), []
     for page in PAGES:
         for script in scripts_of(page):
@@ -129,11 +129,14 @@ SCRIPTS = all_scripts()
 
 # ---- the extractor itself -----------------------------------------------------------------------
 
+
 def test_extractor_joins_continuations_splits_and_drops_comments():
     text = 'pip install -e ".[dev]" && pytest suites/   # the benchmark\npytest suites/ --detector ocr \\\n  -n 2\n\n'
     lines = logical_lines(text)
-    assert lines == ['pip install -e ".[dev]" && pytest suites/   # the benchmark',
-                     "pytest suites/ --detector ocr -n 2"]
+    assert lines == [
+        'pip install -e ".[dev]" && pytest suites/   # the benchmark',
+        "pytest suites/ --detector ocr -n 2",
+    ]
     assert split_commands(lines[0]) == [["pip", "install", "-e", ".[dev]"], ["pytest", "suites/"]]
     assert split_commands('pytest suites/ -k "gridcalc and icon"') == [["pytest", "suites/", "-k", "gridcalc and icon"]]
     with pytest.raises(ValueError, match="not allowed"):
@@ -148,7 +151,8 @@ def test_the_pages_have_commands_to_run():
 
 # ---- running them -------------------------------------------------------------------------------
 
-def prepared(words: List[str]) -> Tuple[List[str], str]:
+
+def prepared(words: list[str]) -> tuple[list[str], str]:
     """(argv to run, kind) after rule 5."""
     program, args = words[0], list(words[1:])
     if program == "python" and args[:2] == ["-m", "pytest"]:
@@ -169,7 +173,7 @@ def prepared(words: List[str]) -> Tuple[List[str], str]:
     return [program, *args], "other"
 
 
-def check_pip_install(words: List[str], root: Path) -> None:
+def check_pip_install(words: list[str], root: Path) -> None:
     assert words[:2] == ["pip", "install"], words
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     extras = set(project.get("optional-dependencies", {}))
@@ -190,8 +194,13 @@ def check_pip_install(words: List[str], root: Path) -> None:
 @pytest.fixture
 def copy_of_repo(tmp_path):
     root = tmp_path / "repo"
-    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(
-        ".git", "site", "out", "*.egg-info", "__pycache__", ".pytest_cache", ".benchmarks", ".grounding-cache"))
+    shutil.copytree(
+        REPO,
+        root,
+        ignore=shutil.ignore_patterns(
+            ".git", "site", "out", "*.egg-info", "__pycache__", ".pytest_cache", ".benchmarks", ".grounding-cache"
+        ),
+    )
     if SHARED_DATA.parent.is_dir():
         (tmp_path / "shared").symlink_to(SHARED_DATA.parent, target_is_directory=True)
     return root
@@ -216,25 +225,30 @@ def test_documented_commands_run(script, copy_of_repo):
             check_pip_install(words, copy_of_repo)
             continue
         argv, kind = prepared(words)
-        result = subprocess.run(argv, cwd=copy_of_repo, env=environment(copy_of_repo), capture_output=True,
-                                text=True, timeout=TIMEOUT_S)
+        result = subprocess.run(
+            argv, cwd=copy_of_repo, env=environment(copy_of_repo), capture_output=True, text=True, timeout=TIMEOUT_S
+        )
         output = result.stdout + result.stderr
         missing_extra = re.search(r"needs the '(\w+)' extra", output)
         if result.returncode == 4 and missing_extra:  # the core-only install: the page's extra is absent
             pytest.skip(f"{script.label}: `{written}` needs the {missing_extra.group(1)!r} extra, not installed here")
         allowed = (0, 1) if kind in ("pytest", "suite") else (0,)
         assert result.returncode in allowed, (
-            f"{script.label}: `{written}` (run as {shlex.join(argv[1:])}) exited {result.returncode}:\n{output[-3000:]}")
+            f"{script.label}: `{written}` (run as {shlex.join(argv[1:])}) exited {result.returncode}:\n{output[-3000:]}"
+        )
         if kind == "suite":
             assert "grounding summary" in result.stdout, f"{script.label}: `{written}` printed no summary"
 
 
 # ---- the generated options page -----------------------------------------------------------------
 
+
 def load_docs_hooks():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("grounding_docs_hooks", REPO / "docs" / "_hooks" / "grounding_docs.py")
+    spec = importlib.util.spec_from_file_location(
+        "grounding_docs_hooks", REPO / "docs" / "_hooks" / "grounding_docs.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

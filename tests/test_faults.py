@@ -113,9 +113,17 @@ def square(path: Path, x: int, y: int = 20, size=(96, 64), side: int = 12, fmt: 
 
 
 def row(sample_id: str, file_name: str, x: int, **fields):
-    base = {"id": sample_id, "file_name": file_name, "instruction": "Click the red square",
-            "bbox": [x, 20, x + 12, 32], "element_type": "icon", "app": "Demo", "app_category": "office",
-            "platform": "linux", "image_size": [96, 64]}
+    base = {
+        "id": sample_id,
+        "file_name": file_name,
+        "instruction": "Click the red square",
+        "bbox": [x, 20, x + 12, 32],
+        "element_type": "icon",
+        "app": "Demo",
+        "app_category": "office",
+        "platform": "linux",
+        "image_size": [96, 64],
+    }
     base.update(fields)
     return base
 
@@ -226,16 +234,27 @@ def check_run(result, report: Path, predictions: Path, datasets, detectors):
 
 
 def by_id(document, detector):
-    return {r["id"] + ("" if not r["uid"].endswith("dup2") else "#2"): r
-            for r in document["samples"] if r["detector"] == detector}
+    return {
+        r["id"] + ("" if not r["uid"].endswith("dup2") else "#2"): r
+        for r in document["samples"]
+        if r["detector"] == detector
+    }
 
 
 @XDIST
 def test_hostile_dataset_every_row_recorded_nothing_read_outside(faults, workers, tmp_path):
     dataset = hostile_dataset(tmp_path)
     report, predictions = tmp_path / "out" / "r.json", tmp_path / "out" / "p.jsonl"
-    result = faults.runpytest(f"--dataset={dataset}", "--detector", "red", "--grounding-json", str(report),
-                              "--grounding-predictions", str(predictions), *workers)
+    result = faults.runpytest(
+        f"--dataset={dataset}",
+        "--detector",
+        "red",
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+        *workers,
+    )
     assert result.ret == 1
     document = check_run(result, report, predictions, [dataset], ["red"])
     records = by_id(document, "red")
@@ -273,9 +292,17 @@ def test_odd_answers_are_scored_or_errors_never_lost_or_repaired(faults, workers
     dataset = good_dataset(tmp_path, count=3)
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
     detectors = [arg for name in ANSWERS for arg in ("--detector", name)]
-    result = faults.runpytest(f"--dataset={dataset}", *detectors, "--grounding-json", str(report),
-                              "--grounding-predictions", str(predictions), "--grounding-show-misses", "all",
-                              *workers)
+    result = faults.runpytest(
+        f"--dataset={dataset}",
+        *detectors,
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+        "--grounding-show-misses",
+        "all",
+        *workers,
+    )
     document = check_run(result, report, predictions, [dataset], list(ANSWERS))
     for name, (outcome, named) in ANSWERS.items():
         records = [r for r in document["samples"] if r["detector"] == name]
@@ -290,8 +317,17 @@ def test_odd_answers_are_scored_or_errors_never_lost_or_repaired(faults, workers
 def test_a_worker_that_dies_leaves_an_error_record(faults, tmp_path):
     dataset = good_dataset(tmp_path, count=4)
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
-    result = faults.runpytest(f"--dataset={dataset}", "--detector", "kills-worker", "--grounding-json", str(report),
-                              "--grounding-predictions", str(predictions), "-n", "2")
+    result = faults.runpytest(
+        f"--dataset={dataset}",
+        "--detector",
+        "kills-worker",
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+        "-n",
+        "2",
+    )
     document = check_run(result, report, predictions, [dataset], ["kills-worker"])
     crashed = [r for r in document["samples"] if r["outcome"] == "error"]
     assert len(crashed) == 1 and "crashed while running" in crashed[0]["error"]
@@ -304,28 +340,51 @@ def test_a_worker_that_dies_leaves_an_error_record(faults, tmp_path):
 def test_the_same_dataset_twice_runs_once(faults, workers, tmp_path):
     dataset = good_dataset(tmp_path, count=3)
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
-    result = faults.runpytest(f"--dataset={dataset}", f"--dataset={dataset}/data/test/metadata.jsonl",
-                              "--detector", "red", "--grounding-json", str(report),
-                              "--grounding-predictions", str(predictions), *workers)
+    result = faults.runpytest(
+        f"--dataset={dataset}",
+        f"--dataset={dataset}/data/test/metadata.jsonl",
+        "--detector",
+        "red",
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+        *workers,
+    )
     check_run(result, report, predictions, [dataset], ["red"])
     result.stdout.fnmatch_lines(["*note: dataset *metadata.jsonl' is good * given again: it runs once*"])
     assert_counts(result, passed=3)
 
 
-@pytest.mark.parametrize("case", ["directory", "under-a-file", "nan-timeout", "inf-timeout", "nan-option",
-                                  "typo-option", "ill-typed-option", "resume-alone"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "directory",
+        "under-a-file",
+        "nan-timeout",
+        "inf-timeout",
+        "nan-option",
+        "typo-option",
+        "ill-typed-option",
+        "resume-alone",
+    ],
+)
 def test_bad_settings_are_usage_errors_before_any_sample(faults, tmp_path, case):
     dataset = good_dataset(tmp_path, count=2)
     (tmp_path / "a-file").write_text("")
     args = {
         "directory": (["--grounding-json", str(tmp_path)], f"--grounding-json: {tmp_path} is a directory"),
-        "under-a-file": (["--grounding-predictions", str(tmp_path / "a-file" / "p.jsonl")],
-                         "--grounding-predictions: cannot create the folder"),
+        "under-a-file": (
+            ["--grounding-predictions", str(tmp_path / "a-file" / "p.jsonl")],
+            "--grounding-predictions: cannot create the folder",
+        ),
         "nan-timeout": (["--grounding-timeout", "nan"], "--grounding-timeout: 'nan' must be a finite number > 0"),
         "inf-timeout": (["--grounding-timeout", "inf"], "--grounding-timeout: 'inf' must be a finite number > 0"),
         "nan-option": (["--detector", "options:threshold=nan"], "*option threshold='nan': expected a finite number*"),
-        "typo-option": (["--detector", "options:thresold=0.2"],
-                        "*has no option 'thresold'. Did you mean 'threshold'? Its options: threshold=0.5 (float)*"),
+        "typo-option": (
+            ["--detector", "options:thresold=0.2"],
+            "*has no option 'thresold'. Did you mean 'threshold'? Its options: threshold=0.5 (float)*",
+        ),
         "ill-typed-option": (["--detector", "options:seed=abc"], "*option seed='abc': expected a whole number*"),
         "resume-alone": (["--grounding-resume"], "*--grounding-resume needs --grounding-predictions PATH*"),
     }[case]
@@ -341,23 +400,40 @@ def test_a_missing_extra_is_one_usage_error_naming_the_install(faults, tmp_path,
     monkeypatch.setattr(session, "missing_extra", lambda extra: "rapidfuzz" if extra == "ocr" else None)
     result = faults.runpytest(f"--dataset={good_dataset(tmp_path, count=2)}", "--detector", "ocr")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*detector 'ocr' needs the 'ocr' extra (rapidfuzz is not installed): "
-                                 'pip install "pytest-grounding[[]ocr[]]"*'])
+    result.stderr.fnmatch_lines(
+        [
+            "*detector 'ocr' needs the 'ocr' extra (rapidfuzz is not installed): "
+            'pip install "pytest-grounding[[]ocr[]]"*'
+        ]
+    )
 
 
 @XDIST
-def test_a_report_that_cannot_be_written_at_the_end_keeps_the_run_and_the_summary(faults, workers, tmp_path,
-                                                                                   monkeypatch):
+def test_a_report_that_cannot_be_written_at_the_end_keeps_the_run_and_the_summary(
+    faults, workers, tmp_path, monkeypatch
+):
     dataset = good_dataset(tmp_path, count=3)
     folder = tmp_path / "reports"
     monkeypatch.setenv("GROUNDING_BREAK_FOLDER", str(folder))
     predictions = tmp_path / "p.jsonl"
-    result = faults.runpytest(f"--dataset={dataset}", "--detector", "breaks-json-folder",
-                              "--grounding-json", str(folder / "r.json"), "--grounding-predictions", str(predictions),
-                              *workers)
+    result = faults.runpytest(
+        f"--dataset={dataset}",
+        "--detector",
+        "breaks-json-folder",
+        "--grounding-json",
+        str(folder / "r.json"),
+        "--grounding-predictions",
+        str(predictions),
+        *workers,
+    )
     assert_counts(result, passed=3)
-    result.stdout.fnmatch_lines(["*grounding summary*", "*accuracy 100.0% (3/3 scored*",
-                                 f"*grounding output FAILED: JSON report {folder / 'r.json'} not written*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*grounding summary*",
+            "*accuracy 100.0% (3/3 scored*",
+            f"*grounding output FAILED: JSON report {folder / 'r.json'} not written*",
+        ]
+    )
     assert len(strict_jsonl(predictions)) == 3
 
 
@@ -365,8 +441,15 @@ def test_a_report_that_cannot_be_written_at_the_end_keeps_the_run_and_the_summar
 def test_resume_skips_what_was_done_and_reports_the_whole_run(faults, workers, tmp_path, monkeypatch):
     dataset = good_dataset(tmp_path, count=6)
     predictions, report = tmp_path / "p.jsonl", tmp_path / "r.json"
-    common = [f"--dataset={dataset}", "--detector", "interrupts", "--grounding-predictions", str(predictions),
-              "--grounding-json", str(report)]
+    common = [
+        f"--dataset={dataset}",
+        "--detector",
+        "interrupts",
+        "--grounding-predictions",
+        str(predictions),
+        "--grounding-json",
+        str(report),
+    ]
     straight = tmp_path / "straight.json"
     faults.runpytest(*common[:3], "--grounding-json", str(straight), *workers)
 
@@ -398,13 +481,20 @@ def test_resume_refuses_another_detector_or_dataset_version(faults, tmp_path):
     dataset = good_dataset(tmp_path, count=2)
     predictions = tmp_path / "p.jsonl"
     faults.runpytest(f"--dataset={dataset}", "--detector", "red", "--grounding-predictions", str(predictions))
-    other = faults.runpytest(f"--dataset={dataset}", "--detector", "tuple-box", "--grounding-predictions",
-                             str(predictions), "--grounding-resume")
+    other = faults.runpytest(
+        f"--dataset={dataset}",
+        "--detector",
+        "tuple-box",
+        "--grounding-predictions",
+        str(predictions),
+        "--grounding-resume",
+    )
     assert other.ret == pytest.ExitCode.USAGE_ERROR
     other.stderr.fnmatch_lines(["*is from detector 'red'; this run's detectors are tuple-box. Refusing to mix*"])
-    rows = (dataset / "data" / "test" / "metadata.jsonl")
+    rows = dataset / "data" / "test" / "metadata.jsonl"
     rows.write_text(rows.read_text().replace("Click the red square", "Click the red box"))
-    changed = faults.runpytest(f"--dataset={dataset}", "--detector", "red", "--grounding-predictions",
-                               str(predictions), "--grounding-resume")
+    changed = faults.runpytest(
+        f"--dataset={dataset}", "--detector", "red", "--grounding-predictions", str(predictions), "--grounding-resume"
+    )
     assert changed.ret == pytest.ExitCode.USAGE_ERROR
     changed.stderr.fnmatch_lines(["*with fingerprint *; this run has fingerprint *. Refusing to mix dataset versions*"])

@@ -9,8 +9,8 @@ from PIL import Image, ImageDraw
 
 from helpers import REPO
 from pytest_grounding import locate as loc
-from pytest_grounding.detectors.floors import CenterDetector, RandomDetector
 from pytest_grounding import metrics
+from pytest_grounding.detectors.floors import CenterDetector, RandomDetector
 from pytest_grounding.locate import LocateQuery, locate_with_retries
 from pytest_grounding.runner import evaluate_locate
 from pytest_grounding.types import Box, Prediction, Sample
@@ -20,7 +20,7 @@ REAL_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.
 
 def test_transform_order_is_fixed_and_documented():
     assert loc.TRANSFORM_NAMES == ("original", "crop_zoom", "contrast", "grayscale", "invert")
-    assert "import pytest" not in open(loc.__file__).read()
+    assert "import pytest" not in Path(loc.__file__).read_text()
 
 
 def test_crop_window_centres_on_the_point_and_stays_inside():
@@ -78,8 +78,9 @@ def test_retries_go_through_the_list_and_skip_inversion_on_light_screens():
     assert [a.transform for a in outcome.attempts] == ["original", "crop_zoom", "contrast", "grayscale"]
     assert outcome.attempts[2].error == "ValueError: boom"
     assert outcome.transform is None and outcome.box == Box(0, 0, 10, 10)  # the first box any attempt gave
-    dark = locate_with_retries(Recorder(None, None, None, None, Box(100, 100, 140, 120)),
-                               LocateQuery(_screen(dark=True), (120, 110)))
+    dark = locate_with_retries(
+        Recorder(None, None, None, None, Box(100, 100, 140, 120)), LocateQuery(_screen(dark=True), (120, 110))
+    )
     assert dark.transform == "invert" and len(dark.attempts) == 5
 
 
@@ -94,13 +95,15 @@ def _tries(*names):
     return tuple(loc.Attempt(name, None, False, 0.0) for name in names)
 
 
-def _sample(box=Box(0, 0, 10, 10), **kw):
+def _sample(box=None, **kw):
+    box = Box(0, 0, 10, 10) if box is None else box
     return Sample(dataset="d", id="s1", uid="s1", image=Path("x.png"), instruction="", bbox=box, **kw)
 
 
 def _scored(outcome, threshold=0.5):
-    return metrics.score_located(_sample(), outcome, detector="det", latency_ms=2.0, image_size=(100, 80),
-                                 click=(5.0, 5.0), threshold=threshold)
+    return metrics.score_located(
+        _sample(), outcome, detector="det", latency_ms=2.0, image_size=(100, 80), click=(5.0, 5.0), threshold=threshold
+    )
 
 
 def test_a_located_box_is_a_hit_a_false_positive_or_not_found():
@@ -120,13 +123,21 @@ def test_locate_figures_by_hand():
     def record(outcome, attempts, transform):
         return {"outcome": outcome, "attempts": attempts, "transform": transform, "threshold": 0.5}
 
-    records = [record("hit", 1, "original"), record("hit", 2, "crop_zoom"), record("miss", 1, "original"),
-               record("wrong_format", 4, None), {"outcome": "error"}]
+    records = [
+        record("hit", 1, "original"),
+        record("hit", 2, "crop_zoom"),
+        record("miss", 1, "original"),
+        record("wrong_format", 4, None),
+        {"outcome": "error"},
+    ]
     figures = metrics.locate_figures(records)
     assert figures["detection_rate"] == 0.75 and figures["false_positive_rate"] == 0.25
     assert figures["mean_attempts"] == 2.0 and figures["threshold"] == 0.5
-    assert figures["by_transform"] == {"crop_zoom": {"samples": 1, "hits": 1}, "none": {"samples": 1, "hits": 0},
-                                       "original": {"samples": 2, "hits": 1}}
+    assert figures["by_transform"] == {
+        "crop_zoom": {"samples": 1, "hits": 1},
+        "none": {"samples": 1, "hits": 0},
+        "original": {"samples": 2, "hits": 1},
+    }
     assert metrics.locate_figures([])["detection_rate"] is None
 
 

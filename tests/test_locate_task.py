@@ -11,8 +11,18 @@ MINI = str(FIXTURES / "mini")
 @XDIST
 def test_locate_task_summarises_hit_rate_false_positives_and_attempts(project, tmp_path, workers):
     report = tmp_path / "r.json"
-    result = project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--detector", "center",
-                               "--grounding-task", "locate", "--grounding-json", str(report), *workers)
+    result = project.runpytest(
+        f"--dataset={MINI}",
+        "--detector",
+        "colour",
+        "--detector",
+        "center",
+        "--grounding-task",
+        "locate",
+        "--grounding-json",
+        str(report),
+        *workers,
+    )
     text = result.stdout.str()
     assert "grounding task: locate (element at the recorded click; hit at IoU >= 0.5)" in text
     assert "detector colour (locate)" in text and "detector center (locate)" in text
@@ -37,8 +47,16 @@ def test_locate_summary_is_the_same_with_and_without_xdist(project, tmp_path):
     summaries = []
     for workers in ([], ["-n", "2"]):
         report = tmp_path / f"r{len(workers)}.json"
-        project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--grounding-task", "locate",
-                          "--grounding-json", str(report), *workers)
+        project.runpytest(
+            f"--dataset={MINI}",
+            "--detector",
+            "colour",
+            "--grounding-task",
+            "locate",
+            "--grounding-json",
+            str(report),
+            *workers,
+        )
         document = read_json(report)
         for record in document["samples"]:
             record.pop("latency_ms")
@@ -52,18 +70,44 @@ def test_locate_summary_is_the_same_with_and_without_xdist(project, tmp_path):
 
 @XDIST
 def test_a_gate_on_the_locate_task_reads_the_hit_rate(project, workers):
-    passed = project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--grounding-task", "locate",
-                               "--grounding-max-errors", "0.5", "--grounding-min-accuracy", "0.9", *workers)
-    passed.stdout.fnmatch_lines(["gate passed: detector colour (locate) overall: hit rate 100.0% of 6 >= threshold 90.0%"])
+    passed = project.runpytest(
+        f"--dataset={MINI}",
+        "--detector",
+        "colour",
+        "--grounding-task",
+        "locate",
+        "--grounding-max-errors",
+        "0.5",
+        "--grounding-min-accuracy",
+        "0.9",
+        *workers,
+    )
+    passed.stdout.fnmatch_lines(
+        ["gate passed: detector colour (locate) overall: hit rate 100.0% of 6 >= threshold 90.0%"]
+    )
     assert passed.ret == 1  # the broken and the missing image are errors: they fail their items
-    failed = project.runpytest(f"--dataset={MINI}", "--detector", "center", "--grounding-task", "locate",
-                               "--grounding-max-errors", "0.5", "--grounding-min-accuracy", "0.9", *workers)
-    failed.stdout.fnmatch_lines(["gate FAILED: detector center (locate) overall: hit rate 33.3% of 6 < threshold 90.0%"])
+    failed = project.runpytest(
+        f"--dataset={MINI}",
+        "--detector",
+        "center",
+        "--grounding-task",
+        "locate",
+        "--grounding-max-errors",
+        "0.5",
+        "--grounding-min-accuracy",
+        "0.9",
+        *workers,
+    )
+    failed.stdout.fnmatch_lines(
+        ["gate FAILED: detector center (locate) overall: hit rate 33.3% of 6 < threshold 90.0%"]
+    )
     assert failed.ret == 1
 
 
 def test_a_detector_without_locate_gives_one_clear_error_per_sample(project):
-    project.makeconftest(project.path.joinpath("conftest.py").read_text() + '''
+    project.makeconftest(
+        project.path.joinpath("conftest.py").read_text()
+        + """
 class PointOnly:
     name = "pointonly"
 
@@ -74,15 +118,20 @@ class PointOnly:
 def pytest_grounding_register_detectors(registry):
     registry.register("colour", Colour)
     registry.register("pointonly", PointOnly)
-''')
+"""
+    )
     result = project.runpytest(f"--dataset={MINI}", "--detector", "pointonly", "--grounding-task", "locate")
-    result.stdout.fnmatch_lines(["*detector pointonly has no locate(query) method: it answers the grounding task only*"])
+    result.stdout.fnmatch_lines(
+        ["*detector pointonly has no locate(query) method: it answers the grounding task only*"]
+    )
     assert_counts(result, errors=8)
 
 
 def test_bad_task_and_threshold_values_are_usage_errors(project):
-    for args, message in ((["--grounding-task", "find"], "'find' is not one of grounding, locate"),
-                          (["--grounding-iou-threshold", "1.5"], "--grounding-iou-threshold")):
+    for args, message in (
+        (["--grounding-task", "find"], "'find' is not one of grounding, locate"),
+        (["--grounding-iou-threshold", "1.5"], "--grounding-iou-threshold"),
+    ):
         result = project.runpytest(f"--dataset={MINI}", "--detector", "center", *args)
         assert result.ret == 4, result.stdout.str()
         assert message in result.stdout.str() + result.stderr.str()
@@ -90,8 +139,17 @@ def test_bad_task_and_threshold_values_are_usage_errors(project):
 
 def test_resume_keeps_locate_records_and_runs_only_the_rest(project, tmp_path):
     predictions = tmp_path / "p.jsonl"
-    common = [f"--dataset={MINI}", "--detector", "colour", "--grounding-task", "locate",
-              "--grounding-predictions", str(predictions), "--grounding-max-errors", "0.5"]
+    common = [
+        f"--dataset={MINI}",
+        "--detector",
+        "colour",
+        "--grounding-task",
+        "locate",
+        "--grounding-predictions",
+        str(predictions),
+        "--grounding-max-errors",
+        "0.5",
+    ]
     project.runpytest(*common)
     lines = [json.loads(line) for line in predictions.read_text().splitlines()]
     assert len(lines) == 8 and {line["task"] for line in lines} == {"locate"}
@@ -99,3 +157,14 @@ def test_resume_keeps_locate_records_and_runs_only_the_rest(project, tmp_path):
     document = read_json(tmp_path / "r.json")
     assert len(document["samples"]) == 8
     assert_counts(again, errors=2, deselected=6)  # only the two errors run again
+
+
+def test_resume_refuses_a_predictions_file_from_the_other_task(project, tmp_path):
+    predictions = tmp_path / "p.jsonl"
+    common = [f"--dataset={MINI}", "--detector", "colour", "--grounding-predictions", str(predictions)]
+    project.runpytest(*common)  # the grounding task
+    before = predictions.read_text()
+    result = project.runpytest(*common, "--grounding-task", "locate", "--grounding-resume")
+    assert result.ret == 4  # a usage error
+    result.stderr.fnmatch_lines(["*p.jsonl:1 is from the grounding task; this run measures locate*"])
+    assert predictions.read_text() == before  # the file is left as it was

@@ -46,8 +46,9 @@ def test_score_hit_miss_wrong_format_and_box_centre():
     assert miss["outcome"] == "miss" and miss["distance"] == 10
     boxed = metrics.score(s, Prediction(box=Box(12, 12, 18, 18)), detector="d", latency_ms=1, image_size=(100, 50))
     assert boxed["outcome"] == "hit" and boxed["point"] == [15, 15] and boxed["iou"] == pytest.approx(0.36)
-    wrong = metrics.score(s, Prediction.no_answer(raw="click(start_box='=')"), detector="d", latency_ms=1,
-                          image_size=(100, 50))
+    wrong = metrics.score(
+        s, Prediction.no_answer(raw="click(start_box='=')"), detector="d", latency_ms=1, image_size=(100, 50)
+    )
     assert wrong["outcome"] == "wrong_format" and wrong["raw"] == "click(start_box='=')"
     nan = metrics.score(s, Prediction(point=(math.nan, 1)), detector="d", latency_ms=1, image_size=(100, 50))
     assert nan["outcome"] == "wrong_format"
@@ -61,11 +62,30 @@ def test_plain_turns_numpy_into_builtins():
 
 def records():
     out = []
-    for i, (outcome, app, etype) in enumerate([("hit", "A", "icon"), ("miss", "A", "icon"), ("hit", "B", "text"),
-                                               ("wrong_format", "B", "text"), ("error", "B", "icon")]):
-        out.append({"detector": "d", "dataset": "x", "uid": f"u{i}", "outcome": outcome, "app": app,
-                    "element_type": etype, "app_category": "c", "platform": "p", "size": "<32",
-                    "iou": 0.5 if outcome == "hit" else None, "latency_ms": float(i + 1)})
+    for i, (outcome, app, etype) in enumerate(
+        [
+            ("hit", "A", "icon"),
+            ("miss", "A", "icon"),
+            ("hit", "B", "text"),
+            ("wrong_format", "B", "text"),
+            ("error", "B", "icon"),
+        ]
+    ):
+        out.append(
+            {
+                "detector": "d",
+                "dataset": "x",
+                "uid": f"u{i}",
+                "outcome": outcome,
+                "app": app,
+                "element_type": etype,
+                "app_category": "c",
+                "platform": "p",
+                "size": "<32",
+                "iou": 0.5 if outcome == "hit" else None,
+                "latency_ms": float(i + 1),
+            }
+        )
     return out
 
 
@@ -88,9 +108,15 @@ def test_percentile_matches_numpy():
     assert metrics.percentile([], 50) is None
 
 
-@pytest.mark.parametrize("spec, label, threshold", [("0.4", "overall", 0.4), ("40%", "overall", 0.4),
-                                                     ("element_type=icon:0.3", "element_type=icon", 0.3),
-                                                     ("app=VS Code:25%", "app=VS Code", 0.25)])
+@pytest.mark.parametrize(
+    "spec, label, threshold",
+    [
+        ("0.4", "overall", 0.4),
+        ("40%", "overall", 0.4),
+        ("element_type=icon:0.3", "element_type=icon", 0.3),
+        ("app=VS Code:25%", "app=VS Code", 0.25),
+    ],
+)
 def test_gate_specs(spec, label, threshold):
     gate = gates.parse_gate(spec)
     assert gate.label == label and gate.threshold == pytest.approx(threshold)
@@ -104,7 +130,9 @@ def test_bad_gate_specs_name_the_spec_and_source(spec):
 
 def test_gates_judge_every_detector_and_fail_empty_slices():
     summary = metrics.summarize(records())
-    verdicts = gates.judge([gates.parse_gate("0.5"), gates.parse_gate("app=A:0.6"), gates.parse_gate("app=Z:0")], summary)
+    verdicts = gates.judge(
+        [gates.parse_gate("0.5"), gates.parse_gate("app=A:0.6"), gates.parse_gate("app=Z:0")], summary
+    )
     assert [v.passed for v in verdicts] == [True, False, False]
     assert "no scored samples" in verdicts[2].describe()
     assert verdicts[1].describe() == "gate FAILED: detector d app=A: accuracy 50.0% of 2 < threshold 60.0%"
@@ -121,6 +149,16 @@ def test_registry_is_lazy_and_suggests_names():
     assert {"center", "random", "ocr"} <= set(builtin_registry().names())
 
 
+def test_a_registry_holds_objects_as_well_as_factories():
+    """Dataset formats are registered as the Format object itself (docs: formats), not a callable."""
+    from pytest_grounding.datasets.pointerbench import FORMAT
+
+    registry = Registry("dataset format")
+    registry.register("mine", FORMAT)
+    registry.register("lazy", "pytest_grounding.datasets.pointerbench:FORMAT")
+    assert registry.get("mine").load() is FORMAT is registry.get("lazy").load()
+
+
 def test_detector_specs_carry_options():
     assert parse_spec("random:seed=3") == ("random", {"seed": 3})
     assert parse_spec("ocr:semantic=false,min_score=0.5") == ("ocr", {"semantic": False, "min_score": 0.5})
@@ -131,8 +169,9 @@ def test_detector_specs_carry_options():
 def test_installed_packages_register_through_entry_points(monkeypatch):
     from importlib import metadata
 
-    entry = metadata.EntryPoint("shipped", "pytest_grounding.detectors.floors:RandomDetector",
-                                "pytest_grounding.detectors")
+    entry = metadata.EntryPoint(
+        "shipped", "pytest_grounding.detectors.floors:RandomDetector", "pytest_grounding.detectors"
+    )
     monkeypatch.setattr(metadata, "entry_points", lambda group: [entry] if group == entry.group else [])
     registry = builtin_registry()
     registry.register_entry_points("pytest_grounding.detectors")

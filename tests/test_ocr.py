@@ -7,7 +7,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 
@@ -26,10 +25,22 @@ from pytest_grounding.types import Box, Query  # noqa: E402
 
 FONTS = Path(__file__).resolve().parent.parent / "pytest_grounding" / "synth" / "fonts"
 
-LIGHT = {"background": (246, 246, 246), "bar": (232, 232, 232), "panel": (255, 255, 255),
-         "button": (225, 225, 225), "border": (160, 160, 160), "text": (20, 20, 20)}
-DARK = {"background": (30, 30, 30), "bar": (45, 45, 48), "panel": (37, 37, 38),
-        "button": (62, 62, 66), "border": (90, 90, 90), "text": (230, 230, 230)}
+LIGHT = {
+    "background": (246, 246, 246),
+    "bar": (232, 232, 232),
+    "panel": (255, 255, 255),
+    "button": (225, 225, 225),
+    "border": (160, 160, 160),
+    "text": (20, 20, 20),
+}
+DARK = {
+    "background": (30, 30, 30),
+    "bar": (45, 45, 48),
+    "panel": (37, 37, 38),
+    "button": (62, 62, 66),
+    "border": (90, 90, 90),
+    "text": (230, 230, 230),
+}
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +61,15 @@ class Screen:
     """A drawn screen and the box of each labelled element on it."""
 
     image: Image.Image
-    targets: Dict[str, Box]
+    targets: dict[str, Box]
 
 
-def draw_screen(theme: Dict[str, Tuple[int, int, int]], size: int = 13) -> Screen:
+def draw_screen(theme: dict[str, tuple[int, int, int]], size: int = 13) -> Screen:
     """A 1024x768 application window: a menu bar, a toolbar of labelled buttons, a dialog with
     buttons and an open context menu."""
     image = Image.new("RGB", (1024, 768), theme["background"])
     draw = ImageDraw.Draw(image)
-    targets: Dict[str, Box] = {}
+    targets: dict[str, Box] = {}
     text_font = font(size)
 
     def label(x: float, y: float, text: str, pad_x: int, pad_y: int) -> Box:
@@ -131,14 +142,15 @@ LITERAL = [
 def assert_hits(prediction, target: Box, instruction: str) -> None:
     assert prediction.click is not None, f"{instruction!r}: no answer ({dict(prediction.meta)})"
     assert target.contains(prediction.click), (
-        f"{instruction!r}: clicked {prediction.click} on {prediction.raw!r}, target {target}")
+        f"{instruction!r}: clicked {prediction.click} on {prediction.raw!r}, target {target}"
+    )
 
 
 @pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
 @pytest.mark.parametrize("size", [11, 12, 14])
 def test_literal_instructions_hit(detector, theme, size):
     screen = draw_screen(theme, size)
-    misses: List[str] = []
+    misses: list[str] = []
     for instruction, name in LITERAL:
         prediction = detector.predict(Query(screen.image, instruction))
         try:
@@ -181,8 +193,9 @@ def test_text_at_cuts_a_line_into_items_and_answers_the_one_clicked():
         """A line and its words, each word `width` px per letter, `gap` px apart."""
         words, left = [], x
         for word in text.split():
-            words.append(ScreenText(word, Box(left, y, left + width * len(word), y + 14), 0.9, "word",
-                                    len(text.split())))
+            words.append(
+                ScreenText(word, Box(left, y, left + width * len(word), y + 14), 0.9, "word", len(text.split()))
+            )
             left += width * len(word) + gap
         whole = ScreenText(text, Box(x, y, words[-1].box.x2, y + 14), 0.9, "line", len(words))
         return [whole, *words]
@@ -200,8 +213,11 @@ def test_text_at_cuts_a_line_into_items_and_answers_the_one_clicked():
     assert text_at(texts, beside) is status[0]  # 5 px beside a label still means it
     assert text_at(texts, beside, near=2) is None
     assert text_at(texts, (600, 300)) is None and text_at([], (1, 1)) is None
-    two = line("Save As Print", 10, 100, gap=4)[0:1] + line("Save As Print", 10, 100, gap=4)[1:3] + \
-        [ScreenText("Print", Box(150, 100, 190, 114), 0.9, "word", 3)]
+    two = (
+        line("Save As Print", 10, 100, gap=4)[0:1]
+        + line("Save As Print", 10, 100, gap=4)[1:3]
+        + [ScreenText("Print", Box(150, 100, 190, 114), 0.9, "word", 3)]
+    )
     span = text_at(two, (20, 107))
     assert span.kind == "span" and span.text == "Save As"  # two close words, then a far one
 
@@ -229,8 +245,10 @@ def test_blank_screen_gives_no_answer(detector):
 def test_screen_is_parsed_once_for_all_its_instructions(detector):
     screen = draw_screen(LIGHT, 15)  # a screen no other test has shown the detector
     before = detector.ocr_calls
-    predictions = [detector.predict(Query(screen.image.copy(), instruction))  # new objects, same pixels
-                   for instruction, _ in LITERAL[:4]]
+    predictions = [
+        detector.predict(Query(screen.image.copy(), instruction))  # new objects, same pixels
+        for instruction, _ in LITERAL[:4]
+    ]
     assert detector.ocr_calls == before + 1
     assert [p.meta["parse_cached"] for p in predictions] == [False, True, True, True]
     detector.predict(Query(draw_screen(DARK, 15).image, "Click OK"))
@@ -273,19 +291,27 @@ def test_engine_settings_reach_rapidocr():
     assert list(cfg.Rec.rec_img_shape) == [3, 48, 96] and cfg.Global.use_cls is False
     info = built.describe()
     assert (info["threads"], info["det_side"], info["det_limit"], info["rec_batch"], info["rec_width"]) == (
-        1, 640, "max", 3, 96)
+        1,
+        640,
+        "max",
+        3,
+        96,
+    )
     screen = draw_screen(LIGHT)
     assert_hits(built.predict(Query(screen.image, "Click 'Cancel'")), screen.targets["Cancel"], "Click 'Cancel'")
 
 
-@pytest.mark.parametrize("cores, workers, load, expected", [
-    (2, 1, 0.2, 2),   # a quiet machine: all its cores
-    (2, 2, 0.2, 1),   # two xdist workers share them
-    (16, 4, 1.0, 4),
-    (3, 2, 0.0, 1),
-    (2, 1, 2.5, 1),   # busy: more threads would only wait for each other
-    (16, 1, 20.0, 1),
-])
+@pytest.mark.parametrize(
+    "cores, workers, load, expected",
+    [
+        (2, 1, 0.2, 2),  # a quiet machine: all its cores
+        (2, 2, 0.2, 1),  # two xdist workers share them
+        (16, 4, 1.0, 4),
+        (3, 2, 0.0, 1),
+        (2, 1, 2.5, 1),  # busy: more threads would only wait for each other
+        (16, 1, 20.0, 1),
+    ],
+)
 def test_default_threads(cores, workers, load, expected):
     from pytest_grounding.detectors.ocr import default_threads
 
@@ -356,8 +382,11 @@ print(json.dumps({"offline": constants.HF_HUB_OFFLINE,
 
 
 def test_importing_the_detector_loads_no_model_library():
-    code = ("import sys, pytest_grounding.detectors.ocr; "
-            "print(sorted(m for m in ('rapidocr', 'onnxruntime', 'torch', 'transformers') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, **OFFLINE})
+    code = (
+        "import sys, pytest_grounding.detectors.ocr; "
+        "print(sorted(m for m in ('rapidocr', 'onnxruntime', 'torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, **OFFLINE}
+    )
     assert out.stdout.strip() == "[]"

@@ -22,8 +22,7 @@ def screens(tmp_path_factory):
 def test_ocr_runs_in_the_suite_and_reports_its_provider(project, workers, screens, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     report = tmp_path / "r.json"
-    result = project.runpytest(f"--dataset={screens}", "--detector", "ocr", "--grounding-json", str(report),
-                               *workers)
+    result = project.runpytest(f"--dataset={screens}", "--detector", "ocr", "--grounding-json", str(report), *workers)
     assert result.ret in (0, 1)  # misses fail items; nothing may error
     document = read_json(report)
     info = document["run"]["detectors"]["ocr"]

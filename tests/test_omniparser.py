@@ -32,12 +32,14 @@ from pytest_grounding.types import Box, Query  # noqa: E402
 
 SHARED_MODELS = REPO.parent / "shared" / "models"
 REAL_MODEL = SHARED_MODELS / "omniparser-v2-icon-detect-640.onnx"
-needs_model = pytest.mark.skipif(not REAL_MODEL.is_file(),
-                                 reason=f"{REAL_MODEL} is not here (a user's machine: the AGPL model is not shipped)")
+needs_model = pytest.mark.skipif(
+    not REAL_MODEL.is_file(), reason=f"{REAL_MODEL} is not here (a user's machine: the AGPL model is not shipped)"
+)
 DEV = SHARED_DATA / "screenagent-dev" / "data" / "test"
 
 
 # --- letterbox -----------------------------------------------------------------------------
+
 
 def test_letterbox_of_a_4_3_screen():
     box = _yolo.Letterbox.fit(1024, 768)
@@ -52,8 +54,7 @@ def test_letterbox_odd_padding_and_clipping():
     assert (box.new_width, box.new_height, box.left, box.top) == (640, 211, 0, 214)
     # a box reaching into the padding is clipped to the image
     assert box.to_original(np.array([[-10, 200, 64, 278]])).tolist() == [[0, 0, 10, 10]]
-    np.testing.assert_allclose(box.to_letterbox(box.to_original(np.array([[32, 220, 64, 240]]))),
-                               [[32, 220, 64, 240]])
+    np.testing.assert_allclose(box.to_letterbox(box.to_original(np.array([[32, 220, 64, 240]]))), [[32, 220, 64, 240]])
 
 
 def test_letterbox_image_pads_centred_with_114():
@@ -66,6 +67,7 @@ def test_letterbox_image_pads_centred_with_114():
 
 
 # --- decode and NMS ------------------------------------------------------------------------
+
 
 def _raw(rows):
     """[1, 5, N] from rows of (cx, cy, w, h, score)."""
@@ -97,6 +99,7 @@ def test_detections_map_back_to_the_original_frame():
 
 # --- OmniParser's merge --------------------------------------------------------------------
 
+
 def test_overlap_is_the_largest_of_iou_and_containment():
     assert _yolo.overlap((0, 0, 10, 10), (0, 0, 10, 10)) == pytest.approx(1.0)
     assert _yolo.overlap((0, 0, 100, 100), (10, 10, 20, 20)) == pytest.approx(1.0)  # small inside large
@@ -113,8 +116,12 @@ def test_merge_keeps_the_smaller_of_two_overlapping_icons():
 
 def test_merge_text_inside_icon_becomes_its_content_and_icon_inside_text_goes():
     icons = [(0, 0, 100, 30), (300, 0, 310, 10), (500, 500, 520, 520)]
-    texts = [((10, 5, 50, 25), "Save"), ((55, 5, 95, 25), "As"), ((290, 0, 400, 20), "Long text line"),
-             ((600, 0, 700, 20), "Alone")]
+    texts = [
+        ((10, 5, 50, 25), "Save"),
+        ((55, 5, 95, 25), "As"),
+        ((290, 0, 400, 20), "Long text line"),
+        ((600, 0, 700, 20), "Alone"),
+    ]
     elements = _yolo.merge(icons, texts, icon_scores=[0.9, 0.8, 0.7])
     as_tuples = [(e.type, e.box, e.content, e.texts) for e in elements]
     assert as_tuples == [
@@ -133,13 +140,17 @@ def test_merge_text_mostly_outside_an_icon_stays_text():
 
 
 def test_merge_elements_uses_ocr_lines_not_words():
-    texts = [OcrText("File Edit", (0, 0, 60, 10), "line", 2), OcrText("File", (0, 0, 25, 10), "word", 2),
-             OcrText("Edit", (35, 0, 60, 10), "word", 2)]
+    texts = [
+        OcrText("File Edit", (0, 0, 60, 10), "line", 2),
+        OcrText("File", (0, 0, 25, 10), "word", 2),
+        OcrText("Edit", (35, 0, 60, 10), "word", 2),
+    ]
     elements = merge_elements([(33, 0, 58, 10)], [0.5], texts)
     assert [(e.type, e.content) for e in elements] == [("text", "File Edit")]  # the icon lies in the line
 
 
 # --- choosing the element for a matched text, and the element at a point --------------------
+
 
 def _icon(box):
     return _yolo.Element("icon", box, None)
@@ -169,10 +180,17 @@ def _parsed(elements, texts=()):
 
 
 def test_element_at_smallest_containing_then_word_then_nearest():
-    texts = [OcrText("File Edit View", (0, 0, 100, 10), "line", 3), OcrText("File", (0, 0, 25, 10), "word", 3),
-             OcrText("Edit", (35, 0, 60, 10), "word", 3), OcrText("View", (70, 0, 100, 10), "word", 3)]
-    elements = [_yolo.Element("text", (0, 0, 100, 10), "File Edit View", (0,)), _icon((200, 200, 300, 300)),
-                _icon((240, 240, 260, 260))]
+    texts = [
+        OcrText("File Edit View", (0, 0, 100, 10), "line", 3),
+        OcrText("File", (0, 0, 25, 10), "word", 3),
+        OcrText("Edit", (35, 0, 60, 10), "word", 3),
+        OcrText("View", (70, 0, 100, 10), "word", 3),
+    ]
+    elements = [
+        _yolo.Element("text", (0, 0, 100, 10), "File Edit View", (0,)),
+        _icon((200, 200, 300, 300)),
+        _icon((240, 240, 260, 260)),
+    ]
     parsed = _parsed(elements, texts)
     assert element_at((250, 250), parsed) == ((240, 240, 260, 260), "icon", None)
     assert element_at((210, 210), parsed) == ((200, 200, 300, 300), "icon", None)
@@ -184,6 +202,7 @@ def test_element_at_smallest_containing_then_word_then_nearest():
 
 # --- the session, on a tiny model with the real one's input and output --------------------
 
+
 def tiny_model(path, rows):
     """A model with OmniParser's input `images` [1,3,640,640] and output `output0` [1,5,8400]:
     the constant raw output `rows` (cx, cy, w, h, score), plus 0 * the mean of the input (so the
@@ -192,7 +211,7 @@ def tiny_model(path, rows):
     from onnx import TensorProto, helper, numpy_helper
 
     raw = np.zeros((1, 5, 8400), dtype=np.float32)
-    raw[0, :, :len(rows)] = np.array(rows, dtype=np.float32).T
+    raw[0, :, : len(rows)] = np.array(rows, dtype=np.float32).T
     nodes = [
         helper.make_node("ReduceMean", ["images"], ["mean"], keepdims=1),
         helper.make_node("Reshape", ["mean", "shape"], ["mean3"]),
@@ -200,11 +219,16 @@ def tiny_model(path, rows):
         helper.make_node("Add", ["raw", "nothing"], ["output0"]),
     ]
     graph = helper.make_graph(
-        nodes, "tiny-omniparser",
+        nodes,
+        "tiny-omniparser",
         [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, 640, 640])],
         [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 5, 8400])],
-        initializer=[numpy_helper.from_array(raw, "raw"), numpy_helper.from_array(np.zeros(1, np.float32), "zero"),
-                     numpy_helper.from_array(np.array([1, 1, 1], np.int64), "shape")])
+        initializer=[
+            numpy_helper.from_array(raw, "raw"),
+            numpy_helper.from_array(np.zeros(1, np.float32), "zero"),
+            numpy_helper.from_array(np.array([1, 1, 1], np.int64), "shape"),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -215,8 +239,9 @@ def tiny_model(path, rows):
 @pytest.fixture
 def tiny(tmp_path):
     # one box at (150, 230) 100x100 in the letterbox: (200, 200, 400, 400) on a 1280x960 screen
-    return tiny_model(tmp_path / "tiny.onnx", [(150, 230, 100, 100, 0.9), (155, 232, 100, 100, 0.4),
-                                               (600, 400, 20, 20, 0.01)])
+    return tiny_model(
+        tmp_path / "tiny.onnx", [(150, 230, 100, 100, 0.9), (155, 232, 100, 100, 0.4), (600, 400, 20, 20, 0.01)]
+    )
 
 
 def test_session_asks_for_cuda_when_listed_and_reads_back_what_runs(tiny, monkeypatch):
@@ -284,8 +309,13 @@ def test_selector_gets_the_numbered_list_and_the_picture_and_answers_an_element(
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv(SELECTOR_KEY_ENV, "sk-test-secret")
     try:
-        detector = OmniParserDetector(model=str(tiny), ocr=False, threads=1, selector_model="picker",
-                                      selector_url=f"http://127.0.0.1:{server.server_port}/v1")
+        detector = OmniParserDetector(
+            model=str(tiny),
+            ocr=False,
+            threads=1,
+            selector_model="picker",
+            selector_url=f"http://127.0.0.1:{server.server_port}/v1",
+        )
         image = Image.new("RGB", (1280, 960), "white")
         answer = detector.predict(Query(image, "Click the big square"))
         assert answer.box == Box(200, 200, 400, 400) and answer.meta["selected"] == 0 and answer.raw == "ID 0"
@@ -312,8 +342,14 @@ def test_omniparser_runs_in_the_suite_and_reports_its_provider(project, workers,
 
     screens = generate(tmp_path / "syn", count=4, seed=2)
     report = tmp_path / "r.json"
-    result = project.runpytest(f"--dataset={screens}", "--detector", f"omniparser:model={tiny},ocr=false",
-                               "--grounding-json", str(report), *workers)
+    result = project.runpytest(
+        f"--dataset={screens}",
+        "--detector",
+        f"omniparser:model={tiny},ocr=false",
+        "--grounding-json",
+        str(report),
+        *workers,
+    )
     assert result.ret in (0, 1)  # icons only: nothing to match, every sample a wrong-format miss
     document = read_json(report)
     (spec,) = document["run"]["detectors"]  # keyed by the --detector spec, options included
@@ -322,8 +358,9 @@ def test_omniparser_runs_in_the_suite_and_reports_its_provider(project, workers,
     assert info["providers"] and set(info["providers"]) <= {CUDA, CPU}
     block = document["summary"][spec]
     assert block["samples"] == 4 and block["errors"] == 0 and block["wrong_format"] == 4
-    result.stdout.fnmatch_lines([f"detector omniparser:*  (OmniParser v2 icon detector * providers "
-                                 f"{', '.join(info['providers'])}*icons only*"])
+    result.stdout.fnmatch_lines(
+        [f"detector omniparser:*  (OmniParser v2 icon detector * providers {', '.join(info['providers'])}*icons only*"]
+    )
 
 
 def test_missing_model_says_where_it_looked_and_how_to_make_it(tmp_path, monkeypatch):
@@ -334,7 +371,7 @@ def test_missing_model_says_where_it_looked_and_how_to_make_it(tmp_path, monkeyp
     message = str(info.value)
     assert str(tmp_path / "models" / "omniparser-v2-icon-detect-640.onnx") in message and "yolo export" in message
     monkeypatch.setenv(MODEL_ENV, str(tmp_path / "elsewhere.onnx"))
-    with pytest.raises(FileNotFoundError, match="elsewhere.onnx"):
+    with pytest.raises(FileNotFoundError, match=r"elsewhere\.onnx"):
         resolve_model()
     (tmp_path / "mine.onnx").write_bytes(b"")
     assert resolve_model(str(tmp_path / "mine.onnx")) == tmp_path / "mine.onnx"
@@ -345,6 +382,7 @@ def test_registered_as_a_builtin():
 
 
 # --- the real OmniParser v2 icon detector ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def icons_only():

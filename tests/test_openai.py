@@ -3,6 +3,7 @@ right answers, 5xx then success, a timeout, garbage, a refused connection; what 
 received (model, key, image, prompt, decoding) and that the key is in no output."""
 
 import base64
+import contextlib
 import io
 import json
 import socket
@@ -17,7 +18,7 @@ from helpers import FIXTURES, XDIST, read_json, read_jsonl
 
 pytest.importorskip("ui_tars")
 
-from pytest_grounding.detectors.served import OpenAIDetector, ServerError, public_url, split_urls  # noqa: E402
+from pytest_grounding.detectors.served import OpenAIDetector, ServerError, public_url, split_urls
 
 MINI = str(FIXTURES / "mini")
 FEW = ["-k", "m01 or m02 or m03"]
@@ -57,10 +58,13 @@ class FakeModel:
         word = next(c for c in COLOURS if c in text.lower())
         ys, xs = np.nonzero(np.all(np.abs(pixels - COLOURS[word]) < 40, axis=-1))
         answer = self.answer.format(x=round(float(xs.mean())), y=round(float(ys.mean())))
-        return 200, {"id": "c1", "object": "chat.completion", "model": body["model"],
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                                  "finish_reason": "stop"}],
-                     "usage": {"prompt_tokens": 200, "completion_tokens": 7, "total_tokens": 207}}
+        return 200, {
+            "id": "c1",
+            "object": "chat.completion",
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 200, "completion_tokens": 7, "total_tokens": 207},
+        }
 
 
 def _decode(url):
@@ -80,10 +84,8 @@ class Server:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(OSError):  # the client gave up (the timeout test)
                     self.wfile.write(data)
-                except OSError:  # the client gave up (the timeout test)
-                    pass
 
             do_GET = do_POST = _serve
 
@@ -123,8 +125,17 @@ def suite(pytester, monkeypatch):
 
 def run(suite, tmp_path, spec, *args):
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
-    result = suite.runpytest(f"--dataset={MINI}", "--detector", spec, "--grounding-json", str(report),
-                             "--grounding-predictions", str(predictions), *FEW, *args)
+    result = suite.runpytest(
+        f"--dataset={MINI}",
+        "--detector",
+        spec,
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+        *FEW,
+        *args,
+    )
     return result, {r["id"]: r for r in read_json(report)["samples"]}, report, predictions
 
 
@@ -147,8 +158,11 @@ def test_right_answers_are_hits_and_the_server_got_model_key_image_prompt(suite,
         image, text = body["messages"][0]["content"]
         assert image["type"] == "image_url" and _decode(image["image_url"]["url"]).size == (336, 252)
         assert text["type"] == "text" and text["text"].startswith(PROMPT)
-    assert sorted(c["body"]["messages"][0]["content"][1]["text"][len(PROMPT):] for c in chats) == [
-        "Click the blue square", "Click the green square", "Click the red square"]
+    assert sorted(c["body"]["messages"][0]["content"][1]["text"][len(PROMPT) :] for c in chats) == [
+        "Click the blue square",
+        "Click the green square",
+        "Click the red square",
+    ]
     info = read_json(report)["run"]["detectors"][spec]
     assert info["model"] == "tiny-uitars" and info["base_urls"] == [server.url]
     assert info["api_key_env"] == "GROUNDING_TEST_KEY" and info["preset"]["name"] == "uitars-1.5-point"
@@ -160,7 +174,7 @@ def test_right_answers_are_hits_and_the_server_got_model_key_image_prompt(suite,
 def test_model_from_the_server_listing_and_round_robin_over_two_servers(suite, model, tmp_path):
     first, second = Server(model), Server(model)
     try:
-        result, records, report, _ = run(suite, tmp_path, f"openai:base_url={first.url}|{second.url}")
+        result, records, _report, _ = run(suite, tmp_path, f"openai:base_url={first.url}|{second.url}")
     finally:
         first.close()
         second.close()
@@ -242,8 +256,9 @@ def test_preset_overrides_reach_the_request(server, model):
 
     from pytest_grounding.types import Query
 
-    detector = OpenAIDetector(base_url=server.url, model="m", preset="uitars-1.0", max_new_tokens=16,
-                              system="Be brief.")
+    detector = OpenAIDetector(
+        base_url=server.url, model="m", preset="uitars-1.0", max_new_tokens=16, system="Be brief."
+    )
     body = detector.request_body(Query(Image.new("RGB", (1024, 768)), "Click the red square"))
     assert body["max_tokens"] == 16 and body["frequency_penalty"] == 1.0
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}

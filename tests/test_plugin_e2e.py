@@ -1,9 +1,8 @@
 """End-to-end runs of the plugin through pytester, each important scenario with and without xdist."""
 
-
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json, read_jsonl, assert_counts
+from helpers import FIXTURES, XDIST, assert_counts, read_json, read_jsonl
 
 MINI = str(FIXTURES / "mini")
 
@@ -17,21 +16,36 @@ def run(project, *args):
 @XDIST
 def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
-    result = run(project, "--detector", "colour", "--grounding-json", str(report),
-                 "--grounding-predictions", str(predictions), *workers)
+    result = run(
+        project,
+        "--detector",
+        "colour",
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+        *workers,
+    )
     # m01-m05 hit, m06 names a colour that is not there (wrong format), m07 corrupt, m08 missing
     assert_counts(result, passed=5, missed=1, errors=2)
     assert result.ret == 1
-    result.stdout.fnmatch_lines([
-        "*grounding summary*",
-        "dataset mini: pointerbench, 8 samples, fingerprint *",
-        "detector colour*",
-        "*accuracy 83.3% (5/6 scored, micro)*",
-        "*samples 8*hits 5*misses 0*wrong format 1*errors 2*mean IoU 1.000 over 5 boxes*",
-        "*latency ms*p50*p95*",
-    ])
-    result.stdout.fnmatch_lines(["*grounding misses*", "misses (1; each is a failed item, listed here once):",
-                                 "  colour mini/m06: wrong format for 'Click the purple square'; raw *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*grounding summary*",
+            "dataset mini: pointerbench, 8 samples, fingerprint *",
+            "detector colour*",
+            "*accuracy 83.3% (5/6 scored, micro)*",
+            "*samples 8*hits 5*misses 0*wrong format 1*errors 2*mean IoU 1.000 over 5 boxes*",
+            "*latency ms*p50*p95*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*grounding misses*",
+            "misses (1; each is a failed item, listed here once):",
+            "  colour mini/m06: wrong format for 'Click the purple square'; raw *",
+        ]
+    )
     result.stdout.fnmatch_lines(["*cannot read image*broken.png*"])  # apart: xdist may reorder them
     result.stdout.fnmatch_lines(["*image not found:*missing.png*"])
     document = read_json(report)
@@ -40,8 +54,16 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
     assert (block["hits"], block["scored"], block["wrong_format"], block["errors"]) == (5, 6, 1, 2)
     assert {row["value"]: row["hits"] for row in block["by"]["element_type"]} == {"icon": 2, "other": 1, "text": 2}
     outcomes = {r["id"]: r["outcome"] for r in document["samples"]}
-    assert outcomes == {"m01": "hit", "m02": "hit", "m03": "hit", "m04": "hit", "m05": "hit",
-                        "m06": "wrong_format", "m07": "error", "m08": "error"}
+    assert outcomes == {
+        "m01": "hit",
+        "m02": "hit",
+        "m03": "hit",
+        "m04": "hit",
+        "m05": "hit",
+        "m06": "wrong_format",
+        "m07": "error",
+        "m08": "error",
+    }
     m01 = next(r for r in document["samples"] if r["id"] == "m01")
     assert m01["iou"] == 1.0 and m01["distance"] == 0.0 and m01["latency_ms"] >= 0
     assert m01["meta"] == {"pixels": 400.0} or m01["meta"] == {"pixels": 400}  # numpy int made plain
@@ -89,39 +111,65 @@ def test_gate_passes_and_misses_become_xfail(project, workers):
 
 @XDIST
 def test_gate_failure_sets_exit_status_and_names_slice(project, workers):
-    result = run(project, "--detector", "colour", "--grounding-limit", "6",
-                 "--grounding-min-accuracy", "0.5", "--grounding-min-accuracy", "element_type=icon:70%", *workers)
+    result = run(
+        project,
+        "--detector",
+        "colour",
+        "--grounding-limit",
+        "6",
+        "--grounding-min-accuracy",
+        "0.5",
+        "--grounding-min-accuracy",
+        "element_type=icon:70%",
+        *workers,
+    )
     assert_counts(result, passed=5, xfailed=1)
     assert result.ret == 1
-    result.stdout.fnmatch_lines([
-        "gate passed: detector colour overall*",
-        "gate FAILED: detector colour element_type=icon: accuracy 66.7% of 3 < threshold 70.0%",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "gate passed: detector colour overall*",
+            "gate FAILED: detector colour element_type=icon: accuracy 66.7% of 3 < threshold 70.0%",
+        ]
+    )
 
 
 def test_gate_from_ini_and_a_slice_with_no_samples_fails(project):
-    project.makeini("[pytest]\naddopts = -p no:cacheprovider\ngrounding_min_accuracy =\n    0.5\n    app=Photoshop:0.1\n")
+    project.makeini(
+        "[pytest]\naddopts = -p no:cacheprovider\ngrounding_min_accuracy =\n    0.5\n    app=Photoshop:0.1\n"
+    )
     result = run(project, "--detector", "colour", "--grounding-limit", "6")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*gate FAILED: detector colour app=Photoshop: accuracy no scored samples*"])
 
 
 def test_misses_fail_explicitly_even_with_a_gate(project):
-    result = run(project, "--detector", "center", "--grounding-limit", "6", "--grounding-min-accuracy", "0",
-                 "--grounding-misses", "fail")
+    result = run(
+        project,
+        "--detector",
+        "center",
+        "--grounding-limit",
+        "6",
+        "--grounding-min-accuracy",
+        "0",
+        "--grounding-misses",
+        "fail",
+    )
     assert_counts(result, missed=6)
     result.stdout.fnmatch_lines(["  center mini/m01: clicked (80, 60), * px off for *"])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--grounding-min-accuracy", "icon:0.3"], "*bad accuracy gate 'icon:0.3' (from --grounding-min-accuracy)*"),
-    (["--grounding-min-accuracy", "1.5"], "*outside 0..1*"),
-    (["--grounding-misses", "maybe"], "*--grounding-misses: 'maybe' is not one of fail, xfail*"),
-    (["--grounding-limit", "x"], "*--grounding-limit: 'x' is not a whole number*"),
-    (["--detector", "centre"], "*unknown detector 'centre'. Did you mean 'center'? Known: *colour*"),
-    (["--dataset=/no/such/folder"], "*--dataset: dataset '/no/such/folder': /no/such/folder does not exist*"),
-    ([f"--dataset={FIXTURES}"], "*not a dataset this plugin recognises*force one with FORMAT:PATH*"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grounding-min-accuracy", "icon:0.3"], "*bad accuracy gate 'icon:0.3' (from --grounding-min-accuracy)*"),
+        (["--grounding-min-accuracy", "1.5"], "*outside 0..1*"),
+        (["--grounding-misses", "maybe"], "*--grounding-misses: 'maybe' is not one of fail, xfail*"),
+        (["--grounding-limit", "x"], "*--grounding-limit: 'x' is not a whole number*"),
+        (["--detector", "centre"], "*unknown detector 'centre'. Did you mean 'center'? Known: *colour*"),
+        (["--dataset=/no/such/folder"], "*--dataset: dataset '/no/such/folder': /no/such/folder does not exist*"),
+        ([f"--dataset={FIXTURES}"], "*not a dataset this plugin recognises*force one with FORMAT:PATH*"),
+    ],
+)
 def test_bad_settings_are_usage_errors(project, args, message):
     result = project.runpytest(*args) if args[0].startswith("--dataset") else run(project, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -132,7 +180,9 @@ def test_bad_settings_are_usage_errors(project, args, message):
 def test_detector_that_raises_is_an_error_for_that_sample_only(project, workers):
     result = run(project, "--detector", "boom", "--grounding-limit", "5", *workers)
     assert_counts(result, passed=4, errors=1)
-    result.stdout.fnmatch_lines(["*ERROR*m03*", "*detector boom raised RuntimeError on *s2.png: model backend unavailable*"])
+    result.stdout.fnmatch_lines(
+        ["*ERROR*m03*", "*detector boom raised RuntimeError on *s2.png: model backend unavailable*"]
+    )
     result.stdout.fnmatch_lines(["*accuracy 100.0% (4/4 scored*", "*errors 1*"])
 
 
@@ -159,8 +209,15 @@ def test_detector_returning_garbage_is_an_error_not_a_crash(project):
 def test_interrupted_run_keeps_predictions_and_writes_partial_report(project, tmp_path):
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
     # In a subprocess: pytester re-raises an in-process KeyboardInterrupt into this session.
-    result = project.runpytest_subprocess(f"--dataset={MINI}", "--detector", "interrupting",
-                                          "--grounding-json", str(report), "--grounding-predictions", str(predictions))
+    result = project.runpytest_subprocess(
+        f"--dataset={MINI}",
+        "--detector",
+        "interrupting",
+        "--grounding-json",
+        str(report),
+        "--grounding-predictions",
+        str(predictions),
+    )
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert [line["id"] for line in read_jsonl(predictions)] == ["m01", "m02"]
     document = read_json(report)
@@ -172,8 +229,18 @@ def test_benchmark_records_each_sample_when_it_can_and_our_timer_always(project,
     # pytest-benchmark also switches off when it sees this variable, set when *these* tests run under xdist
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     bench, report = tmp_path / "bench.json", tmp_path / "r.json"
-    run(project, "--detector", "colour", "--grounding-limit", "3", "--benchmark-json", str(bench),
-        "--grounding-json", str(report), *workers)
+    run(
+        project,
+        "--detector",
+        "colour",
+        "--grounding-limit",
+        "3",
+        "--benchmark-json",
+        str(bench),
+        "--grounding-json",
+        str(report),
+        *workers,
+    )
     assert all(r["latency_ms"] is not None for r in read_json(report)["samples"])
     if workers:  # pytest-benchmark switches itself off under xdist (it may leave an empty file)
         assert not bench.exists() or not bench.read_text().strip()
@@ -186,25 +253,30 @@ def test_benchmark_records_each_sample_when_it_can_and_our_timer_always(project,
 
 def test_ids_are_readable_unique_and_selectable(project):
     result = run(project, "--detector", "colour", "--co", "-q")
-    result.stdout.fnmatch_lines([
-        "test_suite.py::test_grounding[colour-mini-m01-blender-icon]",
-        "test_suite.py::test_grounding[colour-mini-m04-excel-icon]",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py::test_grounding[colour-mini-m01-blender-icon]",
+            "test_suite.py::test_grounding[colour-mini-m04-excel-icon]",
+        ]
+    )
     ids = [line for line in result.stdout.lines if "::" in line]
     assert len(ids) == len(set(ids)) == 8
     selected = run(project, "--detector", "colour", "--co", "-q", "-k", "excel and icon")
     assert [line for line in selected.stdout.lines if "::" in line] == [
-        "test_suite.py::test_grounding[colour-mini-m04-excel-icon]"]
+        "test_suite.py::test_grounding[colour-mini-m04-excel-icon]"
+    ]
 
 
 def test_suite_pins_dataset_and_detector_with_a_marker(project):
-    project.makepyfile(test_pinned=f'''
+    project.makepyfile(
+        test_pinned=f"""
 import pytest
 
 @pytest.mark.grounding(dataset={str(FIXTURES / "screenspot")!r}, detector="colour")
 def test_pinned(grounding_sample, grounding_detector, grounding_check):
     grounding_check(grounding_sample, grounding_detector)
-''')
+"""
+    )
     result = project.runpytest("test_pinned.py")
     assert_counts(result, passed=5)
     result.stdout.fnmatch_lines(["dataset screenspot: screenspot, 5 samples*", "detector colour*"])
@@ -212,13 +284,15 @@ def test_pinned(grounding_sample, grounding_detector, grounding_check):
 
 def test_a_broken_pinned_dataset_is_a_collection_error_naming_the_file(project, tmp_path):
     (tmp_path / "metadata.jsonl").write_text("{not json\n")
-    project.makepyfile(test_pinned=f'''
+    project.makepyfile(
+        test_pinned=f"""
 import pytest
 
 @pytest.mark.grounding(dataset={str(tmp_path)!r}, detector="center")
 def test_pinned(grounding_sample, grounding_detector, grounding_check):
     grounding_check(grounding_sample, grounding_detector)
-''')
+"""
+    )
     result = project.runpytest("test_pinned.py")
     assert result.ret == pytest.ExitCode.INTERRUPTED  # pytest stops on collection errors
     result.stdout.fnmatch_lines(["*test_pinned.py::test_pinned: *metadata.jsonl:1: invalid JSON*"])
@@ -232,13 +306,16 @@ def test_plugin_can_be_disabled(pytester):
 
 
 def test_a_project_can_hand_in_its_own_detector_by_overriding_the_fixture(project):
-    project.makeconftest(__import__("conftest").PROJECT_CONFTEST + """
+    project.makeconftest(
+        __import__("conftest").PROJECT_CONFTEST
+        + """
 import pytest
 
 @pytest.fixture
 def grounding_detector():
     return Colour()
-""")
+"""
+    )
     result = run(project, "--grounding-limit", "2", "-v")
     result.stdout.fnmatch_lines(["*test_grounding[[]mini-m01-blender-icon[]] PASSED*"])
     result.stdout.fnmatch_lines(["detector colour*"])

@@ -33,9 +33,22 @@ def report_of(project, tmp_path, *args):
 
 @XDIST
 def test_report_with_hits_wrong_format_errors_and_gates_validates(project, validator, workers, tmp_path):
-    document = report_of(project, tmp_path, f"--dataset={MINI}", "--detector", "colour", "--detector", "center",
-                         "--grounding-min-accuracy", "0.5", "--grounding-min-accuracy", "app=Nowhere:0.1",
-                         "--grounding-timeout", "20", *workers)
+    document = report_of(
+        project,
+        tmp_path,
+        f"--dataset={MINI}",
+        "--detector",
+        "colour",
+        "--detector",
+        "center",
+        "--grounding-min-accuracy",
+        "0.5",
+        "--grounding-min-accuracy",
+        "app=Nowhere:0.1",
+        "--grounding-timeout",
+        "20",
+        *workers,
+    )
     outcomes = {r["outcome"] for r in document["samples"]}
     assert outcomes == {"hit", "miss", "wrong_format", "error"}  # every kind of record is in what we validate
     assert any(v["accuracy"] is None for v in document["gates"])  # the null of a slice with no samples
@@ -43,8 +56,19 @@ def test_report_with_hits_wrong_format_errors_and_gates_validates(project, valid
 
 
 def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
-    document = report_of(project, tmp_path, f"--dataset={MINI}", "--detector", "boom", "--detector", "garbage",
-                         "--detector", "broken", "--grounding-limit", "4")
+    document = report_of(
+        project,
+        tmp_path,
+        f"--dataset={MINI}",
+        "--detector",
+        "boom",
+        "--detector",
+        "garbage",
+        "--detector",
+        "broken",
+        "--grounding-limit",
+        "4",
+    )
     assert document["summary"]["broken"]["accuracy"] is None and document["summary"]["broken"]["errors"] == 4
     assert problems(validator, document) == []
 
@@ -59,8 +83,9 @@ def default_set_cache():
 
 
 @XDIST
-def test_report_on_the_embedded_default_validates(project, validator, workers, tmp_path, default_set_cache,
-                                                  monkeypatch):
+def test_report_on_the_embedded_default_validates(
+    project, validator, workers, tmp_path, default_set_cache, monkeypatch
+):
     monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(default_set_cache))
     document = report_of(project, tmp_path, "--detector", "center", "--grounding-limit", "3", *workers)
     assert document["summary"]["center"]["samples"] == 3
@@ -84,6 +109,7 @@ def test_report_with_no_finished_sample_validates(project, validator, tmp_path):
 
 # ---- the schema is strict where it must be and open where the report is open ---------------------
 
+
 @pytest.fixture(scope="module")
 def made_once():
     return {}
@@ -93,16 +119,31 @@ def made_once():
 def document(request, made_once, tmp_path):
     """One real report for the module, made by the first test that asks (pytester is per test)."""
     if "report" not in made_once:
-        made_once["report"] = report_of(request.getfixturevalue("project"), tmp_path, f"--dataset={MINI}",
-                                        "--detector", "colour", "--grounding-limit", "6")
+        made_once["report"] = report_of(
+            request.getfixturevalue("project"),
+            tmp_path,
+            f"--dataset={MINI}",
+            "--detector",
+            "colour",
+            "--grounding-limit",
+            "6",
+        )
     return made_once["report"]
 
 
-@pytest.mark.parametrize("path, key", [
-    ((), "summary"), (("run",), "settings"), (("summary", "colour"), "accuracy"),
-    (("summary", "colour", "latency_ms"), "p95"), (("samples", 0), "outcome"), (("samples", 0), "iou"),
-    (("run", "datasets", 0), "fingerprint"),
-], ids=lambda v: v if isinstance(v, str) else "/".join(map(str, v)) or "top")
+@pytest.mark.parametrize(
+    "path, key",
+    [
+        ((), "summary"),
+        (("run",), "settings"),
+        (("summary", "colour"), "accuracy"),
+        (("summary", "colour", "latency_ms"), "p95"),
+        (("samples", 0), "outcome"),
+        (("samples", 0), "iou"),
+        (("run", "datasets", 0), "fingerprint"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "/".join(map(str, v)) or "top",
+)
 def test_a_missing_field_fails(validator, document, path, key):
     broken = copy.deepcopy(document)
     target = broken
@@ -112,18 +153,31 @@ def test_a_missing_field_fails(validator, document, path, key):
     assert problems(validator, broken)
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda d: d.update(schema_version="1"),
-    lambda d: d.update(partial="no"),
-    lambda d: d["summary"]["colour"].update(hits=5.5),
-    lambda d: d["summary"]["colour"].update(accuracy="83%"),
-    lambda d: d["samples"][0].update(outcome="almost"),
-    lambda d: d["samples"][0].update(point=[1, 2, 3]),
-    lambda d: d["samples"][0].update(unexpected=1),
-    lambda d: d["run"]["settings"].update(misses="maybe"),
-    lambda d: d["summary"]["colour"]["by"]["size"][0].update(value="tiny"),
-], ids=["version-as-string", "partial-not-bool", "hits-not-int", "accuracy-as-text", "unknown-outcome",
-        "point-of-three", "extra-record-field", "bad-misses-mode", "unknown-size-bucket"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda d: d.update(schema_version="1"),
+        lambda d: d.update(partial="no"),
+        lambda d: d["summary"]["colour"].update(hits=5.5),
+        lambda d: d["summary"]["colour"].update(accuracy="83%"),
+        lambda d: d["samples"][0].update(outcome="almost"),
+        lambda d: d["samples"][0].update(point=[1, 2, 3]),
+        lambda d: d["samples"][0].update(unexpected=1),
+        lambda d: d["run"]["settings"].update(misses="maybe"),
+        lambda d: d["summary"]["colour"]["by"]["size"][0].update(value="tiny"),
+    ],
+    ids=[
+        "version-as-string",
+        "partial-not-bool",
+        "hits-not-int",
+        "accuracy-as-text",
+        "unknown-outcome",
+        "point-of-three",
+        "extra-record-field",
+        "bad-misses-mode",
+        "unknown-size-bucket",
+    ],
+)
 def test_a_mistyped_field_fails(validator, document, mutate):
     broken = copy.deepcopy(document)
     mutate(broken)

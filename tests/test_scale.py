@@ -13,7 +13,7 @@ from pytest_grounding.datasets import assign_uids, load_dataset, screen_groups
 from pytest_grounding.types import Box, Sample
 
 # A detector that says which process answered (the records carry it back) and clicks the centre.
-CONFTEST = '''
+CONFTEST = """
 import os
 from pytest_grounding.types import Prediction
 
@@ -28,7 +28,7 @@ class WhereAmI:
 
 def pytest_grounding_register_detectors(registry):
     registry.register("whereami", WhereAmI)
-'''
+"""
 
 SCREENS, PER_SCREEN = 6, 4
 APPS = ["Excel", "VS Code", "Word"]
@@ -45,9 +45,17 @@ def make_dataset(root: Path) -> Path:
     for index in range(SCREENS * PER_SCREEN):
         hit = index % 3 == 0  # the centre (40, 30) inside the box: a hit for the centre click
         box = [30, 20, 50, 40] if hit else [0, 0, 10, 10]
-        rows.append({"file_name": f"screen_{index % SCREENS}.png", "id": f"q{index:03d}", "bbox": box,
-                     "instruction": f"click thing {index}", "element_type": ("icon", "text")[index % 2],
-                     "app": APPS[index % 3], "image_size": [80, 60]})
+        rows.append(
+            {
+                "file_name": f"screen_{index % SCREENS}.png",
+                "id": f"q{index:03d}",
+                "bbox": box,
+                "instruction": f"click thing {index}",
+                "element_type": ("icon", "text")[index % 2],
+                "app": APPS[index % 3],
+                "image_size": [80, 60],
+            }
+        )
     (folder / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return folder.parent.parent
 
@@ -93,10 +101,15 @@ def test_ids_and_totals_are_the_same_serial_and_with_xdist(multi, tmp_path):
     documents, lines = [], []
     for workers in ([], ["-n", "2"]):
         report = tmp_path / f"r{len(workers)}.json"
-        result = run(multi, "-v", "--grounding-json", str(report), *workers, *(["--dist", "loadgroup"] if workers else []))
+        result = run(
+            multi, "-v", "--grounding-json", str(report), *workers, *(["--dist", "loadgroup"] if workers else [])
+        )
         documents.append(read_json(report))
-        lines.append(result.outlines[result.outlines.index(next(line for line in result.outlines
-                                                                  if "grounding summary" in line)):])
+        lines.append(
+            result.outlines[
+                result.outlines.index(next(line for line in result.outlines if "grounding summary" in line)) :
+            ]
+        )
     items = worker_items(result)  # the -n 2 run: ids end in "@<screen group>" under loadgroup
     assert len(items) == SCREENS * PER_SCREEN
     assert sorted(node.split("@")[0] for _, node in items) == sorted(serial_ids)
@@ -108,6 +121,7 @@ def test_ids_and_totals_are_the_same_serial_and_with_xdist(multi, tmp_path):
     assert documents[0]["summary"]["whereami"]["hits"] == 8
     strip = [{k: v for k, v in r.items() if k not in ("latency_ms", "meta")} for r in documents[0]["samples"]]
     assert strip == [{k: v for k, v in r.items() if k not in ("latency_ms", "meta")} for r in documents[1]["samples"]]
+
     # The summary block reads the same (its latency line aside), group suffixes nowhere in it.
     def same(line):
         return "latency" not in line and " in " not in line and "JSON report" not in line
@@ -136,6 +150,7 @@ def test_plain_n_keeps_xdist_s_default_load_scheduling_and_plain_ids(multi):
 
 
 # -- pure parts -----------------------------------------------------------------------------------
+
 
 def sample(uid, image, dataset="d"):
     return Sample(dataset=dataset, id=uid, uid=uid, image=Path(image), instruction="x", bbox=Box(0, 0, 1, 1))
@@ -170,7 +185,18 @@ def test_loaded_samples_share_repeated_values(tmp_path):
 
 
 def test_assign_uids_keeps_its_ids_and_suffixes_duplicates():
-    raw = [Sample(dataset="", id="A 1", uid="", image=Path("/i.png"), instruction=t, bbox=Box(0, 0, 1, 1),
-                  app="VS Code", element_type="text") for t in ("b", "a")]
+    raw = [
+        Sample(
+            dataset="",
+            id="A 1",
+            uid="",
+            image=Path("/i.png"),
+            instruction=t,
+            bbox=Box(0, 0, 1, 1),
+            app="VS Code",
+            element_type="text",
+        )
+        for t in ("b", "a")
+    ]
     assert [s.uid for s in assign_uids("ds", raw)] == ["ds-a_1-vs_code-text", "ds-a_1-vs_code-text-dup2"]
     assert [s.instruction for s in assign_uids("ds", raw)] == ["a", "b"]

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("rapidfuzz")  # the `ocr` extra; the core install skips these tests
 
-from pytest_grounding.textmatch import (  # noqa: E402
+from pytest_grounding.textmatch import (
     CONTAINED_FLOOR,
     Label,
     Thresholds,
@@ -26,54 +26,67 @@ def never_called():
     raise AssertionError("the semantic tier ran although a lexical tier had answered")
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("Save As...", "save as"),
-    ("  FILE\tEdit ", "file edit"),
-    ("Find & Replace", "find and replace"),
-    ("I’ll Reserve", "ill reserve"),
-    ("Price: Low to High", "price low to high"),
-    ("Ctrl+H", "ctrl h"),
-    ("…", ""),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("Save As...", "save as"),
+        ("  FILE\tEdit ", "file edit"),
+        ("Find & Replace", "find and replace"),
+        ("I’ll Reserve", "ill reserve"),
+        ("Price: Low to High", "price low to high"),
+        ("Ctrl+H", "ctrl h"),
+        ("…", ""),
+    ],
+)
 def test_normalize(raw, expected):
     assert normalize(raw) == expected
 
 
-@pytest.mark.parametrize("instruction, expected", [
-    ("Click the 'OK' button", ("OK",)),
-    ("Click 'I'll Reserve'", ("I'll Reserve",)),
-    ("Select 'Page Number'from the dropdown menu.", ("Page Number",)),
-    ("Click on the most relevant result about today's news", ()),
-    ("Browse items of children's clothing that you like.", ()),
-    ('Click \'Replace All\' to replace "world" with "everyone".', ("Replace All", "world", "everyone")),
-    ("Press “Save” now", ("Save",)),
-    ("Press ‘Save’ now", ("Save",)),
-    ("Open web browser (double-click on 'Firefox W...' icon)", ("Firefox W...",)),
-    ("Click '' here", ()),
-])
+@pytest.mark.parametrize(
+    "instruction, expected",
+    [
+        ("Click the 'OK' button", ("OK",)),
+        ("Click 'I'll Reserve'", ("I'll Reserve",)),
+        ("Select 'Page Number'from the dropdown menu.", ("Page Number",)),
+        ("Click on the most relevant result about today's news", ()),
+        ("Browse items of children's clothing that you like.", ()),
+        ('Click \'Replace All\' to replace "world" with "everyone".', ("Replace All", "world", "everyone")),
+        ("Press “Save” now", ("Save",)),
+        ("Press ‘Save’ now", ("Save",)),
+        ("Open web browser (double-click on 'Firefox W...' icon)", ("Firefox W...",)),
+        ("Click '' here", ()),
+    ],
+)
 def test_quoted_labels(instruction, expected):
     assert quoted_labels(instruction) == expected
 
 
-@pytest.mark.parametrize("instruction, expected", [
-    ("Click Search button.", ("search button", "search")),
-    ("Click Reserve.", ("reserve",)),
-    ("Open Firefox Web Browser.", ("firefox web browser",)),
-    ("Locate and open the Firefox Web browser.", ("firefox web browser",)),
-    ("Double-click on the Microsoft Edge icon to open the web browser.",
-     ("microsoft edge icon to open the web browser", "microsoft edge icon", "microsoft edge")),
-    ("Click on PDF to view", ("pdf to view", "pdf")),
-    ("Click Add to Cart", ("add to cart", "add")),
-    ("Right-click on the Start menu icon.", ("start menu icon", "start menu", "start")),
-    ("Click on the Insert menu at the top of the screen.",
-     ("insert menu at the top of the screen", "insert menu", "insert")),
-    ("Choose Find from the Edit menu.", ("find from the edit menu", "find")),
-    ("Click config in the file explorer.", ("config in the file explorer", "config")),
-    ("Select the cell that shows Travel.", ("cell that shows travel", "travel")),
-    ("Please click on the OK button", ("ok button", "ok")),
-    ("Click the name of the Strings track.", ("strings track",)),
-    ("Click", ("click",)),
-])
+@pytest.mark.parametrize(
+    "instruction, expected",
+    [
+        ("Click Search button.", ("search button", "search")),
+        ("Click Reserve.", ("reserve",)),
+        ("Open Firefox Web Browser.", ("firefox web browser",)),
+        ("Locate and open the Firefox Web browser.", ("firefox web browser",)),
+        (
+            "Double-click on the Microsoft Edge icon to open the web browser.",
+            ("microsoft edge icon to open the web browser", "microsoft edge icon", "microsoft edge"),
+        ),
+        ("Click on PDF to view", ("pdf to view", "pdf")),
+        ("Click Add to Cart", ("add to cart", "add")),
+        ("Right-click on the Start menu icon.", ("start menu icon", "start menu", "start")),
+        (
+            "Click on the Insert menu at the top of the screen.",
+            ("insert menu at the top of the screen", "insert menu", "insert"),
+        ),
+        ("Choose Find from the Edit menu.", ("find from the edit menu", "find")),
+        ("Click config in the file explorer.", ("config in the file explorer", "config")),
+        ("Select the cell that shows Travel.", ("cell that shows travel", "travel")),
+        ("Please click on the OK button", ("ok button", "ok")),
+        ("Click the name of the Strings track.", ("strings track",)),
+        ("Click", ("click",)),
+    ],
+)
 def test_instruction_targets(instruction, expected):
     assert instruction_targets(instruction) == expected
 
@@ -179,8 +192,9 @@ def test_semantic_ties_go_to_the_label_standing_alone_then_the_first():
 
 
 def test_below_thresholds_is_rejected_with_best_candidate():
-    match = choose("Begin a performance recording.", labels("Stop", "Record"), lambda: [0.15, 0.4],
-                   Thresholds(semantic=0.5))
+    match = choose(
+        "Begin a performance recording.", labels("Stop", "Record"), lambda: [0.15, 0.4], Thresholds(semantic=0.5)
+    )
     assert match is not None and not match.accepted
     assert match.index == 1 and math.isclose(match.score, 0.4)
 

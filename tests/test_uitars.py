@@ -13,14 +13,14 @@ pytest.importorskip("ui_tars")
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from pytest_grounding.detectors.uitars import UITarsDetector, pick_device  # noqa: E402
+from pytest_grounding.detectors.uitars import UITarsDetector, pick_device
 
 MINI = str(FIXTURES / "mini")
 FEW = ["-k", "m01 or m02 or m03"]
 
 # A detector for the test: the real `uitars` whose generate is forced to write $FORCED_ANSWER and
 # logs what the model was given (the prompt with its image tokens, the image grid) to $PROMPT_LOG.
-FORCING_CONFTEST = '''
+FORCING_CONFTEST = """
 import json, os
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
@@ -58,7 +58,7 @@ def forced_uitars(**options):
 
 def pytest_grounding_register_detectors(registry):
     registry.register("uitars_forced", forced_uitars)
-'''
+"""
 
 
 @pytest.fixture(scope="session")
@@ -85,8 +85,15 @@ def test_forced_answer_is_parsed_mapped_and_recorded(suite, tiny_model, workers,
     monkeypatch.setenv("FORCED_ANSWER", "Action: click(start_box='(42,42)')")
     monkeypatch.setenv("PROMPT_LOG", str(tmp_path / "prompts.jsonl"))
     report = tmp_path / "r.json"
-    result = suite.runpytest(f"--dataset={MINI}", "--detector", f"uitars_forced:model={tiny_model},max_new_tokens=40",
-                             "--grounding-json", str(report), *FEW, *workers)
+    result = suite.runpytest(
+        f"--dataset={MINI}",
+        "--detector",
+        f"uitars_forced:model={tiny_model},max_new_tokens=40",
+        "--grounding-json",
+        str(report),
+        *FEW,
+        *workers,
+    )
     assert result.ret == 1  # m02 and m03 are misses
     records = {r["id"]: r for r in read_json(report)["samples"]}
     assert sorted(records) == ["m01", "m02", "m03"]
@@ -101,8 +108,10 @@ def test_forced_answer_is_parsed_mapped_and_recorded(suite, tiny_model, workers,
     prompts = sorted(s["prompt"] for s in sent)
     assert prompts[0] == (
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n<|vision_start|>"
-        + "<|image_pad|>" * 108 + "<|vision_end|>Output only the coordinate of one point in your response. "
-        "What element matches the following task: Click the blue square<|im_end|>\n<|im_start|>assistant\n")
+        + "<|image_pad|>" * 108
+        + "<|vision_end|>Output only the coordinate of one point in your response. "
+        "What element matches the following task: Click the blue square<|im_end|>\n<|im_start|>assistant\n"
+    )
     info = read_json(report)["run"]["detectors"][f"uitars_forced:model={tiny_model},max_new_tokens=40"]
     assert info["device"] == "cpu" and info["dtype"] == "float32" and info["attn_implementation"] == "sdpa"
     assert info["preset"]["name"] == "uitars-1.5-point" and info["preset"]["preprocess"]["max_pixels"] == 12845056
@@ -113,16 +122,27 @@ def test_forced_answer_is_parsed_mapped_and_recorded(suite, tiny_model, workers,
 @XDIST
 def test_random_weights_answer_garbage_recorded_as_wrong_format(suite, tiny_model, workers, tmp_path):
     report = tmp_path / "r.json"
-    result = suite.runpytest(f"--dataset={MINI}", "--detector", f"uitars:model={tiny_model},max_new_tokens=6",
-                             "--grounding-json", str(report), *FEW, *workers)
+    result = suite.runpytest(
+        f"--dataset={MINI}",
+        "--detector",
+        f"uitars:model={tiny_model},max_new_tokens=6",
+        "--grounding-json",
+        str(report),
+        *FEW,
+        *workers,
+    )
     assert result.ret == 1
     records = read_json(report)["samples"]
     assert len(records) == 3
     for record in records:
         assert record["outcome"] == "wrong_format" and isinstance(record["raw"], str)
         assert record["meta"]["new_tokens"] >= 1 and record["meta"]["model_image"] == [336, 252]
-    result.stdout.fnmatch_lines(["*detector uitars:model=*Qwen2_5_VLForConditionalGeneration from * on cpu "
-                                 "float32 sdpa, preset uitars-1.5-point, max_pixels 12845056, greedy*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*detector uitars:model=*Qwen2_5_VLForConditionalGeneration from * on cpu "
+            "float32 sdpa, preset uitars-1.5-point, max_pixels 12845056, greedy*"
+        ]
+    )
 
 
 def test_model_folder_from_the_environment(tiny_model, monkeypatch):
@@ -143,10 +163,19 @@ def test_missing_or_wrong_model_folder_is_a_clear_error(tmp_path, monkeypatch):
         UITarsDetector(model=str(tmp_path), max_pixel=3)
 
 
-@pytest.mark.parametrize("requested, gpus, worker, expected", [
-    ("auto", 0, None, "cpu"), ("auto", 0, 3, "cpu"), ("auto", 1, None, "cuda:0"), ("auto", 4, 1, "cuda:1"),
-    ("auto", 4, 5, "cuda:1"), ("cuda", 2, 2, "cuda:0"), ("cuda:1", 2, 0, "cuda:1"), ("cpu", 4, 1, "cpu"),
-])
+@pytest.mark.parametrize(
+    "requested, gpus, worker, expected",
+    [
+        ("auto", 0, None, "cpu"),
+        ("auto", 0, 3, "cpu"),
+        ("auto", 1, None, "cuda:0"),
+        ("auto", 4, 1, "cuda:1"),
+        ("auto", 4, 5, "cuda:1"),
+        ("cuda", 2, 2, "cuda:0"),
+        ("cuda:1", 2, 0, "cuda:1"),
+        ("cpu", 4, 1, "cpu"),
+    ],
+)
 def test_each_xdist_worker_takes_its_own_gpu(requested, gpus, worker, expected):
     assert pick_device(requested, gpus, worker) == expected
 
@@ -156,8 +185,9 @@ def test_cuda_without_a_gpu_is_an_error():
         pick_device("cuda", 0, None)
 
 
-def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_answers(tmp_path_factory, tmp_path,
-                                                                                       monkeypatch):
+def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_answers(
+    tmp_path_factory, tmp_path, monkeypatch
+):
     from PIL import Image
 
     from pytest_grounding.types import Query

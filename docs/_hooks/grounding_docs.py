@@ -55,8 +55,11 @@ def options_table() -> str:
             f'<tr id="{html.escape(anchor)}"><td>{usage}</td><td>{_code(ini) if ini else ""}</td>'
             f"<td>{' '.join([_inline(text), *notes])}</td></tr>"
         )
-    return ("<table>\n<thead><tr><th>option</th><th>ini key</th><th>meaning</th></tr></thead>\n<tbody>\n"
-            + "\n".join(rows) + "\n</tbody>\n</table>\n")
+    return (
+        "<table>\n<thead><tr><th>option</th><th>ini key</th><th>meaning</th></tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n"
+    )
 
 
 def schema_block() -> str:

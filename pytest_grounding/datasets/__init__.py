@@ -11,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import cast
 
 from ..registry import Registry, UnknownName
 from ..types import Sample
@@ -35,14 +36,20 @@ class Dataset:
     name: str
     format: str
     path: Path
-    samples: Tuple[Sample, ...]
+    samples: tuple[Sample, ...]
     fingerprint: str
-    problems: Tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
 
     def summary(self) -> dict:
-        return {"name": self.name, "format": self.format, "path": str(self.path),
-                "samples": len(self.samples), "fingerprint": self.fingerprint,
-                "defects": sum(1 for s in self.samples if s.defect), "problems": list(self.problems)}
+        return {
+            "name": self.name,
+            "format": self.format,
+            "path": str(self.path),
+            "samples": len(self.samples),
+            "fingerprint": self.fingerprint,
+            "defects": sum(1 for s in self.samples if s.defect),
+            "problems": list(self.problems),
+        }
 
 
 def builtin_registry() -> Registry:
@@ -52,7 +59,7 @@ def builtin_registry() -> Registry:
     return registry
 
 
-def split_spec(spec: str, known_formats: Iterable[str]) -> Tuple[Optional[str], str]:
+def split_spec(spec: str, known_formats: Iterable[str]) -> tuple[str | None, str]:
     """`FORMAT:PATH` when the prefix names a known format (so `C:\\data` or a path with a
     colon still works as a plain path)."""
     prefix, sep, rest = spec.partition(":")
@@ -61,8 +68,9 @@ def split_spec(spec: str, known_formats: Iterable[str]) -> Tuple[Optional[str], 
     return None, spec
 
 
-def load_dataset(spec: str, *, base: Optional[Path] = None, registry: Optional[Registry] = None,
-                 name: Optional[str] = None) -> Dataset:
+def load_dataset(
+    spec: str, *, base: Path | None = None, registry: Registry | None = None, name: str | None = None
+) -> Dataset:
     registry = registry or builtin_registry()
     format_name, raw_path = split_spec(spec, registry.names())
     path = Path(raw_path).expanduser()
@@ -74,7 +82,7 @@ def load_dataset(spec: str, *, base: Optional[Path] = None, registry: Optional[R
     if format_name is None:
         format_name = sniff_format(path, registry)
     try:
-        fmt: Format = registry.get(format_name).load()
+        fmt = cast(Format, registry.get(format_name).load())
     except UnknownName as exc:
         raise DatasetError(f"dataset {spec!r}: {exc}") from None
     with gc_paused():
@@ -84,18 +92,25 @@ def load_dataset(spec: str, *, base: Optional[Path] = None, registry: Optional[R
             raise DatasetError(f"dataset {spec!r} ({format_name}): no samples in {files}")
         dataset_name = name_slug(name or loaded.name)
         samples = assign_uids(dataset_name, loaded.samples)
-    return Dataset(name=dataset_name, format=format_name, path=path, samples=samples,
-                   fingerprint=fingerprint(loaded.files), problems=tuple(loaded.problems))
+    return Dataset(
+        name=dataset_name,
+        format=format_name,
+        path=path,
+        samples=samples,
+        fingerprint=fingerprint(loaded.files),
+        problems=tuple(loaded.problems),
+    )
 
 
 def sniff_format(path: Path, registry: Registry) -> str:
-    matches = [entry.name for entry in registry.entries() if entry.load().sniff(path)]
+    matches = [entry.name for entry in registry.entries() if cast(Format, entry.load()).sniff(path)]
     if not matches:
         raise DatasetError(
             f"{path}: not a dataset this plugin recognises (looked for: "
             "data/test/metadata.jsonl or metadata.jsonl (pointerbench), screenspot_*.json (screenspot), "
             "annotations/*.json (screenspot-pro), annotations.json (harness)); "
-            f"force one with FORMAT:PATH, formats: {', '.join(registry.names())}")
+            f"force one with FORMAT:PATH, formats: {', '.join(registry.names())}"
+        )
     # The built-in sniffers are exclusive by construction; the first wins if a plugin's overlaps.
     return matches[0]
 
@@ -113,7 +128,7 @@ def gc_paused():
             gc.enable()
 
 
-def assign_uids(dataset_name: str, samples: Sequence[Sample]) -> Tuple[Sample, ...]:
+def assign_uids(dataset_name: str, samples: Sequence[Sample]) -> tuple[Sample, ...]:
     """Test-id slugs from dataset, id, app and element type; sorted for identical collection on
     every xdist worker; made unique deterministically (pytest would suffix duplicates silently).
     Values that repeat across rows (apps, platforms, image paths) are shared, not held once per
@@ -122,7 +137,7 @@ def assign_uids(dataset_name: str, samples: Sequence[Sample]) -> Tuple[Sample, .
     shared: dict = {}
     slugs: dict = {}
     seen: dict = {}
-    out: List[Sample] = []
+    out: list[Sample] = []
     for sample in ordered:
         app = shared.setdefault(sample.app, sample.app)
         kind = shared.setdefault(sample.element_type, sample.element_type)
@@ -132,16 +147,23 @@ def assign_uids(dataset_name: str, samples: Sequence[Sample]) -> Tuple[Sample, .
         count = seen.get(base, 0) + 1
         seen[base] = count
         uid = base if count == 1 else f"{base}-dup{count}"
-        out.append(dataclasses.replace(
-            sample, dataset=dataset_name, uid=uid, app=app, element_type=kind,
-            image=shared.setdefault(sample.image, sample.image),
-            app_category=shared.setdefault(sample.app_category, sample.app_category),
-            platform=shared.setdefault(sample.platform, sample.platform),
-            image_size=shared.setdefault(sample.image_size, sample.image_size)))
+        out.append(
+            dataclasses.replace(
+                sample,
+                dataset=dataset_name,
+                uid=uid,
+                app=app,
+                element_type=kind,
+                image=shared.setdefault(sample.image, sample.image),
+                app_category=shared.setdefault(sample.app_category, sample.app_category),
+                platform=shared.setdefault(sample.platform, sample.platform),
+                image_size=shared.setdefault(sample.image_size, sample.image_size),
+            )
+        )
     return tuple(out)
 
 
-def screen_groups(samples: Sequence[Sample], workers: int) -> List[str]:
+def screen_groups(samples: Sequence[Sample], workers: int) -> list[str]:
     """A group name per sample: one group per screen (dataset and image), so that under xdist a
     detector's per-screen cache serves every instruction on a screen from one worker. A screen
     holding more than its share of the run (1 / (2 x workers) of the samples) is split into parts,
@@ -151,7 +173,7 @@ def screen_groups(samples: Sequence[Sample], workers: int) -> List[str]:
     names: dict = {}  # (dataset, image) -> group name
     taken: set = set()
     sizes: dict = {}
-    out: List[str] = []
+    out: list[str] = []
     for sample in samples:
         screen = (sample.dataset, sample.image)
         if screen not in names:
@@ -177,5 +199,13 @@ def fingerprint(files: Iterable[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-__all__ = ["Dataset", "DatasetError", "Format", "load_dataset", "builtin_registry", "screen_groups", "split_spec",
-           "slug"]
+__all__ = [
+    "Dataset",
+    "DatasetError",
+    "Format",
+    "builtin_registry",
+    "load_dataset",
+    "screen_groups",
+    "slug",
+    "split_spec",
+]

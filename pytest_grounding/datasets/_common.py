@@ -6,9 +6,10 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from ..types import Box, Sample
 
@@ -61,7 +62,7 @@ def read_json(path: Path) -> Any:
         raise DatasetError(f"{path}: unreadable JSON value: {exc}") from None
 
 
-def read_jsonl(path: Path) -> List[Tuple[int, Any]]:
+def read_jsonl(path: Path) -> list[tuple[int, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -79,7 +80,7 @@ def read_jsonl(path: Path) -> List[Tuple[int, Any]]:
     return rows
 
 
-def four_numbers(value: Any) -> Optional[Tuple[float, float, float, float]]:
+def four_numbers(value: Any) -> tuple[float, float, float, float] | None:
     if not isinstance(value, (list, tuple)) or len(value) != 4:
         return None
     try:
@@ -91,7 +92,7 @@ def four_numbers(value: Any) -> Optional[Tuple[float, float, float, float]]:
     return numbers  # type: ignore[return-value]
 
 
-def two_numbers(value: Any) -> Optional[Tuple[float, float]]:
+def two_numbers(value: Any) -> tuple[float, float] | None:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         return None
     try:
@@ -101,14 +102,14 @@ def two_numbers(value: Any) -> Optional[Tuple[float, float]]:
     return (x, y) if math.isfinite(x) and math.isfinite(y) else None
 
 
-def size_of(value: Any) -> Optional[Tuple[int, int]]:
+def size_of(value: Any) -> tuple[int, int] | None:
     pair = two_numbers(value)
     if pair is None or pair[0] <= 0 or pair[1] <= 0:
         return None
     return (int(pair[0]), int(pair[1]))
 
 
-def box_defect(box: Optional[Box], raw: Any) -> Optional[str]:
+def box_defect(box: Box | None, raw: Any) -> str | None:
     if box is None:
         return f"unusable bbox {raw!r}"
     if not box.is_valid:
@@ -116,7 +117,7 @@ def box_defect(box: Optional[Box], raw: Any) -> Optional[str]:
     return None
 
 
-def outside_note(sample_id: str, box: Box, size: Optional[Tuple[int, int]]) -> Optional[str]:
+def outside_note(sample_id: str, box: Box, size: tuple[int, int] | None) -> str | None:
     if size is not None and box.is_valid and not box.inside(*size):
         return f"{sample_id}: bbox {box.as_list()} extends outside the {size[0]}x{size[1]} image"
     return None
@@ -135,9 +136,9 @@ class DatasetRoot:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self._folders: Dict[Path, bool] = {}
+        self._folders: dict[Path, bool] = {}
 
-    def problem(self, image: Path, raw: Any) -> Optional[str]:
+    def problem(self, image: Path, raw: Any) -> str | None:
         inside = self._folders.get(image.parent)
         if inside is None:
             inside = self._folders[image.parent] = _within(image.parent.resolve(), self.root)
@@ -152,22 +153,40 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def row_failure(sample_id: str, image: Path, problems: List[str], exc: Exception) -> Sample:
+def row_failure(sample_id: str, image: Path, problems: list[str], exc: Exception) -> Sample:
     """A row whose values could not be converted at all: that row's error, the others load."""
-    return build_sample(sample_id=sample_id, image=image, instruction="", box=None,
-                        raw_box=f"(row unreadable: {type(exc).__name__}: {str(exc)[:200]})", problems=problems)
+    return build_sample(
+        sample_id=sample_id,
+        image=image,
+        instruction="",
+        box=None,
+        raw_box=f"(row unreadable: {type(exc).__name__}: {str(exc)[:200]})",
+        problems=problems,
+    )
 
 
 def text(value: Any, default: str = "") -> str:
     return default if value is None else str(value).strip() or default
 
 
-def build_sample(*, sample_id: str, image: Path, instruction: Any, box: Optional[Box], raw_box: Any,
-                 problems: List[str], root: Optional[DatasetRoot] = None, raw_image: Any = None,
-                 element_type: Any = None, app: Any = None,
-                 app_category: Any = None, platform: Any = None,
-                 image_size: Optional[Tuple[int, int]] = None, point: Optional[Tuple[float, float]] = None,
-                 extra: Optional[dict] = None) -> Sample:
+def build_sample(
+    *,
+    sample_id: str,
+    image: Path,
+    instruction: Any,
+    box: Box | None,
+    raw_box: Any,
+    problems: list[str],
+    root: DatasetRoot | None = None,
+    raw_image: Any = None,
+    element_type: Any = None,
+    app: Any = None,
+    app_category: Any = None,
+    platform: Any = None,
+    image_size: tuple[int, int] | None = None,
+    point: tuple[float, float] | None = None,
+    extra: dict | None = None,
+) -> Sample:
     """One Sample from converted fields; what cannot be scored becomes its `defect`, what is
     merely odd (a box past the image edge) goes to the dataset's problems."""
     defect = root.problem(image, raw_image if raw_image is not None else image) if root is not None else None
@@ -180,9 +199,18 @@ def build_sample(*, sample_id: str, image: Path, instruction: Any, box: Optional
         if note:
             problems.append(note)
     return Sample(
-        dataset="", id=sample_id, uid="", image=image, instruction=instruction_text,
+        dataset="",
+        id=sample_id,
+        uid="",
+        image=image,
+        instruction=instruction_text,
         bbox=box if box is not None else PLACEHOLDER_BOX,
-        element_type=text(element_type, "other").lower(), app=text(app, "unknown"),
-        app_category=text(app_category, "unknown"), platform=text(platform, "unknown"),
-        image_size=image_size, point=point, defect=defect, extra=dict(extra or {}),
+        element_type=text(element_type, "other").lower(),
+        app=text(app, "unknown"),
+        app_category=text(app_category, "unknown"),
+        platform=text(platform, "unknown"),
+        image_size=image_size,
+        point=point,
+        defect=defect,
+        extra=dict(extra or {}),
     )

@@ -6,14 +6,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Tuple
 
 from ..types import Box
-from ._common import (DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure,
-                      size_of, two_numbers)
+from ._common import (
+    DatasetError,
+    DatasetRoot,
+    Format,
+    Loaded,
+    build_sample,
+    four_numbers,
+    read_json,
+    row_failure,
+    size_of,
+    two_numbers,
+)
 
 
-def annotation_file(path: Path) -> Optional[Path]:
+def annotation_file(path: Path) -> Path | None:
     candidate = path if path.is_file() else path / "annotations.json"
     if candidate.is_file() and candidate.name == "annotations.json":
         return candidate
@@ -25,7 +34,7 @@ def image_path(folder: Path, name: str) -> Path:
     return direct if direct.exists() or not (folder / "images" / name).exists() else folder / "images" / name
 
 
-def header_size(path: Path) -> Optional[Tuple[int, int]]:
+def header_size(path: Path) -> tuple[int, int] | None:
     """Image size from the file header (no decode), for rows that declare none."""
     from PIL import Image
 
@@ -43,7 +52,7 @@ def load(path: Path) -> Loaded:
     document = read_json(file)
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise DatasetError(f"{file}: expected an object with a 'samples' list")
-    problems: List[str] = []
+    problems: list[str] = []
     root = DatasetRoot(file.parent)
     samples = []
     for index, entry in enumerate(document["samples"]):
@@ -61,30 +70,58 @@ def load(path: Path) -> Loaded:
             sample_id = f"{screen_id}-{position}"
             try:
                 sample_id = f"{screen_id}-{element.get('id') or position}"
-                samples.append(_element_sample(document, entry, element, sample_id=sample_id, image=image,
-                                               size=size, declared=declared, screen_id=screen_id,
-                                               root=root, problems=problems))
+                samples.append(
+                    _element_sample(
+                        document,
+                        entry,
+                        element,
+                        sample_id=sample_id,
+                        image=image,
+                        size=size,
+                        declared=declared,
+                        screen_id=screen_id,
+                        root=root,
+                        problems=problems,
+                    )
+                )
             except (TypeError, ValueError, OverflowError) as exc:
                 samples.append(row_failure(sample_id, image, problems, exc))
-    return Loaded(name=str(document.get("dataset") or file.parent.name), samples=samples, files=[file],
-                  problems=problems)
+    return Loaded(
+        name=str(document.get("dataset") or file.parent.name), samples=samples, files=[file], problems=problems
+    )
 
 
-def _element_sample(document: dict, entry: dict, element: dict, *, sample_id: str, image: Path,
-                    size: Optional[Tuple[int, int]], declared: Optional[Tuple[int, int]], screen_id: str,
-                    root: DatasetRoot, problems: List[str]):
+def _element_sample(
+    document: dict,
+    entry: dict,
+    element: dict,
+    *,
+    sample_id: str,
+    image: Path,
+    size: tuple[int, int] | None,
+    declared: tuple[int, int] | None,
+    screen_id: str,
+    root: DatasetRoot,
+    problems: list[str],
+):
     raw_box = element.get("bbox")
     numbers = four_numbers(raw_box)
     box = Box.from_normalized(*numbers, *size) if numbers and size else None
     click = two_numbers(element.get("click_point"))
     return build_sample(
-        sample_id=sample_id, image=image, root=root, raw_image=entry["image"],
+        sample_id=sample_id,
+        image=image,
+        root=root,
+        raw_image=entry["image"],
         instruction=element.get("instruction") or element.get("text"),
-        box=box, raw_box=raw_box if size else f"{raw_box!r} (image size unknown)",
-        problems=problems, element_type=element.get("type"),
+        box=box,
+        raw_box=raw_box if size else f"{raw_box!r} (image size unknown)",
+        problems=problems,
+        element_type=element.get("type"),
         app=element.get("app") or entry.get("app") or document.get("dataset"),
         app_category=element.get("app_category") or entry.get("app_category"),
-        platform=element.get("platform") or entry.get("platform"), image_size=declared,
+        platform=element.get("platform") or entry.get("platform"),
+        image_size=declared,
         point=(click[0] * size[0], click[1] * size[1]) if click and size else None,
         extra={"text": element.get("text"), "screen_id": screen_id},
     )

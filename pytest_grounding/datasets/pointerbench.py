@@ -5,17 +5,36 @@ the file itself. The synthetic default is written in this layout."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 from ..types import Box
-from ._common import (DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_jsonl, row_failure,
-                      size_of, two_numbers)
+from ._common import (
+    DatasetError,
+    DatasetRoot,
+    Format,
+    Loaded,
+    build_sample,
+    four_numbers,
+    read_jsonl,
+    row_failure,
+    size_of,
+    two_numbers,
+)
 
-_KNOWN = {"file_name", "id", "instruction", "bbox", "point", "element_type", "app", "app_category",
-          "platform", "image_size"}
+_KNOWN = {
+    "file_name",
+    "id",
+    "instruction",
+    "bbox",
+    "point",
+    "element_type",
+    "app",
+    "app_category",
+    "platform",
+    "image_size",
+}
 
 
-def metadata_file(path: Path) -> Optional[Path]:
+def metadata_file(path: Path) -> Path | None:
     if path.is_file():
         return path if path.name == "metadata.jsonl" else None
     for candidate in (path / "data" / "test" / "metadata.jsonl", path / "metadata.jsonl"):
@@ -35,7 +54,7 @@ def load(path: Path) -> Loaded:
     meta = metadata_file(path)
     if meta is None:
         raise DatasetError(f"{path}: no data/test/metadata.jsonl or metadata.jsonl")
-    problems: List[str] = []
+    problems: list[str] = []
     root = DatasetRoot(path if path.is_dir() else meta.parent)
     samples = []
     for lineno, row in read_jsonl(meta):
@@ -50,15 +69,25 @@ def load(path: Path) -> Loaded:
             sample_id = str(row.get("id") or sample_id)
             raw_box = row.get("bbox")
             numbers = four_numbers(raw_box)
-            samples.append(build_sample(
-                sample_id=sample_id, image=image, instruction=row.get("instruction"),
-                box=Box(*numbers) if numbers else None, raw_box=raw_box, problems=problems,
-                root=root, raw_image=file_name,
-                element_type=row.get("element_type") or row.get("data_type"), app=row.get("app"),
-                app_category=row.get("app_category"), platform=row.get("platform"),
-                image_size=size_of(row.get("image_size")), point=two_numbers(row.get("point")),
-                extra={k: v for k, v in row.items() if k not in _KNOWN},
-            ))
+            samples.append(
+                build_sample(
+                    sample_id=sample_id,
+                    image=image,
+                    instruction=row.get("instruction"),
+                    box=Box(*numbers) if numbers else None,
+                    raw_box=raw_box,
+                    problems=problems,
+                    root=root,
+                    raw_image=file_name,
+                    element_type=row.get("element_type") or row.get("data_type"),
+                    app=row.get("app"),
+                    app_category=row.get("app_category"),
+                    platform=row.get("platform"),
+                    image_size=size_of(row.get("image_size")),
+                    point=two_numbers(row.get("point")),
+                    extra={k: v for k, v in row.items() if k not in _KNOWN},
+                )
+            )
         except (TypeError, ValueError, OverflowError) as exc:
             samples.append(row_failure(sample_id, image, problems, exc))
     return Loaded(name=dataset_name(meta), samples=samples, files=[meta], problems=problems)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 from ..types import Box
 from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure
@@ -13,14 +12,14 @@ from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, fo
 IMAGE_DIRS = ("images", "screenspot_imgs", "imgs", ".")
 
 
-def annotation_files(path: Path) -> List[Path]:
+def annotation_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path] if path.name.startswith("screenspot_") and path.suffix == ".json" else []
     return sorted(path.glob("screenspot_*.json"))
 
 
 def split_of(file: Path) -> str:
-    return file.stem[len("screenspot_"):].replace("_v2", "")
+    return file.stem[len("screenspot_") :].replace("_v2", "")
 
 
 def image_root(folder: Path) -> Path:
@@ -35,7 +34,7 @@ def load(path: Path) -> Loaded:
     if not files:
         raise DatasetError(f"{path}: no screenspot_*.json annotation files")
     images = image_root(files[0].parent)
-    problems: List[str] = []
+    problems: list[str] = []
     root = DatasetRoot(files[0].parent)
     samples = []
     for file in files:
@@ -51,17 +50,28 @@ def load(path: Path) -> Loaded:
             try:
                 raw_box = row.get("bbox")
                 numbers = four_numbers(raw_box)
-                samples.append(build_sample(
-                    sample_id=sample_id, image=image, root=root, raw_image=row["img_filename"],
-                    instruction=row.get("instruction"), box=Box.from_xywh(*numbers) if numbers else None,
-                    raw_box=raw_box, problems=problems, element_type=row.get("data_type"),
-                    app=row.get("data_source"), app_category=split, platform=split,
-                    extra={"split": split, "version": version, "source_file": file.name},
-                ))
+                samples.append(
+                    build_sample(
+                        sample_id=sample_id,
+                        image=image,
+                        root=root,
+                        raw_image=row["img_filename"],
+                        instruction=row.get("instruction"),
+                        box=Box.from_xywh(*numbers) if numbers else None,
+                        raw_box=raw_box,
+                        problems=problems,
+                        element_type=row.get("data_type"),
+                        app=row.get("data_source"),
+                        app_category=split,
+                        platform=split,
+                        extra={"split": split, "version": version, "source_file": file.name},
+                    )
+                )
             except (TypeError, ValueError, OverflowError) as exc:
                 samples.append(row_failure(sample_id, image, problems, exc))
-    return Loaded(name=path.name if path.is_dir() else path.parent.name, samples=samples, files=files,
-                  problems=problems)
+    return Loaded(
+        name=path.name if path.is_dir() else path.parent.name, samples=samples, files=files, problems=problems
+    )
 
 
 FORMAT = Format("screenspot", sniff=lambda p: bool(annotation_files(p)), load=load)

@@ -5,14 +5,22 @@ instruction, id, application, platform, img_size [w, h], ui_type (text|icon), gr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 from ..types import Box
-from ._common import (DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure,
-                      size_of)
+from ._common import (
+    DatasetError,
+    DatasetRoot,
+    Format,
+    Loaded,
+    build_sample,
+    four_numbers,
+    read_json,
+    row_failure,
+    size_of,
+)
 
 
-def annotation_files(path: Path) -> List[Path]:
+def annotation_files(path: Path) -> list[Path]:
     folder = path / "annotations" if path.is_dir() else None
     return sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []
 
@@ -28,7 +36,7 @@ def load(path: Path) -> Loaded:
     files = annotation_files(path)
     if not files:
         raise DatasetError(f"{path}: no annotations/*.json")
-    problems: List[str] = []
+    problems: list[str] = []
     root = DatasetRoot(path)
     samples = []
     for file in files:
@@ -44,14 +52,24 @@ def load(path: Path) -> Loaded:
                 sample_id = str(row.get("id") or sample_id)
                 raw_box = row.get("bbox")
                 numbers = four_numbers(raw_box)
-                samples.append(build_sample(
-                    sample_id=sample_id, image=image, root=root, raw_image=row["img_filename"],
-                    instruction=row.get("instruction"), box=Box(*numbers) if numbers else None,
-                    raw_box=raw_box, problems=problems, element_type=row.get("ui_type"),
-                    app=row.get("application"), app_category=row.get("group"), platform=row.get("platform"),
-                    image_size=size_of(row.get("img_size")),
-                    extra={"instruction_cn": row.get("instruction_cn"), "source_file": file.name},
-                ))
+                samples.append(
+                    build_sample(
+                        sample_id=sample_id,
+                        image=image,
+                        root=root,
+                        raw_image=row["img_filename"],
+                        instruction=row.get("instruction"),
+                        box=Box(*numbers) if numbers else None,
+                        raw_box=raw_box,
+                        problems=problems,
+                        element_type=row.get("ui_type"),
+                        app=row.get("application"),
+                        app_category=row.get("group"),
+                        platform=row.get("platform"),
+                        image_size=size_of(row.get("img_size")),
+                        extra={"instruction_cn": row.get("instruction_cn"), "source_file": file.name},
+                    )
+                )
             except (TypeError, ValueError, OverflowError) as exc:
                 samples.append(row_failure(sample_id, image, problems, exc))
     return Loaded(name=path.name, samples=samples, files=files, problems=problems)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
-from typing import Any, Dict, Tuple
+from typing import Any
 
 from ..registry import Registry
 from .base import Detector, close, describe
@@ -16,8 +16,14 @@ ENTRY_POINT_GROUP = "pytest_grounding.detectors"
 
 BUILTIN = {
     "center": ("pytest_grounding.detectors.floors:CenterDetector", "the image centre (sanity floor)"),
-    "random": ("pytest_grounding.detectors.floors:RandomDetector", "a seeded uniform random click (floor); option seed=N"),
-    "ocr": ("pytest_grounding.detectors.ocr:OcrDetector", "RapidOCR text boxes + lexical/semantic matching (extra: ocr)"),
+    "random": (
+        "pytest_grounding.detectors.floors:RandomDetector",
+        "a seeded uniform random click (floor); option seed=N",
+    ),
+    "ocr": (
+        "pytest_grounding.detectors.ocr:OcrDetector",
+        "RapidOCR text boxes + lexical/semantic matching (extra: ocr)",
+    ),
     "uitars": ("pytest_grounding.detectors.uitars:UITarsDetector", "UI-TARS in-process; model=PATH (extra: uitars)"),
     "openai": ("pytest_grounding.detectors.served:OpenAIDetector", "OpenAI-compatible server (extra: openai)"),
     "omniparser": ("pytest_grounding.detectors.omniparser:OmniParserDetector", "OmniParser v2 icons + OCR merge"),
@@ -35,11 +41,11 @@ def builtin_registry() -> Registry:
     return registry
 
 
-def parse_spec(spec: str, *, raw: bool = False) -> Tuple[str, Dict[str, Any]]:
+def parse_spec(spec: str, *, raw: bool = False) -> tuple[str, dict[str, Any]]:
     """`name` or `name:key=value,key=value`. Values that look numeric become numbers unless `raw`
     (then `bind_options` converts them by the detector's own signature)."""
     name, _, rest = spec.partition(":")
-    options: Dict[str, Any] = {}
+    options: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep:
@@ -61,14 +67,14 @@ class OptionError(ValueError):
     """A detector option that the detector does not take, or a value of the wrong kind."""
 
 
-def option_kinds(factory: Any) -> Tuple[Dict[str, Tuple[str, Any]], bool]:
+def option_kinds(factory: Any) -> tuple[dict[str, tuple[str, Any]], bool]:
     """{option: (kind, default)} from the factory's signature (kind: bool, int, float, str or any),
     and whether it takes **kwargs (then unknown names are its business)."""
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
         return {}, True
-    kinds: Dict[str, Tuple[str, Any]] = {}
+    kinds: dict[str, tuple[str, Any]] = {}
     open_ended = False
     for parameter in signature.parameters.values():
         if parameter.kind is parameter.VAR_KEYWORD:
@@ -88,19 +94,19 @@ def _kind_of(default: Any, annotation: Any) -> str:
         if isinstance(default, kind):
             return kind.__name__
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-    for kind in ("bool", "int", "float", "str", "Path"):
-        if kind in str(text):
-            return "str" if kind == "Path" else kind
+    for name in ("bool", "int", "float", "str", "Path"):
+        if name in str(text):
+            return "str" if name == "Path" else name
     return "any"
 
 
-def bind_options(name: str, factory: Any, options: Dict[str, str]) -> Dict[str, Any]:
+def bind_options(name: str, factory: Any, options: dict[str, str]) -> dict[str, Any]:
     """Raw `key=value` strings -> keyword arguments for the factory, checked against its
     signature: an unknown name or a value of the wrong kind is an OptionError that lists the
     detector's options (with "did you mean")."""
     kinds, open_ended = option_kinds(factory)
     listing = ", ".join(f"{key}={default!r} ({kind})" for key, (kind, default) in kinds.items()) or "(none)"
-    bound: Dict[str, Any] = {}
+    bound: dict[str, Any] = {}
     for key, text in options.items():
         if key not in kinds:
             if open_ended:
@@ -146,5 +152,14 @@ def _convert(text: str, kind: str) -> Any:
     return value
 
 
-__all__ = ["Detector", "builtin_registry", "parse_spec", "bind_options", "OptionError", "describe", "close",
-           "ENTRY_POINT_GROUP", "EXTRAS"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EXTRAS",
+    "Detector",
+    "OptionError",
+    "bind_options",
+    "builtin_registry",
+    "close",
+    "describe",
+    "parse_spec",
+]

@@ -7,8 +7,9 @@ Boxes are numpy float arrays of rows x1, y1, x2, y2 in pixels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,14 +35,13 @@ class Letterbox:
     top: int
 
     @classmethod
-    def fit(cls, width: int, height: int, size: int = 640) -> "Letterbox":
+    def fit(cls, width: int, height: int, size: int = 640) -> Letterbox:
         """Ultralytics' LetterBox(auto=False, center=True): the split of an odd padding and the
         rounding of the scaled size are theirs, so boxes map back exactly as their scale_boxes does."""
         gain = min(size / height, size / width)
         new_width, new_height = int(round(width * gain)), int(round(height * gain))
         pad_x, pad_y = (size - new_width) / 2.0, (size - new_height) / 2.0
-        return cls(width, height, size, gain, new_width, new_height,
-                   int(round(pad_x - 0.1)), int(round(pad_y - 0.1)))
+        return cls(width, height, size, gain, new_width, new_height, int(round(pad_x - 0.1)), int(round(pad_y - 0.1)))
 
     def to_original(self, boxes: np.ndarray) -> np.ndarray:
         """Boxes in the letterboxed frame -> pixels of the original image, clipped to it."""
@@ -59,7 +59,7 @@ class Letterbox:
         return out
 
 
-def letterbox_image(image: "Image", size: int = 640) -> Tuple[np.ndarray, Letterbox]:
+def letterbox_image(image: Image, size: int = 640) -> tuple[np.ndarray, Letterbox]:
     """The model input (float32 [1, 3, size, size], RGB, 0..1) and the letterbox that made it.
     Resized with OpenCV's bilinear, as Ultralytics does (PIL's bilinear antialiases when it
     shrinks, which shifts the detector's scores)."""
@@ -70,12 +70,12 @@ def letterbox_image(image: "Image", size: int = 640) -> Tuple[np.ndarray, Letter
     if (box.new_width, box.new_height) != (box.width, box.height):
         rgb = cv2.resize(rgb, (box.new_width, box.new_height), interpolation=cv2.INTER_LINEAR)
     canvas = np.full((size, size, 3), PAD_VALUE, dtype=np.uint8)
-    canvas[box.top:box.top + box.new_height, box.left:box.left + box.new_width] = rgb
+    canvas[box.top : box.top + box.new_height, box.left : box.left + box.new_width] = rgb
     tensor = canvas.transpose(2, 0, 1)[None].astype(np.float32) / 255.0
     return np.ascontiguousarray(tensor), box
 
 
-def decode(output: np.ndarray, conf: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+def decode(output: np.ndarray, conf: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Raw `[1, 5, N]` (cx, cy, w, h, score per anchor) -> (boxes x1y1x2y2, scores) of the anchors
     scoring above `conf` (strictly, as Ultralytics), still in the letterboxed frame."""
     rows = np.asarray(output, dtype=np.float32).reshape(5, -1).T
@@ -97,14 +97,15 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou: float, max_detections: int =
         return np.zeros(0, dtype=np.int64)
     xywh = np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]])
     # score_threshold 0 (it keeps scores above it): the confidence filter is decode()'s, not this one's
-    keep = cv2.dnn.NMSBoxes(xywh.tolist(), np.asarray(scores, dtype=np.float64).tolist(), 0.0, float(iou))
-    keep = np.asarray(keep, dtype=np.int64).reshape(-1)
+    kept = cv2.dnn.NMSBoxes(xywh.tolist(), np.asarray(scores, dtype=np.float64).tolist(), 0.0, float(iou))
+    keep = np.asarray(kept, dtype=np.int64).reshape(-1)
     order = keep[np.argsort(-np.asarray(scores)[keep], kind="stable")]
     return order[:max_detections]
 
 
-def detections(output: np.ndarray, letterbox: Letterbox, conf: float = 0.05,
-               iou: float = 0.1) -> Tuple[np.ndarray, np.ndarray]:
+def detections(
+    output: np.ndarray, letterbox: Letterbox, conf: float = 0.05, iou: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
     """Decode, NMS in the letterboxed frame (as Ultralytics), map back: (boxes, scores) in pixels
     of the original image, best first; boxes that clip to nothing are dropped."""
     boxes, scores = decode(output, conf)
@@ -115,6 +116,7 @@ def detections(output: np.ndarray, letterbox: Letterbox, conf: float = 0.05,
 
 
 # --- OmniParser's merge of icon and text boxes (its util/utils.py remove_overlap_new) ---------
+
 
 def area(box: Sequence[float]) -> float:
     return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
@@ -146,14 +148,19 @@ class Element:
     content (None when it holds none). `texts` are the indices of those texts in the OCR list."""
 
     type: str  # text | icon
-    box: Tuple[float, float, float, float]
-    content: Optional[str]
-    texts: Tuple[int, ...] = ()
-    score: Optional[float] = None
+    box: tuple[float, float, float, float]
+    content: str | None
+    texts: tuple[int, ...] = ()
+    score: float | None = None
 
 
-def merge(icons: Sequence[Sequence[float]], texts: Sequence[Tuple[Sequence[float], str]],
-          iou: float = 0.7, inside: float = 0.8, icon_scores: Optional[Sequence[float]] = None) -> List[Element]:
+def merge(
+    icons: Sequence[Sequence[float]],
+    texts: Sequence[tuple[Sequence[float], str]],
+    iou: float = 0.7,
+    inside: float = 0.8,
+    icon_scores: Sequence[float] | None = None,
+) -> list[Element]:
     """OmniParser's overlap rules:
 
     1. Of two icon boxes that overlap more than `iou` (OmniParser's overlap()), the larger goes.
@@ -167,12 +174,11 @@ def merge(icons: Sequence[Sequence[float]], texts: Sequence[Tuple[Sequence[float
     rule 2 took texts for that icon, those texts are lost with it; here they stay texts."""
     icon_boxes = [tuple(float(v) for v in b) for b in icons]
     taken: dict = {}  # text index -> icon index
-    kept_icons: List[Tuple[int, Tuple[int, ...]]] = []
+    kept_icons: list[tuple[int, tuple[int, ...]]] = []
     for i, box in enumerate(icon_boxes):
-        if any(j != i and overlap(box, other) > iou and area(box) > area(other)
-               for j, other in enumerate(icon_boxes)):
+        if any(j != i and overlap(box, other) > iou and area(box) > area(other) for j, other in enumerate(icon_boxes)):
             continue
-        claimed: List[int] = []
+        claimed: list[int] = []
         dropped = False
         for t, (text_box, _) in enumerate(texts):
             if t in taken:
@@ -187,10 +193,13 @@ def merge(icons: Sequence[Sequence[float]], texts: Sequence[Tuple[Sequence[float
         for t in claimed:
             taken[t] = i
         kept_icons.append((i, tuple(claimed)))
-    elements = [Element("text", tuple(float(v) for v in box), text, (t,))
-                for t, (box, text) in enumerate(texts) if t not in taken]
-    for i, claimed in kept_icons:
-        content = " ".join(texts[t][1] for t in claimed) or None
+    elements = [Element("text", _box4(box), text, (t,)) for t, (box, text) in enumerate(texts) if t not in taken]
+    for i, inside_texts in kept_icons:
+        content = " ".join(texts[t][1] for t in inside_texts) or None
         score = float(icon_scores[i]) if icon_scores is not None else None
-        elements.append(Element("icon", icon_boxes[i], content, claimed, score))
+        elements.append(Element("icon", _box4(icon_boxes[i]), content, inside_texts, score))
     return elements
+
+
+def _box4(box: Sequence[float]) -> tuple[float, float, float, float]:
+    return (float(box[0]), float(box[1]), float(box[2]), float(box[3]))

@@ -1,10 +1,12 @@
 """What a detector is: an object with a name, `predict(query) -> Prediction`, and optional
-`describe()` (settings and runtime facts for the report) and `close()`."""
+`describe()` (settings and runtime facts for the report) and `close()`; one that also answers the
+element-at-click task (`--grounding-task locate`) has `locate(query) -> Prediction` (a `Locator`)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from ..locate import LocateQuery
 from ..types import Prediction, Query
 
 
@@ -15,10 +17,22 @@ class Detector(Protocol):
     def predict(self, query: Query) -> Prediction: ...
 
 
-def describe(detector: Any) -> Dict[str, Any]:
+@runtime_checkable
+class Locator(Protocol):
+    """Answers the element-at-click task: the image and a recorded click point (`query.point`) in,
+    the box of the element under it out (`Prediction(box=...)`), never seeing the target."""
+
+    name: str
+
+    def locate(self, query: LocateQuery) -> Prediction: ...
+
+
+def describe(detector: Any) -> dict[str, Any]:
     """The detector's own description, or just its name and class."""
-    info: Dict[str, Any] = {"name": getattr(detector, "name", type(detector).__name__),
-                            "class": f"{type(detector).__module__}.{type(detector).__qualname__}"}
+    info: dict[str, Any] = {
+        "name": getattr(detector, "name", type(detector).__name__),
+        "class": f"{type(detector).__module__}.{type(detector).__qualname__}",
+    }
     fn = getattr(detector, "describe", None)
     if callable(fn):
         info.update(fn())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from typing import Any, Dict
+from typing import Any
 
 from ..locate import FLOOR_BOX_SIDE, LocateQuery, box_around
 from ..types import Prediction, Query
@@ -31,7 +31,7 @@ class CenterDetector:
     def locate(self, query: LocateQuery) -> Prediction:
         return _floor_locate(query, FLOOR_BOX_SIDE)
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         return {"kind": "floor"}
 
 
@@ -53,5 +53,5 @@ class RandomDetector:
     def locate(self, query: LocateQuery) -> Prediction:
         return _floor_locate(query, FLOOR_BOX_SIDE)
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         return {"kind": "floor", "seed": self.seed}

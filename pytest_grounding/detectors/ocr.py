@@ -14,11 +14,12 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any
 
 from ..textmatch import Label, MiniLmEmbedder, Thresholds, choose
 from ..types import Box, Prediction, Query
@@ -51,8 +52,8 @@ class ScreenText:
 
 @dataclass(frozen=True)
 class ParsedScreen:
-    texts: Tuple[ScreenText, ...]
-    labels: Tuple[Label, ...]
+    texts: tuple[ScreenText, ...]
+    labels: tuple[Label, ...]
     ocr_seconds: float
 
 
@@ -77,7 +78,7 @@ class EngineSettings:
     rec_batch: int = 1
     rec_width: int = 48
 
-    def resolved(self) -> "EngineSettings":
+    def resolved(self) -> EngineSettings:
         """The settings with `threads` made concrete (so equal engines share one cache entry)."""
         if self.device not in ("auto", "cpu"):
             raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {self.device!r}")
@@ -93,44 +94,54 @@ def quad_box(quad: Quad) -> Box:
 
 
 def _union(boxes: Sequence[Box]) -> Box:
-    return Box(min(b.x1 for b in boxes), min(b.y1 for b in boxes),
-               max(b.x2 for b in boxes), max(b.y2 for b in boxes))
+    return Box(min(b.x1 for b in boxes), min(b.y1 for b in boxes), max(b.x2 for b in boxes), max(b.y2 for b in boxes))
 
 
-def screen_texts(lines: Sequence[Tuple[str, Quad, float]],
-                 words: Sequence[Sequence[Tuple[str, float, Quad]]],
-                 max_span_words: int = 3) -> Tuple[ScreenText, ...]:
+def screen_texts(
+    lines: Sequence[tuple[str, Quad, float]],
+    words: Sequence[Sequence[tuple[str, float, Quad]]],
+    max_span_words: int = 3,
+) -> tuple[ScreenText, ...]:
     """Candidates from OCR output: every line; for a line of several words, each word and, in
     lines of labels (menus, toolbars: at most MAX_LABEL_WORDS words), each run of
     2..max_span_words words ("Save As" inside "File Save As Print"). `words[i]` holds line i's
     words (empty when RapidOCR gave none)."""
-    texts: List[ScreenText] = []
-    for (line_text, quad, confidence), line_words in zip(lines, words):
+    texts: list[ScreenText] = []
+    for (line_text, quad, confidence), line_words in zip(lines, words, strict=True):
         count = max(1, len(line_words))
         texts.append(ScreenText(line_text.strip(), quad_box(quad), float(confidence), "line", count))
         if count < 2:
             continue
         word_boxes = [quad_box(q) for _, _, q in line_words]
-        for (word, word_conf, _), box in zip(line_words, word_boxes):
+        for (word, word_conf, _), box in zip(line_words, word_boxes, strict=True):
             texts.append(ScreenText(word, box, float(word_conf), "word", count))
         if count > MAX_LABEL_WORDS:
             continue
         for size in range(2, min(max_span_words, count - 1) + 1):
             for start in range(count - size + 1):
-                run = line_words[start:start + size]
-                texts.append(ScreenText(" ".join(w for w, _, _ in run), _union(word_boxes[start:start + size]),
-                                        min(float(c) for _, c, _ in run), "span", count))
+                run = line_words[start : start + size]
+                texts.append(
+                    ScreenText(
+                        " ".join(w for w, _, _ in run),
+                        _union(word_boxes[start : start + size]),
+                        min(float(c) for _, c, _ in run),
+                        "span",
+                        count,
+                    )
+                )
     return tuple(t for t in texts if t.text)
 
 
-def words_by_line(line_texts: Sequence[str], word_groups: Sequence[Sequence[Tuple[str, float, Quad]]]
-                  ) -> List[Sequence[Tuple[str, float, Quad]]]:
+def words_by_line(
+    line_texts: Sequence[str], word_groups: Sequence[Sequence[tuple[str, float, Quad]]]
+) -> list[Sequence[tuple[str, float, Quad]]]:
     """RapidOCR drops the word groups of some lines (and then its groups no longer line up with
     its lines): give each line the next group whose words spell it, or none."""
+
     def letters(text: str) -> str:
         return "".join(text.split())
 
-    aligned: List[Sequence[Tuple[str, float, Quad]]] = []
+    aligned: list[Sequence[tuple[str, float, Quad]]] = []
     position = 0
     for line in line_texts:
         group = word_groups[position] if position < len(word_groups) else ()
@@ -147,8 +158,7 @@ NEAR_TEXT_PX = 16.0  # a click this close to a text (padding around a label) sti
 ITEM_GAP = 0.6  # a gap between words wider than this share of the line height separates two items
 
 
-def text_at(texts: Sequence[ScreenText], point: Tuple[float, float], near: float = NEAR_TEXT_PX
-            ) -> Optional[ScreenText]:
+def text_at(texts: Sequence[ScreenText], point: tuple[float, float], near: float = NEAR_TEXT_PX) -> ScreenText | None:
     """The element-at-click answer from text alone. The OCR line under the point (else the
     nearest within `near` px) is cut into items where its words are far apart (a menu bar reads as
     one line "File Edit View"); the item nearest the point is the answer, unless it is running
@@ -163,7 +173,7 @@ def text_at(texts: Sequence[ScreenText], point: Tuple[float, float], near: float
     line, words = lines[best]
     if not words:
         return line
-    items: List[List[ScreenText]] = [[words[0]]]
+    items: list[list[ScreenText]] = [[words[0]]]
     for word in words[1:]:
         if word.box.x1 - items[-1][-1].box.x2 > ITEM_GAP * line.box.height:
             items.append([])
@@ -175,13 +185,18 @@ def text_at(texts: Sequence[ScreenText], point: Tuple[float, float], near: float
         return item[0]
     if len(item) == len(words):
         return line
-    return ScreenText(" ".join(w.text for w in item), _union([w.box for w in item]),
-                      min(w.confidence for w in item), "span", line.line_words)
+    return ScreenText(
+        " ".join(w.text for w in item),
+        _union([w.box for w in item]),
+        min(w.confidence for w in item),
+        "span",
+        line.line_words,
+    )
 
 
-def _lines_with_words(texts: Sequence[ScreenText]) -> List[Tuple[ScreenText, List[ScreenText]]]:
+def _lines_with_words(texts: Sequence[ScreenText]) -> list[tuple[ScreenText, list[ScreenText]]]:
     """Each line with its words left to right (`screen_texts` lists a line's words after it)."""
-    lines: List[Tuple[ScreenText, List[ScreenText]]] = []
+    lines: list[tuple[ScreenText, list[ScreenText]]] = []
     for text in texts:
         if text.kind == "line":
             lines.append((text, []))
@@ -192,8 +207,7 @@ def _lines_with_words(texts: Sequence[ScreenText]) -> List[Tuple[ScreenText, Lis
     return lines
 
 
-def default_threads(cores: Optional[int] = None, workers: Optional[int] = None,
-                    load: Optional[float] = None) -> int:
+def default_threads(cores: int | None = None, workers: int | None = None, load: float | None = None) -> int:
     """ONNX Runtime's intra-op threads for one process: the cores shared out between xdist workers,
     and one when the machine is already busy (1-minute load average at least the cores), where
     more threads only wait for each other (measured: README, "OCR speed")."""
@@ -212,27 +226,29 @@ class OcrEngine:
 
     settings: EngineSettings
     rapid: Any
-    providers_requested: Tuple[str, ...]
-    providers: Tuple[str, ...]
+    providers_requested: tuple[str, ...]
+    providers: tuple[str, ...]
 
     @classmethod
-    def load(cls, settings: EngineSettings) -> "OcrEngine":
+    def load(cls, settings: EngineSettings) -> OcrEngine:
         import onnxruntime as ort
         from rapidocr import RapidOCR
 
         use_cuda = settings.device == "auto" and CUDA in ort.get_available_providers()
-        rapid = RapidOCR(params={
-            "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
-            "Global.text_score": settings.text_score,
-            "Global.max_side_len": settings.max_side,
-            "Global.log_level": "error",
-            "Det.limit_side_len": settings.det_side,
-            "Det.limit_type": settings.det_limit,
-            "Rec.rec_batch_num": settings.rec_batch,
-            "Rec.rec_img_shape": [3, 48, settings.rec_width],
-            "EngineConfig.onnxruntime.use_cuda": use_cuda,
-            "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
-        })
+        rapid = RapidOCR(
+            params={
+                "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
+                "Global.text_score": settings.text_score,
+                "Global.max_side_len": settings.max_side,
+                "Global.log_level": "error",
+                "Det.limit_side_len": settings.det_side,
+                "Det.limit_type": settings.det_limit,
+                "Rec.rec_batch_num": settings.rec_batch,
+                "Rec.rec_img_shape": [3, 48, settings.rec_width],
+                "EngineConfig.onnxruntime.use_cuda": use_cuda,
+                "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
+            }
+        )
         # A CUDA provider that is listed but cannot run (no device, no CUDA libraries) falls back
         # to CPU with loud error lines; the providers read back below say what really runs.
         ort.set_default_logger_severity(4)
@@ -240,7 +256,8 @@ class OcrEngine:
             rapid(_warmup_image())  # builds the detection and recognition sessions
         finally:
             ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
-        sessions = [rapid.text_det.session.session, rapid.text_rec.session.session]
+        engines: Any = (rapid.text_det, rapid.text_rec)  # both built by the warm-up call above
+        sessions = [engine.session.session for engine in engines]
         used = tuple(dict.fromkeys(s.get_providers()[0] for s in sessions))
         requested = (CUDA, "CPUExecutionProvider") if use_cuda else ("CPUExecutionProvider",)
         return cls(settings, rapid, requested, used)
@@ -251,7 +268,7 @@ class OcrEngine:
         result = self.rapid(image.convert("RGB"), return_word_box=True)
         elapsed = time.perf_counter() - started
         line_texts = list(getattr(result, "txts", None) or ())  # None (or no attribute) when nothing was read
-        lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or ()))
+        lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or (), strict=False))
         words = words_by_line(line_texts, result.word_results if line_texts else ())
         texts = screen_texts(lines, words)
         return ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
@@ -270,10 +287,10 @@ class ParseCache:
 
     def __init__(self, capacity: int = 16) -> None:
         self.capacity = max(1, int(capacity))
-        self._screens: "OrderedDict[Tuple[EngineSettings, str], ParsedScreen]" = OrderedDict()
+        self._screens: OrderedDict[tuple[EngineSettings, str], ParsedScreen] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, settings: EngineSettings, key: str) -> Optional[ParsedScreen]:
+    def get(self, settings: EngineSettings, key: str) -> ParsedScreen | None:
         with self._lock:
             screen = self._screens.get((settings, key))
             if screen is not None:
@@ -286,7 +303,7 @@ class ParseCache:
             while len(self._screens) > self.capacity:
                 self._screens.popitem(last=False)
 
-    def __contains__(self, item: Tuple[EngineSettings, str]) -> bool:
+    def __contains__(self, item: tuple[EngineSettings, str]) -> bool:
         return item in self._screens
 
     def clear(self) -> None:
@@ -295,7 +312,7 @@ class ParseCache:
 
 
 # One engine per distinct settings and one parse per screen, for the whole process.
-_ENGINES: Dict[EngineSettings, OcrEngine] = {}
+_ENGINES: dict[EngineSettings, OcrEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 SHARED_PARSES = ParseCache(16)
 
@@ -322,7 +339,7 @@ def shared_parse(query: Query, settings: EngineSettings = EngineSettings()) -> P
     return screen
 
 
-def _parse(query: Query, engine: OcrEngine, cache: ParseCache) -> Tuple[ParsedScreen, bool]:
+def _parse(query: Query, engine: OcrEngine, cache: ParseCache) -> tuple[ParsedScreen, bool]:
     """(the parse, whether it came from the cache)."""
     screen = cache.get(engine.settings, query.image_key)
     if screen is not None:
@@ -356,15 +373,34 @@ class OcrDetector:
 
     name = "ocr"
 
-    def __init__(self, min_score: float = 0.8, min_semantic: float = 0.5, semantic: bool = True,
-                 cache_size: int = 16, threads: int = 0, device: str = "auto", text_score: float = 0.5,
-                 max_side: int = 2000, det_side: int = 736, det_limit: str = "min", rec_batch: int = 1,
-                 rec_width: int = 48, shared: bool = True) -> None:
+    def __init__(
+        self,
+        min_score: float = 0.8,
+        min_semantic: float = 0.5,
+        semantic: bool = True,
+        cache_size: int = 16,
+        threads: int = 0,
+        device: str = "auto",
+        text_score: float = 0.5,
+        max_side: int = 2000,
+        det_side: int = 736,
+        det_limit: str = "min",
+        rec_batch: int = 1,
+        rec_width: int = 48,
+        shared: bool = True,
+    ) -> None:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.cache_size = max(1, int(cache_size))
-        self.settings = EngineSettings(threads=int(threads), device=device, text_score=float(text_score),
-                                       max_side=int(max_side), det_side=int(det_side), det_limit=det_limit,
-                                       rec_batch=max(1, int(rec_batch)), rec_width=max(8, int(rec_width))).resolved()
+        self.settings = EngineSettings(
+            threads=int(threads),
+            device=device,
+            text_score=float(text_score),
+            max_side=int(max_side),
+            det_side=int(det_side),
+            det_limit=det_limit,
+            rec_batch=max(1, int(rec_batch)),
+            rec_width=max(8, int(rec_width)),
+        ).resolved()
         self.threads = self.settings.threads
         self.device = device
         self.text_score = self.settings.text_score
@@ -373,11 +409,11 @@ class OcrDetector:
         if shared:
             SHARED_PARSES.capacity = max(SHARED_PARSES.capacity, self.cache_size)
         self._parses = SHARED_PARSES if shared else ParseCache(self.cache_size)
-        self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
+        self._embeddings: OrderedDict[str, np.ndarray] = OrderedDict()
         self._engine = ocr_engine(self.settings)
         self.providers_requested = list(self._engine.providers_requested)
         self.providers = list(self._engine.providers)
-        self._embedder: Optional[MiniLmEmbedder] = None
+        self._embedder: MiniLmEmbedder | None = None
         if semantic:
             import torch
 
@@ -388,13 +424,15 @@ class OcrDetector:
         log.info("ocr: RapidOCR runs on %s", ", ".join(self.providers))
 
     @property
-    def provider_note(self) -> Optional[str]:
+    def provider_note(self) -> str | None:
         """One line on an execution provider asked for and not obtained, else None."""
         missing = [p for p in self.providers_requested if p not in self.providers and p != "CPUExecutionProvider"]
         if not missing:
             return None
-        return (f"onnxruntime lists {', '.join(missing)} but could not use it here; "
-                f"RapidOCR runs on {', '.join(self.providers)}")
+        return (
+            f"onnxruntime lists {', '.join(missing)} but could not use it here; "
+            f"RapidOCR runs on {', '.join(self.providers)}"
+        )
 
     def is_parsed(self, query: Query) -> bool:
         return (self.settings, query.image_key) in self._parses
@@ -405,19 +443,22 @@ class OcrDetector:
         self.ocr_calls += not cached
         return screen
 
-    def _remember(self, cache: "OrderedDict[str, Any]", key: str, value: Any) -> None:
+    def _remember(self, cache: OrderedDict[str, Any], key: str, value: Any) -> None:
         cache[key] = value
         while len(cache) > self.cache_size:
             cache.popitem(last=False)
 
-    def _semantic_scores(self, key: str, screen: ParsedScreen, instruction: str) -> List[float]:
+    def _semantic_scores(self, key: str, screen: ParsedScreen, instruction: str) -> list[float]:
         """Cosine similarity of the instruction with each short line and its words; NaN for runs
         of words and for the lines of running text (and their words), which are seldom labels
         and would cost most of the embedding time. Each distinct text of a screen is embedded
         once, the first time an instruction on that screen needs it."""
         assert self._embedder is not None
-        embedded = [i for i, t in enumerate(screen.texts)
-                    if t.kind != "span" and t.line_words <= MAX_LABEL_WORDS and screen.labels[i].has_content]
+        embedded = [
+            i
+            for i, t in enumerate(screen.texts)
+            if t.kind != "span" and t.line_words <= MAX_LABEL_WORDS and screen.labels[i].has_content
+        ]
         vectors = self._embeddings.get(key)
         if vectors is None:
             distinct = list(dict.fromkeys(screen.texts[i].text for i in embedded))
@@ -434,11 +475,17 @@ class OcrDetector:
     def predict(self, query: Query) -> Prediction:
         cached = self.is_parsed(query)
         screen = self.parse(query)
-        semantic = (partial(self._semantic_scores, query.image_key, screen, query.instruction)
-                    if self._embedder is not None else None)
+        semantic = (
+            partial(self._semantic_scores, query.image_key, screen, query.instruction)
+            if self._embedder is not None
+            else None
+        )
         match = choose(query.instruction, screen.labels, semantic, self.thresholds)
-        meta: Dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4),
-                                "parse_cached": cached}
+        meta: dict[str, Any] = {
+            "texts_on_screen": len(screen.texts),
+            "ocr_s": round(screen.ocr_seconds, 4),
+            "parse_cached": cached,
+        }
         if match is None:
             return Prediction.no_answer(None, reason="no text on screen", **meta)
         chosen = screen.texts[match.index]
@@ -451,12 +498,12 @@ class OcrDetector:
         """The element-at-click task: the text under (or just beside) the click point."""
         screen = self.parse(query)
         found = text_at(screen.texts, query.point)
-        meta: Dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4)}
+        meta: dict[str, Any] = {"texts_on_screen": len(screen.texts), "ocr_s": round(screen.ocr_seconds, 4)}
         if found is None:
             return Prediction.no_answer(None, reason="no text at the point", **meta)
         return Prediction(box=found.box, raw=found.text, meta={**meta, "kind": found.kind})
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         import onnxruntime as ort
 
         engine = f"rapidocr {metadata.version('rapidocr')}"
@@ -469,8 +516,10 @@ class OcrDetector:
             "headline": headline,
             "engine": engine,
             "onnxruntime": runtime,
-            "models": {stage: f"{cfg.ocr_version.value} {stage} {cfg.model_type.value} ({cfg.lang_type.value})"
-                       for stage, cfg in (("det", self._engine.rapid.cfg.Det), ("rec", self._engine.rapid.cfg.Rec))},
+            "models": {
+                stage: f"{cfg.ocr_version.value} {stage} {cfg.model_type.value} ({cfg.lang_type.value})"
+                for stage, cfg in (("det", self._engine.rapid.cfg.Det), ("rec", self._engine.rapid.cfg.Rec))
+            },
             "angle_classifier": False,
             "word_boxes": "rapidocr return_word_box",
             "providers_requested": self.providers_requested,

@@ -16,9 +16,10 @@ import os
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any
 
 from ..locate import LocateQuery
 from ..textmatch import Label, Thresholds, choose
@@ -40,7 +41,7 @@ MAX_LABEL_WORDS = 8
 # Instructions naming a control that sits beside its label rather than around it.
 _TOGGLE_WORDS = re.compile(r"\b(check ?box(es)?|tick|untick|check|uncheck|radio|toggle|switch)\b", re.I)
 
-BoxT = Tuple[float, float, float, float]
+BoxT = tuple[float, float, float, float]
 
 
 def cache_root() -> Path:
@@ -48,20 +49,24 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "pytest-grounding"
 
 
-def model_candidates(model: Optional[str] = None) -> List[Tuple[Path, str]]:
+def model_candidates(model: str | None = None) -> list[tuple[Path, str]]:
     """Where the model is looked for, in order, each with where that place came from."""
     if model:
         return [(Path(model).expanduser(), "model= option")]
     env = os.environ.get(MODEL_ENV)
     if env:
         return [(Path(env).expanduser(), f"${MODEL_ENV}")]
-    return [(cache_root() / "models" / MODEL_FILE,
-             "the cache folder ($PYTEST_GROUNDING_CACHE or ~/.cache/pytest-grounding)")]
+    return [
+        (
+            cache_root() / "models" / MODEL_FILE,
+            "the cache folder ($PYTEST_GROUNDING_CACHE or ~/.cache/pytest-grounding)",
+        )
+    ]
 
 
-def resolve_model(model: Optional[str] = None) -> Path:
+def resolve_model(model: str | None = None) -> Path:
     """The model file, or a FileNotFoundError that says where it looked and how to make the file."""
-    for path, source in model_candidates(model):
+    for path, _source in model_candidates(model):
         if path.is_file():
             return path
     path, source = model_candidates(model)[0]
@@ -69,10 +74,11 @@ def resolve_model(model: Optional[str] = None) -> Path:
         f"omniparser: no icon detector model at {path} (from {source}). Make it from OmniParser v2's "
         f"weights/icon_detect/model.pt (AGPL-3.0, not shipped here) on a machine with PyTorch and torchvision: "
         f"`yolo export model=model.pt format=onnx imgsz=640`, then put it there, set ${MODEL_ENV}, "
-        f"or pass --detector omniparser:model=PATH")
+        f"or pass --detector omniparser:model=PATH"
+    )
 
 
-def create_session(path: Path, device: str = "auto", threads: int = 1) -> Tuple[Any, List[str], List[str]]:
+def create_session(path: Path, device: str = "auto", threads: int = 1) -> tuple[Any, list[str], list[str]]:
     """An onnxruntime session on the model: CUDA asked for when onnxruntime lists it (and device is
     auto), CPU otherwise. Returns (session, providers requested, providers really used, read back).
     A listed CUDA provider that cannot run falls back to CPU with loud logger lines: they are
@@ -93,15 +99,17 @@ def create_session(path: Path, device: str = "auto", threads: int = 1) -> Tuple[
     return session, requested, list(session.get_providers())
 
 
-def provider_note(requested: Sequence[str], used: Sequence[str]) -> Optional[str]:
+def provider_note(requested: Sequence[str], used: Sequence[str]) -> str | None:
     missing = [p for p in requested if p not in used and p != CPU]
     if not missing:
         return None
-    return (f"onnxruntime lists {', '.join(missing)} but could not use it here; "
-            f"the icon detector runs on {', '.join(used)}")
+    return (
+        f"onnxruntime lists {', '.join(missing)} but could not use it here; the icon detector runs on {', '.join(used)}"
+    )
 
 
 # --- the parsed screen and the choices made on it (pure) ----------------------------------------
+
 
 @dataclass(frozen=True)
 class OcrText:
@@ -115,44 +123,55 @@ class OcrText:
 
 @dataclass(frozen=True)
 class ParsedElements:
-    elements: Tuple[_yolo.Element, ...]
-    texts: Tuple[OcrText, ...]  # every OCR candidate (lines, words, runs of words)
-    labels: Tuple[Label, ...]  # texts[i] prepared for matching
+    elements: tuple[_yolo.Element, ...]
+    texts: tuple[OcrText, ...]  # every OCR candidate (lines, words, runs of words)
+    labels: tuple[Label, ...]  # texts[i] prepared for matching
     icons_found: int  # icon boxes after NMS, before the merge
     icon_seconds: float
     ocr_seconds: float
 
     @property
-    def icons(self) -> Tuple[_yolo.Element, ...]:
+    def icons(self) -> tuple[_yolo.Element, ...]:
         return tuple(e for e in self.elements if e.type == "icon")
 
 
-def merge_elements(icon_boxes: Sequence[BoxT], icon_scores: Sequence[float], texts: Sequence[OcrText],
-                   iou: float = 0.7, inside: float = 0.8) -> List[_yolo.Element]:
+def merge_elements(
+    icon_boxes: Sequence[BoxT],
+    icon_scores: Sequence[float],
+    texts: Sequence[OcrText],
+    iou: float = 0.7,
+    inside: float = 0.8,
+) -> list[_yolo.Element]:
     """OmniParser's merge with the OCR lines as its text boxes (OmniParser merges the boxes its OCR
     reads, lines or segments; words and runs of words stay candidates for matching only)."""
     lines = [(t.box, t.text) for t in texts if t.kind == "line"]
     return _yolo.merge(icon_boxes, lines, iou=iou, inside=inside, icon_scores=icon_scores)
 
 
-def snap(text_box: BoxT, instruction: str, icons: Sequence[_yolo.Element], snap_area: float = 4.0,
-         inside: float = 0.8) -> Tuple[BoxT, str]:
+def snap(
+    text_box: BoxT, instruction: str, icons: Sequence[_yolo.Element], snap_area: float = 4.0, inside: float = 0.8
+) -> tuple[BoxT, str]:
     """The box to answer for a matched text: the smallest icon around it (a label inside a button:
     the button), when that icon is at most `snap_area` times the text's area and the text sits in
     its middle (a sidebar row with an icon, then its label, is not a button); else, when the
     instruction names a toggle (checkbox, radio, switch...), the nearest small square icon on the
-    same row just left or right of it; else the text's own box. Returns (box, how) with how in inside | beside | text."""
+    same row just left or right of it; else the text's own box. Returns (box, how) with how in
+    inside | beside | text."""
     text_area = _yolo.area(text_box)
     text_cx = (text_box[0] + text_box[2]) / 2.0
-    around = [e for e in icons if _yolo.inside_share(text_box, e.box) > inside
-              and _yolo.area(e.box) <= snap_area * max(text_area, 1.0)
-              and abs((e.box[0] + e.box[2]) / 2.0 - text_cx) <= 0.25 * (e.box[2] - e.box[0])]
+    around = [
+        e
+        for e in icons
+        if _yolo.inside_share(text_box, e.box) > inside
+        and _yolo.area(e.box) <= snap_area * max(text_area, 1.0)
+        and abs((e.box[0] + e.box[2]) / 2.0 - text_cx) <= 0.25 * (e.box[2] - e.box[0])
+    ]
     if around:
         return min(around, key=lambda e: _yolo.area(e.box)).box, "inside"
     if _TOGGLE_WORDS.search(instruction):
         height = text_box[3] - text_box[1]
         cy = (text_box[1] + text_box[3]) / 2.0
-        best: Optional[Tuple[float, BoxT]] = None
+        best: tuple[float, BoxT] | None = None
         for e in icons:
             w, h = e.box[2] - e.box[0], e.box[3] - e.box[1]
             if not (0.6 <= w / max(h, 1e-6) <= 1.6 and 0.5 * height <= h <= 2.5 * height):
@@ -167,11 +186,11 @@ def snap(text_box: BoxT, instruction: str, icons: Sequence[_yolo.Element], snap_
     return text_box, "text"
 
 
-def element_at(point: Point, parsed: ParsedElements, radius: float = 4.0
-               ) -> Optional[Tuple[BoxT, str, Optional[str]]]:
+def element_at(point: Point, parsed: ParsedElements, radius: float = 4.0) -> tuple[BoxT, str, str | None] | None:
     """The element under a click point: the smallest element containing it (edges included);
     for a text line of labels (a menu bar read as one line), the word under the point; else the
     nearest element within `radius` px. Returns (box, type, content) or None."""
+
     def contains(box: BoxT) -> bool:
         return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
 
@@ -181,8 +200,11 @@ def element_at(point: Point, parsed: ParsedElements, radius: float = 4.0
         if element.type == "text":
             line = [t for t in parsed.texts if t.kind == "line" and t.box == element.box]
             if line and 1 < line[0].line_words <= MAX_LABEL_WORDS:
-                words = [t for t in parsed.texts if t.kind == "word" and contains(t.box)
-                         and _yolo.inside_share(t.box, element.box) > 0.8]
+                words = [
+                    t
+                    for t in parsed.texts
+                    if t.kind == "word" and contains(t.box) and _yolo.inside_share(t.box, element.box) > 0.8
+                ]
                 if words:
                     word = min(words, key=lambda t: _yolo.area(t.box))
                     return word.box, "text", word.text
@@ -207,12 +229,14 @@ def element_listing(elements: Sequence[_yolo.Element]) -> str:
 
 
 def selector_prompt(instruction: str, elements: Sequence[_yolo.Element]) -> str:
-    return ("The screenshot shows numbered boxes around the elements of a screen, listed here:\n"
-            f"{element_listing(elements)}\n\nWhich element should be clicked to do this: {instruction}\n"
-            "Answer with the element's ID number only.")
+    return (
+        "The screenshot shows numbered boxes around the elements of a screen, listed here:\n"
+        f"{element_listing(elements)}\n\nWhich element should be clicked to do this: {instruction}\n"
+        "Answer with the element's ID number only."
+    )
 
 
-def parse_element_id(answer: str, count: int) -> Optional[int]:
+def parse_element_id(answer: str, count: int) -> int | None:
     """The first number in the answer that is a valid element id, or None (wrong format)."""
     for match in _ELEMENT_ID.finditer(answer or ""):
         value = int(match.group(1))
@@ -244,16 +268,27 @@ class Selector:
     key_env: str = SELECTOR_KEY_ENV
     timeout: float = 120.0
 
-    def request(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> Dict[str, Any]:
+    def request(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> dict[str, Any]:
         import base64
         import io
 
         buffer = io.BytesIO()
         draw_elements(image, elements).save(buffer, format="PNG")
         picture = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-        return {"model": self.model, "temperature": 0, "max_tokens": 16, "messages": [{"role": "user", "content": [
-            {"type": "text", "text": selector_prompt(instruction, elements)},
-            {"type": "image_url", "image_url": {"url": picture}}]}]}
+        return {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": 16,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": selector_prompt(instruction, elements)},
+                        {"type": "image_url", "image_url": {"url": picture}},
+                    ],
+                }
+            ],
+        }
 
     def answer(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> str:
         import json
@@ -269,9 +304,13 @@ class Selector:
             document = json.loads(reply.read().decode("utf-8"))
         return str(document["choices"][0]["message"]["content"] or "")
 
-    def describe(self) -> Dict[str, Any]:
-        return {"base_url": self.base_url, "model": self.model, "key_env": self.key_env,
-                "key_set": bool(os.environ.get(self.key_env))}
+    def describe(self) -> dict[str, Any]:
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "key_env": self.key_env,
+            "key_set": bool(os.environ.get(self.key_env)),
+        }
 
 
 def _worker_threads() -> int:
@@ -302,11 +341,26 @@ class OmniParserDetector:
 
     name = "omniparser"
 
-    def __init__(self, model: Optional[str] = None, conf: float = 0.05, iou: float = 0.1, merge_iou: float = 0.7,
-                 inside: float = 0.8, ocr: bool = True, semantic: bool = True, min_score: float = 0.8,
-                 min_semantic: float = 0.5, snap_area: float = 4.0, radius: float = 4.0, device: str = "auto",
-                 threads: int = 0, cache_size: int = 16, selector_url: Optional[str] = None,
-                 selector_model: Optional[str] = None, selector_key_env: str = SELECTOR_KEY_ENV) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        conf: float = 0.05,
+        iou: float = 0.1,
+        merge_iou: float = 0.7,
+        inside: float = 0.8,
+        ocr: bool = True,
+        semantic: bool = True,
+        min_score: float = 0.8,
+        min_semantic: float = 0.5,
+        snap_area: float = 4.0,
+        radius: float = 4.0,
+        device: str = "auto",
+        threads: int = 0,
+        cache_size: int = 16,
+        selector_url: str | None = None,
+        selector_model: str | None = None,
+        selector_key_env: str = SELECTOR_KEY_ENV,
+    ) -> None:
         if bool(selector_url) != bool(selector_model):
             raise ValueError("omniparser: selector_url and selector_model go together")
         self.selector = Selector(str(selector_url), str(selector_model), selector_key_env) if selector_url else None
@@ -319,12 +373,11 @@ class OmniParserDetector:
         self.threads = int(threads) or _worker_threads()
         self.cache_size = max(1, int(cache_size))
         self.model_path = resolve_model(model)
-        self._session, self.providers_requested, self.providers = create_session(
-            self.model_path, device, self.threads)
+        self._session, self.providers_requested, self.providers = create_session(self.model_path, device, self.threads)
         self._input = self._session.get_inputs()[0].name
         self._size = int(self._session.get_inputs()[0].shape[-1])
-        self._screens: "OrderedDict[str, ParsedElements]" = OrderedDict()
-        self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
+        self._screens: OrderedDict[str, ParsedElements] = OrderedDict()
+        self._embeddings: OrderedDict[str, np.ndarray] = OrderedDict()
         self.parse_calls = 0
         self._ocr = None
         self._embedder = None
@@ -346,7 +399,7 @@ class OmniParserDetector:
         log.info("omniparser: the icon detector runs on %s", ", ".join(self.providers))
 
     # --- parsing ---------------------------------------------------------------------------
-    def detect_icons(self, image: Any) -> Tuple["np.ndarray", "np.ndarray"]:
+    def detect_icons(self, image: Any) -> tuple[np.ndarray, np.ndarray]:
         """Icon boxes (pixels of `image`) and scores, best first."""
         tensor, letterbox = _yolo.letterbox_image(image, self._size)
         (output,) = self._session.run(None, {self._input: tensor})
@@ -360,17 +413,20 @@ class OmniParserDetector:
         started = time.perf_counter()
         boxes, scores = self.detect_icons(image)
         icon_seconds = time.perf_counter() - started
-        texts: Tuple[OcrText, ...] = ()
-        labels: Tuple[Label, ...] = ()
+        texts: tuple[OcrText, ...] = ()
+        labels: tuple[Label, ...] = ()
         ocr_seconds = 0.0
         if self._ocr is not None:
             started = time.perf_counter()
             screen = self._ocr.parse(Query(image, ""))
             ocr_seconds = time.perf_counter() - started
-            texts = tuple(OcrText(t.text, tuple(t.box.as_list()), t.kind, t.line_words) for t in screen.texts)
+            texts = tuple(
+                OcrText(t.text, (t.box.x1, t.box.y1, t.box.x2, t.box.y2), t.kind, t.line_words) for t in screen.texts
+            )
             labels = tuple(screen.labels)
-        elements = merge_elements([tuple(b) for b in boxes.tolist()], scores.tolist(), texts,
-                                  self.merge_iou, self.inside)
+        elements = merge_elements(
+            [tuple(b) for b in boxes.tolist()], scores.tolist(), texts, self.merge_iou, self.inside
+        )
         parsed = ParsedElements(tuple(elements), texts, labels, len(boxes), icon_seconds, ocr_seconds)
         self.parse_calls += 1
         self._remember(self._screens, key, parsed)
@@ -379,17 +435,20 @@ class OmniParserDetector:
     def parse(self, query: Query) -> ParsedElements:
         return self.parse_image(query.image, query.image_key)
 
-    def _remember(self, cache: "OrderedDict[str, Any]", key: str, value: Any) -> None:
+    def _remember(self, cache: OrderedDict[str, Any], key: str, value: Any) -> None:
         cache[key] = value
         while len(cache) > self.cache_size:
             cache.popitem(last=False)
 
-    def _semantic_scores(self, key: str, parsed: ParsedElements, instruction: str) -> List[float]:
+    def _semantic_scores(self, key: str, parsed: ParsedElements, instruction: str) -> list[float]:
         """Cosine similarity with each short line and its words (NaN for runs and running text),
         as the ocr detector scores; each screen's texts embedded once."""
         assert self._embedder is not None
-        embedded = [i for i, t in enumerate(parsed.texts)
-                    if t.kind != "span" and t.line_words <= MAX_LABEL_WORDS and parsed.labels[i].has_content]
+        embedded = [
+            i
+            for i, t in enumerate(parsed.texts)
+            if t.kind != "span" and t.line_words <= MAX_LABEL_WORDS and parsed.labels[i].has_content
+        ]
         vectors = self._embeddings.get(key)
         if vectors is None:
             distinct = list(dict.fromkeys(parsed.texts[i].text for i in embedded))
@@ -407,16 +466,23 @@ class OmniParserDetector:
     def predict(self, query: Query) -> Prediction:
         cached = query.image_key in self._screens
         parsed = self.parse(query)
-        meta: Dict[str, Any] = {"elements": len(parsed.elements), "icons": len(parsed.icons),
-                                "icons_found": parsed.icons_found, "texts_on_screen": len(parsed.texts),
-                                "icon_s": round(parsed.icon_seconds, 4), "ocr_s": round(parsed.ocr_seconds, 4),
-                                "parse_cached": cached}
+        meta: dict[str, Any] = {
+            "elements": len(parsed.elements),
+            "icons": len(parsed.icons),
+            "icons_found": parsed.icons_found,
+            "texts_on_screen": len(parsed.texts),
+            "icon_s": round(parsed.icon_seconds, 4),
+            "ocr_s": round(parsed.ocr_seconds, 4),
+            "parse_cached": cached,
+        }
         if self.selector is not None:
             return self._select(query, parsed, meta)
         semantic = None
         if self._embedder is not None:
-            def semantic() -> List[float]:
+
+            def semantic() -> list[float]:
                 return self._semantic_scores(query.image_key, parsed, query.instruction)
+
         match = choose(query.instruction, parsed.labels, semantic, self.thresholds)
         if match is None:
             reason = "no text on screen" if self._ocr is not None else "icons only (ocr=false): nothing to match"
@@ -430,7 +496,7 @@ class OmniParserDetector:
         answer = Box(*box)
         return Prediction(point=answer.center, box=answer, raw=chosen.text, meta=meta)
 
-    def _select(self, query: Query, parsed: ParsedElements, meta: Dict[str, Any]) -> Prediction:
+    def _select(self, query: Query, parsed: ParsedElements, meta: dict[str, Any]) -> Prediction:
         assert self.selector is not None
         if not parsed.elements:
             return Prediction.no_answer(None, reason="no element on screen", **meta)
@@ -452,14 +518,15 @@ class OmniParserDetector:
         box, kind, content = found
         return Prediction(box=Box(*box), raw=content, meta={**meta, "element_type": kind})
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         import onnxruntime as ort
 
         from .ocr import _ort_distribution
 
         runtime = f"{_ort_distribution()} {ort.__version__}"
-        headline = (f"OmniParser v2 icon detector ({self.model_path.name}) on {runtime}, "
-                    f"providers {', '.join(self.providers)}")
+        headline = (
+            f"OmniParser v2 icon detector ({self.model_path.name}) on {runtime}, providers {', '.join(self.providers)}"
+        )
         missing = [p for p in self.providers_requested if p not in self.providers]
         if missing:
             headline += f" ({', '.join(missing)} listed by onnxruntime but not usable here)"

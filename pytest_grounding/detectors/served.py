@@ -21,7 +21,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..types import Prediction, Query
 from ..vlm.parse import answer_to_prediction
@@ -38,7 +39,7 @@ class ServerError(RuntimeError):
     """The endpoint gave no usable completion (down, failing, too slow, or not OpenAI-compatible)."""
 
 
-def split_urls(value: Any) -> List[str]:
+def split_urls(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         items: Sequence[str] = [str(v) for v in value]
     else:
@@ -81,10 +82,19 @@ class OpenAIDetector:
 
     name = "openai"
 
-    def __init__(self, base_url: Optional[str] = None, model: Optional[str] = None,
-                 api_key_env: Optional[str] = None, preset: str = DEFAULT_PRESET, timeout: float = 120.0,
-                 retries: int = 3, backoff: float = 1.0, concurrency: int = 4, resize: bool = True,
-                 **overrides: Any) -> None:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        preset: str = DEFAULT_PRESET,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+        concurrency: int = 4,
+        resize: bool = True,
+        **overrides: Any,
+    ) -> None:
         self.preset = resolve_preset(preset, **overrides)
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
@@ -108,7 +118,7 @@ class OpenAIDetector:
         self.model = model or self._first_model()
 
     # -- HTTP -------------------------------------------------------------------------------------
-    def _headers(self) -> Dict[str, str]:
+    def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key_env:
             headers["Authorization"] = "Bearer " + os.environ.get(self.api_key_env, "")
@@ -118,15 +128,16 @@ class OpenAIDetector:
         with self._url_lock:
             return next(self._next_url)
 
-    def _request(self, path: str, body: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    def _request(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """One JSON request with retries; the decoded JSON object, or ServerError."""
         data = None if body is None else json.dumps(body).encode()
         problem = ""
         for attempt in range(self.retries + 1):
             url = self._url() + path
-            request = urllib.request.Request(url, data=data, headers=self._headers(),
-                                             method="GET" if data is None else "POST")
-            wait = self.backoff * (2 ** attempt)
+            request = urllib.request.Request(
+                url, data=data, headers=self._headers(), method="GET" if data is None else "POST"
+            )
+            wait = self.backoff * (2**attempt)
             try:
                 with self._slots, urllib.request.urlopen(request, timeout=self.timeout) as response:
                     raw = response.read()
@@ -137,7 +148,7 @@ class OpenAIDetector:
                     raise ServerError(problem) from None
                 if exc.code == 429:
                     wait = max(wait, min(60.0, _seconds(exc.headers.get("Retry-After"))))
-            except (socket.timeout, TimeoutError) as exc:
+            except TimeoutError as exc:
                 raise ServerError(f"no answer from {public_url(url)} within {self.timeout:g} s") from exc
             except urllib.error.URLError as exc:
                 if isinstance(exc.reason, (socket.timeout, TimeoutError)):
@@ -149,8 +160,9 @@ class OpenAIDetector:
                 try:
                     document = json.loads(raw)
                 except ValueError:
-                    raise ServerError(f"{public_url(url)} answered with something that is not JSON: "
-                                      f"{raw[:200]!r}") from None
+                    raise ServerError(
+                        f"{public_url(url)} answered with something that is not JSON: {raw[:200]!r}"
+                    ) from None
                 if not isinstance(document, dict):
                     raise ServerError(f"{public_url(url)} answered JSON that is not an object: {raw[:200]!r}")
                 return document
@@ -166,7 +178,7 @@ class OpenAIDetector:
             raise ServerError(f"no model= given and the server lists none at /models: {listing!r:.200}") from None
 
     # -- detector ---------------------------------------------------------------------------------
-    def request_body(self, query: Query) -> Dict[str, Any]:
+    def request_body(self, query: Query) -> dict[str, Any]:
         """The chat-completions request for a query (image at the preset's size)."""
         body, _ = self._body_and_frame(query)
         return body
@@ -176,8 +188,12 @@ class OpenAIDetector:
         image = resized if self.resize else query.image
         messages = openai_messages(self.preset.prompt.messages(query.instruction), data_url(image))
         decoding = self.preset.decoding
-        body: Dict[str, Any] = {"model": self.model, "messages": messages,
-                                "max_tokens": decoding.max_new_tokens, "temperature": decoding.temperature}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": decoding.max_new_tokens,
+            "temperature": decoding.temperature,
+        }
         if decoding.top_p is not None:
             body["top_p"] = decoding.top_p
         if decoding.frequency_penalty is not None:
@@ -193,22 +209,28 @@ class OpenAIDetector:
             raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
         if isinstance(answer, list):  # content parts
             answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
-        meta: Dict[str, Any] = {"model_image": list(frame.model)}
+        meta: dict[str, Any] = {"model_image": list(frame.model)}
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
         p = self.preset
-        return answer_to_prediction(answer if isinstance(answer, str) else None, frame, extractors=p.extractors,
-                                    transform=p.transform, refusal=p.refusal, meta=meta)
+        return answer_to_prediction(
+            answer if isinstance(answer, str) else None,
+            frame,
+            extractors=p.extractors,
+            transform=p.transform,
+            refusal=p.refusal,
+            meta=meta,
+        )
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         p = self.preset
         urls = [public_url(u) for u in self.urls]
         decoding = "greedy" if p.decoding.greedy else f"t={p.decoding.temperature:g}"
         where = urls[0] if len(urls) == 1 else f"{len(urls)} servers ({urls[0]}, ...)"
         return {
             "headline": f"{self.model} at {where}, preset {p.name}, max_pixels {p.preprocess.max_pixels}, "
-                        f"{decoding}, max_tokens {p.decoding.max_new_tokens}",
+            f"{decoding}, max_tokens {p.decoding.max_new_tokens}",
             "base_urls": urls,
             "model": self.model,
             "preset": p.describe(),
@@ -222,7 +244,7 @@ class OpenAIDetector:
         }
 
 
-def _seconds(value: Optional[str]) -> float:
+def _seconds(value: str | None) -> float:
     try:
         return max(0.0, float(value)) if value else 0.0
     except ValueError:

@@ -14,7 +14,7 @@ import os
 import re
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 from ..types import Prediction, Query
 from ..vlm.parse import answer_to_prediction
@@ -23,17 +23,23 @@ from ..vlm.presets import DEFAULT_PRESET, resolve_preset
 UITARS_10 = "uitars-1.0"
 
 MODEL_ENV = "PYTEST_GROUNDING_UITARS_MODEL"
-DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
-          "float32": "float32", "fp32": "float32"}
+DTYPES = {
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+}
 
 
-def worker_index() -> Optional[int]:
+def worker_index() -> int | None:
     """N for xdist worker gwN, None outside xdist."""
     match = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
     return int(match.group(1)) if match else None
 
 
-def pick_device(requested: str, cuda_count: int, worker: Optional[int]) -> str:
+def pick_device(requested: str, cuda_count: int, worker: int | None) -> str:
     """auto: CUDA when there is one, else CPU. `cuda` (or auto) under xdist: worker N takes
     cuda:(N mod count), so `-n <GPUs>` runs one replica per GPU. `cuda:K` and `cpu` are kept."""
     requested = str(requested).strip().lower()
@@ -49,24 +55,27 @@ def pick_device(requested: str, cuda_count: int, worker: Optional[int]) -> str:
 def _image_processor_class():
     try:  # transformers 5: the PIL-backed processor (the default one needs torchvision)
         from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
+
         return Qwen2VLImageProcessorPil
     except ImportError:  # transformers 4.x: the slow processor is PIL-backed
         from transformers import Qwen2VLImageProcessor
+
         return Qwen2VLImageProcessor
 
 
-def _processor_class(base):
+def _processor_class(base: Any) -> Any:
     """The model's processor without its video part: the video processor needs torchvision, and
     grounding sends images only. transformers reads a processor's parts from its __init__."""
 
     class ImageOnlyProcessor(base):
-        attributes = ["image_processor", "tokenizer"]  # transformers 4.x reads this
+        attributes = ["image_processor", "tokenizer"]  # noqa: RUF012 (transformers 4.x reads this plain list)
 
         def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
             if "video_processor" in inspect.signature(base.__init__).parameters:  # transformers >= 4.52
                 kwargs["video_processor"] = None
-            super().__init__(image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template,
-                             **kwargs)
+            super().__init__(
+                image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template, **kwargs
+            )
 
     return ImageOnlyProcessor
 
@@ -101,16 +110,26 @@ class UITarsDetector:
 
     name = "uitars"
 
-    def __init__(self, model: Optional[str] = None, preset: Optional[str] = None, device: str = "auto",
-                 dtype: str = "auto", attn: str = "sdpa", threads: int = 0, **overrides: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        preset: str | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        attn: str = "sdpa",
+        threads: int = 0,
+        **overrides: Any,
+    ) -> None:
         resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
         folder = model or os.environ.get(MODEL_ENV)
         if not folder:
             raise ValueError(f"uitars needs a checkpoint folder: --detector uitars:model=PATH or ${MODEL_ENV}")
         self.folder = Path(str(folder)).expanduser().resolve()
         if not (self.folder / "config.json").is_file():
-            raise ValueError(f"uitars: {self.folder} is not a checkpoint folder (no config.json); "
-                             "models are never downloaded at run time")
+            raise ValueError(
+                f"uitars: {self.folder} is not a checkpoint folder (no config.json); "
+                "models are never downloaded at run time"
+            )
         import torch
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoTokenizer
 
@@ -128,13 +147,16 @@ class UITarsDetector:
 
         config = AutoConfig.from_pretrained(self.folder, local_files_only=True, trust_remote_code=False)
         self.model_type = config.model_type
+        base: Any
         if self.model_type == "qwen2_5_vl":
             from transformers import Qwen2_5_VLProcessor as base
         elif self.model_type == "qwen2_vl":
             from transformers import Qwen2VLProcessor as base
         else:
-            raise ValueError(f"uitars: {self.folder} holds a {self.model_type!r} model; "
-                             "expected qwen2_5_vl (UI-TARS-1.5) or qwen2_vl (UI-TARS 1.0)")
+            raise ValueError(
+                f"uitars: {self.folder} holds a {self.model_type!r} model; "
+                "expected qwen2_5_vl (UI-TARS-1.5) or qwen2_vl (UI-TARS 1.0)"
+            )
         # No preset named: the architecture's (UI-TARS 1.0 answers 0-1000; read as pixels it scores ~0).
         self.preset_source = "option" if preset else f"default for {self.model_type}"
         preset = preset or (UITARS_10 if self.model_type == "qwen2_vl" else DEFAULT_PRESET)
@@ -142,20 +164,32 @@ class UITarsDetector:
         tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True, trust_remote_code=False)
         resize = self.preset.preprocess
         image_processor = _image_processor_class().from_pretrained(
-            self.folder, local_files_only=True, min_pixels=resize.min_pixels, max_pixels=resize.max_pixels)
-        self.processor = _processor_class(base)(image_processor=image_processor, tokenizer=tokenizer,
-                                                chat_template=chat_template(self.folder, tokenizer))
+            self.folder, local_files_only=True, min_pixels=resize.min_pixels, max_pixels=resize.max_pixels
+        )
+        self.processor = _processor_class(base)(
+            image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template(self.folder, tokenizer)
+        )
         self.patch = int(getattr(image_processor, "patch_size", 14))
-        self.model = AutoModelForImageTextToText.from_pretrained(
-            self.folder, local_files_only=True, trust_remote_code=False, dtype=getattr(torch, self.dtype),
-            attn_implementation=self.attn).to(self.device).eval()
+        auto_model: Any = AutoModelForImageTextToText  # its stub types .to() as taking a model
+        self.model = (
+            auto_model.from_pretrained(
+                self.folder,
+                local_files_only=True,
+                trust_remote_code=False,
+                dtype=getattr(torch, self.dtype),
+                attn_implementation=self.attn,
+            )
+            .to(self.device)
+            .eval()
+        )
         self.architecture = type(self.model).__name__
         self._torch = torch
 
     def prompt_text(self, instruction: str) -> str:
         """The chat-templated text the model is given (image tokens not yet expanded)."""
-        return self.processor.apply_chat_template(self.preset.prompt.messages(instruction), tokenize=False,
-                                                  add_generation_prompt=True)
+        return self.processor.apply_chat_template(
+            self.preset.prompt.messages(instruction), tokenize=False, add_generation_prompt=True
+        )
 
     def predict(self, query: Query) -> Prediction:
         image, frame = self.preset.preprocess.apply(query.image)
@@ -164,30 +198,41 @@ class UITarsDetector:
         seen = (int(grid[2]) * self.patch, int(grid[1]) * self.patch)
         inputs = inputs.to(self.device)
         decoding = self.preset.decoding
-        sampling: Dict[str, Any] = ({"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-                                    if decoding.greedy else
-                                    {"do_sample": True, "temperature": decoding.temperature, "top_p": decoding.top_p})
+        sampling: dict[str, Any] = (
+            {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+            if decoding.greedy
+            else {"do_sample": True, "temperature": decoding.temperature, "top_p": decoding.top_p}
+        )
         prompt_tokens = int(inputs["input_ids"].shape[1])
         with self._torch.inference_mode():
             output = self.model.generate(**inputs, max_new_tokens=decoding.max_new_tokens, **sampling)
         new_tokens = output[0, prompt_tokens:]
         answer = self.processor.tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
-        meta = {"device": self.device, "model_image": list(seen), "prompt_tokens": prompt_tokens,
-                "new_tokens": int(new_tokens.shape[0])}
+        meta = {
+            "device": self.device,
+            "model_image": list(seen),
+            "prompt_tokens": prompt_tokens,
+            "new_tokens": int(new_tokens.shape[0]),
+        }
         if seen != frame.model:  # the processor resized again: the transform would be off
-            raise RuntimeError(f"uitars: the processor gave a {seen[0]}x{seen[1]} image, "
-                               f"the preset's smart_resize {frame.model[0]}x{frame.model[1]}")
+            raise RuntimeError(
+                f"uitars: the processor gave a {seen[0]}x{seen[1]} image, "
+                f"the preset's smart_resize {frame.model[0]}x{frame.model[1]}"
+            )
         p = self.preset
-        return answer_to_prediction(answer, frame, extractors=p.extractors, transform=p.transform,
-                                    refusal=p.refusal, meta=meta)
+        return answer_to_prediction(
+            answer, frame, extractors=p.extractors, transform=p.transform, refusal=p.refusal, meta=meta
+        )
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         p = self.preset
         pixels = p.preprocess
         decoding = "greedy" if p.decoding.greedy else f"sampling t={p.decoding.temperature:g}"
-        headline = (f"{self.architecture} from {self.folder.name} on {self.device} {self.dtype} {self.attn}, "
-                    f"preset {p.name}, max_pixels {pixels.max_pixels}, {decoding}, "
-                    f"max_new_tokens {p.decoding.max_new_tokens}")
+        headline = (
+            f"{self.architecture} from {self.folder.name} on {self.device} {self.dtype} {self.attn}, "
+            f"preset {p.name}, max_pixels {pixels.max_pixels}, {decoding}, "
+            f"max_new_tokens {p.decoding.max_new_tokens}"
+        )
         return {
             "headline": headline,
             "model": str(self.folder),
@@ -211,7 +256,7 @@ class UITarsDetector:
             self._torch.cuda.empty_cache()
 
 
-def _version(distribution: str) -> Optional[str]:
+def _version(distribution: str) -> str | None:
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

@@ -11,9 +11,9 @@ on any drawn pixel, whether read as the pixel's index or anywhere inside its squ
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -51,39 +51,39 @@ class Rect:
     def cy(self) -> int:
         return (self.y1 + self.y2) // 2
 
-    def inset(self, dx: int, dy: Optional[int] = None) -> "Rect":
+    def inset(self, dx: int, dy: int | None = None) -> Rect:
         dy = dx if dy is None else dy
         return Rect(self.x1 + dx, self.y1 + dy, self.x2 - dx, self.y2 - dy)
 
-    def top(self, h: int) -> "Rect":
+    def top(self, h: int) -> Rect:
         return Rect(self.x1, self.y1, self.x2, min(self.y2, self.y1 + h))
 
-    def bottom(self, h: int) -> "Rect":
+    def bottom(self, h: int) -> Rect:
         return Rect(self.x1, max(self.y1, self.y2 - h), self.x2, self.y2)
 
-    def left(self, w: int) -> "Rect":
+    def left(self, w: int) -> Rect:
         return Rect(self.x1, self.y1, min(self.x2, self.x1 + w), self.y2)
 
-    def right(self, w: int) -> "Rect":
+    def right(self, w: int) -> Rect:
         return Rect(max(self.x1, self.x2 - w), self.y1, self.x2, self.y2)
 
-    def below(self, h: int) -> "Rect":
+    def below(self, h: int) -> Rect:
         """What remains under a top strip of height h."""
         return Rect(self.x1, min(self.y2, self.y1 + h), self.x2, self.y2)
 
-    def above(self, h: int) -> "Rect":
+    def above(self, h: int) -> Rect:
         return Rect(self.x1, self.y1, self.x2, max(self.y1, self.y2 - h))
 
-    def after(self, w: int) -> "Rect":
+    def after(self, w: int) -> Rect:
         """What remains right of a left strip of width w."""
         return Rect(min(self.x2, self.x1 + w), self.y1, self.x2, self.y2)
 
-    def before(self, w: int) -> "Rect":
+    def before(self, w: int) -> Rect:
         return Rect(self.x1, self.y1, max(self.x1, self.x2 - w), self.y2)
 
 
 # (namespace, name, context): what a phrase refers to, e.g. ("text", "save as", "File").
-Key = Tuple[str, str, Optional[str]]
+Key = tuple[str, str, str | None]
 
 
 @dataclass(frozen=True)
@@ -94,15 +94,15 @@ class Phrase:
 
     text: str
     form: str  # "literal" | "functional"
-    key: "Key"
+    key: Key
 
 
 @dataclass(frozen=True)
 class ElementSpec:
     element_type: str  # icon | text | other
     role: str  # "toolbar button", "menu", "tab", "checkbox", ...
-    phrases: Tuple[Phrase, ...]
-    keys: Tuple[Key, ...] = ()  # extra keys this element answers to (its concept), for uniqueness
+    phrases: tuple[Phrase, ...]
+    keys: tuple[Key, ...] = ()  # extra keys this element answers to (its concept), for uniqueness
     targetable: bool = True
 
 
@@ -110,8 +110,8 @@ class ElementSpec:
 class Recorded:
     key: int  # draw order: stable for a given screen seed
     spec: ElementSpec
-    box: Optional[Tuple[int, int, int, int]]  # tight box of changed pixels, half-open; None if nothing visible
-    patch: Optional[np.ndarray] = field(default=None, repr=False)  # pixels of the box right after drawing
+    box: tuple[int, int, int, int] | None  # tight box of changed pixels, half-open; None if nothing visible
+    patch: np.ndarray | None = field(default=None, repr=False)  # pixels of the box right after drawing
     inside: bool = True  # the declared rect lies wholly inside the image
     visible: bool = False  # set by Canvas.finish: nothing later changed a pixel of the box
 
@@ -119,20 +119,20 @@ class Recorded:
 class Canvas:
     """Drawing primitives over one RGB image, plus the element recorder."""
 
-    def __init__(self, size: Tuple[int, int], background: RGB, skip: Sequence[int] = ()) -> None:
+    def __init__(self, size: tuple[int, int], background: RGB, skip: Sequence[int] = ()) -> None:
         self.width, self.height = size
         self.image = Image.new("RGB", size, background)
         self.draw = ImageDraw.Draw(self.image)
-        self.elements: List[Recorded] = []
-        self.texts: List[Tuple[str, Optional[str]]] = []  # every string drawn, with its element's context
-        self.icons: List[Tuple[str, Optional[str]]] = []  # every icon drawn, with its element's context
+        self.elements: list[Recorded] = []
+        self.texts: list[tuple[str, str | None]] = []  # every string drawn, with its element's context
+        self.icons: list[tuple[str, str | None]] = []  # every icon drawn, with its element's context
         self._skip = frozenset(skip)
-        self._context: Optional[str] = None
+        self._context: str | None = None
         self._open = False
 
     # ---- element recording -----------------------------------------------------------------------
     @contextmanager
-    def element(self, rect: Rect, spec: ElementSpec, context: Optional[str] = None) -> Iterator[None]:
+    def element(self, rect: Rect, spec: ElementSpec, context: str | None = None) -> Iterator[None]:
         """Draw one element inside `rect`; its tight box is recorded when the block ends.
         Elements do not nest: a composite widget (button = frame + icon + label) is one element."""
         if self._open:
@@ -160,7 +160,7 @@ class Canvas:
             if diverted:
                 self.image, self.draw = main
         after = self._pixels(region)
-        inside = 0 <= rect.x1 and 0 <= rect.y1 and rect.x2 <= self.width and rect.y2 <= self.height
+        inside = rect.x1 >= 0 and rect.y1 >= 0 and rect.x2 <= self.width and rect.y2 <= self.height
         self.elements.append(self._measure(key, spec, rect, region, before, after, inside))
 
     def _measure(
@@ -191,6 +191,7 @@ class Canvas:
             replace(
                 rec,
                 visible=rec.box is not None
+                and rec.patch is not None
                 and bool(np.array_equal(final[rec.box[1] : rec.box[3], rec.box[0] : rec.box[2]], rec.patch)),
             )
             for rec in self.elements
@@ -201,7 +202,7 @@ class Canvas:
 
     # ---- primitives ------------------------------------------------------------------------------
     def rect(
-        self, r: Rect, fill: Optional[RGB] = None, outline: Optional[RGB] = None, width: int = 1, radius: int = 0
+        self, r: Rect, fill: RGB | None = None, outline: RGB | None = None, width: int = 1, radius: int = 0
     ) -> None:
         if r.w <= 0 or r.h <= 0:
             return
@@ -211,7 +212,7 @@ class Canvas:
         else:
             self.draw.rectangle(box, fill=fill, outline=outline, width=width)
 
-    def line(self, points: Sequence[Tuple[float, float]], fill: RGB, width: int = 1) -> None:
+    def line(self, points: Sequence[tuple[float, float]], fill: RGB, width: int = 1) -> None:
         self.draw.line([tuple(p) for p in points], fill=fill, width=width)
 
     def hline(self, x1: int, x2: int, y: int, fill: RGB) -> None:
@@ -220,14 +221,14 @@ class Canvas:
     def vline(self, x: int, y1: int, y2: int, fill: RGB) -> None:
         self.draw.line([(x, y1), (x, y2 - 1)], fill=fill, width=1)
 
-    def ellipse(self, r: Rect, fill: Optional[RGB] = None, outline: Optional[RGB] = None, width: int = 1) -> None:
+    def ellipse(self, r: Rect, fill: RGB | None = None, outline: RGB | None = None, width: int = 1) -> None:
         self.draw.ellipse((r.x1, r.y1, r.x2 - 1, r.y2 - 1), fill=fill, outline=outline, width=width)
 
     def arc(self, r: Rect, start: float, end: float, fill: RGB, width: int = 1) -> None:
         self.draw.arc((r.x1, r.y1, r.x2 - 1, r.y2 - 1), start, end, fill=fill, width=width)
 
     def polygon(
-        self, points: Sequence[Tuple[float, float]], fill: Optional[RGB] = None, outline: Optional[RGB] = None
+        self, points: Sequence[tuple[float, float]], fill: RGB | None = None, outline: RGB | None = None
     ) -> None:
         self.draw.polygon([tuple(p) for p in points], fill=fill, outline=outline)
 

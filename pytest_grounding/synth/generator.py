@@ -15,11 +15,11 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .archetypes import ARCHETYPES, ARCHETYPES_BY_NAME, Archetype, open_menu_for
 from .canvas import Canvas, Key, Phrase, Recorded, Rect, text_width
@@ -66,10 +66,10 @@ class Target:
     role: str
     instruction: str
     form: str
-    box: Tuple[int, int, int, int]  # x1, y1 = first drawn pixel; x2, y2 = last drawn pixel + 1
+    box: tuple[int, int, int, int]  # x1, y1 = first drawn pixel; x2, y2 = last drawn pixel + 1
 
     @property
-    def point(self) -> Tuple[int, int]:
+    def point(self) -> tuple[int, int]:
         x1, y1, x2, y2 = self.box
         return ((x1 + x2 - 1) // 2, (y1 + y2 - 1) // 2)  # the middle drawn column and row
 
@@ -104,9 +104,9 @@ def plan_screen(seed: int, index: int) -> ScreenPlan:
     )
 
 
-def screens_for(count: int, seed: int) -> List[Tuple[ScreenPlan, int]]:
+def screens_for(count: int, seed: int) -> list[tuple[ScreenPlan, int]]:
     """The screens `count` samples need, each with how many of its targets are used."""
-    out: List[Tuple[ScreenPlan, int]] = []
+    out: list[tuple[ScreenPlan, int]] = []
     remaining = count
     index = 0
     while remaining > 0:
@@ -139,7 +139,7 @@ def render_screen(plan: ScreenPlan, skip: Sequence[int] = ()) -> Canvas:
     return canvas
 
 
-def draw_frame(ui: UI, plan: ScreenPlan, archetype: Archetype, title: str) -> Tuple[Rect, Dict[str, int], int]:
+def draw_frame(ui: UI, plan: ScreenPlan, archetype: Archetype, title: str) -> tuple[Rect, dict[str, int], int]:
     """Window chrome for the platform; returns the app's body rect, where its menu titles are (for
     an open menu) and the y under the menu bar."""
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
@@ -152,7 +152,7 @@ def draw_frame(ui: UI, plan: ScreenPlan, archetype: Archetype, title: str) -> Tu
         titles = (
             ("Browser", "File", "Edit", "View", "History", "Bookmarks", "Window", "Help")
             if browser
-            else (plan.app,) + archetype.menus
+            else (plan.app, *archetype.menus)
         )
         menus = ui.menu_bar(bar.before(px(260)), titles, bold_first=True, fill=fill)
         if browser:
@@ -266,11 +266,11 @@ def taskbar(ui: UI, r: Rect) -> None:
 # ---- choosing targets ----------------------------------------------------------------------------
 
 
-def key_counts(canvas: Canvas) -> Dict[Key, int]:
+def key_counts(canvas: Canvas) -> dict[Key, int]:
     """How many things on the screen answer to each key. Strings and icons count every drawing
     (also those that are not elements: code, cell values, a second icon); everything else counts
     the elements that claim the key."""
-    counts: Dict[Key, int] = {}
+    counts: dict[Key, int] = {}
 
     def bump(key: Key) -> None:
         counts[key] = counts.get(key, 0) + 1
@@ -287,7 +287,7 @@ def key_counts(canvas: Canvas) -> Dict[Key, int]:
     return counts
 
 
-def usable_phrases(rec: Recorded, counts: Dict[Key, int]) -> List[Phrase]:
+def usable_phrases(rec: Recorded, counts: dict[Key, int]) -> list[Phrase]:
     return [p for p in rec.spec.phrases if counts.get(p.key, 0) == 1]
 
 
@@ -301,10 +301,10 @@ def is_fair_target(rec: Recorded, width: int, height: int) -> bool:
     return not (x1 <= width / 2 <= x2 and y1 <= height / 2 <= y2)
 
 
-def choose_targets(canvas: Canvas, plan: ScreenPlan) -> List[Target]:
+def choose_targets(canvas: Canvas, plan: ScreenPlan) -> list[Target]:
     rng = stream(plan.seed, plan.index, "targets")
     counts = key_counts(canvas)
-    pools: Dict[str, List[Tuple[Recorded, List[Phrase]]]] = {name: [] for name, _ in TYPE_WEIGHTS}
+    pools: dict[str, list[tuple[Recorded, list[Phrase]]]] = {name: [] for name, _ in TYPE_WEIGHTS}
     for rec in canvas.elements:
         if is_fair_target(rec, plan.width, plan.height):
             phrases = usable_phrases(rec, counts)
@@ -312,7 +312,7 @@ def choose_targets(canvas: Canvas, plan: ScreenPlan) -> List[Target]:
                 pools[rec.spec.element_type].append((rec, phrases))
     for pool in pools.values():
         rng.shuffle(pool)
-    targets: List[Target] = []
+    targets: list[Target] = []
     while len(targets) < plan.targets:
         available = [(name, weight) for name, weight in TYPE_WEIGHTS if pools[name]]
         if not available:
@@ -339,7 +339,7 @@ def png_bytes(canvas: Canvas) -> bytes:
     return buffer.getvalue()
 
 
-def rows_for(plan: ScreenPlan, targets: Sequence[Target]) -> List[dict]:
+def rows_for(plan: ScreenPlan, targets: Sequence[Target]) -> list[dict]:
     slug = plan.app.lower().replace(" ", "_")
     rows = []
     for target in targets:
@@ -374,7 +374,7 @@ def rows_for(plan: ScreenPlan, targets: Sequence[Target]) -> List[dict]:
     return rows
 
 
-def build_screen(plan: ScreenPlan, take: int, folder: str) -> List[dict]:
+def build_screen(plan: ScreenPlan, take: int, folder: str) -> list[dict]:
     """Render one screen, write its PNG into `folder`, return its rows (ids not yet assigned)."""
     canvas = render_screen(plan)
     targets = choose_targets(canvas, plan)
@@ -386,11 +386,11 @@ def build_screen(plan: ScreenPlan, take: int, folder: str) -> List[dict]:
     return rows_for(plan, targets[:take])
 
 
-def _build(job: Tuple[ScreenPlan, int, str]) -> List[dict]:
+def _build(job: tuple[ScreenPlan, int, str]) -> list[dict]:
     return build_screen(*job)
 
 
-def generate(out_dir, count: int, seed: int = 0, workers: Optional[int] = None) -> Path:
+def generate(out_dir, count: int, seed: int = 0, workers: int | None = None) -> Path:
     """Write `count` samples (targets) over as many screens as they need to
     `out_dir/data/test/metadata.jsonl` + `screen_NNNNN.png` (screens a previous run left there are
     removed); returns `out_dir`. The same (count, seed) gives the same bytes. `workers` processes
@@ -442,7 +442,7 @@ def cache_root_dir(cache_root=None) -> Path:
     return Path(env) if env else Path.home() / ".cache" / "pytest-grounding"
 
 
-def source_digest(root: Optional[Path] = None) -> str:
+def source_digest(root: Path | None = None) -> str:
     """A digest of the generator's code (every module under `root`, by default this package,
     archetypes/ included): an edited generator never reuses a set another one made."""
     root = root or Path(__file__).resolve().parent

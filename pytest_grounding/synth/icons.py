@@ -9,16 +9,16 @@ same polygons.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Dict, Sequence, Tuple
 
 from PIL import Image, ImageDraw
 
 from .typefaces import font
 
 SUPERSAMPLE = 4
-Pt = Tuple[float, float]
+Pt = tuple[float, float]
 
 
 class Pen:
@@ -165,7 +165,7 @@ def _arrow_tray(p: Pen, up: bool) -> None:
 
 # Most glyphs are lambdas that draw several strokes as the items of a tuple or list: what they
 # return is thrown away (hence `object`, and the mypy comment at the top).
-GLYPHS: Dict[str, Callable[[Pen], object]] = {
+GLYPHS: dict[str, Callable[[Pen], object]] = {
     "record": lambda p: p.ellipse(2.5, 2.5, 13.5, 13.5),
     "play": lambda p: p.poly([(4, 2), (14, 8), (4, 14)]),
     "pause": lambda p: (p.rect(3.5, 2.5, 6.5, 13.5), p.rect(9.5, 2.5, 12.5, 13.5)),
@@ -552,7 +552,7 @@ class IconInfo:
     tint: str = ""  # a semantic colour (themes.SEMANTIC_COLORS) some apps draw it in
 
 
-ICON_INFO: Dict[str, IconInfo] = {
+ICON_INFO: dict[str, IconInfo] = {
     "record": IconInfo("red circle (record)", "red"),
     "play": IconInfo("play triangle", "green"),
     "pause": IconInfo("pause"),

@@ -8,13 +8,13 @@ icon and a Save menu item for "Save your work.").
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from .canvas import ElementSpec, Phrase
 from .icons import ICON_INFO
 
 # Functional phrasings by concept. "{ctx}" is the element's context (a track, a layer, a panel).
-CONCEPTS: Dict[str, Tuple[str, ...]] = {
+CONCEPTS: dict[str, tuple[str, ...]] = {
     "record": ("Begin a recording.", "Start recording."),
     "play": ("Start playback.", "Play the project from the playhead."),
     "pause": ("Pause playback.",),
@@ -126,7 +126,7 @@ CONCEPTS: Dict[str, Tuple[str, ...]] = {
 
 # What a labelled control is for, asked without its label ("Restore the factory settings." for
 # "Reset to Defaults"): functional phrasings of text targets, keyed by the exact label.
-TEXT_FUNCTIONS: Dict[str, Tuple[str, ...]] = {
+TEXT_FUNCTIONS: dict[str, tuple[str, ...]] = {
     # buttons
     "Apply": ("Apply the changes.",),
     "Reset to Defaults": ("Restore the factory settings.",),
@@ -224,7 +224,7 @@ TEXT_FUNCTIONS: Dict[str, Tuple[str, ...]] = {
 }
 
 # What a menu holds, for asking to open it without naming it.
-MENU_FUNCTIONS: Dict[str, Tuple[str, ...]] = {
+MENU_FUNCTIONS: dict[str, tuple[str, ...]] = {
     "Edit": ("Open the menu with copy and paste.",),
     "View": ("Open the menu that controls what is shown.",),
     "Window": ("Open the menu for arranging windows.",),
@@ -255,7 +255,7 @@ MENU_FUNCTIONS: Dict[str, Tuple[str, ...]] = {
 }
 
 # Literal phrasings by role; "{label}" is the visible text, "{ctx}" the element's context.
-ROLE_TEMPLATES: Dict[str, Tuple[str, ...]] = {
+ROLE_TEMPLATES: dict[str, tuple[str, ...]] = {
     "menu": ("Open the {label} menu.", "Click '{label}' in the menu bar."),
     "menu item": ("Click '{label}' in the {ctx} menu.", "Choose {label} from the {ctx} menu."),
     "tab": ("Select the {label} tab.", "Switch to the '{label}' tab."),
@@ -280,11 +280,11 @@ ROLE_TEMPLATES: Dict[str, Tuple[str, ...]] = {
 }
 
 
-def _fill(template: str, label: str = "", ctx: Optional[str] = None) -> str:
+def _fill(template: str, label: str = "", ctx: str | None = None) -> str:
     return template.replace("{label}", label).replace("{ctx}", ctx or "")
 
 
-def concept_phrases(concept: Optional[str], ctx: Optional[str]) -> Tuple[Phrase, ...]:
+def concept_phrases(concept: str | None, ctx: str | None) -> tuple[Phrase, ...]:
     if not concept or concept not in CONCEPTS:
         return ()
     out = []
@@ -300,8 +300,8 @@ def concept_phrases(concept: Optional[str], ctx: Optional[str]) -> Tuple[Phrase,
 def text_spec(
     label: str,
     role: str,
-    ctx: Optional[str] = None,
-    concept: Optional[str] = None,
+    ctx: str | None = None,
+    concept: str | None = None,
     element_type: str = "text",
     targetable: bool = True,
 ) -> ElementSpec:
@@ -323,8 +323,8 @@ def text_spec(
 
 def icon_spec(
     kind: str,
-    concept: Optional[str],
-    ctx: Optional[str] = None,
+    concept: str | None,
+    ctx: str | None = None,
     role: str = "toolbar button",
     extra: Sequence[Phrase] = (),
 ) -> ElementSpec:

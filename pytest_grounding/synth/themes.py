@@ -7,9 +7,8 @@ drawn on (labels on panels, on fields, on the accent colour).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
 
-RGB = Tuple[int, int, int]
+RGB = tuple[int, int, int]
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class Theme:
     function: RGB
 
 
-THEMES: Tuple[Theme, ...] = (
+THEMES: tuple[Theme, ...] = (
     Theme(
         name="light",
         dark=False,
@@ -195,7 +194,7 @@ LIGHT_THEMES = tuple(t for t in THEMES if not t.dark)
 DARK_THEMES = tuple(t for t in THEMES if t.dark)
 
 # (width, height, weight): the common desktop sizes, one 4:3, and an ultra-wide.
-RESOLUTIONS: Tuple[Tuple[int, int, int], ...] = (
+RESOLUTIONS: tuple[tuple[int, int, int], ...] = (
     (1024, 768, 2),
     (1280, 800, 2),
     (1366, 768, 2),
@@ -205,7 +204,7 @@ RESOLUTIONS: Tuple[Tuple[int, int, int], ...] = (
     (3440, 1440, 2),
 )
 
-PLATFORMS: Tuple[str, ...] = ("windows", "macos", "linux")
+PLATFORMS: tuple[str, ...] = ("windows", "macos", "linux")
 
 # Colours that mean something in real software: record is red, play is green, folders are yellow.
 SEMANTIC_COLORS = {
@@ -218,7 +217,7 @@ SEMANTIC_COLORS = {
 }
 
 # Clip, track and chart colours (mid-saturation, readable with white or black labels).
-PALETTE: Tuple[RGB, ...] = (
+PALETTE: tuple[RGB, ...] = (
     (86, 156, 214),
     (214, 105, 86),
     (106, 176, 96),

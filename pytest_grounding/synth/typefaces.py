@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from PIL import ImageFont
@@ -16,7 +16,7 @@ FONT_FILES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(family: str, size: int) -> ImageFont.FreeTypeFont:
     # BASIC layout: the same glyph placement whether or not libraqm is installed.
     return ImageFont.truetype(str(FONT_DIR / FONT_FILES[family]), size, layout_engine=ImageFont.Layout.BASIC)

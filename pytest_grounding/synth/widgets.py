@@ -8,8 +8,9 @@ box is measured from its pixels. Layout is in logical pixels times the screen's 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 from .canvas import Canvas, ElementSpec, Phrase, Rect, fit, text_width
 from .icons import ICON_INFO
@@ -21,15 +22,15 @@ from .typefaces import font
 @dataclass(frozen=True)
 class Icon:
     kind: str
-    concept: Optional[str] = None
+    concept: str | None = None
     pressed: bool = False
 
 
 @dataclass(frozen=True)
 class Label:
     text: str
-    concept: Optional[str] = None
-    icon: Optional[str] = None
+    concept: str | None = None
+    icon: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Field:
 
 
 SEPARATOR = "|"
-ToolItem = Union[Icon, Label, Field, str]
+ToolItem = Icon | Label | Field | str
 
 
 class UI:
@@ -81,10 +82,10 @@ class UI:
         x: int,
         cy: int,
         s: str,
-        spec: Optional[ElementSpec] = None,
+        spec: ElementSpec | None = None,
         f=None,
-        color: Optional[RGB] = None,
-        ctx: Optional[str] = None,
+        color: RGB | None = None,
+        ctx: str | None = None,
     ) -> int:
         """Draw a string (an element when `spec` is given); returns its advance width."""
         f = f or self.font
@@ -116,8 +117,8 @@ class UI:
                             "literal",
                             ("window button", concept, None),
                         ),
-                    )
-                    + concept_phrases(concept, None),
+                        *concept_phrases(concept, None),
+                    ),
                     (("concept", concept, None),),
                 )
                 with c.element(Rect(x, cy - d // 2, x + d, cy - d // 2 + d), spec):
@@ -157,12 +158,12 @@ class UI:
                 c.icon(kind, box.cx - s // 2, box.cy - s // 2, s, t.title_text)
 
     def menu_bar(
-        self, r: Rect, items: Sequence[str], bold_first: bool = False, fill: Optional[RGB] = None
-    ) -> Dict[str, int]:
+        self, r: Rect, items: Sequence[str], bold_first: bool = False, fill: RGB | None = None
+    ) -> dict[str, int]:
         """Closed menus; returns where each drawn title starts, for dropping one down."""
         self.c.rect(r, fill=fill or self.t.menubar)
         x = r.x1 + self.px(8)
-        positions: Dict[str, int] = {}
+        positions: dict[str, int] = {}
         for i, item in enumerate(items):
             f = self.bold if (bold_first and i == 0) else self.font
             w = text_width(f, item)
@@ -180,7 +181,7 @@ class UI:
         items: Sequence[ToolItem],
         ctx: str = "toolbar",
         icon: int = 16,
-        fill: Optional[RGB] = None,
+        fill: RGB | None = None,
         gap: int = 6,
     ) -> int:
         """Items left to right until the strip is full; returns the x where they end."""
@@ -276,8 +277,8 @@ class UI:
         active: int,
         ctx: str,
         closable: bool = False,
-        strip: Optional[RGB] = None,
-        active_fill: Optional[RGB] = None,
+        strip: RGB | None = None,
+        active_fill: RGB | None = None,
         f=None,
     ) -> int:
         t, c = self.t, self.c
@@ -328,8 +329,8 @@ class UI:
         r: Rect,
         left: Sequence[str],
         right: Sequence[str],
-        fill: Optional[RGB] = None,
-        color: Optional[RGB] = None,
+        fill: RGB | None = None,
+        color: RGB | None = None,
     ) -> None:
         t, c = self.t, self.c
         fill = fill or t.header
@@ -351,7 +352,7 @@ class UI:
             x -= w + self.px(20)
 
     # ---- lists and trees -------------------------------------------------------------------------
-    def tree(self, r: Rect, nodes: Sequence[Tuple[int, str, str]], ctx: str, selected: int = -1, row: int = 22) -> None:
+    def tree(self, r: Rect, nodes: Sequence[tuple[int, str, str]], ctx: str, selected: int = -1, row: int = 22) -> None:
         """nodes: (depth, label, kind) with kind "folder", "open_folder" or an icon name for leaves."""
         t, c = self.t, self.c
         h = self.px(row)
@@ -386,7 +387,7 @@ class UI:
     def list_rows(
         self,
         r: Rect,
-        rows: Sequence[Tuple[str, str]],
+        rows: Sequence[tuple[str, str]],
         ctx: str,
         selected: int = -1,
         row: int = 26,
@@ -547,7 +548,7 @@ class UI:
             c.rect(r, fill=color, outline=t.field_border)
 
     def button(
-        self, r: Rect, text: str, concept: Optional[str] = None, primary: bool = False, ctx: Optional[str] = None
+        self, r: Rect, text: str, concept: str | None = None, primary: bool = False, ctx: str | None = None
     ) -> None:
         t, c = self.t, self.c
         fill = t.accent if primary else t.button
@@ -580,7 +581,7 @@ class UI:
         with c.element(thumb, spec):
             c.rect(thumb, fill=mix(t.panel, t.text_dim, 0.5), radius=self.px(3))
 
-    def property_grid(self, r: Rect, rows: Sequence[Tuple[str, str, Any]], row: int = 24) -> None:
+    def property_grid(self, r: Rect, rows: Sequence[tuple[str, str, Any]], row: int = 24) -> None:
         """rows: (name, kind, value) with kind "text", "check", "color", "choice" or "slider"."""
         t, c = self.t, self.c
         h = self.px(row)
@@ -600,7 +601,7 @@ class UI:
                 self.checkbox(split + self.px(2), cy, name, bool(value), label=False)
             elif kind == "color":
                 self.swatch(Rect(split, cy - self.px(7), split + self.px(30), cy + self.px(7)), name, value)
-                self.label(split + self.px(38), cy, "#%02X%02X%02X" % value, None, self.small, t.text_dim)
+                self.label(split + self.px(38), cy, "#{:02X}{:02X}{:02X}".format(*value), None, self.small, t.text_dim)
             elif kind == "choice":
                 self.dropdown(vr, name, str(value))
             elif kind == "slider":
@@ -632,7 +633,7 @@ class UI:
         return r.below(self.px(30)).inset(self.px(12))
 
     def open_menu(
-        self, x: int, y: int, menu: str, items: Sequence[Tuple[str, str, Optional[str]]], width: int = 220
+        self, x: int, y: int, menu: str, items: Sequence[tuple[str, str, str | None]], width: int = 220
     ) -> Rect:
         """A dropped-down menu under a menu title: items (label, shortcut, concept), "-" for a separator."""
         t, c = self.t, self.c
@@ -664,7 +665,7 @@ class UI:
         return r
 
 
-def _chevron(x: int, cy: int, size: int, down: bool) -> List[Tuple[float, float]]:
+def _chevron(x: int, cy: int, size: int, down: bool) -> list[tuple[float, float]]:
     half = size / 2
     if down:
         return [(x, cy - half / 2), (x + size, cy - half / 2), (x + half, cy + half / 2)]

@@ -3,10 +3,20 @@ prompt builders, image preprocessing, answer extractors, coordinate transforms, 
 compose them the way a model's authors do. Pure Python here; torch and transformers stay in the
 detectors, `ui-tars` is imported when a part that uses it runs."""
 
+from .parse import Extracted, answer_to_prediction
+from .preprocess import Frame, SmartResize
 from .presets import Decoding, Preset, get_preset, preset_registry, resolve_preset
 from .prompts import Prompt
-from .preprocess import Frame, SmartResize
-from .parse import Extracted, answer_to_prediction
 
-__all__ = ["Decoding", "Extracted", "Frame", "Preset", "Prompt", "SmartResize", "answer_to_prediction",
-           "get_preset", "preset_registry", "resolve_preset"]
+__all__ = [
+    "Decoding",
+    "Extracted",
+    "Frame",
+    "Preset",
+    "Prompt",
+    "SmartResize",
+    "answer_to_prediction",
+    "get_preset",
+    "preset_registry",
+    "resolve_preset",
+]

@@ -10,8 +10,8 @@ import ast
 import contextlib
 import io
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from ..types import Box, Prediction
 from .preprocess import Frame
@@ -21,7 +21,7 @@ from .preprocess import Frame
 class Extracted:
     """Two numbers (a point) or four (a box x1, y1, x2, y2), in the model's coordinates."""
 
-    values: Tuple[float, ...]
+    values: tuple[float, ...]
     shape: str  # which form of answer it was read from, for the record
 
     @property
@@ -29,8 +29,8 @@ class Extracted:
         return len(self.values) == 4
 
 
-Extractor = Callable[[str], Optional[Extracted]]
-Transform = Callable[[float, float, Frame], Tuple[float, float]]
+Extractor = Callable[[str], Extracted | None]
+Transform = Callable[[float, float, Frame], tuple[float, float]]
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _PAIR = rf"\(\s*({_NUM})\s*,\s*({_NUM})\s*\)"
@@ -39,7 +39,7 @@ _BOX_TOKENS = re.compile(r"<\|box_(?:start|end)\|>")
 _ACTION_CALL = re.compile(r"\b\w+\(\s*\w+\s*=")
 
 
-def uitars_action(text: str) -> Optional[Extracted]:
+def uitars_action(text: str) -> Extracted | None:
     """`Action: click(start_box='(x,y)')`, `click(point='<point>x y</point>')`, with or without the
     `Action:` prefix and the box tokens, a box in start_box: through the `ui-tars` package's
     parser. It asserts on a missing `Action:` and raises on what it cannot read: those are None."""
@@ -72,7 +72,7 @@ def uitars_action(text: str) -> Optional[Extracted]:
     return None
 
 
-def paren(text: str) -> Optional[Extracted]:
+def paren(text: str) -> Extracted | None:
     """The first `(x,y)`, `(x1,y1,x2,y2)` or `(x1,y1),(x2,y2)` in the text."""
     text = _BOX_TOKENS.sub("", text)
     quad = re.search(_QUAD, text)
@@ -87,7 +87,7 @@ def paren(text: str) -> Optional[Extracted]:
     return Extracted(values, "point" if len(values) == 2 else shape)
 
 
-def bracket(text: str) -> Optional[Extracted]:
+def bracket(text: str) -> Extracted | None:
     """The first `[x,y]` or `[x1,y1,x2,y2]` in the text."""
     match = re.search(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*(?:,\s*({_NUM})\s*,\s*({_NUM})\s*)?\]", text)
     if not match:
@@ -96,34 +96,34 @@ def bracket(text: str) -> Optional[Extracted]:
     return Extracted(values, "bracket box" if len(values) == 4 else "bracket point")
 
 
-EXTRACTORS: Dict[str, Extractor] = {"uitars_action": uitars_action, "paren": paren, "bracket": bracket}
+EXTRACTORS: dict[str, Extractor] = {"uitars_action": uitars_action, "paren": paren, "bracket": bracket}
 
 
-def abs_smart_resize(x: float, y: float, frame: Frame) -> Tuple[float, float]:
+def abs_smart_resize(x: float, y: float, frame: Frame) -> tuple[float, float]:
     """Pixels of the smart_resize'd image (Qwen2.5-VL, UI-TARS-1.5): x * W / W_sr."""
     sx, sy = frame.scale
     return x * sx, y * sy
 
 
-def rel1000(x: float, y: float, frame: Frame) -> Tuple[float, float]:
+def rel1000(x: float, y: float, frame: Frame) -> tuple[float, float]:
     """0-1000 of the original image (Qwen2-VL, UI-TARS 1.0)."""
     return x / 1000.0 * frame.original[0], y / 1000.0 * frame.original[1]
 
 
-def rel1(x: float, y: float, frame: Frame) -> Tuple[float, float]:
+def rel1(x: float, y: float, frame: Frame) -> tuple[float, float]:
     """0-1 of the original image."""
     return x * frame.original[0], y * frame.original[1]
 
 
-TRANSFORMS: Dict[str, Transform] = {"abs_smart_resize": abs_smart_resize, "rel1000": rel1000, "rel1": rel1}
+TRANSFORMS: dict[str, Transform] = {"abs_smart_resize": abs_smart_resize, "rel1000": rel1000, "rel1": rel1}
 
 # A refusal form: the extracted values that mean "not on this screen".
-REFUSALS: Dict[str, Callable[[Extracted], bool]] = {
+REFUSALS: dict[str, Callable[[Extracted], bool]] = {
     "minus_one": lambda found: all(v == -1 for v in found.values),
 }
 
 
-def check_parts(extractors: Sequence[str], transform: str, refusal: Optional[str]) -> None:
+def check_parts(extractors: Sequence[str], transform: str, refusal: str | None) -> None:
     for name in extractors:
         if name not in EXTRACTORS:
             raise ValueError(f"unknown extractor {name!r}; known: {', '.join(EXTRACTORS)}")
@@ -133,7 +133,7 @@ def check_parts(extractors: Sequence[str], transform: str, refusal: Optional[str
         raise ValueError(f"unknown refusal form {refusal!r}; known: {', '.join(REFUSALS)}")
 
 
-def extract(text: str, extractors: Sequence[str]) -> Optional[Extracted]:
+def extract(text: str, extractors: Sequence[str]) -> Extracted | None:
     """The first extractor (in order) that reads the text."""
     for name in extractors:
         found = EXTRACTORS[name](text)
@@ -142,8 +142,15 @@ def extract(text: str, extractors: Sequence[str]) -> Optional[Extracted]:
     return None
 
 
-def answer_to_prediction(text: Optional[str], frame: Frame, *, extractors: Sequence[str], transform: str,
-                         refusal: Optional[str] = None, meta: Optional[dict] = None) -> Prediction:
+def answer_to_prediction(
+    text: str | None,
+    frame: Frame,
+    *,
+    extractors: Sequence[str],
+    transform: str,
+    refusal: str | None = None,
+    meta: dict | None = None,
+) -> Prediction:
     """The Prediction for a model's answer, in pixels of the original image."""
     meta = dict(meta or {})
     if not text:

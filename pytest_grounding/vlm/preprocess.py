@@ -6,12 +6,12 @@ The frame is computed with the `ui-tars` package's own smart_resize; the coordin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-Size = Tuple[int, int]  # width, height
+Size = tuple[int, int]  # width, height
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Frame:
     model: Size
 
     @property
-    def scale(self) -> Tuple[float, float]:
+    def scale(self) -> tuple[float, float]:
         """Original pixels per model pixel, x and y."""
         return self.original[0] / self.model[0], self.original[1] / self.model[1]
 
@@ -40,11 +40,12 @@ class SmartResize:
         from ui_tars.action_parser import smart_resize
 
         width, height = size
-        new_height, new_width = smart_resize(height, width, factor=self.factor, min_pixels=self.min_pixels,
-                                             max_pixels=self.max_pixels)
+        new_height, new_width = smart_resize(
+            height, width, factor=self.factor, min_pixels=self.min_pixels, max_pixels=self.max_pixels
+        )
         return Frame(original=(width, height), model=(new_width, new_height))
 
-    def apply(self, image: "Image") -> Tuple["Image", Frame]:
+    def apply(self, image: Image) -> tuple[Image, Frame]:
         """The image at the model's size (bicubic, as Qwen2-VL's image processor resizes)."""
         from PIL import Image as PILImage
 
@@ -54,5 +55,9 @@ class SmartResize:
         return image.resize(frame.model, PILImage.Resampling.BICUBIC), frame
 
     def describe(self) -> dict:
-        return {"kind": "smart_resize", "factor": self.factor, "min_pixels": self.min_pixels,
-                "max_pixels": self.max_pixels}
+        return {
+            "kind": "smart_resize",
+            "factor": self.factor,
+            "min_pixels": self.min_pixels,
+            "max_pixels": self.max_pixels,
+        }

@@ -4,8 +4,9 @@ preprocessing, extractors, coordinate transform, decoding, refusal form). Both V
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any
 
 from ..registry import Registry
 from . import prompts
@@ -19,8 +20,8 @@ class Decoding:
 
     max_new_tokens: int = 128
     temperature: float = 0.0
-    top_p: Optional[float] = None
-    frequency_penalty: Optional[float] = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
 
     @property
     def greedy(self) -> bool:
@@ -33,13 +34,13 @@ class Preset:
     family: str
     prompt: prompts.Prompt
     preprocess: SmartResize
-    extractors: Tuple[str, ...]
+    extractors: tuple[str, ...]
     transform: str
     decoding: Decoding = field(default_factory=Decoding)
-    refusal: Optional[str] = None
+    refusal: str | None = None
     source: str = ""
 
-    def describe(self) -> Dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         info = asdict(self)
         info["preprocess"] = self.preprocess.describe()
         info["extractors"] = list(self.extractors)
@@ -49,17 +50,38 @@ class Preset:
 UITARS_SOURCE_15 = "bytedance/UI-TARS issues #182 and #215 (maintainer's ScreenSpot-Pro setup); ui-tars 0.5.1 on PyPI"
 UITARS_15 = SmartResize(factor=28, min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28)
 
-PRESETS: Tuple[Preset, ...] = (
-    Preset("uitars-1.5-point", "UI-TARS-1.5 (Qwen2.5-VL)", prompts.Prompt(prompts.UITARS_POINT), UITARS_15,
-           ("uitars_action", "paren"), "abs_smart_resize", Decoding(max_new_tokens=128), source=UITARS_SOURCE_15),
-    Preset("uitars-1.5-computer-use", "UI-TARS-1.5 (Qwen2.5-VL)", prompts.Prompt(prompts.UITARS_COMPUTER_USE),
-           UITARS_15, ("uitars_action", "paren"), "abs_smart_resize", Decoding(max_new_tokens=128),
-           source="bytedance/UI-TARS README (1.5 computer-use prompt, click action only)"),
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "uitars-1.5-point",
+        "UI-TARS-1.5 (Qwen2.5-VL)",
+        prompts.Prompt(prompts.UITARS_POINT),
+        UITARS_15,
+        ("uitars_action", "paren"),
+        "abs_smart_resize",
+        Decoding(max_new_tokens=128),
+        source=UITARS_SOURCE_15,
+    ),
+    Preset(
+        "uitars-1.5-computer-use",
+        "UI-TARS-1.5 (Qwen2.5-VL)",
+        prompts.Prompt(prompts.UITARS_COMPUTER_USE),
+        UITARS_15,
+        ("uitars_action", "paren"),
+        "abs_smart_resize",
+        Decoding(max_new_tokens=128),
+        source="bytedance/UI-TARS README (1.5 computer-use prompt, click action only)",
+    ),
     # UI-TARS 1.0 (Qwen2-VL) answers 0-1000 of the image; Qwen2-VL processor defaults (3136 / 12845056).
-    Preset("uitars-1.0", "UI-TARS 1.0 (Qwen2-VL)", prompts.Prompt(prompts.UITARS_POINT),
-           SmartResize(factor=28, min_pixels=56 * 56, max_pixels=28 * 28 * 16384), ("uitars_action", "paren"),
-           "rel1000", Decoding(max_new_tokens=128, frequency_penalty=1.0),
-           source="bytedance/UI-TARS README_v1 'Coordinate Mapping', issue #6"),
+    Preset(
+        "uitars-1.0",
+        "UI-TARS 1.0 (Qwen2-VL)",
+        prompts.Prompt(prompts.UITARS_POINT),
+        SmartResize(factor=28, min_pixels=56 * 56, max_pixels=28 * 28 * 16384),
+        ("uitars_action", "paren"),
+        "rel1000",
+        Decoding(max_new_tokens=128, frequency_penalty=1.0),
+        source="bytedance/UI-TARS README_v1 'Coordinate Mapping', issue #6",
+    ),
 )
 DEFAULT_PRESET = "uitars-1.5-point"
 
@@ -76,8 +98,22 @@ def get_preset(name: str) -> Preset:
 
 
 # Options that override one part of a preset (detector options are strings or numbers).
-OVERRIDES = ("prompt", "system", "image_first", "factor", "min_pixels", "max_pixels", "extractors", "transform",
-             "refusal", "max_new_tokens", "temperature", "top_p", "frequency_penalty", "greedy")
+OVERRIDES = (
+    "prompt",
+    "system",
+    "image_first",
+    "factor",
+    "min_pixels",
+    "max_pixels",
+    "extractors",
+    "transform",
+    "refusal",
+    "max_new_tokens",
+    "temperature",
+    "top_p",
+    "frequency_penalty",
+    "greedy",
+)
 
 
 def resolve_preset(name: str = DEFAULT_PRESET, **overrides: Any) -> Preset:
@@ -89,14 +125,15 @@ def resolve_preset(name: str = DEFAULT_PRESET, **overrides: Any) -> Preset:
         raise ValueError(f"unknown option(s) {', '.join(unknown)}; preset parts: {', '.join(OVERRIDES)}")
     preset = get_preset(name)
     given = {k: v for k, v in overrides.items() if v is not None}
-    prompt_parts = {k: given[k] for k in ("system", "image_first") if k in given}
+    prompt_parts: dict[str, Any] = {k: given[k] for k in ("system", "image_first") if k in given}
     if "prompt" in given:
         prompt_parts["user"] = str(given["prompt"])
     if "image_first" in prompt_parts:
         prompt_parts["image_first"] = _as_bool(prompt_parts["image_first"], "image_first")
     resize_parts = {k: int(given[k]) for k in ("factor", "min_pixels", "max_pixels") if k in given}
-    decoding_parts: Dict[str, Any] = {k: given[k] for k in ("max_new_tokens", "temperature", "top_p",
-                                                              "frequency_penalty") if k in given}
+    decoding_parts: dict[str, Any] = {
+        k: given[k] for k in ("max_new_tokens", "temperature", "top_p", "frequency_penalty") if k in given
+    }
     if "max_new_tokens" in decoding_parts:
         decoding_parts["max_new_tokens"] = int(decoding_parts["max_new_tokens"])
     if "greedy" in given:
@@ -106,7 +143,7 @@ def resolve_preset(name: str = DEFAULT_PRESET, **overrides: Any) -> Preset:
             decoding_parts["temperature"] = 1.0
     if "temperature" in decoding_parts:
         decoding_parts["temperature"] = float(decoding_parts["temperature"])
-    changes: Dict[str, Any] = {}
+    changes: dict[str, Any] = {}
     if prompt_parts:
         changes["prompt"] = replace(preset.prompt, **prompt_parts)
     if resize_parts:
@@ -135,7 +172,7 @@ def _as_bool(value: Any, name: str) -> bool:
     raise ValueError(f"{name} must be true or false, not {value!r}")
 
 
-def split_overrides(options: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def split_overrides(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Detector options -> (preset overrides, the rest)."""
     parts = {k: v for k, v in options.items() if k in OVERRIDES}
     return parts, {k: v for k, v in options.items() if k not in OVERRIDES}

@@ -6,16 +6,18 @@ Messages use transformers' chat-template form (`{"type": "image"}` marks where t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 # The maintainers' ScreenSpot-Pro prompt (bytedance/UI-TARS issues #182, #215; README_v1).
-UITARS_POINT = ("Output only the coordinate of one point in your response. "
-                "What element matches the following task: {instruction}")
+UITARS_POINT = (
+    "Output only the coordinate of one point in your response. What element matches the following task: {instruction}"
+)
 # The computer-use prompt of the 1.5 release, reduced to the click action (DESIGN.md section 3).
 UITARS_COMPUTER_USE = (
     "You are a GUI agent. You are given a task and your action history, with screenshots. You need to perform "
     "the next action to complete the task. \n\n## Output Format\n\nAction: ...\n\n\n## Action Space\n"
-    "click(start_box='<|box_start|>(x1,y1)<|box_end|>')\n\n## User Instruction\n{instruction}")
+    "click(start_box='<|box_start|>(x1,y1)<|box_end|>')\n\n## User Instruction\n{instruction}"
+)
 
 
 @dataclass(frozen=True)
@@ -24,28 +26,28 @@ class Prompt:
     its default one, as Qwen's does); `image_first` puts the image before the text."""
 
     user: str
-    system: Optional[str] = None
+    system: str | None = None
     image_first: bool = True
 
     def text(self, instruction: str) -> str:
         # str.replace, not format: prompts hold literal braces (JSON tool schemas)
         return self.user.replace("{instruction}", instruction)
 
-    def messages(self, instruction: str) -> List[Dict[str, Any]]:
-        image: Dict[str, Any] = {"type": "image"}
-        text: Dict[str, Any] = {"type": "text", "text": self.text(instruction)}
-        messages: List[Dict[str, Any]] = []
+    def messages(self, instruction: str) -> list[dict[str, Any]]:
+        image: dict[str, Any] = {"type": "image"}
+        text: dict[str, Any] = {"type": "text", "text": self.text(instruction)}
+        messages: list[dict[str, Any]] = []
         if self.system is not None:
             messages.append({"role": "system", "content": [{"type": "text", "text": self.system}]})
         messages.append({"role": "user", "content": [image, text] if self.image_first else [text, image]})
         return messages
 
 
-def openai_messages(messages: List[Dict[str, Any]], image_url: str) -> List[Dict[str, Any]]:
+def openai_messages(messages: list[dict[str, Any]], image_url: str) -> list[dict[str, Any]]:
     """Chat-completions messages: the image part becomes an `image_url` (a data URL)."""
-    converted = []
+    converted: list[dict[str, Any]] = []
     for message in messages:
-        parts = []
+        parts: list[dict[str, Any]] = []
         for part in message["content"]:
             if part["type"] == "image":
                 parts.append({"type": "image_url", "image_url": {"url": image_url}})

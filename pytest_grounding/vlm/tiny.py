@@ -5,11 +5,24 @@ for smoke-testing an install (CPU or CUDA) without downloading weights; it answe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
+from typing import Any
 
-SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                  "<|image_pad|>", "<|video_pad|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>",
-                  "<|quad_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|vision_pad|>")
+SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|vision_pad|>",
+)
 
 # Qwen2-VL's chat template, shortened to images and text (it adds the default system prompt, as
 # UI-TARS-1.5-7B's own template does).
@@ -23,20 +36,26 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
-_CORPUS = ["Output only the coordinate of one point in your response.",
-           "What element matches the following task: click the red square",
-           "Action: click(start_box='(235,512)') click(point='<point>235 512</point>') (1000,200)",
-           "0123456789 ,()[]<>=' abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+_CORPUS = [
+    "Output only the coordinate of one point in your response.",
+    "What element matches the following task: click the red square",
+    "Action: click(start_box='(235,512)') click(point='<point>235 512</point>') (1000,200)",
+    "0123456789 ,()[]<>=' abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+]
 
 
-def build_tiny_qwen25vl(folder: Union[str, Path], seed: int = 0, vocab_size: int = 400,
-                        family: str = "qwen2_5_vl") -> Path:
+def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400, family: str = "qwen2_5_vl") -> Path:
     """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL (or Qwen2-VL, the
     architecture of UI-TARS 1.0, with family="qwen2_vl") to `folder`."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import (PreTrainedTokenizerFast, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration,
-                              Qwen2VLConfig, Qwen2VLForConditionalGeneration)
+    from transformers import (
+        PreTrainedTokenizerFast,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+    )
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
     folder = Path(folder)
@@ -44,33 +63,64 @@ def build_tiny_qwen25vl(folder: Union[str, Path], seed: int = 0, vocab_size: int
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     bpe.train_from_iterator(_CORPUS, trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                        additional_special_tokens=list(SPECIAL_TOKENS[1:]))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=list(SPECIAL_TOKENS[1:]),
+    )
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(folder)
     Qwen2VLImageProcessorPil(min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28).save_pretrained(folder)
 
-    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
+    ids: dict[str, Any] = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
     if family not in ("qwen2_5_vl", "qwen2_vl"):
         raise ValueError(f"family must be qwen2_5_vl or qwen2_vl, not {family!r}")
-    vision = (dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
-                   fullatt_block_indexes=[1], window_size=112) if family == "qwen2_5_vl" else
-              dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2))
-    config_class, model_class = ((Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration) if family == "qwen2_5_vl"
-                                 else (Qwen2VLConfig, Qwen2VLForConditionalGeneration))
+    vision = (
+        dict(
+            depth=2,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=32,
+            fullatt_block_indexes=[1],
+            window_size=112,
+        )
+        if family == "qwen2_5_vl"
+        else dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2)
+    )
+    config_class: Any
+    model_class: Any
+    config_class, model_class = (
+        (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration)
+        if family == "qwen2_5_vl"
+        else (Qwen2VLConfig, Qwen2VLForConditionalGeneration)
+    )
     config = config_class(
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
-                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
-                         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
-                         pad_token_id=ids["<|endoftext|>"]),
+        text_config=dict(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=4096,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+            bos_token_id=ids["<|endoftext|>"],
+            eos_token_id=ids["<|im_end|>"],
+            pad_token_id=ids["<|endoftext|>"],
+        ),
         vision_config=vision,
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        tie_word_embeddings=True)
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        tie_word_embeddings=True,
+    )
     torch.manual_seed(seed)
     model = model_class(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]

@@ -6,8 +6,6 @@ rng (panel sizes, which panels are shown, names, data, an open dialog), and desc
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
-
 from . import analytics, cad, daw, gis, ide, image_editor, settings, spreadsheet, terminal
 from ._layout import Archetype
 from ._menus import MENU_ITEMS, open_menu_for
@@ -15,7 +13,7 @@ from ._menus import MENU_ITEMS, open_menu_for
 # Screen i of a set is drawn as ARCHETYPES[(i + seed) % len(ARCHETYPES)]: this order, and the
 # number of archetypes, are part of every generated set (add a new one at the end, and bump
 # GENERATOR_VERSION and the golden digests, since every screen after the change moves).
-ARCHETYPES: Tuple[Archetype, ...] = (
+ARCHETYPES: tuple[Archetype, ...] = (
     ide.ARCHETYPE,
     daw.ARCHETYPE,
     cad.ARCHETYPE,
@@ -27,6 +25,6 @@ ARCHETYPES: Tuple[Archetype, ...] = (
     settings.ARCHETYPE,
 )
 
-ARCHETYPES_BY_NAME: Dict[str, Archetype] = {a.name: a for a in ARCHETYPES}
+ARCHETYPES_BY_NAME: dict[str, Archetype] = {a.name: a for a in ARCHETYPES}
 
 __all__ = ["ARCHETYPES", "ARCHETYPES_BY_NAME", "MENU_ITEMS", "Archetype", "open_menu_for"]

@@ -4,8 +4,8 @@ vocabulary that more than one archetype shows, and an open modal dialog."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, List, Sequence, Tuple
 
 from ..canvas import Rect, text_width
 from ..widgets import UI
@@ -15,15 +15,15 @@ from ..widgets import UI
 class Archetype:
     name: str
     category: str
-    apps: Tuple[str, ...]
+    apps: tuple[str, ...]
     app_icon: str
-    menus: Tuple[str, ...]
+    menus: tuple[str, ...]
     dark_bias: float  # probability of a dark theme
-    documents: Tuple[str, ...]  # what the window title names (file, project, page)
+    documents: tuple[str, ...]  # what the window title names (file, project, page)
     compose: Callable[[UI, Rect, str, str], None]  # draws the window body: (ui, body, app, document)
 
 
-def rng_names(rng: random.Random, pool: Sequence[str], k: int) -> List[str]:
+def rng_names(rng: random.Random, pool: Sequence[str], k: int) -> list[str]:
     return rng.sample(list(pool), min(k, len(pool)))
 
 
@@ -64,11 +64,11 @@ SOURCE_FILES = (
 @dataclass(frozen=True)
 class DialogSpec:
     title: str
-    fields: Tuple[Tuple[str, str], ...]
-    choice: Tuple[str, str]
-    options: Tuple[str, ...]
-    radio: Tuple[str, Tuple[str, ...]]
-    actions: Tuple[str, str]  # primary action and its near-namesake
+    fields: tuple[tuple[str, str], ...]
+    choice: tuple[str, str]
+    options: tuple[str, ...]
+    radio: tuple[str, tuple[str, ...]]
+    actions: tuple[str, str]  # primary action and its near-namesake
 
 
 def quick_dialog(ui: UI, body: Rect, spec: DialogSpec) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from ..widgets import UI
 
 # What an open menu holds, with the near-identical labels that make good distractors.
-MENU_ITEMS: Dict[str, Tuple[Tuple[str, str, Optional[str]], ...]] = {
+MENU_ITEMS: dict[str, tuple[tuple[str, str, str | None], ...]] = {
     "File": (
         ("New", "Ctrl+N", "new_file"),
         ("Open...", "Ctrl+O", "open"),
@@ -60,7 +60,7 @@ MENU_ITEMS: Dict[str, Tuple[Tuple[str, str, Optional[str]], ...]] = {
 }
 
 
-def open_menu_for(ui: UI, menus: Sequence[str], positions: Dict[str, int], top: int) -> None:
+def open_menu_for(ui: UI, menus: Sequence[str], positions: dict[str, int], top: int) -> None:
     """Drop one of the menus that has items down under its title."""
     candidates = [m for m in menus if m in MENU_ITEMS and m in positions]
     if not candidates:

@@ -4,7 +4,6 @@ tabs, the command line, a Properties palette; sometimes the Plot dialog."""
 from __future__ import annotations
 
 import random
-from typing import List, Optional, Tuple
 
 from ..canvas import Rect, text_width
 from ..phrases import icon_spec, other_spec, text_spec
@@ -31,8 +30,8 @@ ROOMS = (
     "LAB",
 )
 
-Tool = Tuple[str, str, Optional[str]]  # icon, label, concept
-RIBBON_GROUPS: Tuple[Tuple[str, Tuple[Tool, ...]], ...] = (
+Tool = tuple[str, str, str | None]  # icon, label, concept
+RIBBON_GROUPS: tuple[tuple[str, tuple[Tool, ...]], ...] = (
     (
         "Draw",
         (
@@ -72,7 +71,7 @@ PLOT_DIALOG = DialogSpec(
 # ---- the drawing ---------------------------------------------------------------------------------
 
 
-def split_rooms(rng: random.Random, r: Rect, depth: int, minimum: int) -> List[Rect]:
+def split_rooms(rng: random.Random, r: Rect, depth: int, minimum: int) -> list[Rect]:
     """Binary space partition of a floor into rooms."""
     if depth == 0 or (r.w < 2 * minimum and r.h < 2 * minimum):
         return [r]
@@ -134,7 +133,7 @@ def floor_plan(ui: UI, view: Rect, bg: RGB, ink: RGB) -> None:
     c.text(x - px(6) - text_width(ui.small, text), plan.cy, text, ui.small, dim_color)
 
 
-def model_space(ui: UI, view: Rect) -> Tuple[RGB, RGB]:
+def model_space(ui: UI, view: Rect) -> tuple[RGB, RGB]:
     """The grid and the floor plan; returns the background and ink colours."""
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
     bg = (33, 40, 48) if t.dark or rng.random() < 0.6 else (250, 250, 250)
@@ -186,7 +185,7 @@ def view_controls(ui: UI, view: Rect, bg: RGB, ink: RGB) -> None:
 # ---- the chrome around it ------------------------------------------------------------------------
 
 
-def ribbon_tools(ui: UI, ribbon: Rect, x: int, tools: Tuple[Tool, ...], big: bool) -> int:
+def ribbon_tools(ui: UI, ribbon: Rect, x: int, tools: tuple[Tool, ...], big: bool) -> int:
     """A ribbon group's tools from `x` on, large icons over labels (`big`) or in columns of three
     small rows; returns where the group ends."""
     t, c, px = ui.t, ui.c, ui.px
@@ -244,7 +243,7 @@ def status_bar(ui: UI, status: Rect) -> None:
     rng = ui.rng
     toggles = ["MODEL", "GRID", "SNAP", "ORTHO", "POLAR", "OSNAP", "OTRACK", "LWT", "SNAP MODE"]
     coords = f"{rng.uniform(-500, 4000):.4f}, {rng.uniform(-200, 3000):.4f}, 0.0000"
-    ui.status_bar(status, [coords] + toggles, ["Decimal", "1:1", "100%"])
+    ui.status_bar(status, [coords, *toggles], ["Decimal", "1:1", "100%"])
 
 
 def layout_tabs(ui: UI, tabs_bottom: Rect) -> None:

@@ -3,8 +3,6 @@ waveforms on an arrangement, a device chain; sometimes the Export Audio dialog."
 
 from __future__ import annotations
 
-from typing import List, Tuple
-
 from ..canvas import Rect, fit, text_width
 from ..phrases import icon_spec, other_spec, text_spec
 from ..themes import PALETTE, RGB, mix, text_on
@@ -57,7 +55,7 @@ def transport_bar(ui: UI, transport: Rect) -> None:
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
     c.rect(transport, fill=t.toolbar)
     c.hline(transport.x1, transport.x2, transport.y2 - 1, t.border)
-    items: List[ToolItem] = [
+    items: list[ToolItem] = [
         Icon("skip_back", "skip_back"),
         Icon("rewind", "rewind"),
         Icon("fast_forward", "fast_forward"),
@@ -104,7 +102,7 @@ def sample_browser(ui: UI, browser: Rect) -> None:
     c.vline(browser.x2 - 1, browser.y1, browser.y2, t.border)
 
 
-def arrangement_frame(ui: UI, heads: Rect, arrange: Rect) -> Tuple[Rect, Rect, int]:
+def arrangement_frame(ui: UI, heads: Rect, arrange: Rect) -> tuple[Rect, Rect, int]:
     """The track list's header, the bar ruler and the empty lanes: (ruler, lanes, bar width)."""
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
     ruler = arrange.top(px(26))

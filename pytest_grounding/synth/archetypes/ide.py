@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import List, Sequence
+from collections.abc import Sequence
 
 from ..canvas import Rect, fit, text_width
 from ..themes import RGB, Theme, mix
@@ -68,8 +68,8 @@ FIND_DIALOG = DialogSpec(
 # ---- code ----------------------------------------------------------------------------------------
 
 
-def code_lines(rng: random.Random, n: int) -> List[str]:
-    out: List[str] = []
+def code_lines(rng: random.Random, n: int) -> list[str]:
+    out: list[str] = []
     imports = rng_names(rng, MODULES, rng.randint(2, 4))
     out += [f"import {m}" for m in imports] + [""]
     while len(out) < n:
@@ -208,7 +208,7 @@ def explorer(ui: UI, side: Rect) -> None:
     )
     project = rng.choice(("grounding-bench", "api-server", "etl-pipeline", "vision-tools"))
     nodes = [(0, project, "open_folder")]
-    for d in ["src"] + rng_names(rng, PROJECT_DIRS[1:], 5):
+    for d in ["src", *rng_names(rng, PROJECT_DIRS[1:], 5)]:
         if d == "src":
             nodes.append((1, d, "open_folder"))
             nodes += [(2, f, "new_file") for f in rng_names(rng, SOURCE_FILES[:13], rng.randint(4, 8))]

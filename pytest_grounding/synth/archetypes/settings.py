@@ -4,7 +4,7 @@ groups (toggles, choices, sliders, buttons, checkboxes), one or two columns, App
 from __future__ import annotations
 
 import random
-from typing import List, Sequence, Tuple
+from collections.abc import Sequence
 
 from ..canvas import Rect, text_width
 from ..typefaces import font
@@ -28,7 +28,7 @@ SETTINGS_PAGES = (
     ("power", "Power"),
 )
 
-Setting = Tuple[str, ...]  # kind, name, then the value of a choice or the text of a button
+Setting = tuple[str, ...]  # kind, name, then the value of a choice or the text of a button
 
 
 def sidebar(ui: UI, side: Rect) -> str:
@@ -47,8 +47,8 @@ def sidebar(ui: UI, side: Rect) -> str:
     return pages[selected][1]
 
 
-def setting_groups(rng: random.Random) -> List[List[Setting]]:
-    groups: List[List[Setting]] = [
+def setting_groups(rng: random.Random) -> list[list[Setting]]:
+    groups: list[list[Setting]] = [
         [
             ("toggle", "Automatic updates"),
             ("toggle", "Download over metered connections"),

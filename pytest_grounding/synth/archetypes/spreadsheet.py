@@ -3,8 +3,6 @@ cell, sheet tabs, a status bar with sums; sometimes the Print dialog."""
 
 from __future__ import annotations
 
-from typing import List, Tuple
-
 from ..canvas import Rect, text_width
 from ..phrases import icon_spec, other_spec, text_spec
 from ..themes import mix
@@ -212,7 +210,7 @@ def sheet_tabs(ui: UI, sheets_r: Rect) -> None:
     ui.scrollbar(sheets_r.right(sheets_r.w // 2 - px(10)).inset(0, px(6)), False, rng.uniform(0, 0.3), 0.35, "sheet")
 
 
-def worksheet_frame(ui: UI, grid: Rect) -> Tuple[List[int], int]:
+def worksheet_frame(ui: UI, grid: Rect) -> tuple[list[int], int]:
     """Column headers, row numbers and grid lines; returns the column edges and the row count."""
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
     c.rect(grid, fill=t.content)
@@ -256,7 +254,7 @@ def worksheet_frame(ui: UI, grid: Rect) -> Tuple[List[int], int]:
     return xs, n_rows
 
 
-def report_cells(ui: UI, grid: Rect, xs: List[int], n_rows: int) -> None:
+def report_cells(ui: UI, grid: Rect, xs: list[int], n_rows: int) -> None:
     """Row labels, quarter headers and the figures under them."""
     t, c, rng, px = ui.t, ui.c, ui.rng, ui.px
     head_h, rowh = px(HEADER_H), px(ROW_H)

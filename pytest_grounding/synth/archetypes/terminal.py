@@ -4,23 +4,21 @@ session whose file names and URLs are targets."""
 from __future__ import annotations
 
 import random
-from typing import List, Optional, Tuple
 
 from ..canvas import Rect, fit, text_width
 from ..phrases import icon_spec, text_spec
 from ..widgets import UI, Icon
 from ._layout import SOURCE_FILES, Archetype, rng_names
 
+ShellLine = tuple[str, str | None]  # text, and a clickable tail such as a file name or a URL
 
-ShellLine = Tuple[str, Optional[str]]  # text, and a clickable tail such as a file name or a URL
 
-
-def shell_session(rng: random.Random, n: int) -> List[ShellLine]:
+def shell_session(rng: random.Random, n: int) -> list[ShellLine]:
     """`n` lines of a shell session: (text, clickable tail such as a file name or a URL)."""
     user = rng.choice(("dev", "alice", "ops", "build"))
     prompt = f"{user}@{rng.choice(('workstation', 'prod-db-01', 'ci-runner'))}:~/project$ "
-    blocks: List[List[ShellLine]] = []
-    listing: List[ShellLine] = [(prompt + "ls -la", None)]
+    blocks: list[list[ShellLine]] = []
+    listing: list[ShellLine] = [(prompt + "ls -la", None)]
     for name in rng_names(rng, SOURCE_FILES, 12):
         listing.append(
             (
@@ -30,7 +28,7 @@ def shell_session(rng: random.Random, n: int) -> List[ShellLine]:
             )
         )
     blocks.append(listing)
-    log: List[ShellLine] = [(prompt + "git log --oneline -5", None)]
+    log: list[ShellLine] = [(prompt + "git log --oneline -5", None)]
     for msg in rng_names(
         rng,
         (
@@ -46,7 +44,7 @@ def shell_session(rng: random.Random, n: int) -> List[ShellLine]:
     ):
         log.append((f"{rng.getrandbits(28):07x} {msg}", None))
     blocks.append(log)
-    docker: List[ShellLine] = [
+    docker: list[ShellLine] = [
         (prompt + "docker ps --format 'table {{.Names}}\\t{{.Status}}\\t{{.Ports}}'", None),
         ("NAMES              STATUS                 PORTS", None),
     ]
@@ -55,7 +53,7 @@ def shell_session(rng: random.Random, n: int) -> List[ShellLine]:
             (f"{name:<18} Up {rng.randint(2, 59)} minutes{'':<8} 0.0.0.0:{rng.randint(3000, 9999)}->80/tcp", None)
         )
     blocks.append(docker)
-    disk: List[ShellLine] = [
+    disk: list[ShellLine] = [
         (prompt + "df -h /", None),
         ("Filesystem      Size  Used Avail Use% Mounted on", None),
         (
