@@ -7,8 +7,8 @@
   same `center` click: whole-process ratio and per-sample ratio (the slope between two sizes,
   which leaves out interpreter start-up and imports); with pytest-benchmark on and off.
 - Serial vs `-n 2` wall time for `center` (2,000 samples) and `ocr` (the real dev screens), and
-  OCR parses per screen under `-n 2` with `--dist load` and with the plugin's default
-  (`loadgroup`: a screen's samples on one worker).
+  OCR parses per screen under `-n 2` with `--dist load` (the default) and `--dist loadgroup` (a
+  screen's samples on one worker).
 
     python benchmarks/bench_scale.py                 # everything (about 10 min on 2 idle cores)
     python benchmarks/bench_scale.py --quick         # no ocr runs, smaller harness sizes
@@ -319,7 +319,7 @@ def parse_figures(work: Path, screens: int = 16, per_screen: int = 4) -> list[st
         "| --dist | wall s | parses | parses per screen (max) |",
         "|---|---|---|---|",
     ]
-    for label, options in (("load", ["--dist", "load"]), ("default (loadgroup)", [])):
+    for label, options in (("load (default)", ["--dist", "load"]), ("loadgroup", ["--dist", "loadgroup"])):
         wall, document = suite_run(
             ["--dataset", str(dataset), "--detector", "ocr", "-n", "2", *options],
             work / f"parses-{options[-1] if options else 'default'}.json",
