@@ -27,7 +27,7 @@ def check_plots(folder: Path) -> None:
     """Before the first sample runs: the extra is installed and the folder can be made."""
     if not matplotlib_installed():
         raise PlotsUnavailable(
-            'needs the plots extra (matplotlib is not installed): pip install "pytest-grounding[plots]"'
+            "needs the 'plots' extra (matplotlib is not installed): pip install \"pytest-grounding[plots]\""
         )
     if folder.exists() and not folder.is_dir():
         raise PlotsUnavailable(f"{folder} is a file, expected a folder")
@@ -86,7 +86,7 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     try:  # a bare Figure, not pyplot: no GUI backend, no global state
         from matplotlib.figure import Figure as MplFigure
     except ImportError:
-        raise PlotsUnavailable('needs the plots extra: pip install "pytest-grounding[plots]"') from None
+        raise PlotsUnavailable("needs the 'plots' extra: pip install \"pytest-grounding[plots]\"") from None
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -133,16 +133,18 @@ def scatter(figure: Figure) -> str:
     box = (50.0, 44.0, WIDTH - 16.0, 214.0)
     left, top, right, bottom = box
     body = _legend(figure, 34) + _axes(figure, box, 1.0)
-    xs = [max(p.x, 1e-3) for p in figure.points]
-    low, high = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)))
-    high = max(high, low + 1)
-    for decade in range(low, high + 1):
-        x = left + (right - left) * (decade - low) / (high - low)
-        body.append(_text(x, bottom + 14, f"{10.0**decade:g}", anchor="middle", size=9))
+    logs = [math.log10(max(p.x, 1e-3)) for p in figure.points]
+    low, high = min(logs) - 0.5, max(logs) + 0.5  # half a decade of room either side
+
+    def x_of(log: float) -> float:
+        return left + (right - left) * (log - low) / (high - low)
+
+    ticks = [d + math.log10(m) for d in range(math.floor(low), math.ceil(high) + 1) for m in (1, 2, 5)]
+    for tick in (t for t in ticks if low <= t <= high):
+        body.append(_text(x_of(tick), bottom + 14, f"{10.0**tick:.3g}", anchor="middle", size=9))
     names = list(dict.fromkeys(p.name for p in figure.points))
-    for point in figure.points:
-        x = left + (right - left) * (math.log10(max(point.x, 1e-3)) - low) / (high - low)
-        y = bottom - (bottom - top) * point.y
+    for point, log in zip(figure.points, logs, strict=True):
+        x, y = x_of(log), bottom - (bottom - top) * point.y
         body.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour(names.index(point.name))}"><title>'
             f"{escape(point.name)}: {point.x:g} ms, {_label(point.y, True)}</title></circle>"
