@@ -550,15 +550,15 @@ class GroundingRun:
 
             try:
                 write_html(document, settings.html_path)
-            except (OSError, ValueError) as exc:
-                self.output_errors.append(f"HTML report {settings.html_path} not written: {exc}")
+            except Exception as exc:  # a page that fails must not end the run: the JSON is written
+                self.output_errors.append(f"HTML report {settings.html_path} not written: {type(exc).__name__}: {exc}")
         if settings.plots_dir is not None:
             from .plots import write_plots
 
             try:
                 write_plots(document, settings.plots_dir)
-            except (OSError, ValueError) as exc:
-                self.output_errors.append(f"plots in {settings.plots_dir} not written: {exc}")
+            except Exception as exc:
+                self.output_errors.append(f"plots in {settings.plots_dir} not written: {type(exc).__name__}: {exc}")
 
 
 def _identity(dataset: Dataset) -> tuple[str, str, str]:

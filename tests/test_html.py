@@ -212,6 +212,26 @@ def test_plugin_marks_the_page_of_an_interrupted_run(project, workers, tmp_path)
     assert 'id="partial"' in page.read_text(encoding="utf-8")
 
 
+def test_plugin_html_path_that_is_a_folder_is_a_usage_error(project, tmp_path):
+    result = project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--grounding-html", str(tmp_path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--grounding-html: * is a directory, expected a file path*"])
+
+
+def test_plugin_page_that_fails_is_said_and_the_json_still_written(project, monkeypatch, tmp_path):
+    def broken(*args, **kwargs):
+        raise RuntimeError("no page today")
+
+    monkeypatch.setattr("pytest_grounding.htmlreport.write_html", broken)
+    report = tmp_path / "r.json"
+    result = project.runpytest(
+        f"--dataset={MINI}", "--detector", "colour", "--grounding-json", str(report), "--grounding-html",
+        str(tmp_path / "page.html"),
+    )  # fmt: skip
+    assert result.ret == 1 and report.exists() and not (tmp_path / "page.html").exists()
+    result.stdout.fnmatch_lines(["*grounding output FAILED: HTML report * not written: RuntimeError: no page today*"])
+
+
 def test_plugin_plots_without_matplotlib_is_a_usage_error(project, monkeypatch, tmp_path):
     monkeypatch.setattr("pytest_grounding.plots.matplotlib_installed", lambda: False)
     result = project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--grounding-plots", str(tmp_path / "p"))
