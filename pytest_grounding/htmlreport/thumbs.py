@@ -63,9 +63,9 @@ class Screen:
 
 
 def encode(image: Any, limit: tuple[int, int]) -> str:
+    """`image` is resized in place: pass a copy (a crop is one)."""
     from PIL import Image
 
-    image = image.copy()
     image.thumbnail(limit, Image.Resampling.BILINEAR, reducing_gap=2.0)
     buffer = io.BytesIO()
     image.save(buffer, "JPEG", quality=QUALITY)
@@ -75,19 +75,25 @@ def encode(image: Any, limit: tuple[int, int]) -> str:
 def draw(screen: Screen) -> Screen:
     """Decode the screen once; make its overview and one crop per target region. A missing or
     unreadable file is recorded as the screen's problem, never raised."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     try:
-        with Image.open(screen.path) as opened:
-            image = opened.convert("RGB")
+        opened = Image.open(screen.path)
+        try:
+            opened.load()  # a path opened by Pillow: load() closes the file; the pixels stay
+        except BaseException:
+            opened.close()
+            raise
+        image = opened if opened.mode == "RGB" else opened.convert("RGB")
     except FileNotFoundError:
         screen.problem = f"image missing: {screen.path}"
         return screen
-    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as exc:
+    except Exception as exc:  # any file that is not a readable image: shown as such, never raised
         screen.problem = f"image unreadable: {screen.path} ({type(exc).__name__})"
         return screen
     screen.size = image.size
-    screen.overview = encode(image, OVERVIEW_MAX)
+    factor = max(1, min(image.width // (2 * OVERVIEW_MAX[0]), image.height // (2 * OVERVIEW_MAX[1])))
+    screen.overview = encode(image.reduce(factor), OVERVIEW_MAX)  # reduce: a fast box filter first
     for target in screen.targets:
         region = region_of(target, image.size)
         if region not in screen.crops:
