@@ -14,7 +14,8 @@ h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;background:#fff;margin:4px 0 10px;font-size:13px}
 th,td{padding:3px 9px;border-bottom:1px solid #e6e8ec;text-align:left;vertical-align:top}
 th{background:#eef0f4;font-weight:600}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.block p.mono{margin:3px 0}
 .pass{color:#1b7a3a;font-weight:600}.fail{color:#b3261e;font-weight:700}
 .muted{color:#69717d}.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .figures{display:flex;flex-wrap:wrap;gap:12px}
