@@ -46,8 +46,11 @@ def _draw(figure: Figure, axes: Any) -> None:
         axes.set_xscale("log")
         xs = [p.x for p in figure.points]
         axes.set_xlim(min(xs) / 3, max(xs) * 3)
+        from matplotlib.ticker import LogLocator, NullFormatter
+
+        axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # labels within one decade too
         axes.xaxis.set_major_formatter(lambda value, _pos: f"{value:g}")
-        axes.xaxis.set_minor_formatter(lambda _value, _pos: "")
+        axes.xaxis.set_minor_formatter(NullFormatter())
     else:
         count = max(len(figure.series), 1)
         positions = list(range(len(figure.categories)))
