@@ -26,7 +26,10 @@ BUILTIN = {
     ),
     "uitars": ("pytest_grounding.detectors.uitars:UITarsDetector", "UI-TARS in-process; model=PATH (extra: uitars)"),
     "openai": ("pytest_grounding.detectors.served:OpenAIDetector", "OpenAI-compatible server (extra: openai)"),
-    "omniparser": ("pytest_grounding.detectors.omniparser:OmniParserDetector", "OmniParser v2 icons + OCR merge"),
+    "omniparser": (
+        "pytest_grounding.detectors.omniparser:OmniParserDetector",
+        "OmniParser v2 icons + OCR merge (extra: omniparser)",
+    ),
 }
 
 

@@ -313,11 +313,6 @@ class Selector:
         }
 
 
-def _worker_threads() -> int:
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    return max(1, (os.cpu_count() or 1) // max(1, workers))
-
-
 class OmniParserDetector:
     """Options (``--detector omniparser:key=value,...``):
 
@@ -370,7 +365,9 @@ class OmniParserDetector:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.snap_area, self.radius = float(snap_area), float(radius)
         self.device = device
-        self.threads = int(threads) or _worker_threads()
+        from .ocr import default_threads  # the same rule as `ocr`, so that the two share one OCR parse
+
+        self.threads = int(threads) or default_threads()
         self.cache_size = max(1, int(cache_size))
         self.model_path = resolve_model(model)
         self._session, self.providers_requested, self.providers = create_session(self.model_path, device, self.threads)
