@@ -1,4 +1,5 @@
-"""`python -m pytest_grounding` (or `pytest-grounding`): generate a synthetic benchmark, check a dataset."""
+"""`python -m pytest_grounding` (or `pytest-grounding`): generate a synthetic benchmark, check a dataset,
+make the HTML page and plots of a JSON report."""
 
 from __future__ import annotations
 
@@ -51,6 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="print at most N lines per kind of problem (the counts stay complete)",
     )
+    report = commands.add_parser(
+        "report",
+        help="make the HTML page (and plots) of a JSON report written by --grounding-json",
+        description="The same page as --grounding-html, from a report written earlier. The screens are read from "
+        "the image paths in the report (relative paths: from the report's folder); a missing image is shown as "
+        "missing. Exit 0: written; 2: the report cannot be read, or nothing to write.",
+    )
+    report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
+    report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
+    report.add_argument("--plots", type=Path, metavar="DIR", help="write the figures as PNGs here (plots extra)")
     return parser
 
 
@@ -58,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "generate":
         return run_generate(args.out, args.count, args.seed, args.workers)
+    if args.command == "report":
+        return run_report(args.json_path, args.html, args.plots)
     from .validate import validate_path
 
     return validate_path(args.path, max_per_kind=args.max_per_kind)
@@ -74,6 +87,44 @@ def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
     elapsed = time.perf_counter() - start
     screens = len(screens_for(count, seed))
     print(f"wrote {count} samples on {screens} screens to {out / 'data' / 'test'} in {elapsed:.1f} s (seed {seed})")
+    return 0
+
+
+def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
+    import json
+
+    if html is None and plots is None:
+        print("error: nothing to write: give --html PATH and/or --plots DIR", file=sys.stderr)
+        return 2
+    try:
+        document = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"error: cannot read {json_path}: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(document, dict) or document.get("tool") != "pytest-grounding" or "samples" not in document:
+        print(f"error: {json_path} is not a report written by --grounding-json", file=sys.stderr)
+        return 2
+    if plots is not None:
+        from .plots import PlotsUnavailable, check_plots, write_plots
+
+        try:
+            check_plots(plots)
+        except PlotsUnavailable as exc:
+            print(f"error: --plots: {exc}", file=sys.stderr)
+            return 2
+    start = time.perf_counter()
+    if html is not None:
+        from .htmlreport import write_html
+
+        written = write_html(document, html, base=json_path.resolve().parent)
+        partial = " (partial run)" if document.get("partial") else ""
+        print(
+            f"wrote {written.path}{partial}: {written.entries} gallery entries from {written.screens} screens, "
+            f"{written.bytes / 1e6:.1f} MB in {time.perf_counter() - start:.1f} s"
+        )
+    if plots is not None:
+        paths = write_plots(document, plots)
+        print(f"wrote {len(paths)} plots to {plots}: {', '.join(p.name for p in paths)}")
     return 0
 
 

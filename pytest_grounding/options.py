@@ -52,6 +52,22 @@ OPTIONS = (
         help="write the whole result (settings, versions, breakdowns, every sample) as JSON.",
     ),
     Option(
+        "--grounding-html",
+        "grounding_html",
+        metavar="PATH",
+        help="write one self-contained HTML page: the run's header, the summary tables and charts, the figures "
+        "and a gallery of every miss, wrong-format answer and error with a crop of the screen (also for an "
+        "interrupted run, marked partial). The same page as `python -m pytest_grounding report REPORT.json "
+        "--html PATH`.",
+    ),
+    Option(
+        "--grounding-plots",
+        "grounding_plots",
+        metavar="DIR",
+        help="write the figures as PNGs into DIR (accuracy by target size, latency against accuracy, accuracy "
+        "by app category, the element-at-click IoU histogram); needs the plots extra (matplotlib).",
+    ),
+    Option(
         "--grounding-predictions",
         None,
         metavar="PATH",

@@ -468,7 +468,12 @@ class Controller:
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)
-        for target, path in (("JSON report", run.settings.json_path), ("predictions", run.settings.predictions_path)):
+        for target, path in (
+            ("JSON report", run.settings.json_path),
+            ("HTML report", run.settings.html_path),
+            ("plots", run.settings.plots_dir),
+            ("predictions", run.settings.predictions_path),
+        ):
             if path is not None:
                 write(f"grounding {target}: {path}")
         for problem in run.output_errors:

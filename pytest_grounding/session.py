@@ -63,6 +63,8 @@ class Settings:
     show_misses: int | None = 10  # None: all
     progress: str = "auto"
     benchmark_table: bool = False
+    html_path: Path | None = None
+    plots_dir: Path | None = None
 
     @classmethod
     def from_config(cls, config) -> Settings:
@@ -108,7 +110,19 @@ class Settings:
             show_misses=count_or_all(*lookup(config, "--grounding-show-misses")),
             progress=choice(*lookup(config, "--grounding-progress"), PROGRESS_MODES),
             benchmark_table=switch(config, "--grounding-benchmark-table"),
+            html_path=output_path(config, "--grounding-html"),
+            plots_dir=output_path(config, "--grounding-plots"),
         )
+
+
+def output_path(config, flag: str) -> Path | None:
+    """An output path: from the command line, relative to where pytest was started; from the ini
+    file, relative to the rootdir (where the ini file is)."""
+    value, source = lookup(config, flag)
+    if not value:
+        return None
+    base = Path(config.invocation_params.dir) if source.startswith("--") else Path(config.rootpath)
+    return (base / str(value).strip()).resolve()
 
 
 def default_detector() -> str:
@@ -342,9 +356,17 @@ class GroundingRun:
                 self.default_dataset(on_generate=on_generate)
         except DatasetError as exc:
             raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
+        if self.settings.plots_dir is not None:
+            from .plots import PlotsUnavailable, check_plots
+
+            try:
+                check_plots(self.settings.plots_dir)
+            except PlotsUnavailable as exc:
+                raise SettingError(f"--grounding-plots: {exc}") from None
         for flag, path in (
             ("--grounding-json", self.settings.json_path),
             ("--grounding-predictions", self.settings.predictions_path),
+            ("--grounding-html", self.settings.html_path),
         ):
             if path is not None:
                 try:
@@ -512,12 +534,31 @@ class GroundingRun:
         }
 
     def write_report(self) -> None:
-        """A report that cannot be written is said in the summary; it never ends the run."""
-        if self.settings.json_path is not None:
+        """The JSON report, the HTML page and the plots, all from one document. One that cannot be
+        written is said in the summary; it never ends the run."""
+        settings = self.settings
+        if settings.json_path is None and settings.html_path is None and settings.plots_dir is None:
+            return
+        document = self.document()
+        if settings.json_path is not None:
             try:
-                write_json(self.settings.json_path, self.document())
+                write_json(settings.json_path, document)
             except (OSError, ValueError) as exc:
-                self.output_errors.append(f"JSON report {self.settings.json_path} not written: {exc}")
+                self.output_errors.append(f"JSON report {settings.json_path} not written: {exc}")
+        if settings.html_path is not None:
+            from .htmlreport import write_html
+
+            try:
+                write_html(document, settings.html_path)
+            except Exception as exc:  # a page that fails must not end the run: the JSON is written
+                self.output_errors.append(f"HTML report {settings.html_path} not written: {type(exc).__name__}: {exc}")
+        if settings.plots_dir is not None:
+            from .plots import write_plots
+
+            try:
+                write_plots(document, settings.plots_dir)
+            except Exception as exc:
+                self.output_errors.append(f"plots in {settings.plots_dir} not written: {type(exc).__name__}: {exc}")
 
 
 def _identity(dataset: Dataset) -> tuple[str, str, str]:

@@ -1,0 +1,57 @@
+"""One self-contained HTML page from a JSON report document (the dict --grounding-json writes):
+the run's header, the summary tables and charts, the design's figures and a gallery of every
+miss, wrong-format answer and error. `--grounding-html` at the end of a run and
+`python -m pytest_grounding report REPORT.json --html PATH` both call `write_html`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from .assets import CSS, SCRIPT
+from .page import NON_HITS, banner, figures_section, gallery_section, gates_section, run_section, summary_section
+from .thumbs import Thumbnails
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    entries: int  # gallery entries: the report's non-hits
+    screens: int  # screens decoded for thumbnails
+    bytes: int
+
+
+def render(document: Mapping[str, Any], base: Path | None = None) -> tuple[str, int, int]:
+    """(the page, gallery entries, screens decoded). `base`: where relative image paths start."""
+    records = document.get("samples") or []
+    non_hits = [r for r in records if r.get("outcome") in NON_HITS]
+    thumbs = Thumbnails(non_hits, base=base)
+    partial = bool(document.get("partial"))
+    title = ("[partial] " if partial else "") + "pytest-grounding report"
+    started = escape(str(document.get("started") or ""))
+    page = (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)} {started}</title><style>{CSS}\n{thumbs.css()}</style></head>"
+        f'<body data-partial="{"1" if partial else "0"}"><header><h1>{escape(title)}</h1>'
+        f'<p class="muted">started {started} · {len(records)} records</p>{banner(document)}</header><main>'
+        f"{run_section(document)}{gates_section(document)}{summary_section(document)}{figures_section(document)}"
+        f"{gallery_section(records, thumbs)}</main><script>{SCRIPT}</script></body></html>\n"
+    )
+    return page, len(non_hits), len(thumbs.screens)
+
+
+def write_html(document: Mapping[str, Any], path: Path, base: Path | None = None) -> Written:
+    """Written to a temporary file and renamed, like the JSON report."""
+    page, entries, screens = render(document, base=base)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    data = page.encode("utf-8")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+    return Written(path, entries, screens, len(data))

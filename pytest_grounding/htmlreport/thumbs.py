@@ -1,0 +1,145 @@
+"""Thumbnails for the gallery: each screen is decoded once and gives one small overview; each
+target region on it gives one crop, shared by every detector that missed that target. JPEG,
+capped in size, embedded once in the page's style sheet and drawn on by SVG (the boxes and points
+are not burned into the pixels, so one crop serves every detector)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CROP_MAX = (300, 190)  # the crop's thumbnail, px (never larger than the region itself)
+OVERVIEW_MAX = (200, 130)  # the whole screen, px
+MIN_REGION = (240, 150)  # the least screen area shown around a target, px
+QUALITY = 72
+Region = tuple[int, int, int, int]
+
+
+def region_of(target: Any, image_size: tuple[int, int]) -> Region:
+    """The screen area around a target: the box with a margin as large as its longer side (at
+    least 40 px), grown to MIN_REGION, moved (not cut) to lie inside the image."""
+    width, height = image_size
+    try:
+        x1, y1, x2, y2 = (float(v) for v in target)
+    except (TypeError, ValueError):
+        return (0, 0, width, height)
+    if not (x2 > x1 and y2 > y1):
+        return (0, 0, width, height)
+    margin = max(x2 - x1, y2 - y1, 40.0)
+    box = [x1 - margin, y1 - margin, x2 + margin, y2 + margin]
+    for axis, least, limit in ((0, MIN_REGION[0], width), (1, MIN_REGION[1], height)):
+        size = box[axis + 2] - box[axis]
+        if size < least:
+            box[axis] -= (least - size) / 2
+            box[axis + 2] += (least - size) / 2
+        size = min(box[axis + 2] - box[axis], limit)
+        start = min(max(box[axis], 0.0), limit - size)
+        box[axis], box[axis + 2] = start, start + size
+    return (round(box[0]), round(box[1]), round(box[2]), round(box[3]))
+
+
+def fit(size: tuple[int, int], limit: tuple[int, int]) -> tuple[int, int]:
+    """`size` scaled (up or down) to fit `limit`, aspect kept: how large a thumbnail is shown."""
+    scale = min(limit[0] / max(size[0], 1), limit[1] / max(size[1], 1))
+    return max(1, round(size[0] * scale)), max(1, round(size[1] * scale))
+
+
+@dataclass
+class Screen:
+    """One screenshot: its overview (CSS class `s<index>`) and its crops by region."""
+
+    index: int
+    path: Path
+    targets: list[Any] = field(default_factory=list)
+    size: tuple[int, int] | None = None
+    problem: str | None = None
+    overview: str | None = None  # data URI
+    crops: dict[Region, str] = field(default_factory=dict)  # data URIs
+
+
+def encode(image: Any, limit: tuple[int, int]) -> str:
+    """`image` is resized in place: pass a copy (a crop is one)."""
+    from PIL import Image
+
+    image.thumbnail(limit, Image.Resampling.BILINEAR, reducing_gap=2.0)
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=QUALITY)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def draw(screen: Screen) -> Screen:
+    """Decode the screen once; make its overview and one crop per target region. A missing or
+    unreadable file is recorded as the screen's problem, never raised."""
+    from PIL import Image
+
+    try:
+        opened = Image.open(screen.path)
+        try:
+            opened.load()  # a path opened by Pillow: load() closes the file; the pixels stay
+        except BaseException:
+            opened.close()
+            raise
+        image = opened if opened.mode == "RGB" else opened.convert("RGB")
+    except FileNotFoundError:
+        screen.problem = f"image missing: {screen.path}"
+        return screen
+    except Exception as exc:  # any file that is not a readable image: shown as such, never raised
+        screen.problem = f"image unreadable: {screen.path} ({type(exc).__name__})"
+        return screen
+    screen.size = image.size
+    factor = max(1, min(image.width // (2 * OVERVIEW_MAX[0]), image.height // (2 * OVERVIEW_MAX[1])))
+    screen.overview = encode(image.reduce(factor), OVERVIEW_MAX)  # reduce: a fast box filter first
+    for target in screen.targets:
+        region = region_of(target, image.size)
+        if region not in screen.crops:
+            screen.crops[region] = encode(image.crop(region), CROP_MAX)
+    return screen
+
+
+class Thumbnails:
+    """Every screen of the records given, decoded in a few threads (Pillow releases the GIL)."""
+
+    def __init__(self, records: Iterable[Mapping[str, Any]], base: Path | None = None, workers: int = 4) -> None:
+        self.screens: dict[str, Screen] = {}
+        for record in records:
+            image = str(record.get("image") or "")
+            if not image or image == "?":
+                continue
+            if image not in self.screens:
+                path = Path(image)
+                if not path.is_absolute() and base is not None:
+                    path = base / path
+                self.screens[image] = Screen(len(self.screens), path)
+            self.screens[image].targets.append(record.get("target"))
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            list(pool.map(draw, self.screens.values()))
+        self.crop_class: dict[tuple[str, Region], str] = {}
+        for image, screen in self.screens.items():
+            for number, region in enumerate(screen.crops):
+                self.crop_class[(image, region)] = f"c{screen.index}-{number}"
+
+    def screen(self, record: Mapping[str, Any]) -> Screen | None:
+        return self.screens.get(str(record.get("image") or ""))
+
+    def crop(self, record: Mapping[str, Any]) -> tuple[str, Region] | None:
+        """(CSS class, region) of the record's crop, or None where the screen has no pixels."""
+        screen = self.screen(record)
+        if screen is None or screen.size is None:
+            return None
+        region = region_of(record.get("target"), screen.size)
+        return self.crop_class[(str(record.get("image")), region)], region
+
+    def css(self) -> str:
+        """The images, each once: a class per overview and per crop."""
+        rules = []
+        for image, screen in self.screens.items():
+            if screen.overview:
+                rules.append(f".s{screen.index}{{background-image:url({screen.overview})}}")
+            for region, uri in screen.crops.items():
+                rules.append(f".{self.crop_class[(image, region)]}{{background-image:url({uri})}}")
+        return "\n".join(rules)
