@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, metrics, report
+from . import baseline, hookspecs, metrics, report
 from .datasets import DatasetError
 from .options import add_options
 from .progress import Progress
@@ -58,6 +58,10 @@ def pytest_configure(config) -> None:
     if is_worker(config):
         done = config.workerinput.get("grounding_done") or []
         get_run(config).done_keys = frozenset(tuple(key) for key in done)
+        expected = config.workerinput.get("grounding_baseline")
+        if expected is not None:  # the controller read and checked the baseline; workers judge with it
+            get_run(config).expected = baseline.expectations_from(expected)
+            get_run(config).baseline_loaded = True
         config.pluginmanager.register(Worker(config), "grounding-worker")
     else:
         config.pluginmanager.register(Controller(config), "grounding-controller")
@@ -81,6 +85,7 @@ def pytest_sessionstart(session) -> None:
         run.check_run_settings(on_generate=on_generate)
         if not is_worker(config):
             run.load_resume()
+            run.load_baseline()
             run.open_predictions()
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -107,8 +112,23 @@ def pytest_report_header(config) -> list:
             f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
             "are kept and not run again"
         )
+    if settings.baseline_path is not None:
+        lines.append(f"grounding baseline: {settings.baseline_path} ({_baseline_mode(run)})")
     lines += [f"grounding note: {text}" for text in run.notes]
     return lines
+
+
+def _baseline_mode(run: GroundingRun) -> str:
+    if run.settings.update_baseline:
+        return "rewritten from this run: --grounding-update-baseline"
+    if not run.baseline_loaded:
+        return "absent: written by this run, which then fails"
+    tolerances = run.settings.tolerances
+    text = f"compared; tolerance {tolerances.default * 100:.1f} points"
+    text += "".join(f", {t.label} {t.share * 100:.1f}" for t in tolerances.per_slice)
+    if run.settings.max_slowdown:
+        text += f"; latency at most x{run.settings.max_slowdown:g}"
+    return text
 
 
 def _distributed(config) -> bool:
@@ -320,20 +340,60 @@ def grounding_check(request):
             )
         record = result.record
         record["fingerprint"] = run.fingerprint_of(sample.dataset)
+        if run.baseline_loaded:
+            before = run.expected.get(baseline.sample_key(record))
+            record["baseline"] = baseline.sample_verdict(record["outcome"], before)
         if "benchmark" in used:
             used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
+        request.node.user_properties.extend(junit_properties(record))
         outcome = record["outcome"]
         if outcome == metrics.ERROR:
             detail = f"\n\n{result.traceback}" if result.traceback else ""
             raise GroundingSampleError(explain(record) + detail)
         if outcome in (metrics.MISS, metrics.WRONG_FORMAT):
+            if run.settings.baseline_path is not None:
+                _judge_miss(run, record)
             if run.settings.misses == "xfail":
                 pytest.xfail(explain(record))
             pytest.fail(explain(record), pytrace=False)
         return record
 
     return check
+
+
+def junit_properties(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Flat name/value pairs for --junitxml (record_property's channel): a CI system that reads the XML
+    shows each sample's outcome and figures. Only built-in types: they cross xdist's wire too."""
+    point = record.get("point")
+    values = {
+        "outcome": record["outcome"],
+        "detector": record["detector"],
+        "dataset": record["dataset"],
+        "sample_id": record["id"],
+        "element_type": record.get("element_type"),
+        "app": record.get("app"),
+        "point": None if point is None else f"{point[0]:g},{point[1]:g}",
+        "iou": record.get("iou"),
+        "distance_px": record.get("distance"),
+        "latency_ms": record.get("latency_ms"),
+        "baseline": record.get("baseline"),
+        "error": record.get("error"),
+    }
+    return [(f"grounding_{name}", value) for name, value in values.items() if value is not None]
+
+
+def _judge_miss(run: GroundingRun, record: dict[str, Any]) -> None:
+    """With a baseline the baseline decides: a hit that became a miss fails its item, named as a
+    regression; any other miss is expected (known, new, or being recorded) and xfails."""
+    where = run.settings.baseline_path
+    verdict = record.get("baseline")
+    if verdict == baseline.REGRESSION:
+        pytest.fail(f"REGRESSION against the baseline {where} (a hit there): {explain(record)}", pytrace=False)
+    if verdict == baseline.KNOWN_MISS:
+        pytest.xfail(f"known miss (a miss in the baseline {where} too): {explain(record)}")
+    why = "not in the baseline" if run.baseline_loaded else "recorded in the baseline being written"
+    pytest.xfail(f"miss {why}: {explain(record)}")
 
 
 def _benchmark_available(request) -> bool:
@@ -360,6 +420,10 @@ def _record_of(report) -> dict[str, Any] | None:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
+    if call.when == "teardown":
+        # The teardown report's properties are what --junitxml writes: the flat ones, not the record
+        # (read from the call report, and a dict's repr in the XML helps nobody).
+        rep.user_properties = [p for p in rep.user_properties if p[0] != RECORD]
     excinfo = call.excinfo
     if excinfo is not None and excinfo.errisinstance(GroundingSampleError):
         rep.longrepr = str(excinfo.value)
@@ -379,6 +443,8 @@ def pytest_report_teststatus(report, config):
     record = _record_of(report)
     if record is None or not report.failed:
         return None
+    if record.get("baseline") == baseline.REGRESSION and report.when == "call":
+        return "failed", "F", "REGRESSION"
     if record["outcome"] == metrics.ERROR and report.when in ("call", "???"):
         return "error", "E", "ERROR"
     if record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT) and report.when == "call":
@@ -429,7 +495,7 @@ class Controller:
     def pytest_runtestloop(self, session):
         outcome = yield
         self.run.finish(interrupted=outcome.excinfo is not None or session.shouldstop is not False)
-        if self.run.failed_gates:
+        if self.run.failed_gates or self.run.baseline_failed:
             session.testsfailed += 1  # pytest-cov's way: the exit status follows, the summary agrees
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -438,9 +504,10 @@ class Controller:
         # table, right above the final counts, where a person looks.
         if not self.run.settings.benchmark_table:
             _hide_grounding_benchmarks(self.config)
-        result = yield
-        self._write_summary(terminalreporter)
-        return result
+        try:
+            return (yield)
+        finally:  # pytest-benchmark's --benchmark-compare-fail raises from its own summary hook
+            self._write_summary(terminalreporter)
 
     def _write_summary(self, terminalreporter) -> None:
         run = self.run
@@ -468,6 +535,9 @@ class Controller:
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)
+        for line in _baseline_lines(run):
+            failed = "FAILED" in line or line.startswith("  regression")
+            write(line, red=failed, bold=failed)
         for target, path in (("JSON report", run.settings.json_path), ("predictions", run.settings.predictions_path)):
             if path is not None:
                 write(f"grounding {target}: {path}")
@@ -480,6 +550,7 @@ class Controller:
                 gated=bool(run.settings.gates),
                 misses_as=run.settings.misses,
                 partial=run.interrupted,
+                baseline=_baseline_verdict(run),
             )
             write("")
             write(verdict, bold=True)
@@ -492,6 +563,31 @@ class Controller:
             run.finish(interrupted=run.interrupted)
         run.write_report()
         run.pool.close()
+
+
+def _baseline_lines(run: GroundingRun) -> list[str]:
+    lines = []
+    if run.comparison is not None:
+        where = str(run.settings.baseline_path)
+        lines += ["", *baseline.comparison_lines(run.comparison, where, run.settings.show_misses)]
+    if run.baseline_problem is not None:
+        lines += ["", f"baseline FAILED: {run.baseline_problem}"]
+    return lines
+
+
+def _baseline_verdict(run: GroundingRun) -> str | None:
+    if run.settings.baseline_path is None or run.interrupted:
+        return None
+    if run.baseline_status in ("written", "not written") or run.comparison is None:
+        return f"baseline {run.baseline_status or 'not written'}" + (": FAILED" if run.baseline_failed else "")
+    if run.baseline_status == "updated":
+        return "baseline rewritten"
+    found = run.comparison
+    failed = len(found.failed_slices) + sum(not v.passed for v in found.latency)
+    parts = [f"{len(found.regressions)} regressions", f"{len(found.improvements)} improvements"]
+    if failed:
+        parts.append(f"{failed} baseline checks FAILED")
+    return "baseline: " + ", ".join(parts)
 
 
 def _write_own_line(terminalreporter, line: str) -> None:
@@ -507,7 +603,9 @@ def _hide_grounding_benchmarks(config) -> None:
     table (its JSON was written before the summary, with every sample)."""
     session: Any = getattr(config, "_benchmarksession", None)
     groups = getattr(session, "groups", None)
-    if not groups:
+    if not groups or getattr(session, "performance_regressions", None):
+        # --benchmark-compare-fail judged a sample slower: pytest-benchmark checks that only while it
+        # prints a table, and its table then names the samples, so the table stays.
         return
     kept = []
     for name, benchmarks in groups:
@@ -540,7 +638,10 @@ class XdistHooks:
         self.config = config
 
     def pytest_configure_node(self, node) -> None:
-        node.workerinput["grounding_done"] = [list(key) for key in sorted(get_run(self.config).done_keys)]
+        run = get_run(self.config)
+        node.workerinput["grounding_done"] = [list(key) for key in sorted(run.done_keys)]
+        found = run.baseline if run.baseline_loaded else None
+        node.workerinput["grounding_baseline"] = found.expectations() if found is not None else None
 
     def pytest_xdist_node_collection_finished(self, node, ids) -> None:
         controller = self.config.pluginmanager.get_plugin("grounding-controller")
