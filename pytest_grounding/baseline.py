@@ -138,7 +138,7 @@ def build(records: Sequence[Mapping[str, Any]], task: str) -> dict[str, Any]:
     for block in summary.values():
         detector = block["detector"]
         slices.append(_slice_row(detector, "overall", block))
-        for key in metrics.SLICES:
+        for key in _slice_keys(block):
             slices += [_slice_row(detector, f"{key}={row['value']}", row) for row in block["by"][key]]
         lat = block["latency_ms"]
         latency[detector] = {"p50": _round(lat["p50"]), "p95": _round(lat["p95"]), "n": lat["n"]}
@@ -151,6 +151,11 @@ def build(records: Sequence[Mapping[str, Any]], task: str) -> dict[str, Any]:
         "slices": slices,
         "samples": samples,
     }
+
+
+def _slice_keys(block: Mapping[str, Any]) -> list[str]:
+    """The summary's slices; the dataset slice only when there are several (one is the overall)."""
+    return [key for key in metrics.SLICES if key != "dataset" or len(block["by"][key]) > 1]
 
 
 def _round(value: float | None) -> float | None:
@@ -408,7 +413,7 @@ def _slice_verdicts(
         rows: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []
         if block_then is not None and block_now is not None:
             rows.append(("overall", block_then, block_now))
-            for key in metrics.SLICES:
+            for key in _slice_keys(block_now):
                 then_rows = {r["value"]: r for r in block_then["by"][key]}
                 rows += [(f"{key}={r['value']}", then_rows[r["value"]], r) for r in block_now["by"][key]]
         labels = {label.lower() for label, _, _ in rows}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from . import baseline, hookspecs, metrics, report
+from . import baseline, baseline_hooks, hookspecs, metrics, report
 from .datasets import DatasetError
 from .options import add_options
 from .progress import Progress
@@ -113,22 +113,9 @@ def pytest_report_header(config) -> list:
             "are kept and not run again"
         )
     if settings.baseline_path is not None:
-        lines.append(f"grounding baseline: {settings.baseline_path} ({_baseline_mode(run)})")
+        lines.append(f"grounding baseline: {settings.baseline_path} ({baseline_hooks.mode(run)})")
     lines += [f"grounding note: {text}" for text in run.notes]
     return lines
-
-
-def _baseline_mode(run: GroundingRun) -> str:
-    if run.settings.update_baseline:
-        return "rewritten from this run: --grounding-update-baseline"
-    if not run.baseline_loaded:
-        return "absent: written by this run, which then fails"
-    tolerances = run.settings.tolerances
-    text = f"compared; tolerance {tolerances.default * 100:.1f} points"
-    text += "".join(f", {t.label} {t.share * 100:.1f}" for t in tolerances.per_slice)
-    if run.settings.max_slowdown:
-        text += f"; latency at most x{run.settings.max_slowdown:g}"
-    return text
 
 
 def _distributed(config) -> bool:
@@ -346,54 +333,20 @@ def grounding_check(request):
         if "benchmark" in used:
             used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
-        request.node.user_properties.extend(junit_properties(record))
+        request.node.user_properties.extend(baseline_hooks.junit_properties(record))
         outcome = record["outcome"]
         if outcome == metrics.ERROR:
             detail = f"\n\n{result.traceback}" if result.traceback else ""
             raise GroundingSampleError(explain(record) + detail)
         if outcome in (metrics.MISS, metrics.WRONG_FORMAT):
             if run.settings.baseline_path is not None:
-                _judge_miss(run, record)
+                baseline_hooks.judge_miss(run, record, explain(record))
             if run.settings.misses == "xfail":
                 pytest.xfail(explain(record))
             pytest.fail(explain(record), pytrace=False)
         return record
 
     return check
-
-
-def junit_properties(record: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Flat name/value pairs for --junitxml (record_property's channel): a CI system that reads the XML
-    shows each sample's outcome and figures. Only built-in types: they cross xdist's wire too."""
-    point = record.get("point")
-    values = {
-        "outcome": record["outcome"],
-        "detector": record["detector"],
-        "dataset": record["dataset"],
-        "sample_id": record["id"],
-        "element_type": record.get("element_type"),
-        "app": record.get("app"),
-        "point": None if point is None else f"{point[0]:g},{point[1]:g}",
-        "iou": record.get("iou"),
-        "distance_px": record.get("distance"),
-        "latency_ms": record.get("latency_ms"),
-        "baseline": record.get("baseline"),
-        "error": record.get("error"),
-    }
-    return [(f"grounding_{name}", value) for name, value in values.items() if value is not None]
-
-
-def _judge_miss(run: GroundingRun, record: dict[str, Any]) -> None:
-    """With a baseline the baseline decides: a hit that became a miss fails its item, named as a
-    regression; any other miss is expected (known, new, or being recorded) and xfails."""
-    where = run.settings.baseline_path
-    verdict = record.get("baseline")
-    if verdict == baseline.REGRESSION:
-        pytest.fail(f"REGRESSION against the baseline {where} (a hit there): {explain(record)}", pytrace=False)
-    if verdict == baseline.KNOWN_MISS:
-        pytest.xfail(f"known miss (a miss in the baseline {where} too): {explain(record)}")
-    why = "not in the baseline" if run.baseline_loaded else "recorded in the baseline being written"
-    pytest.xfail(f"miss {why}: {explain(record)}")
 
 
 def _benchmark_available(request) -> bool:
@@ -516,7 +469,8 @@ class Controller:
         if run.records and run.summary is None:  # interrupted before the loop's end
             run.finish(interrupted=True)
         write = terminalreporter.write_line
-        misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses)
+        item = None if run.settings.baseline_path is None else "the baseline decides: a regression fails, others xfail"
+        misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses, item)
         if misses:
             terminalreporter.write_sep("-", "grounding misses")
             for line in misses:
@@ -535,7 +489,7 @@ class Controller:
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)
-        for line in _baseline_lines(run):
+        for line in baseline_hooks.summary_lines(run):
             failed = "FAILED" in line or line.startswith("  regression")
             write(line, red=failed, bold=failed)
         for target, path in (("JSON report", run.settings.json_path), ("predictions", run.settings.predictions_path)):
@@ -550,7 +504,7 @@ class Controller:
                 gated=bool(run.settings.gates),
                 misses_as=run.settings.misses,
                 partial=run.interrupted,
-                baseline=_baseline_verdict(run),
+                baseline=baseline_hooks.verdict(run),
             )
             write("")
             write(verdict, bold=True)
@@ -563,31 +517,6 @@ class Controller:
             run.finish(interrupted=run.interrupted)
         run.write_report()
         run.pool.close()
-
-
-def _baseline_lines(run: GroundingRun) -> list[str]:
-    lines = []
-    if run.comparison is not None:
-        where = str(run.settings.baseline_path)
-        lines += ["", *baseline.comparison_lines(run.comparison, where, run.settings.show_misses)]
-    if run.baseline_problem is not None:
-        lines += ["", f"baseline FAILED: {run.baseline_problem}"]
-    return lines
-
-
-def _baseline_verdict(run: GroundingRun) -> str | None:
-    if run.settings.baseline_path is None or run.interrupted:
-        return None
-    if run.baseline_status in ("written", "not written") or run.comparison is None:
-        return f"baseline {run.baseline_status or 'not written'}" + (": FAILED" if run.baseline_failed else "")
-    if run.baseline_status == "updated":
-        return "baseline rewritten"
-    found = run.comparison
-    failed = len(found.failed_slices) + sum(not v.passed for v in found.latency)
-    parts = [f"{len(found.regressions)} regressions", f"{len(found.improvements)} improvements"]
-    if failed:
-        parts.append(f"{failed} baseline checks FAILED")
-    return "baseline: " + ", ".join(parts)
 
 
 def _write_own_line(terminalreporter, line: str) -> None:

@@ -164,7 +164,9 @@ def miss_line(record: Mapping[str, Any]) -> str:
     )
 
 
-def miss_lines(records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail") -> list[str]:
+def miss_lines(
+    records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail", item: str | None = None
+) -> list[str]:
     """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
     misses = sorted(
         (r for r in records if r["outcome"] in ("miss", "wrong_format")),
@@ -173,8 +175,8 @@ def miss_lines(records: Sequence[Mapping[str, Any]], limit: int | None, misses_a
     if not misses or limit == 0:
         return []
     shown = misses if limit is None else misses[:limit]
-    item = "a failed item" if misses_as == "fail" else "an xfailed item (a gate decides)"
-    lines = [f"misses ({len(misses)}; each is {item}, listed here once):"]
+    item = item or ("each is a failed item" if misses_as == "fail" else "each is an xfailed item (a gate decides)")
+    lines = [f"misses ({len(misses)}; {item}, listed here once):"]
     lines += [miss_line(r) for r in shown]
     if len(shown) < len(misses):
         lines.append(

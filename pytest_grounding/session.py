@@ -438,7 +438,12 @@ class GroundingRun:
             )
             self.baseline_status = "compared"
             if not self.comparison.passed:
-                self.baseline_problem = f"baseline {path}: the run is worse than the baseline (see above)"
+                found = self.comparison
+                worse = [f"{len(found.regressions)} regressions"] if found.regressions else []
+                worse += [f"{len(found.failed_slices)} slices beyond their tolerance"] if found.failed_slices else []
+                slower = [v for v in found.latency if not v.passed]
+                worse += [f"{len(slower)} latency figures beyond --grounding-max-slowdown"] if slower else []
+                self.baseline_problem = f"the run is worse than the baseline {path}: {', '.join(worse)}"
             return
         document = baseline_mod.build(self.records, self.settings.task)
         try:

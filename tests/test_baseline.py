@@ -361,7 +361,7 @@ def test_pytest_benchmark_autosave_and_compare_fail_work_on_each_sample(tuned, t
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     args = (f"--dataset={MINI}", "--detector", "tunable", "--grounding-limit", "6", "-k", "not m06")  # the hits
     storage = f"--benchmark-storage=file://{tmp_path / 'bench'}"
-    monkeypatch.setenv("GROUNDING_TEST_DELAY_MS", "2")
+    monkeypatch.setenv("GROUNDING_TEST_DELAY_MS", "20")  # well above the noise of a busy machine
     saved = tuned.runpytest(*args, storage, "--benchmark-autosave")
     assert_counts(saved, passed=5, deselected=1)
     files = list((tmp_path / "bench").rglob("*.json"))
@@ -370,9 +370,9 @@ def test_pytest_benchmark_autosave_and_compare_fail_work_on_each_sample(tuned, t
     compare = (storage, "--benchmark-compare", "--benchmark-compare-fail=mean:300%")
     same = tuned.runpytest_subprocess(*args, *compare)
     assert same.ret == 0, same.stdout.str()[-2000:] + same.stderr.str()[-2000:]
-    monkeypatch.setenv("GROUNDING_TEST_DELAY_MS", "60")
+    monkeypatch.setenv("GROUNDING_TEST_DELAY_MS", "250")
     slower = tuned.runpytest_subprocess(*args, *compare)
     assert slower.ret != 0
     regressed = slower.stderr.str()  # pytest-benchmark's logger and its exception
-    assert "Performance has regressed" in regressed and "test_grounding[tunable-mini-m01-blender-icon]" in regressed
+    assert "Performance has regressed" in regressed and "test_grounding[tunable-mini-m0" in regressed
     slower.stdout.fnmatch_lines(["*grounding summary*"])  # ours is still printed
