@@ -1,5 +1,5 @@
 """`python -m pytest_grounding` (or `pytest-grounding`): generate a synthetic benchmark, check a dataset,
-make the HTML page and plots of a JSON report."""
+make the HTML page and plots of a JSON report; print a report as markdown."""
 
 from __future__ import annotations
 
@@ -62,7 +62,43 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
     report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
     report.add_argument("--plots", type=Path, metavar="DIR", help="write the figures as PNGs here (plots extra)")
+    summary = commands.add_parser(
+        "summary",
+        help="print a JSON report (--grounding-json) as markdown, e.g. for a CI job's summary page",
+        description="The verdict, one row per detector, the gates and the baseline's regressions, improvements "
+        "and slices beyond their tolerance, as GitHub-flavoured markdown. Exit 0 whatever the run's verdict "
+        "(the pytest run is the gate); a missing report is said in the markdown; 2 when it cannot be read.",
+    )
+    summary.add_argument("report", type=Path, metavar="REPORT", help="the --grounding-json file")
+    summary.add_argument(
+        "--append",
+        type=Path,
+        metavar="PATH",
+        help='append to this file instead of printing (in GitHub Actions: "$GITHUB_STEP_SUMMARY")',
+    )
     return parser
+
+
+def run_summary(report: Path, append: Path | None) -> int:
+    import json
+
+    from .markdown import report_markdown
+
+    if not report.exists():  # pytest stopped before writing it (a usage error): its log says why
+        text = f"## Grounding benchmark\n\n**FAILED**: no report at `{report}`: the run stopped early (see its log)\n"
+    else:
+        try:
+            document = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot read the report {report}: {exc}", file=sys.stderr)
+            return 2
+        text = report_markdown(document)
+    if append is None:
+        print(text, end="")
+        return 0
+    with append.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_generate(args.out, args.count, args.seed, args.workers)
     if args.command == "report":
         return run_report(args.json_path, args.html, args.plots)
+    if args.command == "summary":
+        return run_summary(args.report, args.append)
     from .validate import validate_path
 
     return validate_path(args.path, max_per_kind=args.max_per_kind)

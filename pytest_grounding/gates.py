@@ -83,21 +83,28 @@ def parse_threshold(text: str) -> float:
     return value
 
 
+def split_slice(spec: str) -> tuple[str | None, str | None, str]:
+    """`NUMBER` -> (None, None, NUMBER); `KEY=VALUE:NUMBER` -> (KEY, VALUE, NUMBER), KEY one of the
+    summary's slices. The grammar of the accuracy gates and of the baseline's tolerances."""
+    head, sep, tail = spec.strip().rpartition(":")
+    if not sep:
+        return None, None, spec.strip()
+    key, eq, value = head.partition("=")
+    key = key.strip()
+    if not eq or not value.strip():
+        raise ValueError("expected KEY=VALUE:NUMBER")
+    if key not in SLICES:
+        raise ValueError(f"unknown slice {key!r}; slices: {', '.join(SLICES)}")
+    return key, value.strip(), tail
+
+
 def parse_gate(spec: str, source: str = "") -> Gate:
     """`0.4`, `40%`, or `KEY=VALUE:THRESHOLD` with KEY one of the summary's slices."""
     spec = spec.strip()
     where = f" (from {source})" if source else ""
-    head, sep, tail = spec.rpartition(":")
     try:
-        if not sep:
-            return Gate(parse_threshold(spec), source=source)
-        key, eq, value = head.partition("=")
-        key = key.strip()
-        if not eq or not value.strip():
-            raise ValueError("expected KEY=VALUE:THRESHOLD")
-        if key not in SLICES:
-            raise ValueError(f"unknown slice {key!r}; slices: {', '.join(SLICES)}")
-        return Gate(parse_threshold(tail), key=key, value=value.strip(), source=source)
+        key, value, number = split_slice(spec)
+        return Gate(parse_threshold(number), key=key, value=value, source=source)
     except ValueError as exc:
         raise ValueError(f"bad accuracy gate {spec!r}{where}: {exc}") from None
 

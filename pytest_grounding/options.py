@@ -82,11 +82,42 @@ OPTIONS = (
         "Applies to every detector; a failed gate makes the exit status non-zero.",
     ),
     Option(
+        "--grounding-baseline",
+        "grounding_baseline",
+        metavar="PATH",
+        help="compare with a baseline kept in the repository (per sample and per slice, keyed by dataset "
+        "fingerprint, sample id and detector spec): a hit that became a miss fails its item as a regression, a "
+        "known miss is xfail, a slice that drops beyond its --grounding-tolerance fails the run. No file yet: "
+        "the run writes it and fails, saying so.",
+    ),
+    Option(
+        "--grounding-update-baseline",
+        None,
+        switch=True,
+        help="with --grounding-baseline: rewrite the baseline from this run (on purpose: a model change that "
+        "is accepted) instead of comparing with it.",
+    ),
+    Option(
+        "--grounding-tolerance",
+        "grounding_tolerance",
+        repeat=True,
+        metavar="[KEY=VALUE:]TOL",
+        help="with --grounding-baseline: how far a slice's accuracy may drop below the baseline, e.g. 0.02 (every "
+        "slice) or element_type=icon:0.05 (one slice; repeatable; ini: one per line). Default 0: any drop fails.",
+    ),
+    Option(
+        "--grounding-max-slowdown",
+        "grounding_max_slowdown",
+        metavar="RATIO",
+        help="with --grounding-baseline: fail when a detector's p50 or p95 latency exceeds the baseline's times "
+        "RATIO (e.g. 1.25). Off by default: timings are noisy on shared machines.",
+    ),
+    Option(
         "--grounding-misses",
         "grounding_misses",
         metavar="fail|xfail",
-        help="how a miss is reported: fail (default without gates) or xfail (default when a gate is set, "
-        "so the exit status is the gates' verdict plus real errors).",
+        help="how a miss is reported: fail (default without gates) or xfail (default when a gate or a baseline "
+        "is set, so the exit status is their verdict plus real errors).",
     ),
     Option(
         "--grounding-top-apps",

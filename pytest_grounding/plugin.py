@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, metrics, report
+from . import baseline, baseline_hooks, hookspecs, metrics, report
 from .datasets import DatasetError
 from .options import add_options
 from .progress import Progress
@@ -58,6 +58,10 @@ def pytest_configure(config) -> None:
     if is_worker(config):
         done = config.workerinput.get("grounding_done") or []
         get_run(config).done_keys = frozenset(tuple(key) for key in done)
+        expected = config.workerinput.get("grounding_baseline")
+        if expected is not None:  # the controller read and checked the baseline; workers judge with it
+            get_run(config).expected = baseline.expectations_from(expected)
+            get_run(config).baseline_loaded = True
         config.pluginmanager.register(Worker(config), "grounding-worker")
     else:
         config.pluginmanager.register(Controller(config), "grounding-controller")
@@ -81,6 +85,7 @@ def pytest_sessionstart(session) -> None:
         run.check_run_settings(on_generate=on_generate)
         if not is_worker(config):
             run.load_resume()
+            run.load_baseline()
             run.open_predictions()
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -107,6 +112,8 @@ def pytest_report_header(config) -> list:
             f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
             "are kept and not run again"
         )
+    if settings.baseline_path is not None:
+        lines.append(f"grounding baseline: {settings.baseline_path} ({baseline_hooks.mode(run)})")
     lines += [f"grounding note: {text}" for text in run.notes]
     return lines
 
@@ -320,14 +327,20 @@ def grounding_check(request):
             )
         record = result.record
         record["fingerprint"] = run.fingerprint_of(sample.dataset)
+        if run.baseline_loaded:
+            before = run.expected.get(baseline.sample_key(record))
+            record["baseline"] = baseline.sample_verdict(record["outcome"], before)
         if "benchmark" in used:
             used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
+        request.node.user_properties.extend(baseline_hooks.junit_properties(record))
         outcome = record["outcome"]
         if outcome == metrics.ERROR:
             detail = f"\n\n{result.traceback}" if result.traceback else ""
             raise GroundingSampleError(explain(record) + detail)
         if outcome in (metrics.MISS, metrics.WRONG_FORMAT):
+            if run.settings.baseline_path is not None:
+                baseline_hooks.judge_miss(run, record, explain(record))
             if run.settings.misses == "xfail":
                 pytest.xfail(explain(record))
             pytest.fail(explain(record), pytrace=False)
@@ -360,6 +373,10 @@ def _record_of(report) -> dict[str, Any] | None:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
+    if call.when == "teardown":
+        # The teardown report's properties are what --junitxml writes: the flat ones, not the record
+        # (read from the call report, and a dict's repr in the XML helps nobody).
+        rep.user_properties = [p for p in rep.user_properties if p[0] != RECORD]
     excinfo = call.excinfo
     if excinfo is not None and excinfo.errisinstance(GroundingSampleError):
         rep.longrepr = str(excinfo.value)
@@ -379,6 +396,8 @@ def pytest_report_teststatus(report, config):
     record = _record_of(report)
     if record is None or not report.failed:
         return None
+    if record.get("baseline") == baseline.REGRESSION and report.when == "call":
+        return "failed", "F", "REGRESSION"
     if record["outcome"] == metrics.ERROR and report.when in ("call", "???"):
         return "error", "E", "ERROR"
     if record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT) and report.when == "call":
@@ -429,7 +448,7 @@ class Controller:
     def pytest_runtestloop(self, session):
         outcome = yield
         self.run.finish(interrupted=outcome.excinfo is not None or session.shouldstop is not False)
-        if self.run.failed_gates:
+        if self.run.failed_gates or self.run.baseline_failed:
             session.testsfailed += 1  # pytest-cov's way: the exit status follows, the summary agrees
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -438,9 +457,10 @@ class Controller:
         # table, right above the final counts, where a person looks.
         if not self.run.settings.benchmark_table:
             _hide_grounding_benchmarks(self.config)
-        result = yield
-        self._write_summary(terminalreporter)
-        return result
+        try:
+            return (yield)
+        finally:  # pytest-benchmark's --benchmark-compare-fail raises from its own summary hook
+            self._write_summary(terminalreporter)
 
     def _write_summary(self, terminalreporter) -> None:
         run = self.run
@@ -449,7 +469,8 @@ class Controller:
         if run.records and run.summary is None:  # interrupted before the loop's end
             run.finish(interrupted=True)
         write = terminalreporter.write_line
-        misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses)
+        item = None if run.settings.baseline_path is None else "the baseline decides: a regression fails, others xfail"
+        misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses, item)
         if misses:
             terminalreporter.write_sep("-", "grounding misses")
             for line in misses:
@@ -468,6 +489,9 @@ class Controller:
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)
+        for line in baseline_hooks.summary_lines(run):
+            failed = "FAILED" in line or line.startswith("  regression")
+            write(line, red=failed, bold=failed)
         for target, path in (
             ("JSON report", run.settings.json_path),
             ("HTML report", run.settings.html_path),
@@ -485,6 +509,7 @@ class Controller:
                 gated=bool(run.settings.gates),
                 misses_as=run.settings.misses,
                 partial=run.interrupted,
+                baseline=baseline_hooks.verdict(run),
             )
             write("")
             write(verdict, bold=True)
@@ -512,7 +537,9 @@ def _hide_grounding_benchmarks(config) -> None:
     table (its JSON was written before the summary, with every sample)."""
     session: Any = getattr(config, "_benchmarksession", None)
     groups = getattr(session, "groups", None)
-    if not groups:
+    if not groups or getattr(session, "performance_regressions", None):
+        # --benchmark-compare-fail judged a sample slower: pytest-benchmark checks that only while it
+        # prints a table, and its table then names the samples, so the table stays.
         return
     kept = []
     for name, benchmarks in groups:
@@ -545,7 +572,10 @@ class XdistHooks:
         self.config = config
 
     def pytest_configure_node(self, node) -> None:
-        node.workerinput["grounding_done"] = [list(key) for key in sorted(get_run(self.config).done_keys)]
+        run = get_run(self.config)
+        node.workerinput["grounding_done"] = [list(key) for key in sorted(run.done_keys)]
+        found = run.baseline if run.baseline_loaded else None
+        node.workerinput["grounding_baseline"] = found.expectations() if found is not None else None
 
     def pytest_xdist_node_collection_finished(self, node, ids) -> None:
         controller = self.config.pluginmanager.get_plugin("grounding-controller")

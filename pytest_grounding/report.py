@@ -164,7 +164,9 @@ def miss_line(record: Mapping[str, Any]) -> str:
     )
 
 
-def miss_lines(records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail") -> list[str]:
+def miss_lines(
+    records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail", item: str | None = None
+) -> list[str]:
     """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
     misses = sorted(
         (r for r in records if r["outcome"] in ("miss", "wrong_format")),
@@ -173,8 +175,8 @@ def miss_lines(records: Sequence[Mapping[str, Any]], limit: int | None, misses_a
     if not misses or limit == 0:
         return []
     shown = misses if limit is None else misses[:limit]
-    item = "a failed item" if misses_as == "fail" else "an xfailed item (a gate decides)"
-    lines = [f"misses ({len(misses)}; each is {item}, listed here once):"]
+    item = item or ("each is a failed item" if misses_as == "fail" else "each is an xfailed item (a gate decides)")
+    lines = [f"misses ({len(misses)}; {item}, listed here once):"]
     lines += [miss_line(r) for r in shown]
     if len(shown) < len(misses):
         lines.append(
@@ -185,7 +187,13 @@ def miss_lines(records: Sequence[Mapping[str, Any]], limit: int | None, misses_a
 
 
 def verdict_line(
-    summary: Mapping[str, Mapping[str, Any]], verdicts: Sequence[Any], *, gated: bool, misses_as: str, partial: bool
+    summary: Mapping[str, Mapping[str, Any]],
+    verdicts: Sequence[Any],
+    *,
+    gated: bool,
+    misses_as: str,
+    partial: bool,
+    baseline: str | None = None,
 ) -> str:
     """One line that says what the exit status means."""
     misses = sum(b["misses"] + b["wrong_format"] for b in summary.values())
@@ -197,6 +205,8 @@ def verdict_line(
     if gated:
         failed = sum(1 for v in gates if not v.passed)
         parts.append(f"{failed} of {len(gates)} gates FAILED" if failed else f"all {len(gates)} gates passed")
+    if baseline:
+        parts.append(baseline)
     unreliable = [v.detector for v in verdicts if not hasattr(v, "gate") and not v.passed]
     if unreliable:
         parts.append(f"too many errors for {', '.join(unreliable)} (--grounding-max-errors): FAILED")
@@ -211,7 +221,7 @@ def verdict_line(
         )
         parts.append(f"{misses} misses fail their items{advice}")
     elif misses:
-        parts.append(f"{misses} misses reported as xfail")
+        parts.append(f"{misses} misses reported as xfail" if not baseline else f"{misses} misses")
     if errors:
         parts.append(f"{errors} errors (samples not scored: see ERROR above)")
     return "verdict: " + ("; ".join(parts) if parts else "every sample hit")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import baseline as baseline_mod
 from . import gates as gates_mod
 from . import metrics
 from .datasets import Dataset, DatasetError, load_dataset
@@ -65,6 +66,10 @@ class Settings:
     benchmark_table: bool = False
     html_path: Path | None = None
     plots_dir: Path | None = None
+    baseline_path: Path | None = None
+    update_baseline: bool = False
+    tolerances: baseline_mod.Tolerances = field(default_factory=baseline_mod.Tolerances)
+    max_slowdown: float | None = None
 
     @classmethod
     def from_config(cls, config) -> Settings:
@@ -81,8 +86,9 @@ class Settings:
             detectors, detector_source = [default_detector()], "default"
         gate_specs, gate_source = lookup(config, "--grounding-min-accuracy")
         gates = tuple(gates_mod.parse_gate(spec, gate_source) for spec in as_list(gate_specs))
+        baseline_path = _baseline_path(config)
         misses, misses_source = lookup(config, "--grounding-misses")
-        misses = (misses or ("xfail" if gates else "fail")).strip()
+        misses = (misses or ("xfail" if gates or baseline_path else "fail")).strip()
         if misses not in MISSES_MODES:
             raise ValueError(f"{misses_source}: {misses!r} is not one of {', '.join(MISSES_MODES)}")
         top_apps = positive_int(*lookup(config, "--grounding-top-apps"), allow_zero=True)
@@ -91,6 +97,20 @@ class Settings:
         resume = switch(config, "--grounding-resume")
         if resume and not predictions_path:
             raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
+        tolerance_specs, tolerance_source = lookup(config, "--grounding-tolerance")
+        tolerances = baseline_mod.Tolerances.parse(as_list(tolerance_specs), tolerance_source)
+        max_slowdown = positive_float(*lookup(config, "--grounding-max-slowdown"))
+        if max_slowdown is not None and max_slowdown < 1:
+            raise ValueError(f"--grounding-max-slowdown: {max_slowdown:g} is below 1 (a ratio: 1.25 = 25% slower)")
+        update = switch(config, "--grounding-update-baseline")
+        if baseline_path is None:
+            for flag, given in (
+                ("--grounding-update-baseline", update),
+                ("--grounding-tolerance", tolerance_specs),
+                ("--grounding-max-slowdown", max_slowdown),
+            ):
+                if given:
+                    raise ValueError(f"{flag} needs --grounding-baseline PATH (the baseline it applies to)")
         return cls(
             dataset_specs=tuple(as_list(datasets)),
             dataset_source=dataset_source,
@@ -112,6 +132,10 @@ class Settings:
             benchmark_table=switch(config, "--grounding-benchmark-table"),
             html_path=output_path(config, "--grounding-html"),
             plots_dir=output_path(config, "--grounding-plots"),
+            baseline_path=baseline_path,
+            update_baseline=update,
+            tolerances=tolerances,
+            max_slowdown=max_slowdown,
         )
 
 
@@ -123,6 +147,15 @@ def output_path(config, flag: str) -> Path | None:
         return None
     base = Path(config.invocation_params.dir) if source.startswith("--") else Path(config.rootpath)
     return (base / str(value).strip()).resolve()
+
+
+def _baseline_path(config) -> Path | None:
+    """From the command line: relative to where pytest was started; from the ini file: to its folder."""
+    value, source = lookup(config, "--grounding-baseline")
+    if not value:
+        return None
+    base = Path(config.invocation_params.dir) if source.startswith("--") else Path(config.rootpath)
+    return (base / str(value)).resolve()
 
 
 def default_detector() -> str:
@@ -210,6 +243,12 @@ class GroundingRun:
     resumed: list[dict[str, Any]] = field(default_factory=list)  # records kept from the file resumed
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) not to run again
     output_errors: list[str] = field(default_factory=list)
+    baseline: baseline_mod.Baseline | None = None  # controller: the baseline compared with, if any
+    expected: dict[baseline_mod.Key, str] = field(default_factory=dict)  # its outcomes (workers: from workerinput)
+    baseline_loaded: bool = False  # a baseline is compared with (not absent, not being rewritten)
+    comparison: baseline_mod.Comparison | None = None
+    baseline_status: str | None = None  # written | updated | compared | not written
+    baseline_problem: str | None = None  # why the baseline fails the run (written on a first run, ...)
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -374,6 +413,100 @@ class GroundingRun:
                 except OutputError as exc:
                     raise SettingError(f"{flag}: {exc}") from None
 
+    # -- controller: baseline -------------------------------------------------------------------
+
+    def load_baseline(self) -> None:
+        """Read and check the baseline before any sample runs: another dataset version, detector spec
+        or task is a usage error. Absent (or to be rewritten): the folder must be writable."""
+        path = self.settings.baseline_path
+        if path is None:
+            return
+        if self.settings.update_baseline or not path.exists():
+            try:
+                check_writable(path)
+            except OutputError as exc:
+                raise SettingError(f"--grounding-baseline: {exc}") from None
+            return
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SettingError(f"--grounding-baseline: cannot read {path}: {exc}") from None
+        try:
+            baseline = baseline_mod.loads(text, str(path))
+            baseline_mod.check_compatible(
+                baseline,
+                where=str(path),
+                task=self.settings.task,
+                datasets={d.name: d.fingerprint for d in self.datasets.values()},
+                detectors=self.settings.detector_specs,
+            )
+        except baseline_mod.BaselineError as exc:
+            raise SettingError(f"--grounding-baseline: {exc}") from None
+        self.baseline = baseline
+        self.expected = dict(baseline.outcomes)
+        self.baseline_loaded = True
+
+    def _finish_baseline(self) -> None:
+        path = self.settings.baseline_path
+        if path is None:
+            return
+        if self.interrupted or not self.records:
+            # Neither a partial run nor an empty one (--co, -k matching nothing) is a baseline.
+            self.baseline_status = "not written" if self.baseline is None else None
+            return
+        if self.baseline is not None:
+            self.comparison = baseline_mod.compare(
+                self.baseline, self.records, self.settings.tolerances, self.settings.max_slowdown
+            )
+            self.baseline_status = "compared"
+            if not self.comparison.passed:
+                found = self.comparison
+                worse = [f"{len(found.regressions)} regressions"] if found.regressions else []
+                worse += [f"{len(found.failed_slices)} slices beyond their tolerance"] if found.failed_slices else []
+                slower = [v for v in found.latency if not v.passed]
+                worse += [f"{len(slower)} latency figures beyond --grounding-max-slowdown"] if slower else []
+                self.baseline_problem = f"the run is worse than the baseline {path}: {', '.join(worse)}"
+            return
+        document = baseline_mod.build(self.records, self.settings.task)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(path.name + ".tmp")
+            temporary.write_text(baseline_mod.dumps(document), encoding="utf-8")
+            temporary.replace(path)
+        except OSError as exc:
+            self.baseline_status = "not written"
+            self.baseline_problem = f"baseline {path} not written: {exc}"
+            return
+        samples = len(document["samples"])
+        if self.settings.update_baseline:
+            self.baseline_status = "updated"
+            self.note(f"baseline {path} rewritten from this run: {samples} samples (--grounding-update-baseline)")
+        else:
+            self.baseline_status = "written"
+            self.baseline_problem = (
+                f"baseline {path} did not exist: written now with {samples} samples; check it, commit it and "
+                "run again to compare with it"
+            )
+
+    @property
+    def baseline_failed(self) -> bool:
+        return self.baseline_problem is not None
+
+    def baseline_document(self) -> dict[str, Any] | None:
+        if self.settings.baseline_path is None:
+            return None
+        found: dict[str, Any] = {
+            "path": str(self.settings.baseline_path),
+            "status": self.baseline_status,
+            "problem": self.baseline_problem,
+            "tolerance": self.settings.tolerances.default,
+            "tolerances": [{"slice": t.label, "tolerance": t.share} for t in self.settings.tolerances.per_slice],
+            "max_slowdown": self.settings.max_slowdown,
+        }
+        if self.comparison is not None:
+            found.update(baseline_mod.document_of(self.comparison))
+        return found
+
     # -- controller: resume -----------------------------------------------------------------------
 
     def load_resume(self) -> None:
@@ -446,12 +579,14 @@ class GroundingRun:
             if self._writer.error:
                 self.output_errors.append(self._writer.error)
         if not self.records:
+            self._finish_baseline()
             return
         self.summary = metrics.summarize(self.records)
         if not interrupted:
             self.verdicts = gates_mod.judge(
                 list(self.settings.gates), self.summary, max_errors=self.settings.max_errors
             )
+        self._finish_baseline()
 
     @property
     def failed_gates(self) -> list[Any]:
@@ -530,6 +665,7 @@ class GroundingRun:
                 for v in self.verdicts
                 if isinstance(v, gates_mod.ErrorVerdict)
             ],
+            "baseline": self.baseline_document(),
             "samples": sorted(self.records, key=metrics.record_order),
         }
 

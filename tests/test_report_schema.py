@@ -192,3 +192,29 @@ def test_open_places_accept_new_fields(validator, document):
     extended["run"]["detectors"]["colour"]["device"] = "cuda:0"
     extended["samples"][0]["meta"] = {"candidates": [{"text": "OK", "score": 0.9}]}
     assert problems(validator, extended) == []
+
+
+@XDIST
+def test_report_with_a_baseline_written_then_compared_validates(project, validator, workers, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    args = (f"--dataset={MINI}", "--detector", "colour", "--grounding-limit", "6", f"--grounding-baseline={baseline}")
+    written = report_of(project, tmp_path, *args, *workers)
+    assert written["baseline"]["status"] == "written" and written["baseline"]["problem"]
+    assert problems(validator, written) == []
+    # A crafted baseline: m01 was a miss (now an improvement), m06 was a hit (now a regression).
+    text = baseline.read_text()
+    text = text.replace('"id": "m01", "outcome": "hit"', '"id": "m01", "outcome": "miss"')
+    baseline.write_text(text.replace('"id": "m06", "outcome": "wrong_format"', '"id": "m06", "outcome": "hit"'))
+    compared = report_of(
+        project, tmp_path, *args, "--grounding-max-slowdown", "1000", "--grounding-tolerance", "0.5", *workers
+    )
+    found = compared["baseline"]
+    assert found["status"] == "compared" and found["passed"] is False
+    assert [r["id"] for r in found["regressions"]] == ["m06"] and [r["id"] for r in found["improvements"]] == ["m01"]
+    assert found["latency"] and {s["baseline"] for s in found["slices"]} and found["tolerance"] == 0.5
+    assert {r["id"]: r["baseline"] for r in compared["samples"]}["m06"] == "regression"
+    assert problems(validator, compared) == []
+    assert (
+        report_of(project, tmp_path, f"--dataset={MINI}", "--detector", "center", "--grounding-limit", "1")["baseline"]
+        is None
+    )

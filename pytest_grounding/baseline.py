@@ -1,0 +1,518 @@
+"""Baselines: what a detector scored before, per sample and per slice, kept in the repository so
+a change can be judged against it (pytest-regressions' workflow: written on the first run, compared
+on the next ones, rewritten on purpose). Pure: the file format, the keys, the comparison and the
+verdicts; no pytest, no I/O beyond text in and text out.
+
+A sample's key is (dataset fingerprint, sample id, detector spec), never a test node id: renaming a
+suite or a test function keeps the baseline valid, a new dataset version or another detector
+setting does not."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import metrics
+from .gates import parse_threshold, split_slice
+
+FORMAT_VERSION = 1
+MARKER = "pytest_grounding_baseline"  # the first key of the file: says what the file is and its version
+EPSILON = 1e-9  # a drop equal to the tolerance passes, whatever the float rounding
+
+# A sample's verdict against the baseline (the record's "baseline" field).
+STILL_HIT, IMPROVED, KNOWN_MISS, REGRESSION, NEW, ERROR = (
+    "still_hit",
+    "improved",
+    "known_miss",
+    "regression",
+    "new",
+    "error",
+)
+SAMPLE_VERDICTS = (STILL_HIT, IMPROVED, KNOWN_MISS, REGRESSION, NEW, ERROR)
+
+Key = tuple[str, str, str]  # (fingerprint, sample id, detector spec)
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used for this run; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far (a share: 0.02 = 2 points of accuracy) a slice may drop below the baseline."""
+
+    share: float
+    key: str | None = None
+    value: str | None = None
+    source: str = ""
+
+    @property
+    def label(self) -> str:
+        return "overall" if self.key is None else f"{self.key}={self.value}"
+
+
+def parse_tolerance(spec: str, source: str = "") -> Tolerance:
+    """`0.02`, `2%`, or `KEY=VALUE:TOL`: the grammar of `--grounding-min-accuracy`."""
+    where = f" (from {source})" if source else ""
+    try:
+        key, value, number = split_slice(spec)
+        return Tolerance(parse_threshold(number), key=key, value=value, source=source)
+    except ValueError as exc:
+        raise ValueError(f"bad tolerance {spec.strip()!r}{where}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """A bare number applies to every slice (overall included); `KEY=VALUE:TOL` overrides one.
+    Without any: 0, every drop counts (a deterministic detector that changed nothing drops nothing)."""
+
+    default: float = 0.0
+    per_slice: tuple[Tolerance, ...] = ()
+
+    @classmethod
+    def parse(cls, specs: Iterable[str], source: str = "") -> Tolerances:
+        parsed = [parse_tolerance(spec, source) for spec in specs]
+        bare = [t for t in parsed if t.key is None]
+        return cls(default=bare[-1].share if bare else 0.0, per_slice=tuple(t for t in parsed if t.key is not None))
+
+    def of(self, label: str) -> float:
+        found = [t.share for t in self.per_slice if t.label.lower() == label.lower()]
+        return found[-1] if found else self.default
+
+
+def sample_key(record: Mapping[str, Any]) -> Key:
+    """The dataset's own id; a repeated id (real datasets have them) keeps the `-dupN` the loader
+    gave its test id, so two rows sharing an id are still two keys."""
+    dup = re.search(r"-dup(\d+)$", str(record.get("uid", "")))
+    sample = str(record["id"]) + (f"#{dup.group(1)}" if dup else "")
+    return (str(record.get("fingerprint") or ""), sample, str(record["detector"]))
+
+
+@dataclass(frozen=True)
+class Baseline:
+    task: str
+    datasets: Mapping[str, str]  # name -> fingerprint
+    detectors: tuple[str, ...]
+    outcomes: Mapping[Key, str]
+    latency: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # detector -> p50, p95, n
+    slices: tuple[Mapping[str, Any], ...] = ()
+
+    # -- wire (to xdist workers): plain lists --------------------------------------------------
+
+    def expectations(self) -> list[list[str]]:
+        return [[*key, outcome] for key, outcome in sorted(self.outcomes.items())]
+
+
+def expectations_from(rows: Iterable[Sequence[str]]) -> dict[Key, str]:
+    return {(row[0], row[1], row[2]): row[3] for row in rows}
+
+
+# -- the file ----------------------------------------------------------------------------------------
+
+
+def build(records: Sequence[Mapping[str, Any]], task: str) -> dict[str, Any]:
+    """The baseline document of a finished run: every sample's outcome, every slice's figures (so a
+    reviewer reads the accuracy change in the pull request's diff) and each detector's latency."""
+    summary = metrics.summarize(records)
+    samples = []
+    datasets: dict[str, str] = {}
+    for record in records:
+        fingerprint, sample, detector = sample_key(record)
+        datasets[str(record["dataset"])] = fingerprint
+        samples.append(
+            {
+                "detector": detector,
+                "dataset": record["dataset"],
+                "fingerprint": fingerprint,
+                "id": sample,
+                "outcome": record["outcome"],
+            }
+        )
+    samples.sort(key=lambda s: (s["detector"], s["dataset"], s["fingerprint"], s["id"]))
+    slices = []
+    latency = {}
+    for block in summary.values():
+        detector = block["detector"]
+        slices.append(_slice_row(detector, "overall", block))
+        for key in _slice_keys(block):
+            slices += [_slice_row(detector, f"{key}={row['value']}", row) for row in block["by"][key]]
+        lat = block["latency_ms"]
+        latency[detector] = {"p50": _round(lat["p50"]), "p95": _round(lat["p95"]), "n": lat["n"]}
+    return {
+        MARKER: FORMAT_VERSION,
+        "task": task,
+        "datasets": dict(sorted(datasets.items())),
+        "detectors": sorted({s["detector"] for s in samples}),
+        "latency_ms": dict(sorted(latency.items())),
+        "slices": slices,
+        "samples": samples,
+    }
+
+
+def _slice_keys(block: Mapping[str, Any]) -> list[str]:
+    """The summary's slices; the dataset slice only when there are several (one is the overall)."""
+    return [key for key in metrics.SLICES if key != "dataset" or len(block["by"][key]) > 1]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _slice_row(detector: str, label: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    accuracy = row["accuracy"]
+    return {
+        "detector": detector,
+        "slice": label,
+        "accuracy": None if accuracy is None else round(accuracy, 6),
+        "hits": row["hits"],
+        "scored": row["scored"],
+    }
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """JSON with one line per slice and per sample, in a fixed order: a changed sample is a one-line
+    diff in review, and two runs that agree write the same bytes (latency aside)."""
+    head = [f"  {json.dumps(key)}: {json.dumps(document[key])}" for key in document if key not in ("slices", "samples")]
+    blocks = []
+    for key in ("slices", "samples"):
+        rows = ",\n".join(f"    {json.dumps(row)}" for row in document[key])
+        blocks.append(f'  "{key}": [\n{rows}\n  ]' if rows else f'  "{key}": []')
+    return "{\n" + ",\n".join(head + blocks) + "\n}\n"
+
+
+def loads(text: str, where: str) -> Baseline:
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise BaselineError(
+            f"{where} is not JSON ({exc}): fix it or rewrite it with --grounding-update-baseline"
+        ) from None
+    if not isinstance(document, dict) or MARKER not in document:
+        raise BaselineError(f"{where} is not a pytest-grounding baseline (no {MARKER!r} key)")
+    if document[MARKER] != FORMAT_VERSION:
+        raise BaselineError(
+            f"{where} is baseline format {document[MARKER]!r}; this version reads {FORMAT_VERSION}: "
+            "rewrite it with --grounding-update-baseline"
+        )
+    try:
+        outcomes = {
+            (str(row["fingerprint"]), str(row["id"]), str(row["detector"])): str(row["outcome"])
+            for row in document["samples"]
+        }
+        return Baseline(
+            task=str(document["task"]),
+            datasets={str(k): str(v) for k, v in document["datasets"].items()},
+            detectors=tuple(document["detectors"]),
+            outcomes=outcomes,
+            latency=document.get("latency_ms") or {},
+            slices=tuple(document.get("slices") or ()),
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise BaselineError(
+            f"{where} is missing a field ({exc}): rewrite it with --grounding-update-baseline"
+        ) from None
+
+
+def check_compatible(
+    baseline: Baseline, *, where: str, task: str, datasets: Mapping[str, str], detectors: Sequence[str]
+) -> None:
+    """Comparing against a baseline from another dataset version, detector setting or task would
+    report noise as regressions: each is refused, saying what differs and how to go on."""
+    rewrite = "run with --grounding-update-baseline to rewrite it on purpose"
+    if baseline.task != task:
+        raise BaselineError(f"{where} is a baseline of the {baseline.task} task; this run measures {task}: {rewrite}")
+    known = set(baseline.datasets.values())
+    for name, fingerprint in sorted(datasets.items()):
+        if fingerprint in known:
+            continue
+        if name in baseline.datasets:
+            raise BaselineError(
+                f"dataset {name} changed: its fingerprint is {fingerprint}, {where} was written on fingerprint "
+                f"{baseline.datasets[name]} (another version of the dataset); {rewrite}"
+            )
+        held = ", ".join(f"{n} ({f})" for n, f in sorted(baseline.datasets.items())) or "none"
+        raise BaselineError(
+            f"dataset {name} (fingerprint {fingerprint}) is not in {where}, which holds {held}; {rewrite}"
+        )
+    for spec in detectors:
+        if spec not in baseline.detectors:
+            raise BaselineError(
+                f"detector {spec!r} is not in {where}, which holds {', '.join(baseline.detectors) or 'none'} "
+                f"(a detector spec with other options is another detector); {rewrite}, or run those detectors"
+            )
+
+
+# -- one sample ----------------------------------------------------------------------------------------
+
+
+def sample_verdict(outcome: str, before: str | None) -> str:
+    """Now against the baseline: a hit that became a miss is the regression; a miss that was a miss
+    is known; a miss that became a hit is an improvement."""
+    if outcome == metrics.ERROR:
+        return ERROR
+    if before is None:
+        return NEW
+    if outcome == metrics.HIT:
+        return STILL_HIT if before == metrics.HIT else IMPROVED
+    return REGRESSION if before == metrics.HIT else KNOWN_MISS
+
+
+# -- the whole run ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SliceVerdict:
+    detector: str
+    label: str
+    before: float | None
+    now: float | None
+    scored: int
+    tolerance: float
+
+    @property
+    def drop(self) -> float:
+        if self.before is None or self.now is None:
+            return 0.0
+        return self.before - self.now
+
+    @property
+    def passed(self) -> bool:
+        return self.scored > 0 and self.drop <= self.tolerance + EPSILON
+
+    def describe(self) -> str:
+        if self.scored == 0:
+            return (
+                f"baseline FAILED: detector {self.detector} {self.label}: no sample scored both in the baseline "
+                "and now (a tolerance for a slice that does not exist?)"
+            )
+        status = "passed" if self.passed else "FAILED"
+        change = (self.now or 0.0) - (self.before or 0.0)
+        return (
+            f"baseline {status}: detector {self.detector} {self.label}: accuracy {_pct(self.now)} "
+            f"(baseline {_pct(self.before)}, {change * 100:+.1f} points) over {self.scored} samples; "
+            f"tolerance {self.tolerance * 100:.1f} points"
+        )
+
+
+@dataclass(frozen=True)
+class LatencyVerdict:
+    detector: str
+    figure: str  # p50 | p95
+    before: float
+    now: float
+    max_slowdown: float
+
+    @property
+    def ratio(self) -> float:
+        return self.now / self.before
+
+    @property
+    def passed(self) -> bool:
+        return self.ratio <= self.max_slowdown + EPSILON
+
+    def describe(self) -> str:
+        status = "passed" if self.passed else "FAILED"
+        return (
+            f"latency {status}: detector {self.detector} {self.figure} {self.now:.2f} ms, baseline {self.before:.2f} "
+            f"ms: x{self.ratio:.2f} (at most x{self.max_slowdown:g}, --grounding-max-slowdown)"
+        )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    regressions: tuple[Mapping[str, Any], ...]
+    improvements: tuple[Mapping[str, Any], ...]
+    known_misses: int
+    new: int  # run now, not in the baseline
+    not_run: int  # in the baseline (for this run's datasets and detectors), not run now
+    compared: int
+    slices: tuple[SliceVerdict, ...]
+    latency: tuple[LatencyVerdict, ...]
+
+    @property
+    def failed_slices(self) -> list[SliceVerdict]:
+        return [v for v in self.slices if not v.passed]
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressions and not self.failed_slices and all(v.passed for v in self.latency)
+
+
+def compare(
+    baseline: Baseline,
+    records: Sequence[Mapping[str, Any]],
+    tolerances: Tolerances,
+    max_slowdown: float | None = None,
+) -> Comparison:
+    """Slices are compared on the samples scored both then and now (a run cut by --grounding-limit
+    or -k is compared on what it ran, an error is an error, not a miss): each slice's accuracy on
+    that common set, then and now. Records are sorted first: the verdicts do not depend on the order
+    xdist workers finished in."""
+    ordered = sorted(records, key=metrics.record_order)
+    regressions, improvements = [], []
+    known = new = 0
+    now_common: list[Mapping[str, Any]] = []
+    then_common: list[Mapping[str, Any]] = []
+    seen: set[Key] = set()
+    for record in ordered:
+        key = sample_key(record)
+        seen.add(key)
+        before = baseline.outcomes.get(key)
+        verdict = sample_verdict(record["outcome"], before)
+        if verdict == REGRESSION:
+            regressions.append(_brief(record))
+        elif verdict == IMPROVED:
+            improvements.append(_brief(record))
+        elif verdict == KNOWN_MISS:
+            known += 1
+        elif verdict == NEW:
+            new += 1
+        if before is not None and before != metrics.ERROR and record["outcome"] != metrics.ERROR:
+            now_common.append(record)
+            then_common.append({**record, "outcome": before})
+    fingerprints = {k[0] for k in seen}
+    detectors = {k[2] for k in seen}
+    not_run = sum(1 for k in baseline.outcomes if k[0] in fingerprints and k[2] in detectors and k not in seen)
+    slices = _slice_verdicts(then_common, now_common, tolerances, sorted(detectors))
+    latency = _latency_verdicts(baseline, ordered, max_slowdown) if max_slowdown else ()
+    return Comparison(
+        regressions=tuple(regressions),
+        improvements=tuple(improvements),
+        known_misses=known,
+        new=new,
+        not_run=not_run,
+        compared=len(now_common),
+        slices=tuple(slices),
+        latency=tuple(latency),
+    )
+
+
+def _brief(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "detector": record["detector"],
+        "dataset": record["dataset"],
+        "id": record["id"],
+        "uid": record["uid"],
+        "outcome": record["outcome"],
+    }
+
+
+def _slice_verdicts(
+    then: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]], tolerances: Tolerances, detectors: list[str]
+) -> list[SliceVerdict]:
+    """Every slice of every detector is checked (overall first): a drop anywhere is named. A
+    tolerance given for a slice that matched nothing fails, as a gate does: a typo must not pass."""
+    before, after = metrics.summarize(then), metrics.summarize(now)
+    verdicts = []
+    for detector in detectors:
+        block_then, block_now = before.get(detector), after.get(detector)
+        rows: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = []
+        if block_then is not None and block_now is not None:
+            rows.append(("overall", block_then, block_now))
+            for key in _slice_keys(block_now):
+                then_rows = {r["value"]: r for r in block_then["by"][key]}
+                rows += [(f"{key}={r['value']}", then_rows[r["value"]], r) for r in block_now["by"][key]]
+        labels = {label.lower() for label, _, _ in rows}
+        for label, row_then, row_now in rows:
+            verdicts.append(
+                SliceVerdict(
+                    detector,
+                    label,
+                    row_then["accuracy"],
+                    row_now["accuracy"],
+                    row_now["scored"],
+                    tolerances.of(label),
+                )
+            )
+        for tolerance in tolerances.per_slice:
+            if tolerance.label.lower() not in labels:
+                verdicts.append(SliceVerdict(detector, tolerance.label, None, None, 0, tolerance.share))
+    return verdicts
+
+
+def _latency_verdicts(
+    baseline: Baseline, records: Sequence[Mapping[str, Any]], max_slowdown: float
+) -> list[LatencyVerdict]:
+    verdicts = []
+    for block in metrics.summarize(records).values():
+        detector = block["detector"]
+        then = baseline.latency.get(detector) or {}
+        for figure in ("p50", "p95"):
+            before, now = then.get(figure), block["latency_ms"][figure]
+            if isinstance(before, (int, float)) and before > 0 and now is not None and math.isfinite(now):
+                verdicts.append(LatencyVerdict(detector, figure, float(before), float(now), max_slowdown))
+    return verdicts
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+# -- text --------------------------------------------------------------------------------------------
+
+
+def comparison_lines(comparison: Comparison, where: str, show: int | None = 10) -> list[str]:
+    """The summary's baseline block: counts, the regressions and improvements named, the slices that
+    dropped beyond their tolerance (the ones within it in one line), the latency ratios."""
+    lines = [
+        f"baseline {where}: {comparison.compared} samples compared: {len(comparison.regressions)} regressions, "
+        f"{len(comparison.improvements)} improvements, {comparison.known_misses} known misses"
+        + (f", {comparison.new} not in the baseline" if comparison.new else "")
+        + (f", {comparison.not_run} in the baseline not run now" if comparison.not_run else "")
+    ]
+    for title, rows, now in (
+        ("regression", comparison.regressions, "a hit in the baseline, now a"),
+        ("improvement", comparison.improvements, "not a hit in the baseline, now a"),
+    ):
+        shown = rows if show is None else rows[:show]
+        lines += [f"  {title}: {r['detector']} {r['dataset']}/{r['id']} ({now} {r['outcome']})" for r in shown]
+        if len(shown) < len(rows):
+            lines.append(f"  ... {len(rows) - len(shown)} more {title}s in the JSON report")
+    failed = comparison.failed_slices
+    passed = len(comparison.slices) - len(failed)
+    lines += [v.describe() for v in failed]
+    if comparison.slices:
+        lines.append(f"baseline: {passed} of {len(comparison.slices)} slices within their tolerance")
+    lines += [v.describe() for v in comparison.latency]
+    return lines
+
+
+def document_of(comparison: Comparison) -> dict[str, Any]:
+    """The JSON report's view of a comparison."""
+    return {
+        "passed": comparison.passed,
+        "compared": comparison.compared,
+        "known_misses": comparison.known_misses,
+        "new": comparison.new,
+        "not_run": comparison.not_run,
+        "regressions": [dict(r) for r in comparison.regressions],
+        "improvements": [dict(r) for r in comparison.improvements],
+        "slices": [
+            {
+                "detector": v.detector,
+                "slice": v.label,
+                "baseline": v.before,
+                "accuracy": v.now,
+                "scored": v.scored,
+                "tolerance": v.tolerance,
+                "passed": v.passed,
+            }
+            for v in comparison.slices
+        ],
+        "latency": [
+            {
+                "detector": v.detector,
+                "figure": v.figure,
+                "baseline_ms": v.before,
+                "ms": v.now,
+                "ratio": v.ratio,
+                "max_slowdown": v.max_slowdown,
+                "passed": v.passed,
+            }
+            for v in comparison.latency
+        ],
+    }
