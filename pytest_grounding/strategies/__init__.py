@@ -2,8 +2,9 @@
 
 Grammar (docs/strategies.md): ``DETECTOR[:key=value,...][+STRATEGY[:key=value,...]]...``, e.g.
 ``ocr+zoom``, ``uitars:model=DIR+screenseeker:depth=2``, ``ocr+regrounding+zoom:rounds=2``. A ``+``
-starts a strategy only when the name after it is a registered strategy (so a path holding ``+``
-stays a value); a ``+name`` that looks like a strategy but is not registered is a usage error.
+starts a strategy when the name after it is a registered strategy; ``+name:...`` or a near miss of
+a strategy's name that is not registered is a usage error; any other ``+`` stays in the value (a
+path holding ``+``).
 Strategies apply left to right: the first wraps the detector, the next wraps that.
 
 A strategy is a factory ``(detector, **options) -> detector``: it receives only what a detector
@@ -69,9 +70,9 @@ def split_chain(spec: str, strategies: Registry) -> Chain:
         if name in strategies:
             parts.append(piece)
             continue
-        if _NAME.fullmatch(name) and (":" in piece or piece == name):
-            # looks like a strategy name, is none: say so rather than pass it to the detector as a value
-            close = difflib.get_close_matches(name, strategies.names(), n=1)
+        close = difflib.get_close_matches(name, strategies.names(), n=1)
+        if _NAME.fullmatch(name) and (":" in piece or close):
+            # a strategy's shape (or a typo of one), not a registered one: say so rather than pass it on
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ChainError(
                 f"unknown strategy {name!r} in {spec!r}.{hint} Known strategies: {', '.join(strategies.names())}"
