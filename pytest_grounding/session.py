@@ -35,9 +35,9 @@ from .options import (
 )
 from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .registry import Registry, UnknownName
-from .strategies import split_chain
 from .strategies import builtin_registry as builtin_strategies
 from .strategies import check as check_strategies
+from .strategies import split_chain
 from .strategies import wrap as wrap_strategies
 
 DEFAULT_DATASET_NAME = "synthetic"

@@ -193,7 +193,12 @@ def test_zoom_halves_the_window_around_each_answer_and_maps_back():
     assert inner.seen == [(1600, 1000), (800, 500), (400, 256), (256, 256)]
     meta = prediction.meta
     assert meta["attempts"] == 4 and meta["strategy"] == "zoom"
-    assert meta["crops"] == [[0, 0, 1600, 1000], [800, 500, 1600, 1000], [1200, 744, 1600, 1000], [1344, 744, 1600, 1000]]
+    assert meta["crops"] == [
+        [0, 0, 1600, 1000],
+        [800, 500, 1600, 1000],
+        [1200, 744, 1600, 1000],
+        [1344, 744, 1600, 1000],
+    ]
     assert meta["final_crop"] == meta["crops"][-1]
     assert prediction.point == pytest.approx((1509, 909))  # the square's sampled centre, in screen pixels
 
@@ -312,7 +317,7 @@ def test_moved_boxes_give_identical_predictions(project, tmp_path, workers):
 
 @XDIST
 def test_wrapped_detectors_run_with_attempts_in_the_summary(project, tmp_path, workers):
-    result, records = _predictions(project, FIXTURES / "mini", tmp_path / "r.json", ["colour", *WRAPPED], workers)
+    result, _ = _predictions(project, FIXTURES / "mini", tmp_path / "r.json", ["colour", *WRAPPED], workers)
     summary = read_json(tmp_path / "r.json")["summary"]
     assert summary["colour"]["mean_attempts"] == 1.0
     assert summary["colour+zoom:min_size=32"]["mean_attempts"] > 1.0

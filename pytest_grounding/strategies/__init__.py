@@ -30,8 +30,7 @@ BUILTIN = {
     ),
     "zoom": (
         "pytest_grounding.strategies.wrappers:Zoom",
-        "iterative narrowing: each round halves the window around the last answer (options: rounds, factor, "
-        "min_size)",
+        "iterative narrowing: each round halves the window around the last answer (options: rounds, factor, min_size)",
     ),
     "screenseeker": (
         "pytest_grounding.strategies.screenseeker:ScreenSeekeR",

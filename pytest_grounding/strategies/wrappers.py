@@ -57,7 +57,8 @@ class Strategy:
         """The inner detector on the crop (None: the whole screen), its answer in screen pixels."""
         frame = query.image.size
         window = Box(0.0, 0.0, float(frame[0]), float(frame[1])) if crop is None else integral(crop, frame)
-        image = query.image if crop is None else query.image.crop(tuple(int(v) for v in window.as_list()))
+        x1, y1, x2, y2 = (int(v) for v in window.as_list())
+        image = query.image if crop is None else query.image.crop((x1, y1, x2, y2))
         sub = Query(image=image, instruction=query.instruction if instruction is None else instruction)
         prediction = self.inner.predict(sub)
         if not isinstance(prediction, Prediction):  # a quick custom detector's bare answer
