@@ -52,8 +52,9 @@ def test_clamp_window_never_shrinks_a_window_that_fits():
     assert clamp_window(-50, -50, 100, 100, FRAME) == Box(0, 0, 100, 100)
 
 
-def test_integral_rounds_outward_and_stays_inside():
-    assert integral(Box(10.4, 20.6, 99.2, 50.0), FRAME) == Box(10, 20, 100, 50)
+def test_integral_rounds_to_whole_pixels_keeping_the_size_and_stays_inside():
+    assert integral(Box(10.4, 20.6, 99.2, 50.0), FRAME) == Box(10, 21, 99, 50)
+    assert integral(Box(823.5, 0.5, 2103.5, 768.5), (3440, 1440)) == Box(824, 1, 2104, 769)  # 1280 x 768 still
     assert integral(Box(-3, -3, 5000, 5000), FRAME) == Box(0, 0, 1920, 1080)
     assert integral(Box(50, 50, 50, 50), FRAME) == Box(50, 50, 51, 51)  # at least one pixel
 
@@ -259,7 +260,11 @@ def test_a_wrapped_detector_describes_itself_and_closes_the_inner_one():
 # -- through the plugin ---------------------------------------------------------------------------------
 
 # Small crops on the 160x120 mini screens, so that every strategy really crops.
-WRAPPED = ["colour+zoom:min_size=32", "colour+regrounding:size=64"]
+WRAPPED = [
+    "colour+zoom:min_size=32",
+    "colour+regrounding:size=64",
+    "colour+screenseeker:min_width=64,min_height=48",
+]
 
 
 def _moved_copy(tmp_path, name, dx, dy):
@@ -294,7 +299,7 @@ def test_moved_boxes_give_identical_predictions(project, tmp_path, workers):
     _, first = _predictions(project, FIXTURES / "mini", tmp_path / "a.json", WRAPPED, workers)
     moved = _moved_copy(tmp_path, "moved", 17, 9)
     _, second = _predictions(project, moved, tmp_path / "b.json", WRAPPED, workers)
-    assert first.keys() == second.keys() and len(first) == 2 * 8
+    assert first.keys() == second.keys() and len(first) == len(WRAPPED) * 8
     for key, record in first.items():
         other = second[key]
         if record["outcome"] == "error":  # the mini set's unreadable image and unusable row

@@ -28,12 +28,13 @@ def window_around(point: Point, size: tuple[float, float], frame: tuple[float, f
 
 
 def integral(box: Box, frame: tuple[float, float]) -> Box:
-    """The box on whole pixels (what PIL crops), inside the frame, at least one pixel each way."""
+    """The box on whole pixels (what PIL crops), inside the frame, at least one pixel each way.
+    Both edges round half up, so a window of whole-pixel size keeps its size wherever it lies."""
     frame_w, frame_h = frame
-    x1 = min(max(math.floor(box.x1), 0), max(int(frame_w) - 1, 0))
-    y1 = min(max(math.floor(box.y1), 0), max(int(frame_h) - 1, 0))
-    x2 = max(min(math.ceil(box.x2), int(frame_w)), x1 + 1)
-    y2 = max(min(math.ceil(box.y2), int(frame_h)), y1 + 1)
+    x1 = min(max(math.floor(box.x1 + 0.5), 0), max(int(frame_w) - 1, 0))
+    y1 = min(max(math.floor(box.y1 + 0.5), 0), max(int(frame_h) - 1, 0))
+    x2 = max(min(math.floor(box.x2 + 0.5), int(frame_w)), x1 + 1)
+    y2 = max(min(math.floor(box.y2 + 0.5), int(frame_h)), y1 + 1)
     return Box(float(x1), float(y1), float(x2), float(y2))
 
 
@@ -70,6 +71,10 @@ def candidate_patches(
     if anchor.width < min_size[0] and anchor.height < min_size[1]:
         return [pad_to(anchor, min_size, frame)]
     return [pad_to(piece, min_size, frame) for piece in split_long(anchor, max_aspect)]
+
+
+def shift(box: Box, dx: float, dy: float) -> Box:
+    return Box(box.x1 + dx, box.y1 + dy, box.x2 + dx, box.y2 + dy)
 
 
 def to_frame(point: Point, crop: Box, scale: float = 1.0) -> Point:
