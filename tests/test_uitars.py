@@ -84,6 +84,8 @@ def test_forced_answer_is_parsed_mapped_and_recorded(suite, tiny_model, workers,
     # of 28 px: 108 image tokens). (42,42) there is (42*160/336, 42*120/252) = (20, 20) on the screen.
     monkeypatch.setenv("FORCED_ANSWER", "Action: click(start_box='(42,42)')")
     monkeypatch.setenv("PROMPT_LOG", str(tmp_path / "prompts.jsonl"))
+    # the serial run is in this process: under `pytest tests/ -n 2` it would read the outer worker's name
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     report = tmp_path / "r.json"
     result = suite.runpytest(
         f"--dataset={MINI}",
