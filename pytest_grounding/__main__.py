@@ -1,5 +1,5 @@
 """`python -m pytest_grounding` (or `pytest-grounding`): generate a synthetic benchmark, check a dataset,
-make the HTML page and plots of a JSON report; print a report as markdown."""
+make the HTML page and plots of a JSON report; print a report as markdown; compare saved runs."""
 
 from __future__ import annotations
 
@@ -76,6 +76,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help='append to this file instead of printing (in GitHub Actions: "$GITHUB_STEP_SUMMARY")',
     )
+    compare = commands.add_parser(
+        "compare",
+        help="one comparison table from saved JSON reports (--grounding-json) of separate runs",
+        description="The method matrix of a multi-detector run, from reports of separate runs: accuracy overall, "
+        "by target size and element type, latency p50/p95, attempts and errors per detector, the best of each "
+        "column marked, and McNemar's exact test of each method against the first on the samples both scored.",
+    )
+    compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="JSON reports, baseline first")
+    compare.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    compare.add_argument(
+        "--samples",
+        action="store_true",
+        help="list the samples whose outcome changed between the two methods (fixed, broken) with the slice totals",
+    )
+    compare.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
+    )
     return parser
 
 
@@ -109,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(args.json_path, args.html, args.plots)
     if args.command == "summary":
         return run_summary(args.report, args.append)
+    if args.command == "compare":
+        return run_compare(args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit)
     from .validate import validate_path
 
     return validate_path(args.path, max_per_kind=args.max_per_kind)
@@ -163,6 +182,41 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     if plots is not None:
         paths = write_plots(document, plots)
         print(f"wrote {len(paths)} plots to {plots}: {', '.join(p.name for p in paths)}")
+    return 0
+
+
+def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None) -> int:
+    """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met."""
+    from .compare import change_lines, changes, comparison_lines, methods_from_reports
+    from .output import OutputError, read_report
+
+    try:
+        documents = [(path.stem, read_report(path)) for path in paths]
+    except OutputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    names = [name for name, _ in documents]
+    pairs = zip(documents, paths, strict=True)
+    documents = [(name if names.count(name) == 1 else str(path), doc) for (name, doc), path in pairs]
+    methods, notes = methods_from_reports(documents)
+    if not methods:
+        print("error: the reports hold no grounding results", file=sys.stderr)
+        return 2
+    if samples and len(methods) != 2:
+        labels = ", ".join(m.label for m in methods)
+        message = f"--samples compares exactly two methods; these reports hold {len(methods)}: {labels}"
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}")
+    if notes:
+        print()
+    for line in comparison_lines(methods, markdown=markdown):
+        print(line)
+    if samples:
+        print()
+        for line in change_lines(changes(methods[0], methods[1]), limit):
+            print(line)
     return 0
 
 

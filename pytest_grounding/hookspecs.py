@@ -13,3 +13,9 @@ def pytest_grounding_register_detectors(registry):
 @pytest.hookspec(historic=True)
 def pytest_grounding_register_formats(registry):
     """Add dataset formats: ``registry.register("myformat", Format(name, sniff, load))``."""
+
+
+@pytest.hookspec(historic=True)
+def pytest_grounding_register_strategies(registry):
+    """Add cropping strategies: ``registry.register("mine", MyStrategy)``; the factory is called as
+    ``MyStrategy(detector, **options)`` for ``--detector NAME+mine:key=value``."""

@@ -62,7 +62,12 @@ def score(
 ) -> dict[str, Any]:
     record = base_record(sample, detector, image_size)
     click = prediction.click
-    record.update(latency_ms=round(latency_ms, 3), raw=_clip(prediction.raw), meta=plain(prediction.meta))
+    record.update(
+        latency_ms=round(latency_ms, 3),
+        raw=_clip(prediction.raw),
+        meta=plain(prediction.meta),
+        attempts=model_calls(prediction.meta),
+    )
     box = prediction.box
     if box is not None and all(math.isfinite(v) for v in box.as_list()):
         record["box"] = box.as_list()
@@ -118,6 +123,19 @@ def score_located(
     record.update(box=box.as_list(), iou=round(iou, 6), distance=round(sample.bbox.distance_to(box.center), 3))
     record["outcome"] = HIT if iou >= threshold else MISS
     return record
+
+
+def model_calls(meta: Mapping[str, Any]) -> int:
+    """Model calls behind one answer: a cropping strategy counts them in meta["attempts"]; a plain
+    detector makes one."""
+    value = meta.get("attempts") if isinstance(meta, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def mean_attempts(records: Sequence[Mapping[str, Any]]) -> float | None:
+    """Mean model calls per scored sample (errors left out: their calls were not all made)."""
+    calls = [r.get("attempts") or 1 for r in records if r["outcome"] != ERROR]
+    return sum(calls) / len(calls) if calls else None
 
 
 def summary_key(record: Mapping[str, Any]) -> str:
@@ -255,6 +273,7 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
             "macro_app_accuracy": macro(breakdowns["app"]),
             "macro_dataset_accuracy": macro(breakdowns["dataset"]),
             "latency_ms": latency(group),
+            "mean_attempts": mean_attempts(group),
             "by": breakdowns,
         }
         if task == LOCATE:

@@ -41,9 +41,10 @@ OPTIONS = (
         "--detector",
         "grounding_detectors",
         repeat=True,
-        metavar="NAME[:key=value,...]",
-        help="detector to evaluate (repeatable: one test item per sample and detector). "
-        "Default: ocr when its extra is installed, else center.",
+        metavar="NAME[:key=value,...][+STRATEGY[:key=value,...]]",
+        help="detector to evaluate (repeatable: one test item per sample and detector), optionally wrapped "
+        "in cropping strategies: ocr+zoom, ocr+screenseeker:depth=2 (docs: strategies). Two or more end "
+        "with a comparison table. Default: ocr when its extra is installed, else center.",
     ),
     Option(
         "--grounding-json",

@@ -111,6 +111,23 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
     return out
 
 
+def read_report(path: Path) -> dict[str, Any]:
+    """A JSON report written by --grounding-json, or an OutputError saying why it is not one."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OutputError(f"cannot read {path}: {exc}") from None
+    except ValueError as exc:
+        raise OutputError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("tool") != "pytest-grounding" or "summary" not in document:
+        raise OutputError(f"{path} is not a pytest-grounding JSON report (--grounding-json)")
+    if document.get("schema_version") != SCHEMA_VERSION:
+        raise OutputError(
+            f"{path} has report schema version {document.get('schema_version')!r}; this version reads {SCHEMA_VERSION}"
+        )
+    return document
+
+
 def write_json(path: Path, document: dict[str, Any]) -> None:
     """Written to a temporary file and renamed, so a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)

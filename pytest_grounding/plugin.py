@@ -486,6 +486,8 @@ class Controller:
                 partial=run.interrupted,
                 notes=run.notes,
                 resumed=len(run.resumed),
+                records=run.records,
+                order=run.settings.detector_specs,
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)

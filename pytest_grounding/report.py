@@ -128,7 +128,10 @@ def summary_lines(
     partial: bool = False,
     notes: Sequence[str] = (),
     resumed: int = 0,
+    records: Sequence[Mapping[str, Any]] = (),
+    order: Sequence[str] = (),
 ) -> list[str]:
+    """`records` given: a run of two or more grounding detectors ends with the comparison table."""
     lines: list[str] = []
     if partial:
         lines.append("run interrupted: figures cover the samples that finished")
@@ -139,10 +142,23 @@ def summary_lines(
     for name, block in summary.items():
         lines.append("")
         lines += detector_block(name, block, info=detector_info.get(name), top_apps=top_apps)
+    lines += comparison_block(summary, records, order)
     if verdicts:
         lines.append("")
         lines += [verdict.describe() for verdict in verdicts]
     return lines
+
+
+def comparison_block(
+    summary: Mapping[str, Mapping[str, Any]], records: Sequence[Mapping[str, Any]], order: Sequence[str] = ()
+) -> list[str]:
+    """The method matrix: one table over the run's grounding detectors (two or more), in `order`."""
+    from .compare import comparison_lines, methods_from_run
+
+    methods = methods_from_run(summary, records, order)
+    if len(methods) < 2:
+        return []
+    return ["", "comparison of methods:", *comparison_lines(methods)]
 
 
 def miss_line(record: Mapping[str, Any]) -> str:

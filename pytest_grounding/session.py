@@ -36,6 +36,10 @@ from .options import (
 )
 from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .registry import Registry, UnknownName
+from .strategies import builtin_registry as builtin_strategies
+from .strategies import check as check_strategies
+from .strategies import split_chain
+from .strategies import wrap as wrap_strategies
 
 DEFAULT_DATASET_NAME = "synthetic"
 
@@ -193,8 +197,9 @@ class DetectorLoadError(Exception):
 class DetectorPool:
     """Detectors loaded once per process (per xdist worker) and reused for every sample."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, strategies: Registry | None = None) -> None:
         self.registry = registry
+        self.strategies = strategies if strategies is not None else builtin_strategies()
         self._loaded: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
         self.info: dict[str, dict[str, Any]] = {}
@@ -205,9 +210,11 @@ class DetectorPool:
         if spec not in self._loaded:
             started = time.perf_counter()
             try:
-                name, options = parse_spec(spec, raw=True)
+                chain = split_chain(spec, self.strategies)
+                name, options = parse_spec(chain.detector, raw=True)
                 factory = self.registry.get(name).load()
-                self._loaded[spec] = factory(**bind_options(name, factory, options))
+                detector = factory(**bind_options(name, factory, options))
+                self._loaded[spec] = wrap_strategies(detector, chain.strategies, self.strategies)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # SystemExit from a model's import too: an error per item, not a dead run
@@ -231,6 +238,7 @@ class GroundingRun:
     formats: Registry
     detectors: Registry
     pool: DetectorPool
+    strategies: Registry = field(default_factory=builtin_strategies)
     datasets: dict[tuple[str, str], Dataset] = field(default_factory=dict)
     records: list[dict[str, Any]] = field(default_factory=list)
     detector_info: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -253,17 +261,20 @@ class GroundingRun:
 
     @classmethod
     def create(cls, config) -> GroundingRun:
-        formats, detectors = builtin_formats(), builtin_detectors()
+        formats, detectors, strategies = builtin_formats(), builtin_detectors(), builtin_strategies()
         config.hook.pytest_grounding_register_formats.call_historic(kwargs={"registry": formats})
         config.hook.pytest_grounding_register_detectors.call_historic(kwargs={"registry": detectors})
+        config.hook.pytest_grounding_register_strategies.call_historic(kwargs={"registry": strategies})
         formats.register_entry_points("pytest_grounding.formats")
         detectors.register_entry_points("pytest_grounding.detectors")
+        strategies.register_entry_points("pytest_grounding.strategies")
         return cls(
             config=config,
             settings=Settings.from_config(config),
             formats=formats,
             detectors=detectors,
-            pool=DetectorPool(detectors),
+            pool=DetectorPool(detectors, strategies),
+            strategies=strategies,
         )
 
     # -- what runs --------------------------------------------------------------------------------
@@ -273,7 +284,8 @@ class GroundingRun:
         sample runs (not an error on every item)."""
         for spec in specs:
             try:
-                name, options = parse_spec(spec, raw=True)
+                chain = split_chain(spec, self.strategies)
+                name, options = parse_spec(chain.detector, raw=True)
                 entry = self.detectors.get(name)
                 extra = EXTRAS.get(name) if entry.origin == "built-in" else None
                 absent = missing_extra(extra) if extra else None
@@ -288,6 +300,7 @@ class GroundingRun:
                     hint = f': pip install "pytest-grounding[{extra}]"' if extra else ""
                     raise ValueError(f"detector {name!r} cannot be imported ({exc}){hint}") from None
                 bind_options(name, factory, options)
+                check_strategies(chain.strategies, self.strategies)
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 

@@ -200,15 +200,17 @@ class OpenAIDetector:
             body["frequency_penalty"] = decoding.frequency_penalty
         return body, frame
 
+    def chat(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0) -> str:
+        """The text of a chat completion for any messages, through this client's retries, timeout
+        and key (the ScreenSeekeR planner asks its own questions this way)."""
+        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
+        answer = _content(self._request("/chat/completions", body))
+        return answer if isinstance(answer, str) else ""
+
     def predict(self, query: Query) -> Prediction:
         body, frame = self._body_and_frame(query)
         document = self._request("/chat/completions", body)
-        try:
-            answer = document["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
-        if isinstance(answer, list):  # content parts
-            answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
+        answer = _content(document)
         meta: dict[str, Any] = {"model_image": list(frame.model)}
         usage = document.get("usage")
         if isinstance(usage, dict):
@@ -242,6 +244,17 @@ class OpenAIDetector:
             "concurrency": self.concurrency,
             "xdist_worker": None if self.worker is None else f"gw{self.worker}",
         }
+
+
+def _content(document: dict[str, Any]) -> Any:
+    """The first choice's message content (content parts joined), or ServerError."""
+    try:
+        answer = document["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
+    if isinstance(answer, list):  # content parts
+        answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
+    return answer
 
 
 def _seconds(value: str | None) -> float:
