@@ -69,8 +69,8 @@ print(hits)
 FLOOR_TEST = """
 import pytest
 N = {n}
-@pytest.mark.parametrize("grounding_sample", range(N), ids=[f"ds-s{{i:06d}}-excel-icon" for i in range(N)])
-def test_floor(grounding_sample):
+@pytest.mark.parametrize("index", range(N), ids=[f"ds-s{{i:06d}}-excel-icon" for i in range(N)])
+def test_floor(index):
     pass
 """
 
