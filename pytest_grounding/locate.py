@@ -16,14 +16,13 @@ truth (the target box is never seen here).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .types import Box, Point, Prediction
+from .types import Box, Point, Prediction, image_digest
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -39,10 +38,7 @@ class LocateQuery:
 
     @cached_property
     def image_key(self) -> str:
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(f"{self.image.mode}:{self.image.size}".encode())
-        digest.update(self.image.tobytes())
-        return digest.hexdigest()
+        return image_digest(self.image)
 
 
 def box_around(point: Point, side: float, width: float, height: float) -> Box:

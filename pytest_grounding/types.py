@@ -130,10 +130,15 @@ class Query:
     @cached_property
     def image_key(self) -> str:
         """A digest of the pixels, so detectors can cache per-screen work across instructions."""
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(f"{self.image.mode}:{self.image.size}".encode())
-        digest.update(self.image.tobytes())
-        return digest.hexdigest()
+        return image_digest(self.image)
+
+
+def image_digest(image: Image) -> str:
+    """The key of a screen's pixels (mode, size and bytes): the same screen gives the same key."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{image.mode}:{image.size}".encode())
+    digest.update(image.tobytes())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
