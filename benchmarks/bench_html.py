@@ -43,7 +43,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="pages made, each timed (default 3)")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from pytest_grounding.htmlreport import write_html
+    from pytest_grounding.render.html import write_html
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)

@@ -152,7 +152,7 @@ def screens_of_size(folder: Path, size: tuple[int, int], limit: int) -> list[tup
 
 
 def percentiles(seconds: Sequence[float]) -> str:
-    from pytest_grounding.metrics import percentile
+    from pytest_grounding.analysis.metrics import percentile
 
     if not seconds:
         return "- / -"
@@ -163,8 +163,8 @@ def latency_figures(folders: dict[str, Path], limit: int) -> list[str]:
     os.environ.update(OFFLINE)
     from PIL import Image
 
+    from pytest_grounding.core.types import Query
     from pytest_grounding.detectors.ocr import OcrDetector
-    from pytest_grounding.types import Query
 
     started = time.perf_counter()
     detector = OcrDetector()
@@ -253,9 +253,9 @@ def build_contenders(specs: Sequence[str]) -> list[Contender]:
 def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequence[Any], score: bool) -> None:
     """Time one screen; with `score`, also keep whether each answer hit (answers do not change
     between rounds: the models are deterministic on CPU)."""
-    from pytest_grounding import metrics
+    from pytest_grounding.analysis import metrics
+    from pytest_grounding.core.types import Query
     from pytest_grounding.detectors.ocr import SHARED_PARSES
-    from pytest_grounding.types import Query
 
     if contender.detector is None:
         started = time.perf_counter()
@@ -282,14 +282,14 @@ def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequen
 
 
 def median(values: Sequence[float]) -> float:
-    from pytest_grounding.metrics import percentile
+    from pytest_grounding.analysis.metrics import percentile
 
     return percentile(values, 50) if values else float("nan")
 
 
 def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequence[str]) -> list[str]:
     """`sets`: name -> (folder, screens to use, 0 = all)."""
-    from pytest_grounding.runner import read_image
+    from pytest_grounding.evaluate.runner import read_image
 
     os.environ.update(OFFLINE)
     contenders = build_contenders(variants)
@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-ocr-") as tmp:
         workdir = Path(tmp)
         if args.only in (None, "speed"):
-            from pytest_grounding.synth import default_dataset_dir
+            from pytest_grounding.datasets.synth import default_dataset_dir
 
             out += ["### Speed: the detector next to the plain engine", ""]
             real_limit, synth_limit = (16, 8) if args.quick else (args.limit, args.limit)
@@ -395,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             tables, serial = accuracy_figures(args.real, workdir)
             out += tables
         if args.only in (None, "latency"):
-            from pytest_grounding.synth import default_dataset_dir
+            from pytest_grounding.datasets.synth import default_dataset_dir
 
             out += ["### Latency per screenshot", ""]
             folders = {args.real.name: args.real, "synthetic default": default_dataset_dir()}

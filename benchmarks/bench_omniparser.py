@@ -1,7 +1,7 @@
 """Figures for the `omniparser` detector on the element-at-click task (and its parse latency),
 printed as Markdown: for each sample, the detector gets the screenshot and the click point (the
 dataset's `point`, else the box centre; never the box) and answers through the retry driver of
-`pytest_grounding.locate`. Rows: omniparser with the OCR merge, icons only (ocr=false), and the
+`pytest_grounding.evaluate.locate`. Rows: omniparser with the OCR merge, icons only (ocr=false), and the
 `center` floor (a 32 px box around the point).
 
     python benchmarks/bench_omniparser.py                                  # ScreenAgent dev, 24 samples
@@ -24,9 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from pytest_grounding import metrics  # noqa: E402
+from pytest_grounding.analysis import metrics  # noqa: E402
 from pytest_grounding.datasets.pointerbench import load  # noqa: E402
-from pytest_grounding.runner import evaluate_locate  # noqa: E402
+from pytest_grounding.evaluate.runner import evaluate_locate  # noqa: E402
 
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "screenagent-dev"
 DEFAULT_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.onnx"

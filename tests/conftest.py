@@ -10,7 +10,7 @@ pytest_plugins = ["pytester"]
 PROJECT_CONFTEST = """
 import time
 import numpy as np
-from pytest_grounding.types import Box, Prediction
+from pytest_grounding.core.types import Box, Prediction
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}
 

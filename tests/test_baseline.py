@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from helpers import FIXTURES, XDIST, assert_counts, read_json
-from pytest_grounding import baseline as bl
+from pytest_grounding.analysis import baseline as bl
 
 MINI = str(FIXTURES / "mini")
 

@@ -10,13 +10,13 @@ import pytest
 
 from helpers import FIXTURES, XDIST, assert_counts, read_json
 from pytest_grounding.datasets import DatasetError, load_dataset
-from pytest_grounding.validate import validate_path
+from pytest_grounding.datasets.validate import validate_path
 
 TABLE_CONFTEST = '''
 import json
 from pathlib import Path
 
-from pytest_grounding.types import Prediction
+from pytest_grounding.core.types import Prediction
 
 HERE = Path(__file__).parent
 
@@ -135,7 +135,7 @@ def test_osworld_g_refusal_rows_excluded_and_a_false_refusal(project):
     assert block["benchmarks"][0]["value"] == pytest.approx(2 / 6)  # the authors' figure keeps them
     assert document["run"]["settings"]["refusal_rows"] == "exclude"
     result.stdout.fnmatch_lines(["*og-1: refused (said not on screen)*", "*left out of the accuracy above*"])
-    from pytest_grounding.markdown import report_markdown
+    from pytest_grounding.render.markdown import report_markdown
 
     markdown = report_markdown(document)
     assert "| table | osworld-g-original | osworld-g | 33.3% | 25.0% | - |" in markdown
@@ -428,7 +428,7 @@ from pathlib import Path
 
 from pytest_grounding.datasets import Format
 from pytest_grounding.datasets._common import Loaded
-from pytest_grounding.types import Box, Sample
+from pytest_grounding.core.types import Box, Sample
 
 
 def sniff(path):

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from helpers import REPO
-from pytest_grounding.__main__ import main
-from pytest_grounding.markdown import report_markdown
+from pytest_grounding.cli.main import main
+from pytest_grounding.render.markdown import report_markdown
 
 WORKFLOW = REPO / "ci" / "github-actions.yml"
 LIMIT = 24  # samples of the embedded default: both element types, a few apps; seconds, not minutes
@@ -23,7 +23,7 @@ REPLAY_CONFTEST = """
 import json
 import os
 
-from pytest_grounding.types import Prediction
+from pytest_grounding.core.types import Prediction
 
 
 class Replay:
@@ -138,16 +138,16 @@ def test_workflow_keeps_the_baseline_and_writes_the_job_summary():
 
 @pytest.fixture(scope="module")
 def default_set():
-    from pytest_grounding.synth import default_dataset_dir
+    from pytest_grounding.datasets.synth import default_dataset_dir
 
     return default_dataset_dir()
 
 
 def answers_for(default_set, hit):
     """Points for the first LIMIT samples: the target's centre where `hit(sample)`, else a corner."""
+    from pytest_grounding.core.types import Query
     from pytest_grounding.datasets import load_dataset
-    from pytest_grounding.runner import read_image
-    from pytest_grounding.types import Query
+    from pytest_grounding.evaluate.runner import read_image
 
     samples = load_dataset(f"pointerbench:{default_set}").samples[:LIMIT]
     keys = {}

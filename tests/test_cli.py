@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from helpers import read_jsonl
-from pytest_grounding.__main__ import main
+from pytest_grounding.cli.main import main
 
 
 def test_generate_then_validate(tmp_path, capsys):

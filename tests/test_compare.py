@@ -8,8 +8,7 @@ from importlib.resources import files
 import pytest
 
 from helpers import FIXTURES, XDIST, read_json
-from pytest_grounding.__main__ import main
-from pytest_grounding.compare import (
+from pytest_grounding.analysis.compare import (
     Method,
     cells,
     change_lines,
@@ -19,6 +18,7 @@ from pytest_grounding.compare import (
     paired,
     significance_lines,
 )
+from pytest_grounding.cli.main import main
 
 MINI = str(FIXTURES / "mini")
 

@@ -4,8 +4,8 @@ cost of the run and per 1,000 samples, the summary lines, and a cropping strateg
 import pytest
 from PIL import Image
 
-from pytest_grounding.cost import Price, add_usage, document, lines, parse_price, summarize, usage_of, usd
-from pytest_grounding.types import Prediction, Query
+from pytest_grounding.analysis.cost import Price, add_usage, document, lines, parse_price, summarize, usage_of, usd
+from pytest_grounding.core.types import Prediction, Query
 
 
 def record(detector="served", prompt=None, completion=None, total=None, **usage):
@@ -129,7 +129,7 @@ class Served:
 
 
 def test_a_cropping_strategy_sums_the_usage_of_every_call():
-    from pytest_grounding.strategies.wrappers import Regrounding
+    from pytest_grounding.detectors.strategies.wrappers import Regrounding
 
     inner = Served()
     strategy = Regrounding(inner, size=512)

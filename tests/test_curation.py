@@ -14,14 +14,14 @@ import pytest
 from PIL import Image
 
 from helpers import XDIST, assert_counts
-from pytest_grounding.__main__ import main
-from pytest_grounding.curation import annotate, document, preview, record
-from pytest_grounding.curation.boxedit import BoxEdit, clamp_box, default_box
-from pytest_grounding.curation.review import Review, to_normalized, to_pixels
+from pytest_grounding.cli.curation import annotate, document, preview, record
+from pytest_grounding.cli.curation.boxedit import BoxEdit, clamp_box, default_box
+from pytest_grounding.cli.curation.review import Review, to_normalized, to_pixels
+from pytest_grounding.cli.main import main
+from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import load_dataset
+from pytest_grounding.datasets.validate import check_dataset, validate_path
 from pytest_grounding.detectors.base import ListedElement
-from pytest_grounding.types import Box
-from pytest_grounding.validate import check_dataset, validate_path
 
 
 def element(eid, bbox, text, status="draft", **more):
@@ -441,7 +441,7 @@ def test_a_recorded_dataset_runs_under_the_suite(tmp_path, project, workers):
     """The same schema from the recorder's pure side, under the suite with and without -n 2 (no X needed)."""
     from PIL import Image
 
-    from pytest_grounding.curation import document, record
+    from pytest_grounding.cli.curation import document, record
 
     (tmp_path / "rec" / "images").mkdir(parents=True)
     image = Image.new("RGB", (800, 600), "grey")
@@ -455,7 +455,7 @@ def test_a_recorded_dataset_runs_under_the_suite(tmp_path, project, workers):
 
 
 def test_review_screen_lines_fill_sizes_and_a_missing_image(tmp_path):
-    from pytest_grounding.curation import tui
+    from pytest_grounding.cli.curation import tui
 
     path = write_doc(tmp_path, [dict(e) for e in THREE])
     doc = document.load(path)

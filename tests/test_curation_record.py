@@ -13,7 +13,7 @@ import time
 import pytest
 
 from helpers import REPO, assert_counts
-from pytest_grounding.validate import validate_path
+from pytest_grounding.datasets.validate import validate_path
 
 pytestmark = [
     pytest.mark.skipif(

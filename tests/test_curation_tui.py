@@ -17,7 +17,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from helpers import REPO, SHARED_DATA, needs_shared
-from pytest_grounding.validate import validate_path
+from pytest_grounding.datasets.validate import validate_path
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),

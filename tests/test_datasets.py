@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from helpers import FIXTURES, SHARED_DATA, XDIST, assert_counts, needs_shared, read_json, read_jsonl
+from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import DatasetError, load_dataset
-from pytest_grounding.types import Box
 
 
 def by_id(dataset):

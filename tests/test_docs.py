@@ -257,7 +257,7 @@ def load_docs_hooks():
 def test_options_page_lists_every_option_with_its_help():
     import html
 
-    from pytest_grounding.options import OPTIONS
+    from pytest_grounding.plugin.options import OPTIONS
 
     table = load_docs_hooks().options_table()
     for option in OPTIONS:
@@ -270,7 +270,7 @@ def test_options_page_lists_every_option_with_its_help():
 def test_options_page_reads_new_fields_defensively(monkeypatch):
     from dataclasses import dataclass
 
-    import pytest_grounding.options as options
+    import pytest_grounding.plugin.options as options
 
     @dataclass(frozen=True)
     class Future:  # what Option may become: a longer doc text, fields the page does not know

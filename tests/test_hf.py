@@ -25,8 +25,8 @@ from hf_tables import (
 )
 
 from helpers import XDIST, assert_counts, read_json
+from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import DatasetError, load_dataset
-from pytest_grounding.types import Box
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,10 @@ from hf_tables import OSWORLD_ROWS, SIZE, osworld_rows, pro_rows, write_table
 from test_benchmarks import run
 
 from helpers import FIXTURES, XDIST, assert_counts
+from pytest_grounding.core.targets import RAY, Absent, AnyOf, Polygon
+from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import DatasetError, hf_files, load_dataset, with_language
-from pytest_grounding.targets import RAY, Absent, AnyOf, Polygon
-from pytest_grounding.types import Box
-from pytest_grounding.validate import validate_path
+from pytest_grounding.datasets.validate import validate_path
 
 SHARD = "test-00000-of-00001.parquet"
 

@@ -12,11 +12,11 @@ import sys
 import pytest
 
 from helpers import FIXTURES, REPO, XDIST, read_json
-from pytest_grounding.__main__ import main
-from pytest_grounding.figures import design_figures, slice_figure
-from pytest_grounding.htmlreport import render, write_html
-from pytest_grounding.htmlreport import svg as svg_mod
-from pytest_grounding.htmlreport.thumbs import MIN_REGION, region_of
+from pytest_grounding.analysis.figures import design_figures, slice_figure
+from pytest_grounding.cli.main import main
+from pytest_grounding.render.html import render, write_html
+from pytest_grounding.render.html import svg as svg_mod
+from pytest_grounding.render.html.thumbs import MIN_REGION, region_of
 
 MINI = str(FIXTURES / "mini")
 ENTRY = re.compile(r'<article class="entry"([^>]*)>')
@@ -167,7 +167,7 @@ def test_plots_are_pngs(real_report, tmp_path):
     pytest.importorskip("matplotlib")
     from PIL import Image
 
-    from pytest_grounding.plots import write_plots
+    from pytest_grounding.render.plots import write_plots
 
     paths = write_plots(real_report, tmp_path / "plots")
     assert sorted(p.name for p in paths) == sorted(f"{f.key}.png" for f in design_figures(real_report))
@@ -222,7 +222,7 @@ def test_plugin_page_that_fails_is_said_and_the_json_still_written(project, monk
     def broken(*args, **kwargs):
         raise RuntimeError("no page today")
 
-    monkeypatch.setattr("pytest_grounding.htmlreport.write_html", broken)
+    monkeypatch.setattr("pytest_grounding.render.html.write_html", broken)
     report = tmp_path / "r.json"
     result = project.runpytest(
         f"--dataset={MINI}", "--detector", "colour", "--grounding-json", str(report), "--grounding-html",
@@ -233,7 +233,7 @@ def test_plugin_page_that_fails_is_said_and_the_json_still_written(project, monk
 
 
 def test_plugin_plots_without_matplotlib_is_a_usage_error(project, monkeypatch, tmp_path):
-    monkeypatch.setattr("pytest_grounding.plots.matplotlib_installed", lambda: False)
+    monkeypatch.setattr("pytest_grounding.render.plots.matplotlib_installed", lambda: False)
     result = project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--grounding-plots", str(tmp_path / "p"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--grounding-plots: needs the 'plots' extra*pip install ?pytest-grounding?plots??*"])

@@ -8,12 +8,12 @@ import pytest
 from PIL import Image, ImageDraw
 
 from helpers import REPO
-from pytest_grounding import locate as loc
-from pytest_grounding import metrics
+from pytest_grounding.analysis import metrics
+from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.detectors.floors import CenterDetector, RandomDetector
-from pytest_grounding.locate import LocateQuery, locate_with_retries
-from pytest_grounding.runner import evaluate_locate
-from pytest_grounding.types import Box, Prediction, Sample
+from pytest_grounding.evaluate import locate as loc
+from pytest_grounding.evaluate.locate import LocateQuery, locate_with_retries
+from pytest_grounding.evaluate.runner import evaluate_locate
 
 REAL_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.onnx"
 
@@ -164,8 +164,8 @@ def test_omniparser_locates_known_controls_of_synthetic_screens(tmp_path):
     for module in ("onnxruntime", "cv2", "rapidfuzz"):
         pytest.importorskip(module)
     from pytest_grounding.datasets.pointerbench import load
+    from pytest_grounding.datasets.synth import generate
     from pytest_grounding.detectors.omniparser import OmniParserDetector
-    from pytest_grounding.synth import generate
 
     folder = generate(tmp_path / "syn", 16, seed=5)
     detector = OmniParserDetector(model=str(REAL_MODEL), ocr=False)

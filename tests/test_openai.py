@@ -218,7 +218,7 @@ def test_urls_are_split_on_bars_and_credentials_never_shown():
 def test_preset_overrides_reach_the_request(server, model):
     from PIL import Image
 
-    from pytest_grounding.types import Query
+    from pytest_grounding.core.types import Query
 
     detector = OpenAIDetector(
         base_url=server.url, model="m", preset="uitars-1.0", max_new_tokens=16, system="Be brief."

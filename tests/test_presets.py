@@ -12,8 +12,14 @@ import numpy as np
 import pytest
 
 from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json
-from pytest_grounding.vlm import all_presets, answer_to_prediction, get_preset, presets_from_toml, resolve_preset
-from pytest_grounding.vlm.prompts import openai_messages
+from pytest_grounding.detectors.vlm import (
+    all_presets,
+    answer_to_prediction,
+    get_preset,
+    presets_from_toml,
+    resolve_preset,
+)
+from pytest_grounding.detectors.vlm.prompts import openai_messages
 
 PROMPTS = json.loads((Path(__file__).parent / "data" / "preset_prompts.json").read_text(encoding="utf-8"))
 SMALL, WIDE = (1024, 768), (5120, 1440)
@@ -107,7 +113,7 @@ def test_each_preset_gives_the_model_the_frame_worked_out_by_hand(name):
     "factor, low, high", [(28, 3136, 12845056), (28, 78400, 16384 * 28 * 28), (32, 65536, 16777216)]
 )
 def test_our_smart_resize_is_the_one_of_ui_tars_and_transformers(factor, low, high):
-    from pytest_grounding.vlm.preprocess import smart_resize
+    from pytest_grounding.detectors.vlm.preprocess import smart_resize
 
     references = []
     try:
@@ -399,8 +405,8 @@ E2E = [(name, SMALL, (590, 400, 629, 419)) for name in SHIPPED] + [
 @pytest.mark.parametrize("name, size, box", E2E)
 def test_each_preset_end_to_end_through_openai(name, size, box, preset_server):
     needs_parser(name)
+    from pytest_grounding.core.types import Query
     from pytest_grounding.detectors.served import OpenAIDetector
-    from pytest_grounding.types import Query
 
     preset = get_preset(name)
     preset_server.preset = name
@@ -576,7 +582,7 @@ def test_a_bad_presets_file_is_a_usage_error_naming_it(suite, tmp_path):
 
 
 def test_presets_command_lists_name_family_coordinates_source(tmp_path, capsys):
-    from pytest_grounding.__main__ import main
+    from pytest_grounding.cli.main import main
 
     assert main(["presets"]) == 0
     out = capsys.readouterr().out
@@ -595,8 +601,8 @@ def test_a_canvas_preset_maps_through_the_content_ratio():
     1008x672, paste top-left on white, answer 0-1000 of the canvas."""
     from PIL import Image
 
-    from pytest_grounding.vlm import Decoding, Preset, Prompt
-    from pytest_grounding.vlm.preprocess import Canvas
+    from pytest_grounding.detectors.vlm import Decoding, Preset, Prompt
+    from pytest_grounding.detectors.vlm.preprocess import Canvas
 
     phi = Preset(
         "phi", "Phi-Ground", Prompt("{instruction}", order="text,image"), Canvas(1008, 672), ("point_tag",), "rel1000"
@@ -622,8 +628,8 @@ def test_a_canvas_preset_maps_through_the_content_ratio():
 
 
 def test_rel999_and_chained_transforms():
-    from pytest_grounding.vlm.parse import to_pixels
-    from pytest_grounding.vlm.preprocess import Frame
+    from pytest_grounding.detectors.vlm.parse import to_pixels
+    from pytest_grounding.detectors.vlm.preprocess import Frame
 
     frame = Frame(original=(1998, 999), model=(1998, 999))
     assert to_pixels(999, 333, frame, "rel999") == pytest.approx((1998.0, 333.0))  # MAI-UI as Phi-Ground reads it
@@ -631,8 +637,8 @@ def test_rel999_and_chained_transforms():
 
 
 def test_presets_command_reads_a_toml_file(tmp_path, capsys):
-    from pytest_grounding.__main__ import main
-    from pytest_grounding.vlm.presets import unregister_project_presets
+    from pytest_grounding.cli.main import main
+    from pytest_grounding.detectors.vlm.presets import unregister_project_presets
 
     toml = tmp_path / "p.toml"
     toml.write_text("[presets.venus-small]\nbase = 'ui-venus-1.5'\npreprocess = { max_pixels = 1000000 }\n")

@@ -77,7 +77,7 @@ def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
 def default_set_cache():
     """The embedded default, generated once before the runs (as ci/ does): pytester gives each run a
     fresh HOME, so without this each run would generate its own copy."""
-    from pytest_grounding.synth import default_dataset_dir
+    from pytest_grounding.datasets.synth import default_dataset_dir
 
     return default_dataset_dir().parent
 

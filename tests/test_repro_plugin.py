@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json, read_jsonl
-from pytest_grounding.markdown import report_markdown
+from pytest_grounding.render.markdown import report_markdown
 
 pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
 
@@ -214,7 +214,7 @@ def test_a_known_benchmark_is_reproduced_or_not(suite, server, model, tiny, tmp_
     assert row in page
     assert f"| {status} |" in page and "| 5/5 | 1,000 | 35 | - | - |" in page
     assert found["line"] in result.stdout.str()
-    from pytest_grounding.htmlreport import render
+    from pytest_grounding.render.html import render
 
     page = render(document)[0]  # the HTML page too
     assert "<h3>Reproduction</h3>" in page and "tokens  prompt 1,000  completion 35" in page

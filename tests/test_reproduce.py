@@ -8,8 +8,8 @@ import re
 import pytest
 
 from helpers import SHARED_DATA, needs_shared
-from pytest_grounding import reproduce
-from pytest_grounding.reproduce import (
+from pytest_grounding.analysis import reproduce
+from pytest_grounding.analysis.reproduce import (
     DOES_NOT_APPLY,
     NOT_REPRODUCED,
     REPRODUCED,

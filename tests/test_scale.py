@@ -9,13 +9,13 @@ import pytest
 from PIL import Image
 
 from helpers import REPO, read_json
+from pytest_grounding.core.types import Box, Sample
 from pytest_grounding.datasets import assign_uids, load_dataset, screen_groups
-from pytest_grounding.types import Box, Sample
 
 # A detector that says which process answered (the records carry it back) and clicks the centre.
 CONFTEST = """
 import os
-from pytest_grounding.types import Prediction
+from pytest_grounding.core.types import Prediction
 
 
 class WhereAmI:

@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json
-from pytest_grounding.strategies.screenseeker import (
+from pytest_grounding.core.types import Box, Prediction, Query
+from pytest_grounding.detectors.strategies.screenseeker import (
     ELSEWHERE,
     IS_TARGET,
     NOT_FOUND,
@@ -20,8 +21,7 @@ from pytest_grounding.strategies.screenseeker import (
     parse_references,
     parse_verdict,
 )
-from pytest_grounding.strategies.wrappers import Answer
-from pytest_grounding.types import Box, Prediction, Query
+from pytest_grounding.detectors.strategies.wrappers import Answer
 
 SCREEN = Box(0, 0, 4000, 3000)
 LIMITS = Limits(depth=3, min_size=(1280, 768), max_calls=40)

@@ -10,8 +10,9 @@ import pytest
 from PIL import Image
 
 from helpers import FIXTURES, XDIST, read_json
-from pytest_grounding.strategies import Chain, ChainError, builtin_registry, split_chain
-from pytest_grounding.strategies.geometry import (
+from pytest_grounding.core.types import Box, Prediction, Query
+from pytest_grounding.detectors.strategies import Chain, ChainError, builtin_registry, split_chain
+from pytest_grounding.detectors.strategies.geometry import (
     box_to_frame,
     candidate_patches,
     clamp_window,
@@ -25,8 +26,7 @@ from pytest_grounding.strategies.geometry import (
     to_frame,
     window_around,
 )
-from pytest_grounding.strategies.wrappers import Regrounding, Zoom
-from pytest_grounding.types import Box, Prediction, Query
+from pytest_grounding.detectors.strategies.wrappers import Regrounding, Zoom
 
 FRAME = (1920.0, 1080.0)
 

@@ -15,8 +15,9 @@ import pytest
 from PIL import Image
 
 from helpers import read_jsonl
+from pytest_grounding.core.types import ELEMENT_TYPES, Box
 from pytest_grounding.datasets import load_dataset
-from pytest_grounding.synth import (
+from pytest_grounding.datasets.synth import (
     archetypes,
     choose_targets,
     generate,
@@ -25,10 +26,9 @@ from pytest_grounding.synth import (
     render_screen,
     screens_for,
 )
-from pytest_grounding.synth.archetypes import ARCHETYPES
-from pytest_grounding.synth.themes import PLATFORMS
-from pytest_grounding.types import ELEMENT_TYPES, Box
-from pytest_grounding.validate import check_dataset
+from pytest_grounding.datasets.synth.archetypes import ARCHETYPES
+from pytest_grounding.datasets.synth.themes import PLATFORMS
+from pytest_grounding.datasets.validate import check_dataset
 
 ROW_KEYS = {
     "file_name",
@@ -67,7 +67,9 @@ def files_of(folder: Path) -> dict:
 
 def test_same_seed_gives_the_same_bytes_in_another_process_and_hash_seed(tmp_path):
     generate(tmp_path / "here", 14, seed=5, workers=1)
-    code = "import sys; from pytest_grounding.synth import generate; generate(sys.argv[1], 14, seed=5, workers=2)"
+    code = (
+        "import sys; from pytest_grounding.datasets.synth import generate; generate(sys.argv[1], 14, seed=5, workers=2)"
+    )
     env = dict(os.environ, PYTHONHASHSEED="4242")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "there")], check=True, env=env)
     here, there = files_of(tmp_path / "here"), files_of(tmp_path / "there")

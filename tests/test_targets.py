@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_grounding import metrics
-from pytest_grounding.headlines import BOOTSTRAP_RESAMPLES, benchmark_figures, bootstrap
-from pytest_grounding.runner import InvalidAnswer, as_prediction
-from pytest_grounding.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps, normalised, ray_cast
-from pytest_grounding.types import Box, Prediction, Sample
+from pytest_grounding.analysis import metrics
+from pytest_grounding.analysis.headlines import BOOTSTRAP_RESAMPLES, benchmark_figures, bootstrap
+from pytest_grounding.core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps, normalised, ray_cast
+from pytest_grounding.core.types import Box, Prediction, Sample
+from pytest_grounding.evaluate.runner import InvalidAnswer, as_prediction
 
 SQUARE = ((20.0, 80.0), (60.0, 80.0), (60.0, 120.0), (20.0, 120.0))
 

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("rapidfuzz")  # the `ocr` extra; the core install skips these tests
 
-from pytest_grounding.textmatch import (
+from pytest_grounding.detectors.textmatch import (
     CONTAINED_FLOOR,
     Label,
     Thresholds,

@@ -69,7 +69,7 @@ def pytest_grounding_register_detectors(registry):
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
-    from pytest_grounding.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
 
     return build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny-qwen25vl"))
 
@@ -198,8 +198,8 @@ def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_ans
 ):
     from PIL import Image
 
-    from pytest_grounding.types import Query
-    from pytest_grounding.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.core.types import Query
+    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
 
     folder = build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny-qwen2vl"), family="qwen2_vl")
     monkeypatch.setenv("FORCED_ANSWER", "click(start_box='<|box_start|>(500,250)<|box_end|>')")
@@ -219,7 +219,7 @@ def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_ans
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory, tiny_model):
     """family -> a tiny checkpoint folder, each built on first use."""
-    from pytest_grounding.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
 
     class Models(dict):
         def __missing__(self, family):
@@ -252,7 +252,7 @@ def test_qwenvl_runs_each_family_with_its_presets(
 ):
     from PIL import Image
 
-    from pytest_grounding.types import Query
+    from pytest_grounding.core.types import Query
 
     monkeypatch.setenv("FORCED_ANSWER", answer)
     monkeypatch.setenv("PROMPT_LOG", str(tmp_path / "prompts.jsonl"))
@@ -274,7 +274,7 @@ def test_qwenvl_runs_each_family_with_its_presets(
 def test_qwenvl_keeps_special_tokens_where_the_preset_says(tiny_models, tmp_path, monkeypatch):
     from PIL import Image
 
-    from pytest_grounding.types import Query
+    from pytest_grounding.core.types import Query
 
     monkeypatch.setenv("FORCED_ANSWER", "<|box_start|>(250,250),(750,750)<|box_end|>")
     monkeypatch.setenv("PROMPT_LOG", str(tmp_path / "prompts.jsonl"))
@@ -292,7 +292,7 @@ def test_qwenvl_keeps_special_tokens_where_the_preset_says(tiny_models, tmp_path
 def test_qwenvl_refusal_and_defaults_by_architecture(tiny_models, tmp_path, monkeypatch):
     from PIL import Image
 
-    from pytest_grounding.types import Query
+    from pytest_grounding.core.types import Query
 
     monkeypatch.setenv("FORCED_ANSWER", "[-1,-1]")
     monkeypatch.setenv("PROMPT_LOG", str(tmp_path / "prompts.jsonl"))

@@ -8,9 +8,8 @@ import pytest
 from PIL import Image
 
 from helpers import SHARED_DATA, needs_shared
-from pytest_grounding import validate
-from pytest_grounding.datasets import load_dataset
-from pytest_grounding.validate import KINDS, Problem, check_dataset, loader_notes, validate_path
+from pytest_grounding.datasets import load_dataset, validate
+from pytest_grounding.datasets.validate import KINDS, Problem, check_dataset, loader_notes, validate_path
 
 
 def row(**fields):

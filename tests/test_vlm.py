@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("ui_tars")
 
-from pytest_grounding.vlm import Frame, Prompt, answer_to_prediction, get_preset, resolve_preset
-from pytest_grounding.vlm.prompts import openai_messages
+from pytest_grounding.detectors.vlm import Frame, Prompt, answer_to_prediction, get_preset, resolve_preset
+from pytest_grounding.detectors.vlm.prompts import openai_messages
 
 POINT = resolve_preset("uitars-1.5-point")
 

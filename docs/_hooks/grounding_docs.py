@@ -1,10 +1,10 @@
 """MkDocs hooks: pages that are generated from the package, so they cannot drift from it.
 
-- `<!-- grounding:options -->` becomes the table of `pytest_grounding.options.OPTIONS` (the same
+- `<!-- grounding:options -->` becomes the table of `pytest_grounding.plugin.options.OPTIONS` (the same
   texts `pytest --help` prints);
 - `<!-- grounding:report-schema -->` becomes the JSON Schema of the report, which is also published
   as `report.schema.json` beside the pages;
-- `<!-- grounding:presets -->` becomes the model presets of `pytest_grounding.vlm` (the summary table,
+- `<!-- grounding:presets -->` becomes the model presets of `pytest_grounding.detectors.vlm` (the summary table,
   then each preset's prompt, preprocessing, coordinates, decoding and source).
 - `<!-- grounding:published -->` becomes the table of published figures the reproduction check reads
   (`pytest_grounding/published.json`).
@@ -41,7 +41,7 @@ def _inline(text: str) -> str:
 
 
 def options_table() -> str:
-    from pytest_grounding.options import OPTIONS
+    from pytest_grounding.plugin.options import OPTIONS
 
     rows = []
     for option in OPTIONS:
@@ -80,7 +80,7 @@ def _fenced(text: str) -> str:
 
 
 def presets_page() -> str:
-    from pytest_grounding.vlm.presets import all_presets
+    from pytest_grounding.detectors.vlm.presets import all_presets
 
     presets = list(all_presets().values())
     rows = ["| preset | family | coordinates | preprocessing | decoding |", "|---|---|---|---|---|"]
@@ -121,7 +121,7 @@ def presets_page() -> str:
 
 def _published_for(preset: str) -> str:
     """The preset's published figures (the reproduction check's data), or a line saying none ship."""
-    from pytest_grounding.reproduce import shipped_table
+    from pytest_grounding.analysis.reproduce import shipped_table
 
     table = shipped_table()
     found = sorted((r for r in table.results if r.preset == preset), key=lambda r: (r.benchmark, r.model))
@@ -136,7 +136,7 @@ def _published_for(preset: str) -> str:
 
 
 def published_table() -> str:
-    from pytest_grounding.reproduce import shipped_table
+    from pytest_grounding.analysis.reproduce import shipped_table
 
     table = shipped_table()
     titles = {b.id: b.title for b in table.benchmarks}

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from ..registry import Registry, UnknownName
-from ..types import Sample
+from ..core.registry import Registry, UnknownName
+from ..core.types import Sample
 from ._common import DatasetError, Format, Loaded, name_slug, slug
 
 ENTRY_POINT_GROUP = "pytest_grounding.formats"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..types import Box, Sample
+from ..core.types import Box, Sample
 
 
 class DatasetError(Exception):
@@ -209,7 +209,7 @@ def build_sample(
     merely odd (a box past the image edge) goes to the dataset's problems. `target` (targets.py)
     when the target is more than `box` (then its bounding box); `extra["negative"]` true (a
     mirror's negative flag) makes the target absent."""
-    from ..targets import Absent
+    from ..core.targets import Absent
 
     if target is None and isinstance(extra, dict) and extra.get("negative") is True:
         target = Absent()

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..targets import INCLUSIVE, Polygon, Steps, bounds_of
-from ..types import Box
+from ..core.targets import INCLUSIVE, Polygon, Steps, bounds_of
+from ..core.types import Box
 from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, read_json, row_failure, with_defect
 
 MODALITIES = ("Canvas", "GUI", "Image", "Table", "Text")

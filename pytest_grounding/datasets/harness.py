@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..types import Box
+from ..core.types import Box
 from ._common import (
     DatasetError,
     DatasetRoot,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..types import Box
+from ..core.types import Box
 from . import hf_columns, hf_files, osworld_g
 from ._common import PLACEHOLDER_BOX, DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, size_of
 from .hf_columns import ColumnMap, MappingError

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..targets import RAY, Absent, AnyOf, Polygon
-from ..types import Box, Sample
+from ..core.targets import RAY, Absent, AnyOf, Polygon
+from ..core.types import Box, Sample
 from ._common import (
     DatasetError,
     DatasetRoot,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..types import Box
+from ..core.types import Box
 from ._common import (
     DatasetError,
     DatasetRoot,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..targets import Absent
-from ..types import Box
+from ..core.targets import Absent
+from ..core.types import Box
 from ._common import (
     DatasetError,
     DatasetRoot,

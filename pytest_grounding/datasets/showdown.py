@@ -12,7 +12,7 @@ import csv
 import math
 from pathlib import Path
 
-from ..types import Box
+from ..core.types import Box
 from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, corners_fixed, row_failure
 
 COLUMNS = ("id", "image", "instruction", "x1", "y1", "x2", "y2")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..targets import normalised
-from ..types import Box
+from ..core.targets import normalised
+from ..core.types import Box
 from ._common import (
     DatasetError,
     DatasetRoot,

@@ -9,7 +9,7 @@ import inspect
 import math
 from typing import Any
 
-from ..registry import Registry
+from ..core.registry import Registry
 from .base import Detector, close, describe
 
 ENTRY_POINT_GROUP = "pytest_grounding.detectors"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..locate import LocateQuery
-from ..types import Box, Prediction, Query
+from ..core.types import Box, Prediction, Query
+from ..evaluate.locate import LocateQuery
 
 
 @runtime_checkable

@@ -9,8 +9,8 @@ import random
 import zlib
 from typing import Any
 
-from ..locate import FLOOR_BOX_SIDE, LocateQuery, box_around
-from ..types import Prediction, Query
+from ..core.types import Prediction, Query
+from ..evaluate.locate import FLOOR_BOX_SIDE, LocateQuery, box_around
 
 
 def _floor_locate(query: LocateQuery, side: float) -> Prediction:

@@ -1,5 +1,5 @@
 """The `ocr` detector: read the screen's text with RapidOCR (PP-OCR models on ONNX Runtime), pick
-the text the instruction names (`pytest_grounding.textmatch`), answer with its box.
+the text the instruction names (`pytest_grounding.detectors.textmatch`), answer with its box.
 
 A screen is parsed once per process and reused for every instruction on it, and by every detector
 that asks for it with the same engine settings (`shared_parse`: an LRU cache keyed by the settings
@@ -21,8 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..textmatch import MAX_LABEL_WORDS, Label, MiniLmEmbedder, Thresholds, choose, label_similarities
-from ..types import Box, Prediction, Query
+from ..core.types import Box, Prediction, Query
+from .textmatch import MAX_LABEL_WORDS, Label, MiniLmEmbedder, Thresholds, choose, label_similarities
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CUDA = "CUDAExecutionProvider"
-_FONT = Path(__file__).resolve().parent.parent / "synth" / "fonts" / "DejaVuSans.ttf"
+_FONT = Path(__file__).resolve().parent.parent / "datasets" / "synth" / "fonts" / "DejaVuSans.ttf"
 # onnxruntime's logger severity when nothing has changed it (it has no getter to save it with).
 _ORT_DEFAULT_SEVERITY = 2
 

@@ -1,6 +1,6 @@
 """The `omniparser` detector: OmniParser v2's parse step on ONNX Runtime (its YOLO icon detector,
 exported to ONNX, merged with the `ocr` detector's RapidOCR texts by OmniParser's overlap rules),
-then the element the instruction names (`pytest_grounding.textmatch`), answered with its box.
+then the element the instruction names (`pytest_grounding.detectors.textmatch`), answered with its box.
 
 The icon detector is AGPL-3.0 and never ships with this package: the model file is looked for at
 `model=PATH`, else $PYTEST_GROUNDING_OMNIPARSER_MODEL, else
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..locate import LocateQuery
-from ..textmatch import MAX_LABEL_WORDS, Label, Thresholds, choose, label_similarities
-from ..types import Box, Point, Prediction, Query, image_digest
+from ..core.types import Box, Point, Prediction, Query, image_digest
+from ..evaluate.locate import LocateQuery
 from . import _yolo
+from .textmatch import MAX_LABEL_WORDS, Label, Thresholds, choose, label_similarities
 
 if TYPE_CHECKING:
     import numpy as np
@@ -385,7 +385,7 @@ class OmniParserDetector:
             if semantic:
                 import torch
 
-                from ..textmatch import MiniLmEmbedder
+                from .textmatch import MiniLmEmbedder
 
                 torch.set_num_threads(self.threads)
                 self._embedder = MiniLmEmbedder()

@@ -1,5 +1,5 @@
 """The `qwenvl` detector: a checkpoint of the Qwen2-VL, Qwen2.5-VL or Qwen3-VL architecture run
-in-process with torch + transformers, prompted and decoded by any preset (`pytest_grounding.vlm`)
+in-process with torch + transformers, prompted and decoded by any preset (`pytest_grounding.detectors.vlm`)
 whose preprocessing is the architecture's smart_resize. `uitars` is the same detector with the
 UI-TARS presets as defaults (UI-TARS-1.5 is a Qwen2.5-VL, UI-TARS 1.0 a Qwen2-VL).
 
@@ -18,10 +18,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..types import Prediction, Query
-from ..vlm.parse import answer_to_prediction
-from ..vlm.preprocess import SmartResize
-from ..vlm.presets import DEFAULT_PRESET, preset_headline, resolve_preset
+from ..core.types import Prediction, Query
+from .vlm.parse import answer_to_prediction
+from .vlm.preprocess import SmartResize
+from .vlm.presets import DEFAULT_PRESET, preset_headline, resolve_preset
 
 UITARS_10 = "uitars-1.0"
 # The processor class and smart_resize factor (patch size x merge size) of each architecture.

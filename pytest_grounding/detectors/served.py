@@ -1,5 +1,5 @@
 """The `openai` detector: any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, TGI, a
-hosted API), prompted and parsed by a preset (`pytest_grounding.vlm`; UI-TARS-1.5's grounding
+hosted API), prompted and parsed by a preset (`pytest_grounding.detectors.vlm`; UI-TARS-1.5's grounding
 prompt by default), so a vLLM serving UI-TARS-1.5-7B scores as `uitars` in-process does.
 
 Standard library only (urllib). A server that is down, a 5xx or 429 after the retries, a timeout
@@ -24,11 +24,11 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from ..types import Prediction, Query
-from ..vlm.parse import answer_to_prediction
-from ..vlm.presets import DEFAULT_PRESET, Decoding, preset_headline, resolve_preset
-from ..vlm.prompts import openai_messages
+from ..core.types import Prediction, Query
 from .qwenvl import worker_index
+from .vlm.parse import answer_to_prediction
+from .vlm.presets import DEFAULT_PRESET, Decoding, preset_headline, resolve_preset
+from .vlm.prompts import openai_messages
 
 BASE_URL_ENV = "PYTEST_GROUNDING_OPENAI_BASE_URL"
 URL_SEPARATOR = "|"  # `,` separates detector options; several servers: base_url=http://a/v1|http://b/v1

@@ -1,0 +1,1 @@
+"""Records to figures: summaries, headlines, gates, baselines, cost, reproduction, comparisons. Pure."""

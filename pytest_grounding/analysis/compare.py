@@ -1,0 +1,377 @@
+"""The method matrix: one table comparing detectors (plain and wrapped) on accuracy overall, by
+target size and by element type, latency, attempts and errors, the best value of each column
+marked; a paired significance note (McNemar's exact test) for each method against the first; and
+the samples whose outcome changed between two methods. Pure: summaries and records in (from one
+run, or from saved JSON reports), lines of text out. No pytest, no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.types import ELEMENT_TYPES
+from .metrics import ERROR, GROUNDING, HIT, SIZE_BUCKETS
+
+ALPHA = 0.05
+BEST = "*"
+
+
+@dataclass(frozen=True)
+class Method:
+    """One column-set of the table: a detector's summary block and its records."""
+
+    label: str
+    block: Mapping[str, Any]
+    records: tuple[Mapping[str, Any], ...] = ()
+    partial: bool = False
+    source: str | None = None  # the report it came from (compare), None within a run
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    value: Callable[[Method], float | None]
+    render: Callable[[float | None], str]
+    better: str  # "high" or "low"
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two methods on the samples both scored: `fixed` = the other hits where the baseline did not,
+    `broken` the reverse; McNemar's exact two-sided p on those discordant pairs."""
+
+    baseline: str
+    other: str
+    n: int
+    baseline_hits: int
+    other_hits: int
+    fixed: int
+    broken: int
+    p_value: float
+
+    @property
+    def delta(self) -> float | None:
+        return (self.other_hits - self.baseline_hits) / self.n if self.n else None
+
+
+@dataclass(frozen=True)
+class Change:
+    key: tuple[str, str]
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Between two methods: fixed (miss -> hit), broken (hit -> miss), and samples that became or
+    stopped being errors (not scored on one side, so in neither list)."""
+
+    before: str
+    after: str
+    fixed: tuple[Change, ...]
+    broken: tuple[Change, ...]
+    errors: tuple[Change, ...] = field(default_factory=tuple)
+    paired: int = 0
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def _attempts(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _count(value: float | None) -> str:
+    return "-" if value is None else str(int(value))
+
+
+def _slice_accuracy(key: str, wanted: str) -> Callable[[Method], float | None]:
+    def value(method: Method) -> float | None:
+        for row in method.block.get("by", {}).get(key, []):
+            if row["value"] == wanted:
+                accuracy: float | None = row["accuracy"]
+                return accuracy
+        return None
+
+    return value
+
+
+def _field(name: str) -> Callable[[Method], float | None]:
+    def value(method: Method) -> float | None:
+        found = method.block.get(name)
+        return float(found) if isinstance(found, (int, float)) else None
+
+    return value
+
+
+def _latency(q: str) -> Callable[[Method], float | None]:
+    def value(method: Method) -> float | None:
+        found = method.block.get("latency_ms", {}).get(q)
+        return float(found) if isinstance(found, (int, float)) else None
+
+    return value
+
+
+def columns(methods: Sequence[Method]) -> list[Column]:
+    """Accuracy overall, per size bucket and element type present in any method, latency p50 and
+    p95, mean attempts, errors."""
+    present = {row["value"] for m in methods for row in m.block.get("by", {}).get("element_type", [])}
+    types = [t for t in ELEMENT_TYPES if t in present] + sorted(present - set(ELEMENT_TYPES))
+    cols = [Column("n", _field("scored"), _count, "none"), Column("accuracy", _field("accuracy"), _pct, "high")]
+    cols += [Column(f"size {b}", _slice_accuracy("size", b), _pct, "high") for b in SIZE_BUCKETS]
+    cols += [Column(t, _slice_accuracy("element_type", t), _pct, "high") for t in types]
+    cols += [
+        Column("p50 ms", _latency("p50"), _ms, "low"),
+        Column("p95 ms", _latency("p95"), _ms, "low"),
+        Column("attempts", _field("mean_attempts"), _attempts, "low"),
+        Column("errors", _field("errors"), _count, "low"),
+    ]
+    return cols
+
+
+def _best(values: Sequence[float | None], better: str) -> set[int]:
+    """Indices holding the best value; none when fewer than two values or all equal."""
+    known = [(i, v) for i, v in enumerate(values) if v is not None]
+    if better == "none" or len(known) < 2 or len({round(v, 9) for _, v in known}) == 1:
+        return set()
+    target = max(v for _, v in known) if better == "high" else min(v for _, v in known)
+    return {i for i, v in known if math.isclose(v, target, rel_tol=1e-9, abs_tol=1e-12)}
+
+
+def cells(methods: Sequence[Method]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of rendered cells, the best of each column followed by `*`."""
+    cols = columns(methods)
+    rows = [[m.label + (" (partial)" if m.partial else "")] for m in methods]
+    for col in cols:
+        values = [col.value(m) for m in methods]
+        best = _best(values, col.better)
+        for i, value in enumerate(values):
+            rows[i].append(col.render(value) + (BEST if i in best else ""))
+    return ["method", *[c.title for c in cols]], rows
+
+
+def text_table(methods: Sequence[Method]) -> list[str]:
+    header, rows = cells(methods)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    widths[0] = min(widths[0], 48)
+
+    def line(row: Sequence[str]) -> str:
+        first = row[0] if len(row[0]) <= widths[0] else row[0][: widths[0] - 1] + "~"
+        rest = (f"{c:>{w}}" for c, w in zip(row[1:], widths[1:], strict=True))
+        return "  " + "  ".join([f"{first:<{widths[0]}}", *rest])
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def markdown_table(methods: Sequence[Method]) -> list[str]:
+    header, rows = cells(methods)
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return out
+
+
+# -- paired comparison ------------------------------------------------------------------------------
+
+
+def mcnemar_exact(fixed: int, broken: int) -> float:
+    """Two-sided exact McNemar p: under "no difference" each discordant pair goes either way with
+    probability 1/2, so the smaller count is Binomial(n, 1/2); p = 2 P(X <= min), capped at 1."""
+    n = fixed + broken
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(fixed, broken) + 1))
+    return min(1.0, 2.0 * tail / 2.0**n)
+
+
+def sample_key(record: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(record["dataset"]), str(record["uid"]))
+
+
+def _scored(method: Method) -> dict[tuple[str, str], Mapping[str, Any]]:
+    return {sample_key(r): r for r in method.records if r["outcome"] != ERROR}
+
+
+def _same_version(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Paired only on the same dataset version (when both records say which)."""
+    fa, fb = a.get("fingerprint"), b.get("fingerprint")
+    return fa is None or fb is None or fa == fb
+
+
+def paired(baseline: Method, other: Method) -> Paired:
+    mine, theirs = _scored(baseline), _scored(other)
+    keys = [k for k in mine if k in theirs and _same_version(mine[k], theirs[k])]
+    base_hits = sum(mine[k]["outcome"] == HIT for k in keys)
+    other_hits = sum(theirs[k]["outcome"] == HIT for k in keys)
+    fixed = sum(mine[k]["outcome"] != HIT and theirs[k]["outcome"] == HIT for k in keys)
+    broken = sum(mine[k]["outcome"] == HIT and theirs[k]["outcome"] != HIT for k in keys)
+    return Paired(
+        baseline.label, other.label, len(keys), base_hits, other_hits, fixed, broken, mcnemar_exact(fixed, broken)
+    )
+
+
+def significance_lines(methods: Sequence[Method]) -> list[str]:
+    """Each method against the first, on the samples both scored."""
+    if len(methods) < 2:
+        return []
+    lines = []
+    for other in methods[1:]:
+        pair = paired(methods[0], other)
+        if pair.n == 0:
+            lines.append(f"  {other.label} vs {methods[0].label}: no samples scored by both, no paired test")
+            continue
+        assert pair.delta is not None
+        if pair.fixed == pair.broken == 0:
+            lines.append(f"  {other.label} vs {methods[0].label}: the same outcome on all {pair.n} paired samples")
+            continue
+        verdict = (
+            f"a real difference at {ALPHA:g}"
+            if pair.p_value < ALPHA
+            else f"not significant at {ALPHA:g}: could be noise"
+        )
+        lines.append(
+            f"  {other.label} vs {methods[0].label}: {pair.delta * 100:+.1f} points on {pair.n} paired samples "
+            f"({pair.fixed} fixed, {pair.broken} broken), McNemar exact p = {pair.p_value:.3g}: {verdict}"
+        )
+    return lines
+
+
+def comparison_lines(methods: Sequence[Method], *, markdown: bool = False) -> list[str]:
+    """The table, the legend, and the paired notes."""
+    if markdown:
+        lines = markdown_table(methods)
+        legend = f"`{BEST}` best in its column; sizes are sqrt(w*h) of the target in px; attempts = model calls."
+        notes = significance_lines(methods)
+        return [*lines, "", legend, *([""] + [f"- {n.strip()}" for n in notes] if notes else [])]
+    lines = text_table(methods)
+    lines.append(f"  ({BEST} best in its column; attempts = model calls per sample; sizes: target sqrt(w*h) px)")
+    notes = significance_lines(methods)
+    if notes:
+        lines += ["", "  paired against the first method (McNemar's exact test on the samples both scored):", *notes]
+    return lines
+
+
+def methods_from_run(
+    summary: Mapping[str, Mapping[str, Any]], records: Sequence[Mapping[str, Any]], order: Sequence[str] = ()
+) -> list[Method]:
+    """The grounding blocks of one run with their records, in `order` (the --detector order: the
+    first is the baseline the others are tested against), then any others."""
+    out = []
+    keys = [k for k in order if k in summary] + [k for k in summary if k not in order]
+    for key in keys:
+        block = summary[key]
+        if block.get("task", GROUNDING) != GROUNDING:
+            continue
+        mine = tuple(r for r in records if r.get("task", GROUNDING) == GROUNDING and r["detector"] == key)
+        out.append(Method(key, block, mine))
+    return out
+
+
+# -- changed samples ----------------------------------------------------------------------------------
+
+
+def changes(before: Method, after: Method) -> Changes:
+    first = {sample_key(r): r for r in before.records}
+    second = {sample_key(r): r for r in after.records}
+    fixed, broken, errors = [], [], []
+    paired_count = 0
+    for key in sorted(first.keys() & second.keys()):
+        a, b = first[key], second[key]
+        if not _same_version(a, b):
+            continue
+        if (a["outcome"] == ERROR) != (b["outcome"] == ERROR):
+            errors.append(Change(key, a, b))
+            continue
+        if a["outcome"] == ERROR:
+            continue
+        paired_count += 1
+        if a["outcome"] != HIT and b["outcome"] == HIT:
+            fixed.append(Change(key, a, b))
+        elif a["outcome"] == HIT and b["outcome"] != HIT:
+            broken.append(Change(key, a, b))
+    return Changes(before.label, after.label, tuple(fixed), tuple(broken), tuple(errors), paired_count)
+
+
+CHANGE_SLICES = (("element_type", "element type"), ("size", "target size (px)"), ("app", "app"))
+
+
+def change_lines(found: Changes, limit: int | None = None) -> list[str]:
+    """The changed samples, then the slice totals of the change (fixed, broken, net)."""
+
+    def describe(change: Change) -> str:
+        r = change.after
+        instruction = r["instruction"] if len(r["instruction"]) <= 50 else r["instruction"][:47] + "..."
+        where = f"{r['dataset']}/{r['id']}"
+        return f"    {where}  [{r['element_type']}, {r['size']}, {r['app']}]  {instruction!r}"
+
+    lines = [
+        f"changed samples: {found.after} against {found.before} ({found.paired} samples scored by both): "
+        f"{len(found.fixed)} fixed, {len(found.broken)} broken, net {len(found.fixed) - len(found.broken):+d}"
+    ]
+    for title, group in (("fixed (miss -> hit)", found.fixed), ("broken (hit -> miss)", found.broken)):
+        lines.append(f"  {title}: {len(group)}")
+        shown = group if limit is None else group[:limit]
+        lines += [describe(c) for c in shown]
+        if len(shown) < len(group):
+            lines.append(f"    ... {len(group) - len(shown)} more")
+    if found.errors:
+        became = sum(c.after["outcome"] == ERROR for c in found.errors)
+        lines.append(
+            f"  errors: {became} became errors, {len(found.errors) - became} stopped being errors (in neither list)"
+        )
+    for key, title in CHANGE_SLICES:
+        totals: dict[str, list[int]] = {}
+        for index, group in enumerate((found.fixed, found.broken)):
+            for change in group:
+                totals.setdefault(str(change.after[key]), [0, 0])[index] += 1
+        if not totals:
+            continue
+        order = [b for b in SIZE_BUCKETS if b in totals] if key == "size" else sorted(totals)
+        lines.append(f"  by {title}:")
+        lines += [
+            f"    {value:<24} fixed {totals[value][0]:>4}  broken {totals[value][1]:>4}  "
+            f"net {totals[value][0] - totals[value][1]:+d}"
+            for value in order
+        ]
+    return lines
+
+
+# -- saved reports ------------------------------------------------------------------------------------
+
+
+def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[list[Method], list[str]]:
+    """Methods from (name, parsed JSON report) pairs, in order, and notes on what differs between
+    the reports (a partial run, another dataset version). A detector in several reports is labelled
+    with its report's name."""
+    seen: dict[str, int] = {}
+    for _, document in documents:
+        for key, block in (document.get("summary") or {}).items():
+            if block.get("task", GROUNDING) == GROUNDING:
+                seen[key] = seen.get(key, 0) + 1
+    methods, notes = [], []
+    versions: dict[str, set[str]] = {}
+    for name, document in documents:
+        partial = bool(document.get("partial"))
+        if partial:
+            notes.append(f"{name} is a partial report (the run was interrupted): its figures cover fewer samples")
+        for dataset in (document.get("run") or {}).get("datasets") or []:
+            versions.setdefault(str(dataset.get("name")), set()).add(str(dataset.get("fingerprint")))
+        records = document.get("samples") or []
+        for method in methods_from_run(document.get("summary") or {}, records):
+            label = method.label if seen.get(method.label, 0) < 2 else f"{method.label} [{name}]"
+            methods.append(Method(label, method.block, method.records, partial, name))
+    for dataset, prints in sorted(versions.items()):
+        if len(prints) > 1:
+            notes.append(
+                f"dataset {dataset} differs between the reports ({len(prints)} fingerprints): "
+                "pairs are formed only on the same version"
+            )
+    return methods, notes

@@ -1,0 +1,264 @@
+"""`python -m pytest_grounding review FILE`: the terminal UI, with prompt_toolkit.
+
+prompt_toolkit rather than textual or rich: it reads single keys (arrows, Shift+arrows, Tab, Esc)
+portably, edits a line of text with the usual keys, and runs inline below the scrolling output, so a
+kitty or sixel image printed above the key prompt stays on screen. Every decision is saved at once
+(document.save: atomic), so Ctrl-C or a killed terminal loses at most the key being pressed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import preview
+from .boxedit import BoxEdit, clamp_box, default_box
+from .document import CurationError, counts, load, save, status_of
+from .review import Review, instruction_of
+
+DECISION_KEYS = {
+    "a": "accept",
+    "r": "reject",
+    "e": "edit box",
+    "i": "edit instruction",
+    "n": "add element",
+    "s": "skip",
+    "q": "quit",
+}
+HELP = "  ".join(f"[{key}] {what}" for key, what in DECISION_KEYS.items())
+BOX_HELP = "Tab: next edge  arrows: move  Shift+arrows: x10  +/-: step  Enter: keep  Esc: cancel"
+PREVIEW_NAME = ".review-preview.png"
+
+
+def run_review(path: Path, mode: str = "auto", out: TextIO | None = None) -> int:
+    """0 when the review ended (everything decided, or quit); 2 when the file cannot be reviewed."""
+    out = out or sys.stdout
+    try:
+        document = load(path)
+    except CurationError as exc:
+        print(f"error: {exc}", file=out)
+        return 2
+    if fill_sizes(document, path.parent, out):
+        save(path, document)
+    review = Review.start(document)
+    if review.done:
+        print(f"{path}: nothing left to review ({summary(document)})", file=out)
+        return 0
+    attributes = preview.query_device_attributes() if mode == "auto" else None
+    mode = preview.choose_mode(mode, os.environ, attributes)
+    screens: dict[str, Any] = {}
+    while not review.done:
+        show(review, path, mode, screens, out)
+        key = ask_key(f"{HELP}\n> ", set(DECISION_KEYS))
+        if key == "q":
+            break
+        if key == "a":
+            review.accept()
+        elif key == "r":
+            review.reject()
+        elif key == "s":
+            review.skip()
+        elif key == "e":
+            box = edit_box(review, out, on_change=live_preview(review, path, mode, screens))
+            if box is None:
+                continue
+            review.set_box(box)
+        elif key == "i":
+            text = ask_text("instruction: ", instruction_of(review.element))
+            if not text:
+                continue
+            review.set_instruction(text)
+        elif key == "n" and not add_element(review, out, live_preview(review, path, mode, screens)):
+            continue
+        save(path, document)
+        print(f"saved {path.name}: {DECISION_KEYS[key]}", file=out)
+    save(path, document)
+    left = review.drafts_left()
+    print(f"{path}: {summary(document)}" + (f"; {left} drafts left: run review again" if left else ""), file=out)
+    return 0
+
+
+def summary(document: dict[str, Any]) -> str:
+    return ", ".join(f"{count} {status}" for status, count in counts(document).items())
+
+
+def fill_sizes(document: dict[str, Any], folder: Path, out: TextIO) -> bool:
+    """Screens without width/height get them from their image header (boxes are fractions of it)."""
+    from ...datasets.harness import header_size, image_path
+
+    changed = False
+    for sample in document["samples"]:
+        if sample.get("width") and sample.get("height"):
+            continue
+        size = header_size(image_path(folder, sample["image"]))
+        if size is None:
+            print(f"note: {sample['image']}: cannot read the image; its boxes cannot be edited", file=out)
+            continue
+        sample["width"], sample["height"] = size
+        changed = True
+    return changed
+
+
+def screen_of(review: Review, folder: Path, screens: dict[str, Any]) -> Any:
+    from PIL import Image
+
+    from ...datasets.harness import image_path
+
+    name = review.sample["image"]
+    if name not in screens:
+        screens.clear()  # one screen at a time in memory; elements come screen by screen
+        try:
+            with Image.open(image_path(folder, name)) as image:
+                screens[name] = image.convert("RGB")
+        except (OSError, ValueError) as exc:
+            screens[name] = f"{type(exc).__name__}: {exc}"
+    return screens[name]
+
+
+def show(review: Review, path: Path, mode: str, screens: dict[str, Any], out: TextIO, box: Any = None) -> None:
+    element, sample = review.element, review.sample
+    number, total = review.position()
+    box = box if box is not None else review.pixel_box()
+    size = review.size()
+    dims = f" {size[0]}x{size[1]}" if size else ""
+    print("", file=out)
+    print(
+        f"[{number}/{total}] {sample['image']}{dims}, element {element.get('id')}: {status_of(element)}, "
+        f"type {element.get('type') or 'other'}",
+        file=out,
+    )
+    print(f"instruction: {instruction_of(element)!r}", file=out)
+    print("box: " + ("none" if box is None else "[" + ", ".join(f"{v:.0f}" for v in box) + "] px"), file=out)
+    screen = screen_of(review, path.parent, screens)
+    if isinstance(screen, str):
+        print(f"image: cannot read {sample['image']}: {screen}", file=out)
+        return
+    image = preview.render(screen, box, instruction_of(element))
+    if mode == preview.KITTY:
+        out.write(preview.kitty_sequence(preview.png_bytes(preview.fit(image))) + "\n")
+    elif mode == preview.SIXEL:
+        out.write(preview.sixel_sequence(preview.fit(image)) + "\n")
+    else:
+        print(f"preview: {write_preview(image, path)}", file=out)
+    out.flush()
+
+
+def write_preview(image: Any, path: Path) -> Path:
+    """The preview PNG beside the annotations, replaced whole (a viewer never reads half a file)."""
+    target = path.parent / PREVIEW_NAME
+    temporary = target.with_name(target.name + ".tmp.png")
+    image.save(temporary)
+    os.replace(temporary, target)
+    return target
+
+
+def live_preview(review: Review, path: Path, mode: str, screens: dict[str, Any]) -> Any:
+    """In file mode, a callback that redraws the preview PNG as the box moves (a viewer that reloads
+    on change follows the edit); inline images are redrawn when the edit ends."""
+    if mode != preview.FILE:
+        return None
+    screen = screen_of(review, path.parent, screens)
+    if isinstance(screen, str):
+        return None
+    title = instruction_of(review.element)
+    return lambda box: write_preview(preview.render(screen, box, title), path)
+
+
+def edit_box(
+    review: Review, out: TextIO, start: Any = None, on_change: Any = None
+) -> tuple[float, float, float, float] | None:
+    size = review.size()
+    if size is None:
+        print("this screen's size is unknown: its box cannot be edited", file=out)
+        return None
+    box = start or review.pixel_box() or default_box(*size)
+    edit = BoxEdit(clamp_box(box, *size), *size)
+    return run_box_editor(edit, on_change)
+
+
+def add_element(review: Review, out: TextIO, on_change: Any = None) -> bool:
+    size = review.size()
+    if size is None:
+        print("this screen's size is unknown: no element can be added", file=out)
+        return False
+    print("new element: place its box", file=out)
+    box = run_box_editor(BoxEdit(default_box(*size), *size), on_change)
+    if box is None:
+        return False
+    text = ask_text("instruction of the new element: ", "")
+    if not text:
+        print("no instruction: nothing added", file=out)
+        return False
+    review.add_element(box, text)
+    return True
+
+
+# --- prompt_toolkit ---------------------------------------------------------------------------------
+
+
+def ask_key(message: str, keys: set[str]) -> str:
+    """One key of `keys`; Ctrl-C and Ctrl-D mean quit."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import Layout, Window
+    from prompt_toolkit.layout.controls import FormattedTextControl
+
+    bindings = KeyBindings()
+    for key in keys:
+        bindings.add(key)(lambda event, key=key: event.app.exit(result=key))
+    bindings.add("c-c")(lambda event: event.app.exit(result="q"))
+    bindings.add("c-d")(lambda event: event.app.exit(result="q"))
+    app: Application[str] = Application(
+        layout=Layout(Window(FormattedTextControl(message), dont_extend_height=True)),
+        key_bindings=bindings,
+        full_screen=False,
+    )
+    return app.run()
+
+
+def run_box_editor(edit: BoxEdit, on_change: Any = None) -> tuple[float, float, float, float] | None:
+    """Move the box's edges with keys until Enter (the box) or Esc / Ctrl-C (None); `on_change(box)`
+    after every key that moved it."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import Layout, Window
+    from prompt_toolkit.layout.controls import FormattedTextControl
+
+    state = {"edit": edit}
+    bindings = KeyBindings()
+    names = ["tab", "s-tab", "left", "right", "up", "down", "s-left", "s-right", "s-up", "s-down", "+", "=", "-", "_"]
+    for name in names:
+
+        @bindings.add(name)
+        def _(event: Any, name: str = name) -> None:
+            before = state["edit"].box
+            state["edit"] = state["edit"].key(name)
+            if on_change is not None and state["edit"].box != before:
+                on_change(state["edit"].box)
+
+    bindings.add("enter")(lambda event: event.app.exit(result=state["edit"].box))
+    bindings.add("escape", eager=True)(lambda event: event.app.exit(result=None))
+    bindings.add("c-c")(lambda event: event.app.exit(result=None))
+    app: Application[Any] = Application(
+        layout=Layout(
+            Window(
+                FormattedTextControl(lambda: f"{state['edit'].describe()}\n{BOX_HELP}"),
+                dont_extend_height=True,
+            )
+        ),
+        key_bindings=bindings,
+        full_screen=False,
+    )
+    return app.run()
+
+
+def ask_text(message: str, default: str) -> str:
+    """A line of text (Enter keeps it); Ctrl-C, Ctrl-D or an empty line: '' (no change)."""
+    from prompt_toolkit import prompt
+
+    try:
+        return " ".join(prompt(message, default=default).split())
+    except (KeyboardInterrupt, EOFError):
+        return ""

@@ -1,0 +1,260 @@
+"""`python -m pytest_grounding` (or `pytest-grounding`): generate a synthetic benchmark, check a dataset,
+make the HTML page and plots of a JSON report; print a report as markdown; compare saved runs; curate
+a dataset of your own screens (annotate, review, record); list the model presets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..datasets.synth import DEFAULT_COUNT, DEFAULT_SEED
+
+    parser = argparse.ArgumentParser(prog="pytest-grounding", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    generate = commands.add_parser(
+        "generate",
+        help="write a synthetic professional-app benchmark (Pointerbench-Pro layout)",
+        description="Write DIR/data/test/metadata.jsonl and the screens' PNGs. The same --count and --seed give "
+        "byte-identical files.",
+    )
+    generate.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
+    generate.add_argument(
+        "--count",
+        type=int,
+        default=DEFAULT_COUNT,
+        metavar="N",
+        help=f"number of samples (targets), 3-7 per screen (default {DEFAULT_COUNT})",
+    )
+    generate.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S", help=f"default {DEFAULT_SEED}")
+    generate.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="W",
+        help="processes drawing screens (default: one per CPU core for more than a few screens)",
+    )
+    validate = commands.add_parser(
+        "validate",
+        help="check a dataset for faults that make scores wrong",
+        description="Boxes inside the image and non-degenerate, not implausibly large, ids unique, image files present "
+        "and decodable, declared image size equal to the real one, recorded point inside its box, "
+        "duplicate instructions on one image. Exit 0: clean or warnings only; 1: errors; 2: not loadable.",
+    )
+    validate.add_argument("path", metavar="PATH", help="dataset folder or file, or FORMAT:PATH")
+    validate.add_argument(
+        "--max-per-kind",
+        type=int,
+        default=None,
+        metavar="N",
+        help="print at most N lines per kind of problem (the counts stay complete)",
+    )
+    report = commands.add_parser(
+        "report",
+        help="make the HTML page (and plots) of a JSON report written by --grounding-json",
+        description="The same page as --grounding-html, from a report written earlier. The screens are read from "
+        "the image paths in the report (relative paths: from the report's folder); a missing image is shown as "
+        "missing. Exit 0: written; 2: the report cannot be read, or nothing to write.",
+    )
+    report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
+    report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
+    report.add_argument("--plots", type=Path, metavar="DIR", help="write the figures as PNGs here (plots extra)")
+    summary = commands.add_parser(
+        "summary",
+        help="print a JSON report (--grounding-json) as markdown, e.g. for a CI job's summary page",
+        description="The verdict, one row per detector, the gates and the baseline's regressions, improvements "
+        "and slices beyond their tolerance, as GitHub-flavoured markdown. Exit 0 whatever the run's verdict "
+        "(the pytest run is the gate); a missing report is said in the markdown; 2 when it cannot be read.",
+    )
+    summary.add_argument("report", type=Path, metavar="REPORT", help="the --grounding-json file")
+    summary.add_argument(
+        "--append",
+        type=Path,
+        metavar="PATH",
+        help='append to this file instead of printing (in GitHub Actions: "$GITHUB_STEP_SUMMARY")',
+    )
+    compare = commands.add_parser(
+        "compare",
+        help="one comparison table from saved JSON reports (--grounding-json) of separate runs",
+        description="The method matrix of a multi-detector run, from reports of separate runs: accuracy overall, "
+        "by target size and element type, latency p50/p95, attempts and errors per detector, the best of each "
+        "column marked, and McNemar's exact test of each method against the first on the samples both scored.",
+    )
+    compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="JSON reports, baseline first")
+    compare.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    compare.add_argument(
+        "--samples",
+        action="store_true",
+        help="list the samples whose outcome changed between the two methods (fixed, broken) with the slice totals",
+    )
+    compare.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
+    )
+    presets = commands.add_parser(
+        "presets",
+        help="list the model presets of the VLM detectors (name, family, coordinate system, source)",
+        description="The shipped presets and a TOML file's; --show NAME prints one preset whole (prompt, "
+        "preprocessing, extractors, transform, decoding, refusal form, source) as JSON.",
+    )
+    presets.add_argument("--toml", type=Path, metavar="PATH", help="also a presets file (as --grounding-presets)")
+    presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
+    from .curation.cli import add_commands
+
+    add_commands(commands)
+    return parser
+
+
+def run_presets(toml: Path | None, show: str | None) -> int:
+    import json
+
+    from ..detectors.vlm.presets import get_preset, presets_from_toml, presets_listing, register_preset
+
+    try:
+        for preset in presets_from_toml(toml) if toml else []:
+            register_preset(preset)
+        if show:
+            print(json.dumps(get_preset(show).describe(), indent=2))
+        else:
+            print(presets_listing(), end="")
+    except (ValueError, LookupError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run_summary(report: Path, append: Path | None) -> int:
+    import json
+
+    from ..render.markdown import report_markdown
+
+    if not report.exists():  # pytest stopped before writing it (a usage error): its log says why
+        text = f"## Grounding benchmark\n\n**FAILED**: no report at `{report}`: the run stopped early (see its log)\n"
+    else:
+        try:
+            document = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot read the report {report}: {exc}", file=sys.stderr)
+            return 2
+        text = report_markdown(document)
+    if append is None:
+        print(text, end="")
+        return 0
+    with append.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "generate":
+        return run_generate(args.out, args.count, args.seed, args.workers)
+    if args.command == "report":
+        return run_report(args.json_path, args.html, args.plots)
+    if args.command == "summary":
+        return run_summary(args.report, args.append)
+    if args.command == "presets":
+        return run_presets(args.toml, args.show)
+    if args.command == "compare":
+        return run_compare(args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit)
+    from .curation.cli import COMMANDS, run
+
+    if args.command in COMMANDS:
+        return run(args)
+    from ..datasets.validate import validate_path
+
+    return validate_path(args.path, max_per_kind=args.max_per_kind)
+
+
+def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
+    from ..datasets.synth import generate, screens_for
+
+    if count < 1:
+        print("error: --count must be at least 1", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    generate(out, count, seed, workers=workers)
+    elapsed = time.perf_counter() - start
+    screens = len(screens_for(count, seed))
+    print(f"wrote {count} samples on {screens} screens to {out / 'data' / 'test'} in {elapsed:.1f} s (seed {seed})")
+    return 0
+
+
+def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
+    import json
+
+    if html is None and plots is None:
+        print("error: nothing to write: give --html PATH and/or --plots DIR", file=sys.stderr)
+        return 2
+    try:
+        document = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"error: cannot read {json_path}: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(document, dict) or document.get("tool") != "pytest-grounding" or "samples" not in document:
+        print(f"error: {json_path} is not a report written by --grounding-json", file=sys.stderr)
+        return 2
+    if plots is not None:
+        from ..render.plots import PlotsUnavailable, check_plots, write_plots
+
+        try:
+            check_plots(plots)
+        except PlotsUnavailable as exc:
+            print(f"error: --plots: {exc}", file=sys.stderr)
+            return 2
+    start = time.perf_counter()
+    if html is not None:
+        from ..render.html import write_html
+
+        written = write_html(document, html, base=json_path.resolve().parent)
+        partial = " (partial run)" if document.get("partial") else ""
+        print(
+            f"wrote {written.path}{partial}: {written.entries} gallery entries from {written.screens} screens, "
+            f"{written.bytes / 1e6:.1f} MB in {time.perf_counter() - start:.1f} s"
+        )
+    if plots is not None:
+        paths = write_plots(document, plots)
+        print(f"wrote {len(paths)} plots to {plots}: {', '.join(p.name for p in paths)}")
+    return 0
+
+
+def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None) -> int:
+    """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met."""
+    from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports
+    from ..render.output import OutputError, read_report
+
+    try:
+        documents = [(path.stem, read_report(path)) for path in paths]
+    except OutputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    names = [name for name, _ in documents]
+    pairs = zip(documents, paths, strict=True)
+    documents = [(name if names.count(name) == 1 else str(path), doc) for (name, doc), path in pairs]
+    methods, notes = methods_from_reports(documents)
+    if not methods:
+        print("error: the reports hold no grounding results", file=sys.stderr)
+        return 2
+    if samples and len(methods) != 2:
+        labels = ", ".join(m.label for m in methods)
+        message = f"--samples compares exactly two methods; these reports hold {len(methods)}: {labels}"
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}")
+    if notes:
+        print()
+    for line in comparison_lines(methods, markdown=markdown):
+        print(line)
+    if samples:
+        print()
+        for line in change_lines(changes(methods[0], methods[1]), limit):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One sample through one detector to one record: read, time, predict, score. No pytest."""

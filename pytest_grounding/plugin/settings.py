@@ -1,0 +1,174 @@
+"""The run's settings, read once from the command line and the ini file: every option checked
+here, so a bad value is a usage error naming where it came from before any sample runs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..analysis import cost as cost_mod
+from ..analysis import gates as gates_mod
+from . import baseline as baseline_mod
+from .options import (
+    LANGUAGES,
+    MISSES_MODES,
+    PROGRESS_MODES,
+    REFUSAL_ROWS,
+    TASKS,
+    as_list,
+    choice,
+    count_or_all,
+    lookup,
+    positive_float,
+    positive_int,
+    share,
+    switch,
+)
+
+
+class SettingError(ValueError):
+    """A bad option value; the message names where it came from."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    dataset_specs: tuple[str, ...]
+    dataset_source: str
+    detector_specs: tuple[str, ...]
+    detector_source: str
+    json_path: Path | None
+    predictions_path: Path | None
+    gates: tuple[gates_mod.Gate, ...]
+    misses: str
+    top_apps: int | None
+    limit: int | None
+    timeout: float | None
+    max_errors: float = 0.1
+    iou_threshold: float = 0.5
+    task: str = "grounding"
+    resume: bool = False
+    show_misses: int | None = 10  # None: all
+    progress: str = "auto"
+    benchmark_table: bool = False
+    html_path: Path | None = None
+    plots_dir: Path | None = None
+    baseline_path: Path | None = None
+    presets_path: Path | None = None
+    update_baseline: bool = False
+    tolerances: baseline_mod.Tolerances = field(default_factory=baseline_mod.Tolerances)
+    max_slowdown: float | None = None
+    price: cost_mod.Price | None = None
+    published_path: Path | None = None
+    refusal_rows: str = "include"
+    language: str = "en"
+
+    @classmethod
+    def from_config(cls, config) -> Settings:
+        try:
+            return cls._from_config(config)
+        except ValueError as exc:
+            raise SettingError(str(exc)) from None
+
+    @classmethod
+    def _from_config(cls, config) -> Settings:
+        datasets, dataset_source = lookup(config, "--dataset")
+        detectors, detector_source = lookup(config, "--detector")
+        if not as_list(detectors):
+            detectors, detector_source = [default_detector()], "default"
+        gate_specs, gate_source = lookup(config, "--grounding-min-accuracy")
+        gates = tuple(gates_mod.parse_gate(spec, gate_source) for spec in as_list(gate_specs))
+        baseline_path = output_path(config, "--grounding-baseline")
+        misses, misses_source = lookup(config, "--grounding-misses")
+        misses = (misses or ("xfail" if gates or baseline_path else "fail")).strip()
+        if misses not in MISSES_MODES:
+            raise ValueError(f"{misses_source}: {misses!r} is not one of {', '.join(MISSES_MODES)}")
+        top_apps = positive_int(*lookup(config, "--grounding-top-apps"), allow_zero=True)
+        json_path = config.getoption("grounding_json")
+        predictions_path = config.getoption("grounding_predictions")
+        resume = switch(config, "--grounding-resume")
+        if resume and not predictions_path:
+            raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
+        tolerance_specs, tolerance_source = lookup(config, "--grounding-tolerance")
+        tolerances = baseline_mod.Tolerances.parse(as_list(tolerance_specs), tolerance_source)
+        max_slowdown = positive_float(*lookup(config, "--grounding-max-slowdown"))
+        if max_slowdown is not None and max_slowdown < 1:
+            raise ValueError(f"--grounding-max-slowdown: {max_slowdown:g} is below 1 (a ratio: 1.25 = 25% slower)")
+        update = switch(config, "--grounding-update-baseline")
+        if baseline_path is None:
+            for flag, given in (
+                ("--grounding-update-baseline", update),
+                ("--grounding-tolerance", tolerance_specs),
+                ("--grounding-max-slowdown", max_slowdown),
+            ):
+                if given:
+                    raise ValueError(f"{flag} needs --grounding-baseline PATH (the baseline it applies to)")
+        return cls(
+            dataset_specs=tuple(as_list(datasets)),
+            dataset_source=dataset_source,
+            detector_specs=tuple(dict.fromkeys(as_list(detectors))),
+            detector_source=detector_source,
+            json_path=Path(json_path).resolve() if json_path else None,
+            predictions_path=Path(predictions_path).resolve() if predictions_path else None,
+            gates=gates,
+            misses=misses,
+            top_apps=top_apps or None,
+            limit=positive_int(*lookup(config, "--grounding-limit")),
+            timeout=positive_float(*lookup(config, "--grounding-timeout")),
+            max_errors=share(*lookup(config, "--grounding-max-errors")),
+            iou_threshold=share(*lookup(config, "--grounding-iou-threshold")),
+            task=choice(*lookup(config, "--grounding-task"), TASKS),
+            resume=resume,
+            show_misses=count_or_all(*lookup(config, "--grounding-show-misses")),
+            progress=choice(*lookup(config, "--grounding-progress"), PROGRESS_MODES),
+            benchmark_table=switch(config, "--grounding-benchmark-table"),
+            html_path=output_path(config, "--grounding-html"),
+            plots_dir=output_path(config, "--grounding-plots"),
+            baseline_path=baseline_path,
+            presets_path=output_path(config, "--grounding-presets"),
+            update_baseline=update,
+            tolerances=tolerances,
+            max_slowdown=max_slowdown,
+            price=cost_mod.parse_price(*lookup(config, "--grounding-price")),
+            published_path=output_path(config, "--grounding-published"),
+            refusal_rows=choice(*lookup(config, "--grounding-refusal-rows"), REFUSAL_ROWS),
+            language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
+        )
+
+
+def output_path(config, flag: str) -> Path | None:
+    """An output path: from the command line, relative to where pytest was started; from the ini
+    file, relative to the rootdir (where the ini file is)."""
+    value, source = lookup(config, flag)
+    if not value:
+        return None
+    base = Path(config.invocation_params.dir) if source.startswith("--") else Path(config.rootpath)
+    return (base / str(value).strip()).resolve()
+
+
+def default_detector() -> str:
+    """The real OCR detector when its extra is installed, so a new user sees a real model first."""
+    return "ocr" if missing_extra("ocr") is None else "center"
+
+
+def missing_extra(extra: str) -> str | None:
+    """The first distribution of `pytest-grounding[extra]` that is not installed, or None. Read
+    from the package's own metadata, so it cannot drift from pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    try:
+        requirements = requires("pytest-grounding") or []
+    except PackageNotFoundError:  # run from a checkout that is not installed: nothing to compare with
+        return None
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
+    for requirement in requirements:
+        if not marker.search(requirement):
+            continue
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
+        if name.startswith("pytest-grounding"):
+            continue
+        try:
+            version(name)
+        except PackageNotFoundError:
+            return name
+    return None

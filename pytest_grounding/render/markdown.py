@@ -1,0 +1,189 @@
+"""The JSON report as GitHub-flavoured markdown, for a CI job's summary page ($GITHUB_STEP_SUMMARY):
+the verdict first, then one row per detector, the gates, and the baseline's regressions,
+improvements and slices beyond their tolerance. Pure: a report dict in, text out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..analysis.headlines import markdown_lines as headline_markdown
+
+SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _word(passed: bool) -> str:
+    return "passed" if passed else "FAILED"
+
+
+def _change(before: float | None, now: float | None) -> str:
+    return "-" if before is None or now is None else f"{(now - before) * 100:+.1f}"
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def failures(document: Mapping[str, Any]) -> list[str]:
+    """What makes the run red, in words (errors fail their items, so they count too)."""
+    found = []
+    if document.get("partial"):
+        found.append("the run was interrupted")
+    found += [f"gate {g['slice']} of {g['detector']}" for g in document.get("gates") or () if not g["passed"]]
+    found += [f"too many errors for {e['detector']}" for e in document.get("errors_check") or () if not e["passed"]]
+    baseline = document.get("baseline") or {}
+    regressions = baseline.get("regressions") or []
+    if regressions:
+        found.append(f"{len(regressions)} regressions against the baseline")
+    slices = [s for s in baseline.get("slices") or () if not s["passed"]]
+    if slices:
+        found.append(f"{len(slices)} slices below the baseline beyond their tolerance")
+    slow = [v for v in baseline.get("latency") or () if not v["passed"]]
+    found += [f"{v['detector']} {v['figure']} x{v['ratio']:.2f} slower" for v in slow]
+    if baseline.get("status") == "written":
+        found.append("no baseline yet: written by this run")
+    errors = sum(block.get("errors", 0) for block in (document.get("summary") or {}).values())
+    if errors:
+        found.append(f"{errors} samples not scored (errors)")
+    return found
+
+
+def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchmark") -> str:
+    lines = [f"## {title}", ""]
+    problems = failures(document)
+    lines += [("**FAILED**: " + "; ".join(problems)) if problems else "**passed**", ""]
+    summary = document.get("summary") or {}
+    if summary:
+        rows = [
+            [
+                name,
+                _pct(block["accuracy"]),
+                f"{block['hits']}/{block['scored']}",
+                block["misses"],
+                block["wrong_format"],
+                block["errors"],
+                _ms(block["latency_ms"]["p50"]),
+                _ms(block["latency_ms"]["p95"]),
+            ]
+            for name, block in summary.items()
+        ]
+        header = ["detector", "accuracy", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
+        lines += _table(header, rows)
+        lines += headline_markdown(summary)
+    gates = document.get("gates") or []
+    if gates:
+        rows = [
+            [g["detector"], g["slice"], _pct(g["accuracy"]), _pct(g["threshold"]), _word(g["passed"])] for g in gates
+        ]
+        lines += ["### Accuracy gates", "", *_table(["detector", "slice", "accuracy", "threshold", "verdict"], rows)]
+    lines += _baseline_lines(document.get("baseline"))
+    lines += _reproduction_lines(document.get("reproduction") or [])
+    lines += _cost_lines(document.get("cost"))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _reproduction_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The reproduction check: published figure, this run's, the verdict (docs: reproduction)."""
+    if not found:
+        return []
+    rows = []
+    for item in found:
+        published = item.get("published") or {}
+        figure = "-" if not published else f"{published['figure']:g} ({published['model']}; {published['source']})"
+        measured = "-" if item["measured"] is None else f"{item['measured']:.1f}"
+        delta = "-" if item["delta"] is None else f"{item['delta']:+.1f}"
+        verdict = item["status"] + (f": {item['reason']}" if item.get("reason") else "")
+        rows.append([item["detector"], item["benchmark_title"], item["preset"], figure, measured, delta, verdict])
+    header = ["detector", "benchmark", "preset", "published", "this run", "delta", "verdict"]
+    criterion = found[0]["within_points"]
+    note = f"Reproduced: at or above the published figure, or within {criterion:g} points."
+    return ["### Reproduction", "", *_table(header, rows), note, ""]
+
+
+def _cost_lines(cost: Mapping[str, Any] | None) -> list[str]:
+    """Tokens the served detectors reported and, with a price, what they cost."""
+    if not cost or not cost.get("detectors"):
+        return []
+
+    def usd(value: float | None) -> str:
+        return "-" if value is None else f"${value:.4g}"
+
+    rows = [
+        [
+            name,
+            f"{block['with_usage']}/{block['samples']}",
+            f"{block['prompt_tokens']:,}",
+            f"{block['completion_tokens']:,}",
+            usd(block["cost_usd"]),
+            usd(block["cost_per_1000_samples_usd"]),
+        ]
+        for name, block in cost["detectors"].items()
+    ]
+    header = ["detector", "samples with usage", "prompt tokens", "completion tokens", "cost", "per 1,000 samples"]
+    return ["### Tokens and cost", "", *_table(header, rows)]
+
+
+def _samples(title: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    lines = [f"**{title}** ({len(rows)}):", ""]
+    lines += [f"- `{r['detector']}` {r['dataset']}/{r['id']}: now {r['outcome']}" for r in rows[:SHOWN]]
+    if len(rows) > SHOWN:
+        lines.append(f"- ... {len(rows) - SHOWN} more in the report artifact")
+    return [*lines, ""]
+
+
+def _baseline_lines(baseline: Mapping[str, Any] | None) -> list[str]:
+    if not baseline:
+        return []
+    lines = ["### Baseline", "", f"`{baseline['path']}`: {baseline['status']}", ""]
+    if baseline.get("problem"):
+        lines += [f"**{baseline['problem']}**", ""]
+    if "compared" not in baseline:
+        return lines
+    lines += [
+        f"{baseline['compared']} samples compared: {len(baseline['regressions'])} regressions, "
+        f"{len(baseline['improvements'])} improvements, {baseline['known_misses']} known misses",
+        "",
+    ]
+    lines += _samples("Regressions", baseline["regressions"])
+    lines += _samples("Improvements", baseline["improvements"])
+    failed = [s for s in baseline["slices"] if not s["passed"]]
+    if failed:
+        rows = [
+            [
+                s["detector"],
+                s["slice"],
+                _pct(s["baseline"]),
+                _pct(s["accuracy"]),
+                _change(s["baseline"], s["accuracy"]),
+                f"{s['tolerance'] * 100:.1f}",
+            ]
+            for s in failed
+        ]
+        header = ["detector", "slice", "baseline", "now", "change (points)", "tolerance (points)"]
+        lines += ["**Slices below the baseline beyond their tolerance:**", "", *_table(header, rows)]
+    else:
+        lines += [f"All {len(baseline['slices'])} slices within their tolerance.", ""]
+    if baseline.get("latency"):
+        rows = [
+            [v["detector"], v["figure"], _ms(v["baseline_ms"]), _ms(v["ms"]), f"x{v['ratio']:.2f}", _word(v["passed"])]
+            for v in baseline["latency"]
+        ]
+        limit = baseline["latency"][0]["max_slowdown"]
+        lines += _table(["detector", "latency", "baseline ms", "now ms", "ratio", f"at most x{limit:g}"], rows)
+    return lines

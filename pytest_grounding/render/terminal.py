@@ -1,0 +1,268 @@
+"""The terminal summary as lines of text, from the summary dicts. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..analysis import cost as cost_mod
+from ..analysis import reproduce
+from ..analysis.headlines import summary_lines as benchmark_lines
+
+TABLES = (
+    ("dataset", "dataset"),
+    ("element_type", "element type"),
+    ("app", "app"),
+    ("app_category", "app category"),
+    ("platform", "platform"),
+    ("size", "target size (px)"),
+)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def table(title: str, rows: Sequence[Mapping[str, Any]], limit: int | None = None, by_count: bool = False) -> list[str]:
+    """`by_count`: most samples first (the app table, whether cut to `limit` or not)."""
+    shown = sorted(rows, key=lambda r: (-r["samples"], r["value"])) if by_count else list(rows)
+    shown = shown[:limit] if limit is not None else shown
+    width = max([len(title)] + [len(str(r["value"])) for r in shown])
+    width = min(width, 40)
+    lines = [f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'wrong':>5} {'err':>4} {'IoU':>5}"]
+    for row in shown:
+        value = str(row["value"])
+        value = value if len(value) <= width else value[: width - 1] + "~"
+        iou = "-" if row["mean_iou"] is None else f"{row['mean_iou']:.2f}"
+        lines.append(
+            f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
+            f"{pct(row['accuracy']):>7} {row['wrong_format']:>5} {row['errors']:>4} {iou:>5}"
+        )
+    hidden = len(rows) - len(shown)
+    if hidden > 0:
+        lines.append(f"  ... {hidden} more (all in the JSON report; --grounding-top-apps to show more)")
+    return lines
+
+
+def runtime_line(info: Mapping[str, Any]) -> str:
+    """One short line: the detector's own `headline` when it gives one, else its scalar settings.
+    The full description is in the JSON report."""
+    if info.get("headline"):
+        extra = f", load {info['load_s']:.1f} s" if isinstance(info.get("load_s"), (int, float)) else ""
+        return f"{info['headline']}{extra}"
+    parts = [
+        f"{k}={v}"
+        for k, v in info.items()
+        if k not in ("name", "class") and isinstance(v, (int, float, str)) and len(str(v)) <= 40
+    ]
+    return ", ".join(parts)
+
+
+def detector_block(
+    name: str,
+    block: Mapping[str, Any],
+    *,
+    info: Mapping[str, Any] | None,
+    top_apps: int | None,
+    cost: Mapping[str, Any] | None = None,
+    price: cost_mod.Price | None = None,
+) -> list[str]:
+    runtime = runtime_line(info) if info else ""
+    lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
+    lat = block["latency_ms"]
+    iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
+    if block.get("task") == "locate":
+        lines += locate_lines(block, iou)
+    else:
+        lines += [
+            f"  accuracy {pct(block['accuracy'])} ({block['hits']}/{block['scored']} scored, micro)   "
+            f"macro over apps {pct(block['macro_app_accuracy'])}",
+            f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
+            f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+        ]
+        lines += benchmark_lines(block)
+    lines += [
+        f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
+        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)",
+    ]
+    lines += cost_mod.lines(cost, price)
+    for key, title in TABLES:
+        rows = block["by"][key]
+        if key == "dataset" and len(rows) < 2:
+            continue
+        lines.append("")
+        lines += table(title, rows, top_apps if key == "app" else None, by_count=key == "app")
+    return lines
+
+
+def dataset_line(dataset: Mapping[str, Any]) -> str:
+    defects = f", {dataset['defects']} unusable" if dataset.get("defects") else ""
+    problems = f", {len(dataset['problems'])} label problems" if dataset.get("problems") else ""
+    count = f"{dataset['samples']} samples"
+    if dataset.get("limit") is not None:
+        count = f"{dataset['limit']} of {dataset['samples']} samples (--grounding-limit)"
+    fingerprint = dataset["fingerprint"]
+    return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {fingerprint}"
+
+
+def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
+    """The element-at-click task's figures: the table columns read hits = IoU at the threshold,
+    wrong = no box found."""
+    figures = block["locate"]
+    by_transform = (
+        ", ".join(f"{name} {slot['samples']} ({slot['hits']} hits)" for name, slot in figures["by_transform"].items())
+        or "-"
+    )
+    attempts = "-" if figures["mean_attempts"] is None else f"{figures['mean_attempts']:.2f}"
+    return [
+        f"  element at click: hit rate {pct(block['accuracy'])} at IoU >= {figures['threshold']} "
+        f"({block['hits']}/{block['scored']} scored)   detection rate {pct(figures['detection_rate'])}   "
+        f"false positives {pct(figures['false_positive_rate'])}",
+        f"  samples {block['samples']}   hits {block['hits']}   false positives {block['misses']}   "
+        f"not found {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+        f"  mean attempts {attempts}   answered by transform: {by_transform}",
+    ]
+
+
+def summary_lines(
+    summary: Mapping[str, Mapping[str, Any]],
+    *,
+    datasets: Sequence[Mapping[str, Any]],
+    detector_info: Mapping[str, Mapping[str, Any]],
+    top_apps: int | None,
+    verdicts: Sequence[Any] = (),
+    partial: bool = False,
+    notes: Sequence[str] = (),
+    resumed: int = 0,
+    records: Sequence[Mapping[str, Any]] = (),
+    order: Sequence[str] = (),
+    cost: Mapping[str, Mapping[str, Any]] | None = None,
+    price: cost_mod.Price | None = None,
+    reproductions: Sequence[reproduce.Reproduction] = (),
+) -> list[str]:
+    """`records` given: a run of two or more grounding detectors ends with the comparison table.
+    `cost`: token (and cost) figures per block; `reproductions`: the reproduction check's verdicts."""
+    lines: list[str] = []
+    if partial:
+        lines.append("run interrupted: figures cover the samples that finished")
+    if resumed:
+        lines.append(f"resumed: {resumed} samples taken from the predictions file, the rest run now")
+    lines += [f"note: {note}" for note in notes]
+    lines += [dataset_line(dataset) for dataset in datasets]
+    for name, block in summary.items():
+        lines.append("")
+        lines += detector_block(
+            name, block, info=detector_info.get(name), top_apps=top_apps, cost=(cost or {}).get(name), price=price
+        )
+    lines += comparison_block(summary, records, order)
+    if reproductions:
+        lines += ["", *reproduce.lines(reproductions)]
+    if verdicts:
+        lines.append("")
+        lines += [verdict.describe() for verdict in verdicts]
+    return lines
+
+
+def comparison_block(
+    summary: Mapping[str, Mapping[str, Any]], records: Sequence[Mapping[str, Any]], order: Sequence[str] = ()
+) -> list[str]:
+    """The method matrix: one table over the run's grounding detectors (two or more), in `order`."""
+    from ..analysis.compare import comparison_lines, methods_from_run
+
+    methods = methods_from_run(summary, records, order)
+    if len(methods) < 2:
+        return []
+    return ["", "comparison of methods:", *comparison_lines(methods)]
+
+
+def miss_line(record: Mapping[str, Any]) -> str:
+    """One line per miss: where it clicked, how far off, for what."""
+    where = f"{record['dataset']}/{record['id']}"
+    instruction = record["instruction"] if len(record["instruction"]) <= 60 else record["instruction"][:57] + "..."
+    if record.get("task") == "locate":
+        x, y = record["point"]
+        found = "no box found" if record["outcome"] == "wrong_format" else f"false positive, IoU {record['iou']:.2f}"
+        tries = "1 attempt" if record["attempts"] == 1 else f"{record['attempts']} attempts"
+        return f"  {record['detector']} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
+    if record["outcome"] == "wrong_format":
+        raw = str(record.get("raw") or "")
+        raw = raw if len(raw) <= 40 else raw[:37] + "..."
+        return f"  {record['detector']} {where}: wrong format for {instruction!r}; raw {raw!r}"
+    if record.get("refusal"):
+        return f"  {record['detector']} {where}: refused (said not on screen) for {instruction!r}"
+    if record.get("negative"):
+        x, y = record["point"]
+        return f"  {record['detector']} {where}: clicked ({x:g}, {y:g}) on an absent target for {instruction!r}"
+    x, y = record["point"]
+    return (
+        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off for {instruction!r}"
+    )
+
+
+def miss_lines(
+    records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail", item: str | None = None
+) -> list[str]:
+    """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
+    misses = sorted(
+        (r for r in records if r["outcome"] in ("miss", "wrong_format")),
+        key=lambda r: (r.get("task", "grounding"), r["detector"], r["dataset"], r["uid"]),
+    )
+    if not misses or limit == 0:
+        return []
+    shown = misses if limit is None else misses[:limit]
+    item = item or ("each is a failed item" if misses_as == "fail" else "each is an xfailed item (a gate decides)")
+    lines = [f"misses ({len(misses)}; {item}, listed here once):"]
+    lines += [miss_line(r) for r in shown]
+    if len(shown) < len(misses):
+        lines.append(
+            f"  ... {len(misses) - len(shown)} more in the JSON report and the predictions file "
+            "(--grounding-show-misses all lists them)"
+        )
+    return lines
+
+
+def verdict_line(
+    summary: Mapping[str, Mapping[str, Any]],
+    verdicts: Sequence[Any],
+    *,
+    gated: bool,
+    misses_as: str,
+    partial: bool,
+    baseline: str | None = None,
+) -> str:
+    """One line that says what the exit status means."""
+    misses = sum(b["misses"] + b["wrong_format"] for b in summary.values())
+    errors = sum(b["errors"] for b in summary.values())
+    if partial:
+        return f"verdict: run interrupted, no verdict ({misses} misses, {errors} errors so far)"
+    parts = []
+    gates = [v for v in verdicts if hasattr(v, "gate")]
+    if gated:
+        failed = sum(1 for v in gates if not v.passed)
+        parts.append(f"{failed} of {len(gates)} gates FAILED" if failed else f"all {len(gates)} gates passed")
+    if baseline:
+        parts.append(baseline)
+    unreliable = [v.detector for v in verdicts if not hasattr(v, "gate") and not v.passed]
+    if unreliable:
+        parts.append(f"too many errors for {', '.join(unreliable)} (--grounding-max-errors): FAILED")
+    if misses and misses_as == "fail":
+        advice = (
+            ""
+            if gated
+            else (
+                ": expected for a benchmark run; set a gate (--grounding-min-accuracy) to make "
+                "the exit status a verdict"
+            )
+        )
+        parts.append(f"{misses} misses fail their items{advice}")
+    elif misses:
+        parts.append(f"{misses} misses reported as xfail" if not baseline else f"{misses} misses")
+    if errors:
+        parts.append(f"{errors} errors (samples not scored: see ERROR above)")
+    return "verdict: " + ("; ".join(parts) if parts else "every sample hit")
