@@ -36,6 +36,9 @@ from typing import Any
 
 from PIL import Image
 
+from pytest_grounding.core.record import Outcome
+from pytest_grounding.evaluate import scoring
+
 REPO = Path(__file__).resolve().parent.parent
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 SCREEN_SIZE = (1024, 768)
@@ -253,7 +256,6 @@ def build_contenders(specs: Sequence[str]) -> list[Contender]:
 def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequence[Any], score: bool) -> None:
     """Time one screen; with `score`, also keep whether each answer hit (answers do not change
     between rounds: the models are deterministic on CPU)."""
-    from pytest_grounding.analysis import metrics
     from pytest_grounding.core.types import Query
     from pytest_grounding.detectors.ocr import SHARED_PARSES
 
@@ -271,11 +273,11 @@ def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequen
     for sample in samples:
         asked = time.perf_counter()
         prediction = contender.detector.predict(Query(image, sample.instruction))
-        record = metrics.score(
+        record = scoring.score(
             sample, prediction, detector="ocr", image_size=image.size, latency_ms=1000 * (time.perf_counter() - asked)
         )
         if score:
-            hits.append(record["outcome"] == metrics.HIT)
+            hits.append(record["outcome"] == Outcome.HIT)
         if record["meta"].get("parse_cached") is False:
             contender.parse_s.setdefault(set_name, []).append(record["meta"]["ocr_s"])
     contender.screen_s.setdefault(set_name, []).append(time.perf_counter() - started)

@@ -1,9 +1,31 @@
 import numpy  # noqa: F401  (imported once here: pytester runs in-process and numpy cannot load twice)
 import pytest
 
-from helpers import REPO
+from helpers import make_project
 
 pytest_plugins = ["pytester"]
+
+# The fast tier (`pytest tests/ -m "not slow" -n 2`) leaves out what takes long: every scenario's
+# xdist variant (its serial twin stays), the documented commands (each in a fresh copy of the
+# repo), real models on real screens, tiny checkpoints on torch, and the terminal/X11 drivers.
+# Single tests mark themselves with @pytest.mark.slow. CI runs everything.
+SLOW_FILES = {
+    "test_curation_record.py",
+    "test_curation_tui.py",
+    "test_ocr_plugin.py",
+    "test_omniparser.py",
+    "test_scale.py",
+    "test_uitars.py",
+}
+SLOW_TESTS = {"test_documented_commands_run"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.path.name in SLOW_FILES or item.originalname in SLOW_TESTS or params.get("workers") == ["-n", "2"]:
+            item.add_marker(pytest.mark.slow)
+
 
 # Detectors for harness tests, registered through the plugin's own hook. `colour` is a real
 # (if simple) detector: it finds the named colour's pixels; it never sees the target box.
@@ -92,7 +114,5 @@ def pytest_grounding_register_detectors(registry):
 @pytest.fixture
 def project(pytester):
     """A pytester folder holding our suite and the test detectors."""
-    pytester.makeconftest(PROJECT_CONFTEST)
-    pytester.makepyfile(test_suite=(REPO / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester, conftest=PROJECT_CONFTEST)
     return pytester

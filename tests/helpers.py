@@ -16,6 +16,17 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"{SHARED_DATA} is not here (a user's machine)")
 
 XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+SUITE = REPO / "suites" / "test_grounding.py"
+
+
+def make_project(pytester, conftest=None, ini=""):
+    """A pytester folder that runs the benchmark suite as a user's project does: the suite file, an
+    optional conftest (test detectors, formats, presets) and an ini without the cache provider."""
+    if conftest is not None:
+        pytester.makeconftest(conftest)
+    pytester.makepyfile(test_suite=SUITE.read_text())
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n" + ini)
+    return pytester
 
 
 def read_json(path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import REPO, XDIST, assert_counts
+from helpers import XDIST, assert_counts, make_project
 
 RED = (220, 30, 30)
 HUGE = 10**400  # an integer that no float holds
@@ -173,9 +173,7 @@ def good_dataset(root: Path, count: int = 6) -> Path:
 
 @pytest.fixture
 def faults(pytester):
-    pytester.makeconftest(FAULT_CONFTEST)
-    pytester.makepyfile(test_suite=(REPO / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester, conftest=FAULT_CONFTEST)
     return pytester
 
 

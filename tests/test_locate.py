@@ -12,6 +12,7 @@ from pytest_grounding.analysis import metrics
 from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.detectors.floors import CenterDetector, RandomDetector
 from pytest_grounding.evaluate import locate as loc
+from pytest_grounding.evaluate import scoring
 from pytest_grounding.evaluate.locate import LocateQuery, locate_with_retries
 from pytest_grounding.evaluate.runner import evaluate_locate
 
@@ -101,7 +102,7 @@ def _sample(box=None, **kw):
 
 
 def _scored(outcome, threshold=0.5):
-    return metrics.score_located(
+    return scoring.score_located(
         _sample(), outcome, detector="det", latency_ms=2.0, image_size=(100, 80), click=(5.0, 5.0), threshold=threshold
     )
 

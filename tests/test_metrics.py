@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from pytest_grounding.analysis import gates, metrics
+from pytest_grounding.core import record
 from pytest_grounding.core.registry import Registry, UnknownName
 from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.detectors import builtin_registry, parse_spec
+from pytest_grounding.evaluate import scoring
 
 
 def sample(**kw):
@@ -35,27 +37,27 @@ def test_iou_and_conversions():
 
 @pytest.mark.parametrize("side, bucket", [(31.9, "<32"), (32, "32-100"), (100, "32-100"), (100.5, ">100")])
 def test_size_buckets(side, bucket):
-    assert metrics.size_bucket(side) == bucket
+    assert record.size_bucket(side) == bucket
 
 
 def test_score_hit_miss_wrong_format_and_box_centre():
     s = sample()
-    hit = metrics.score(s, Prediction(point=(10, 20)), detector="d", latency_ms=1.5, image_size=(100, 50))
+    hit = scoring.score(s, Prediction(point=(10, 20)), detector="d", latency_ms=1.5, image_size=(100, 50))
     assert hit["outcome"] == "hit" and hit["distance"] == 0 and hit["area_share"] == pytest.approx(0.02)
-    miss = metrics.score(s, Prediction(point=(30, 10)), detector="d", latency_ms=1, image_size=(100, 50))
+    miss = scoring.score(s, Prediction(point=(30, 10)), detector="d", latency_ms=1, image_size=(100, 50))
     assert miss["outcome"] == "miss" and miss["distance"] == 10
-    boxed = metrics.score(s, Prediction(box=Box(12, 12, 18, 18)), detector="d", latency_ms=1, image_size=(100, 50))
+    boxed = scoring.score(s, Prediction(box=Box(12, 12, 18, 18)), detector="d", latency_ms=1, image_size=(100, 50))
     assert boxed["outcome"] == "hit" and boxed["point"] == [15, 15] and boxed["iou"] == pytest.approx(0.36)
-    wrong = metrics.score(
+    wrong = scoring.score(
         s, Prediction.no_answer(raw="click(start_box='=')"), detector="d", latency_ms=1, image_size=(100, 50)
     )
     assert wrong["outcome"] == "wrong_format" and wrong["raw"] == "click(start_box='=')"
-    nan = metrics.score(s, Prediction(point=(math.nan, 1)), detector="d", latency_ms=1, image_size=(100, 50))
+    nan = scoring.score(s, Prediction(point=(math.nan, 1)), detector="d", latency_ms=1, image_size=(100, 50))
     assert nan["outcome"] == "wrong_format"
 
 
 def test_plain_turns_numpy_into_builtins():
-    value = metrics.plain({"a": np.float32(1.5), "b": [np.int64(2)], "c": np.array([1, 2]), "d": Box(0, 0, 1, 1)})
+    value = record.plain({"a": np.float32(1.5), "b": [np.int64(2)], "c": np.array([1, 2]), "d": Box(0, 0, 1, 1)})
     assert value == {"a": 1.5, "b": [2], "c": [1, 2], "d": [0.0, 0.0, 1.0, 1.0]}
     assert type(value["a"]) is float and type(value["b"][0]) is int
 

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, read_json, read_jsonl
+from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, make_project, read_json, read_jsonl
 
 pytest.importorskip("ui_tars")
 
@@ -82,8 +82,7 @@ def server(model):
 @pytest.fixture
 def suite(pytester, monkeypatch):
     monkeypatch.setenv("GROUNDING_TEST_KEY", KEY)
-    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester)
     return pytester
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json
+from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, make_project, read_json
 from pytest_grounding.detectors.vlm import (
     all_presets,
     answer_to_prediction,
@@ -506,8 +506,7 @@ MINI = str(FIXTURES / "mini")
 
 @pytest.fixture
 def suite(pytester):
-    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester)
     return pytester
 
 

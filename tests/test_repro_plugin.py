@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json, read_jsonl
+from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, make_project, read_json, read_jsonl
 from pytest_grounding.render.markdown import report_markdown
 
 pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
@@ -98,8 +98,7 @@ def published(path, figure, name="tiny", samples=5, model_match="tiny-uitars"):
 
 @pytest.fixture
 def suite(pytester):
-    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester)
     return pytester
 
 

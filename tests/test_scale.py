@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import REPO, read_json
+from helpers import make_project, read_json
 from pytest_grounding.core.types import Box, Sample
 from pytest_grounding.datasets import assign_uids, load_dataset, screen_groups
 
@@ -62,9 +62,7 @@ def make_dataset(root: Path) -> Path:
 
 @pytest.fixture
 def multi(pytester, tmp_path):
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_suite=(REPO / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester, conftest=CONFTEST)
     return pytester, make_dataset(tmp_path)
 
 

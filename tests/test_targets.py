@@ -8,6 +8,7 @@ from pytest_grounding.analysis import metrics
 from pytest_grounding.analysis.headlines import BOOTSTRAP_RESAMPLES, benchmark_figures, bootstrap
 from pytest_grounding.core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps, normalised, ray_cast
 from pytest_grounding.core.types import Box, Prediction, Sample
+from pytest_grounding.evaluate import scoring
 from pytest_grounding.evaluate.runner import InvalidAnswer, as_prediction
 
 SQUARE = ((20.0, 80.0), (60.0, 80.0), (60.0, 120.0), (20.0, 120.0))
@@ -23,7 +24,7 @@ def sample(target=None, bbox=PRESENT, **extra):
 
 
 def score(target, prediction, bbox=PRESENT):
-    return metrics.score(sample(target, bbox), prediction, detector="t", latency_ms=1.0, image_size=(200, 150))
+    return scoring.score(sample(target, bbox), prediction, detector="t", latency_ms=1.0, image_size=(200, 150))
 
 
 # -- polygons: both rules -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, XDIST, make_project, read_json
 
 pytest.importorskip("ui_tars")
 # Imported here, once: pytester's in-process runs cannot load these extension modules twice.
@@ -78,9 +78,7 @@ def tiny_model(tmp_path_factory):
 def suite(pytester, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    pytester.makeconftest(FORCING_CONFTEST)
-    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    make_project(pytester, conftest=FORCING_CONFTEST)
     return pytester
 
 

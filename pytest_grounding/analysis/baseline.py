@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.record import Outcome
 from . import metrics
 from .gates import parse_threshold, split_slice
 
@@ -252,13 +253,13 @@ def check_compatible(
 def sample_verdict(outcome: str, before: str | None) -> str:
     """Now against the baseline: a hit that became a miss is the regression; a miss that was a miss
     is known; a miss that became a hit is an improvement."""
-    if outcome == metrics.ERROR:
+    if outcome == Outcome.ERROR:
         return ERROR
     if before is None:
         return NEW
-    if outcome == metrics.HIT:
-        return STILL_HIT if before == metrics.HIT else IMPROVED
-    return REGRESSION if before == metrics.HIT else KNOWN_MISS
+    if outcome == Outcome.HIT:
+        return STILL_HIT if before == Outcome.HIT else IMPROVED
+    return REGRESSION if before == Outcome.HIT else KNOWN_MISS
 
 
 # -- the whole run ------------------------------------------------------------------------------------
@@ -371,7 +372,7 @@ def compare(
             known += 1
         elif verdict == NEW:
             new += 1
-        if before is not None and before != metrics.ERROR and record["outcome"] != metrics.ERROR:
+        if before is not None and before != Outcome.ERROR and record["outcome"] != Outcome.ERROR:
             now_common.append(record)
             then_common.append({**record, "outcome": before})
     fingerprints = {k[0] for k in seen}

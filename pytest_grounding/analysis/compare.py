@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.types import ELEMENT_TYPES
-from .metrics import ERROR, GROUNDING, HIT, SIZE_BUCKETS
 
 ALPHA = 0.05
 BEST = "*"
@@ -197,7 +197,7 @@ def sample_key(record: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _scored(method: Method) -> dict[tuple[str, str], Mapping[str, Any]]:
-    return {sample_key(r): r for r in method.records if r["outcome"] != ERROR}
+    return {sample_key(r): r for r in method.records if r["outcome"] != Outcome.ERROR}
 
 
 def _same_version(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -209,10 +209,10 @@ def _same_version(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def paired(baseline: Method, other: Method) -> Paired:
     mine, theirs = _scored(baseline), _scored(other)
     keys = [k for k in mine if k in theirs and _same_version(mine[k], theirs[k])]
-    base_hits = sum(mine[k]["outcome"] == HIT for k in keys)
-    other_hits = sum(theirs[k]["outcome"] == HIT for k in keys)
-    fixed = sum(mine[k]["outcome"] != HIT and theirs[k]["outcome"] == HIT for k in keys)
-    broken = sum(mine[k]["outcome"] == HIT and theirs[k]["outcome"] != HIT for k in keys)
+    base_hits = sum(mine[k]["outcome"] == Outcome.HIT for k in keys)
+    other_hits = sum(theirs[k]["outcome"] == Outcome.HIT for k in keys)
+    fixed = sum(mine[k]["outcome"] != Outcome.HIT and theirs[k]["outcome"] == Outcome.HIT for k in keys)
+    broken = sum(mine[k]["outcome"] == Outcome.HIT and theirs[k]["outcome"] != Outcome.HIT for k in keys)
     return Paired(
         baseline.label, other.label, len(keys), base_hits, other_hits, fixed, broken, mcnemar_exact(fixed, broken)
     )
@@ -268,9 +268,9 @@ def methods_from_run(
     keys = [k for k in order if k in summary] + [k for k in summary if k not in order]
     for key in keys:
         block = summary[key]
-        if block.get("task", GROUNDING) != GROUNDING:
+        if block.get("task", Task.GROUNDING) != Task.GROUNDING:
             continue
-        mine = tuple(r for r in records if r.get("task", GROUNDING) == GROUNDING and r["detector"] == key)
+        mine = tuple(r for r in records if r.get("task", Task.GROUNDING) == Task.GROUNDING and r["detector"] == key)
         out.append(Method(key, block, mine))
     return out
 
@@ -287,15 +287,15 @@ def changes(before: Method, after: Method) -> Changes:
         a, b = first[key], second[key]
         if not _same_version(a, b):
             continue
-        if (a["outcome"] == ERROR) != (b["outcome"] == ERROR):
+        if (a["outcome"] == Outcome.ERROR) != (b["outcome"] == Outcome.ERROR):
             errors.append(Change(key, a, b))
             continue
-        if a["outcome"] == ERROR:
+        if a["outcome"] == Outcome.ERROR:
             continue
         paired_count += 1
-        if a["outcome"] != HIT and b["outcome"] == HIT:
+        if a["outcome"] != Outcome.HIT and b["outcome"] == Outcome.HIT:
             fixed.append(Change(key, a, b))
-        elif a["outcome"] == HIT and b["outcome"] != HIT:
+        elif a["outcome"] == Outcome.HIT and b["outcome"] != Outcome.HIT:
             broken.append(Change(key, a, b))
     return Changes(before.label, after.label, tuple(fixed), tuple(broken), tuple(errors), paired_count)
 
@@ -323,7 +323,7 @@ def change_lines(found: Changes, limit: int | None = None) -> list[str]:
         if len(shown) < len(group):
             lines.append(f"    ... {len(group) - len(shown)} more")
     if found.errors:
-        became = sum(c.after["outcome"] == ERROR for c in found.errors)
+        became = sum(c.after["outcome"] == Outcome.ERROR for c in found.errors)
         lines.append(
             f"  errors: {became} became errors, {len(found.errors) - became} stopped being errors (in neither list)"
         )
@@ -354,7 +354,7 @@ def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> 
     seen: dict[str, int] = {}
     for _, document in documents:
         for key, block in (document.get("summary") or {}).items():
-            if block.get("task", GROUNDING) == GROUNDING:
+            if block.get("task", Task.GROUNDING) == Task.GROUNDING:
                 seen[key] = seen.get(key, 0) + 1
     methods, notes = [], []
     versions: dict[str, set[str]] = {}

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-HIT, ERROR = "hit", "error"
+from ..core.record import Outcome
+
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0  # the interval must not change between two runs of the same records
 
@@ -32,8 +33,8 @@ class Headline:
 
 
 def accuracy(records: Sequence[Mapping[str, Any]]) -> float | None:
-    scored = [r for r in records if r["outcome"] != ERROR]
-    return sum(1 for r in scored if r["outcome"] == HIT) / len(scored) if scored else None
+    scored = [r for r in records if r["outcome"] != Outcome.ERROR]
+    return sum(1 for r in scored if r["outcome"] == Outcome.HIT) / len(scored) if scored else None
 
 
 def values_of(record: Mapping[str, Any], key: str) -> list[str]:
@@ -50,13 +51,13 @@ def slice_rows(records: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
             groups.setdefault(value, []).append(record)
     rows = []
     for value in sorted(groups):
-        scored = [r for r in groups[value] if r["outcome"] != ERROR]
+        scored = [r for r in groups[value] if r["outcome"] != Outcome.ERROR]
         rows.append(
             {
                 "value": value,
                 "samples": len(groups[value]),
                 "scored": len(scored),
-                "hits": sum(1 for r in scored if r["outcome"] == HIT),
+                "hits": sum(1 for r in scored if r["outcome"] == Outcome.HIT),
                 "accuracy": accuracy(groups[value]),
             }
         )
@@ -88,7 +89,7 @@ def micro(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def bootstrap(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Accuracy and its 95% percentile bootstrap interval (Showdown-Clicks' scipy.stats.bootstrap
     with method="percentile"; here BOOTSTRAP_RESAMPLES resamples with a fixed seed)."""
-    outcomes = [1 if r["outcome"] == HIT else 0 for r in records if r["outcome"] != ERROR]
+    outcomes = [1 if r["outcome"] == Outcome.HIT else 0 for r in records if r["outcome"] != Outcome.ERROR]
     found = micro(records)
     if len(outcomes) < 2:
         return {**found, "interval": None}

@@ -8,225 +8,41 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.targets import Absent, is_refusal_point, target_of
-from ..core.types import Box, Prediction, Sample
+from ..core.record import SIZE_BUCKETS, Outcome, Task
 from .headlines import benchmark_figures
 
-HIT, MISS, WRONG_FORMAT, ERROR = "hit", "miss", "wrong_format", "error"
-GROUNDING, LOCATE = "grounding", "locate"  # the two tasks; a locate record's miss is a false positive,
-# its wrong format is "no box found", and its accuracy is the hit rate at the IoU threshold
-SCORED = (HIT, MISS, WRONG_FORMAT)  # wrong format stays in the accuracy denominator, as a miss
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
-SIZE_BUCKETS = ("<32", "32-100", ">100")
-RAW_LIMIT = 500
-
-
-def size_bucket(side: float) -> str:
-    if side < 32:
-        return "<32"
-    return "32-100" if side <= 100 else ">100"
-
-
-def base_record(sample: Sample, detector: str, image_size: tuple[int, int] | None = None) -> dict[str, Any]:
-    size = image_size or sample.image_size
-    box = sample.bbox
-    return {
-        "task": GROUNDING,
-        "detector": detector,
-        "dataset": sample.dataset,
-        "id": sample.id,
-        "uid": sample.uid,
-        "image": str(sample.image),
-        "instruction": sample.instruction,
-        "element_type": sample.element_type,
-        "app": sample.app,
-        "app_category": sample.app_category,
-        "platform": sample.platform,
-        "target": box.as_list(),
-        "negative": isinstance(sample.target, Absent),
-        "refusal": False,
-        "size_px": round(box.side, 2),
-        "size": size_bucket(box.side),
-        "area_share": round(box.area / (size[0] * size[1]), 6) if size else None,
-        "image_size": list(size) if size else None,
-        **_target_fields(sample),
-        "outcome": None,
-        "point": None,
-        "box": None,
-        "iou": None,
-        "distance": None,
-        "latency_ms": None,
-        "raw": None,
-        "error": None,
-        "meta": {},
-    }
-
-
-def _target_fields(sample: Sample) -> dict[str, Any]:
-    """A richer target's shape, and the benchmark's own slices (headlines.py reads them)."""
-    out: dict[str, Any] = {}
-    if sample.target is not None and not isinstance(sample.target, Absent):
-        out["target_shape"] = plain(sample.target.describe())
-    benchmark = sample.extra.get("benchmark") if isinstance(sample.extra, Mapping) else None
-    if isinstance(benchmark, Mapping):
-        out["benchmark"] = plain(benchmark)
-    return out
-
-
-def score(
-    sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float, image_size: tuple[int, int]
-) -> dict[str, Any]:
-    """Hit, miss or wrong format against the sample's target (targets.py): a refusal is a hit on an
-    absent target and a miss on a present one; a click on an absent target is a miss."""
-    record = base_record(sample, detector, image_size)
-    target = target_of(sample)
-    click = prediction.click
-    record.update(
-        latency_ms=round(latency_ms, 3),
-        raw=_clip(prediction.raw),
-        meta=plain(prediction.meta),
-        attempts=model_calls(prediction.meta),
-    )
-    box = prediction.box
-    reference = target.single_box  # IoU is defined where the target is one box
-    if box is not None and all(math.isfinite(v) for v in box.as_list()):
-        record["box"] = box.as_list()
-        if reference is not None:
-            iou = box.iou(reference)
-            record["iou"] = round(iou, 6) if math.isfinite(iou) else None
-    refused = prediction.refused or (prediction.points is None and is_refusal_point(click))
-    if refused:
-        record["refusal"] = True
-        record["outcome"] = HIT if isinstance(target, Absent) else MISS
-        return record
-    clicks = prediction.clicks
-    if click is None or not clicks or not all(math.isfinite(v) for p in clicks for v in p):
-        record["outcome"] = WRONG_FORMAT
-        return record
-    record["point"] = [round(click[0], 3), round(click[1], 3)]
-    if len(clicks) > 1:
-        record["points"] = [[round(x, 3), round(y, 3)] for x, y in clicks]
-    if not isinstance(target, Absent):
-        record["distance"] = round(sample.bbox.distance_to(click), 3)
-    record["outcome"] = HIT if target.judge(clicks, False) else MISS
-    return record
-
-
-def score_located(
-    sample: Sample,
-    outcome: Any,
-    *,
-    detector: str,
-    latency_ms: float,
-    image_size: tuple[int, int],
-    click: tuple[float, float],
-    threshold: float,
-) -> dict[str, Any]:
-    """A locate record from `locate.locate_with_retries`' outcome: hit when the box returned has
-    IoU >= threshold with the target, miss (a false positive) below it, wrong format when no
-    attempt returned a box."""
-    record = base_record(sample, detector, image_size)
-    record["task"] = LOCATE
-    attempts = [
-        {
-            "transform": a.transform,
-            "box": a.box.as_list() if a.box is not None else None,
-            "contains_point": a.contains_point,
-            "ms": round(a.seconds * 1000.0, 3),
-            "error": a.error,
-        }
-        for a in outcome.attempts
-    ]
-    record.update(
-        latency_ms=round(latency_ms, 3),
-        point=[round(click[0], 3), round(click[1], 3)],
-        attempts=len(attempts),
-        transform=outcome.transform,
-        threshold=threshold,
-        meta=plain({**dict(outcome.meta), "tried": attempts}),
-    )
-    box = outcome.box
-    if box is None or not all(math.isfinite(v) for v in box.as_list()):
-        record["outcome"] = WRONG_FORMAT
-        return record
-    iou = box.iou(sample.bbox)
-    record.update(box=box.as_list(), iou=round(iou, 6), distance=round(sample.bbox.distance_to(box.center), 3))
-    record["outcome"] = HIT if iou >= threshold else MISS
-    return record
-
-
-def model_calls(meta: Mapping[str, Any]) -> int:
-    """Model calls behind one answer: a cropping strategy counts them in meta["attempts"]; a plain
-    detector makes one."""
-    value = meta.get("attempts") if isinstance(meta, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def mean_attempts(records: Sequence[Mapping[str, Any]]) -> float | None:
     """Mean model calls per scored sample (errors left out: their calls were not all made)."""
-    calls = [r.get("attempts") or 1 for r in records if r["outcome"] != ERROR]
+    calls = [r.get("attempts") or 1 for r in records if r["outcome"] != Outcome.ERROR]
     return sum(calls) / len(calls) if calls else None
 
 
 def summary_key(record: Mapping[str, Any]) -> str:
     """Grounding blocks are named by the detector; locate blocks by the detector and the task."""
-    task = record.get("task", GROUNDING)
-    return record["detector"] if task == GROUNDING else f"{record['detector']} ({task})"
+    task = record.get("task", Task.GROUNDING)
+    return record["detector"] if task == Task.GROUNDING else f"{record['detector']} ({task})"
 
 
 def locate_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What only the element-at-click task has: detection and false-positive rates, attempts,
     and which transform gave the answer."""
-    scored = [r for r in records if r["outcome"] != ERROR]
+    scored = [r for r in records if r["outcome"] != Outcome.ERROR]
     breakdown: dict[str, dict[str, int]] = {}
     for record in scored:
         slot = breakdown.setdefault(record.get("transform") or "none", {"samples": 0, "hits": 0})
         slot["samples"] += 1
-        slot["hits"] += record["outcome"] == HIT
+        slot["hits"] += record["outcome"] == Outcome.HIT
     n = len(scored)
     return {
         "threshold": scored[0].get("threshold") if scored else None,
-        "detection_rate": sum(r["outcome"] in (HIT, MISS) for r in scored) / n if n else None,
-        "false_positive_rate": sum(r["outcome"] == MISS for r in scored) / n if n else None,
+        "detection_rate": sum(r["outcome"] in (Outcome.HIT, Outcome.MISS) for r in scored) / n if n else None,
+        "false_positive_rate": sum(r["outcome"] == Outcome.MISS for r in scored) / n if n else None,
         "mean_attempts": sum(r.get("attempts") or 0 for r in scored) / n if n else None,
         "by_transform": {name: breakdown[name] for name in sorted(breakdown)},
     }
-
-
-def error_record(sample: Sample, *, detector: str, message: str, latency_ms: float | None = None) -> dict[str, Any]:
-    record = base_record(sample, detector)
-    record.update(outcome=ERROR, error=message, latency_ms=None if latency_ms is None else round(latency_ms, 3))
-    return record
-
-
-def plain(value: Any) -> Any:
-    """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
-    if value is None or type(value) in (bool, str):
-        return value
-    if isinstance(value, str):  # a subclass (torch's TorchVersion) cannot cross xdist's wire
-        return str(value)
-    if isinstance(value, Box):
-        return value.as_list()
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return plain(value.tolist())
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):
-        return sorted((plain(v) for v in value), key=str)
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return str(value)
-
-
-def _clip(raw: str | None) -> str | None:
-    if raw is None:
-        return None
-    raw = str(raw)
-    return raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT] + "..."
 
 
 # -- aggregation ---------------------------------------------------------------------------------
@@ -244,26 +60,26 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 
 def tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    counts = {kind: 0 for kind in (HIT, MISS, WRONG_FORMAT, ERROR)}
+    counts = {kind: 0 for kind in (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT, Outcome.ERROR)}
     for record in records:
         counts[record["outcome"]] += 1
-    scored = counts[HIT] + counts[MISS] + counts[WRONG_FORMAT]
+    scored = counts[Outcome.HIT] + counts[Outcome.MISS] + counts[Outcome.WRONG_FORMAT]
     ious = [r["iou"] for r in records if r.get("iou") is not None]
     return {
         "samples": len(records),
         "scored": scored,
-        "hits": counts[HIT],
-        "misses": counts[MISS],
-        "wrong_format": counts[WRONG_FORMAT],
-        "errors": counts[ERROR],
-        "accuracy": counts[HIT] / scored if scored else None,
+        "hits": counts[Outcome.HIT],
+        "misses": counts[Outcome.MISS],
+        "wrong_format": counts[Outcome.WRONG_FORMAT],
+        "errors": counts[Outcome.ERROR],
+        "accuracy": counts[Outcome.HIT] / scored if scored else None,
         "mean_iou": sum(ious) / len(ious) if ious else None,
         "with_box": len(ious),
     }
 
 
 def latency(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    values = [r["latency_ms"] for r in records if r.get("latency_ms") is not None and r["outcome"] != ERROR]
+    values = [r["latency_ms"] for r in records if r.get("latency_ms") is not None and r["outcome"] != Outcome.ERROR]
     return {
         "n": len(values),
         "p50": percentile(values, 50),
@@ -293,12 +109,12 @@ def refusal_figures(records: Sequence[Mapping[str, Any]], policy: str) -> dict[s
     """Absent targets and refusals in their own line: refused on an absent target (a hit), a
     click (or no usable answer) on an absent target, a refusal on a present one (both misses).
     None when the run had neither an absent target nor a refusal."""
-    scored = [r for r in records if r["outcome"] != ERROR]
+    scored = [r for r in records if r["outcome"] != Outcome.ERROR]
     negatives = [r for r in scored if r.get("negative")]
     false_refusals = sum(1 for r in scored if r.get("refusal") and not r.get("negative"))
     if not negatives and not false_refusals:
         return None
-    refused = sum(1 for r in negatives if r["outcome"] == HIT)
+    refused = sum(1 for r in negatives if r["outcome"] == Outcome.HIT)
     return {
         "policy": policy,
         "absent_targets": len(negatives),
@@ -324,7 +140,7 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
     for key, everything in per_detector.items():
         group = [r for r in everything if not r.get("negative")] if refusal_rows == "exclude" else everything
         breakdowns = {slice_key: by_slice(group, slice_key) for slice_key in SLICES}
-        task = everything[0].get("task", GROUNDING)
+        task = everything[0].get("task", Task.GROUNDING)
         summary[key] = {
             "task": task,
             "detector": everything[0]["detector"],
@@ -341,11 +157,11 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         benchmarks = benchmark_figures(everything, refusal_rows)
         if benchmarks:
             summary[key]["benchmarks"] = benchmarks
-        if task == LOCATE:
+        if task == Task.LOCATE:
             summary[key]["locate"] = locate_figures(everything)
     return summary
 
 
 def record_order(record: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """One order for records everywhere (summary, JSON), whatever order workers finished in."""
-    return (record.get("task", GROUNDING), record["detector"], record["dataset"], record["uid"])
+    return (record.get("task", Task.GROUNDING), record["detector"], record["dataset"], record["uid"])

@@ -7,7 +7,7 @@ it (how an automation tool finds a recorded element again). Pure building blocks
   order until one gives a box that contains the click point; boxes are mapped back to the
   original frame; every attempt is recorded.
 
-Scoring is `metrics.score_located` (one sample -> a record) and `metrics.locate_figures` (records ->
+Scoring is `scoring.score_located` (one sample -> a record) and `metrics.locate_figures` (records ->
 detection and false-positive rates), the one path the plugin and the benchmarks share.
 
 The crop transform centres on the click point: that point is this task's input, not the ground

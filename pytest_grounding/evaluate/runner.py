@@ -12,17 +12,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import metrics
+from ..core.record import Outcome, Record, Task, with_fields
 from ..core.types import Box, Prediction, Query, Sample
+from . import scoring
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    record: dict[str, Any]
+    record: Record
     traceback: str | None = None  # the detector's, for the test report of an error
 
 
-def read_image(sample: Sample):
+def read_image(sample: Sample) -> tuple[Any, str | None]:
     """The image as RGB, fully decoded, or an error message."""
     from PIL import Image
 
@@ -166,7 +167,7 @@ def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseExcepti
         trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
     message = f"detector {detector_name} {kind} on {sample.image}: {failure}"
     return Evaluation(
-        metrics.error_record(sample, detector=detector_name, message=message, latency_ms=latency_ms), trace
+        scoring.error_record(sample, detector=detector_name, message=message, latency_ms=latency_ms), trace
     )
 
 
@@ -210,7 +211,7 @@ def evaluate(
     if failure is None:
         try:
             prediction = as_prediction(answer)
-            record = metrics.score(
+            record = scoring.score(
                 sample, prediction, detector=detector_name, latency_ms=latency_ms, image_size=(width, height)
             )
         except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
@@ -232,9 +233,9 @@ def evaluate_locate(
     result = _evaluate_locate(
         sample, detector, detector_name=detector_name, timeout=timeout, threshold=threshold, around=around
     )
-    result.record["task"] = metrics.LOCATE  # error records too: they count in the locate block
-    result.record.setdefault("threshold", threshold)
-    return result
+    # error records too: they count in the locate block
+    record = with_fields(result.record, task=Task.LOCATE, threshold=result.record.get("threshold", threshold))
+    return Evaluation(record, result.traceback)
 
 
 def _evaluate_locate(
@@ -275,7 +276,7 @@ def _evaluate_locate(
     latency_ms = timing.get("ms", 0.0)
     if failure is None:
         try:
-            record = metrics.score_located(
+            record = scoring.score_located(
                 sample,
                 outcome,
                 detector=detector_name,
@@ -292,16 +293,16 @@ def _evaluate_locate(
 
 
 def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:
-    return Evaluation(metrics.error_record(sample, detector=detector_name, message=message))
+    return Evaluation(scoring.error_record(sample, detector=detector_name, message=message))
 
 
-def explain(record: dict[str, Any]) -> str:
+def explain(record: Mapping[str, Any]) -> str:
     """The failure message a person can act on."""
     where = f"{record['dataset']}/{record['id']} ({record['image']})"
     target = ", ".join(f"{v:g}" for v in record["target"])
-    if record.get("task") == metrics.LOCATE and record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT):
+    if record.get("task") == Task.LOCATE and record["outcome"] in (Outcome.MISS, Outcome.WRONG_FORMAT):
         x, y = record["point"]
-        if record["outcome"] == metrics.WRONG_FORMAT:
+        if record["outcome"] == Outcome.WRONG_FORMAT:
             return (
                 f"not found: {record['detector']} returned no box at ({x:g}, {y:g}) after {record['attempts']} "
                 f"attempts; target [{target}] in {where}"
@@ -310,24 +311,24 @@ def explain(record: dict[str, Any]) -> str:
             f"false positive: {record['detector']} returned a box with IoU {record['iou']:.2f} < "
             f"{record['threshold']:g} at ({x:g}, {y:g}); target [{target}] in {where}"
         )
-    if record["outcome"] == metrics.WRONG_FORMAT:
+    if record["outcome"] == Outcome.WRONG_FORMAT:
         return (
             f"wrong format: {record['detector']} gave no usable point for {where}; "
             f"raw answer: {record['raw']!r}; target [{target}]"
         )
-    if record["outcome"] == metrics.MISS and record.get("refusal"):
+    if record["outcome"] == Outcome.MISS and record.get("refusal"):
         reason = (record.get("meta") or {}).get("reason")
         said = f" ({reason})" if reason else ""
         return (
             f"miss: refused{said}, but the target [{target}] is on the screen for {record['instruction']!r} in {where}"
         )
-    if record["outcome"] == metrics.MISS and record.get("negative"):
+    if record["outcome"] == Outcome.MISS and record.get("negative"):
         x, y = record["point"]
         return (
             f"miss: clicked ({x:g}, {y:g}) but the target is absent (a refusal was expected) "
             f"for {record['instruction']!r} in {where}"
         )
-    if record["outcome"] == metrics.MISS:
+    if record["outcome"] == Outcome.MISS:
         x, y = record["point"]
         return (
             f"miss: clicked ({x:g}, {y:g}), {record['distance']:.1f} px from target [{target}] "

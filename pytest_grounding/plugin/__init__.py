@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
-from ..analysis import baseline, metrics
+from ..analysis import baseline
+from ..core.record import Outcome, Record, Task, with_fields
 from ..core.types import Sample
 from ..datasets import DatasetError
 from ..evaluate.runner import evaluate, evaluate_locate, explain
+from ..evaluate.scoring import error_record
 from ..render import terminal as report
 from . import baseline_hooks, hookspecs
 from .options import add_options
@@ -100,7 +102,7 @@ def pytest_report_header(config) -> list:
     datasets = ", ".join(settings.dataset_specs) or "synthetic (embedded default)"
     note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
     lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
-    if settings.task == metrics.LOCATE:
+    if settings.task == Task.LOCATE:
         lines.append(
             f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.iou_threshold:g})"
         )
@@ -298,7 +300,7 @@ def grounding_check(request):
     run = get_run(request.config)
     measure = _benchmark_available(request)
 
-    def check(sample, detector, name: str | None = None) -> dict[str, Any]:
+    def check(sample, detector, name: str | None = None) -> Record:
         params = getattr(request.node, "callspec", None)
         name = str(
             name
@@ -315,7 +317,7 @@ def grounding_check(request):
             return benchmark.pedantic(fn, rounds=1, iterations=1)
 
         settings = run.settings
-        if settings.task == metrics.LOCATE:
+        if settings.task == Task.LOCATE:
             result = evaluate_locate(
                 sample,
                 detector,
@@ -328,20 +330,19 @@ def grounding_check(request):
             result = evaluate(
                 sample, detector, detector_name=name, timeout=settings.timeout, around=around if measure else None
             )
-        record = result.record
-        record["fingerprint"] = run.fingerprint_of(sample.dataset)
+        record = with_fields(result.record, fingerprint=run.fingerprint_of(sample.dataset))
         if run.baseline_loaded:
             before = run.expected.get(baseline.sample_key(record))
-            record["baseline"] = baseline.sample_verdict(record["outcome"], before)
+            record = with_fields(record, baseline=baseline.sample_verdict(record["outcome"], before))
         if "benchmark" in used:
             used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
         request.node.user_properties.extend(baseline_hooks.junit_properties(record))
         outcome = record["outcome"]
-        if outcome == metrics.ERROR:
+        if outcome == Outcome.ERROR:
             detail = f"\n\n{result.traceback}" if result.traceback else ""
             raise GroundingSampleError(explain(record) + detail)
-        if outcome in (metrics.MISS, metrics.WRONG_FORMAT):
+        if outcome in (Outcome.MISS, Outcome.WRONG_FORMAT):
             if run.settings.baseline_path is not None:
                 baseline_hooks.judge_miss(run, record, explain(record))
             if run.settings.misses == "xfail":
@@ -387,11 +388,14 @@ def pytest_runtest_makereport(item, call):
         if call.when == "setup" and "grounding_sample" in params and _record_of(rep) is None:
             # The detector did not load: the sample still counts, as an error.
             sample = params["grounding_sample"]
-            record = metrics.error_record(
-                sample, detector=params.get("grounding_detector_name", "?"), message=str(excinfo.value)
+            run = get_run(item.config)
+            record = error_record(
+                sample,
+                detector=params.get("grounding_detector_name", "?"),
+                message=str(excinfo.value),
+                task=run.settings.task,
+                fingerprint=run.fingerprint_of(sample.dataset),
             )
-            record["task"] = get_run(item.config).settings.task
-            record["fingerprint"] = get_run(item.config).fingerprint_of(sample.dataset)
             rep.user_properties.append((RECORD, record))
 
 
@@ -401,9 +405,9 @@ def pytest_report_teststatus(report, config):
         return None
     if record.get("baseline") == baseline.REGRESSION and report.when == "call":
         return "failed", "F", "REGRESSION"
-    if record["outcome"] == metrics.ERROR and report.when in ("call", "???"):
+    if record["outcome"] == Outcome.ERROR and report.when in ("call", "???"):
         return "error", "E", "ERROR"
-    if record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT) and report.when == "call":
+    if record["outcome"] in (Outcome.MISS, Outcome.WRONG_FORMAT) and report.when == "call":
         # Still a failed item (exit status, --lf, -x, junitxml all see a failure); the terminal
         # lists misses once, one line each, in the grounding summary instead of a block each.
         return MISSED, "F", "MISS"

@@ -4,11 +4,12 @@ itself is pure, in `baseline`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from . import baseline
+from ..analysis import baseline
 from .state import GroundingRun
 
 
@@ -25,7 +26,7 @@ def mode(run: GroundingRun) -> str:
     return text
 
 
-def junit_properties(record: dict[str, Any]) -> list[tuple[str, Any]]:
+def junit_properties(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """Flat name/value pairs for --junitxml (record_property's channel): a CI system that reads the XML
     shows each sample's outcome and figures. Only built-in types: they cross xdist's wire too."""
     point = record.get("point")
@@ -46,7 +47,7 @@ def junit_properties(record: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(f"grounding_{name}", value) for name, value in values.items() if value is not None]
 
 
-def judge_miss(run: GroundingRun, record: dict[str, Any], explained: str) -> None:
+def judge_miss(run: GroundingRun, record: Mapping[str, Any], explained: str) -> None:
     """With a baseline the baseline decides: a hit that became a miss fails its item, named as a
     regression; any other miss is expected (known, new, or being recorded) and xfails."""
     where = run.settings.baseline_path

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
-from . import baseline as baseline_mod
 from .options import (
     LANGUAGES,
     MISSES_MODES,

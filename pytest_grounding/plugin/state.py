@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
 from ..analysis import metrics, reproduce
+from ..core.record import Outcome, Record, Task, plain
 from ..core.registry import Registry, UnknownName
 from ..datasets import Dataset, DatasetError, load_dataset, with_language
 from ..datasets import builtin_registry as builtin_formats
@@ -25,8 +27,8 @@ from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
 from ..detectors.strategies import wrap as wrap_strategies
+from ..evaluate.scoring import error_record
 from ..render.output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
-from . import baseline as baseline_mod
 from .settings import SettingError, Settings, missing_extra
 
 DEFAULT_DATASET_NAME = "synthetic"
@@ -64,9 +66,7 @@ class DetectorPool:
             except BaseException as exc:  # SystemExit from a model's import too: an error per item, not a dead run
                 self._failed[spec] = f"detector {spec!r} could not be loaded: {type(exc).__name__}: {exc}"
                 raise DetectorLoadError(self._failed[spec]) from exc
-            self.info[spec] = metrics.plain(
-                {**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)}
-            )
+            self.info[spec] = plain({**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)})
         return self._loaded[spec]
 
     def close(self) -> None:
@@ -193,7 +193,7 @@ class GroundingRun:
     def fingerprint_of(self, dataset_name: str) -> str | None:
         return next((d.fingerprint for d in self.datasets.values() if d.name == dataset_name), None)
 
-    def crash_record(self, nodeid: str, message: str) -> dict[str, Any] | None:
+    def crash_record(self, nodeid: str, message: str) -> Record | None:
         """An error record for an item whose worker died: the sample is found by its test id among
         the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
         that names the test id."""
@@ -215,10 +215,13 @@ class GroundingRun:
             return None  # not a grounding item (another test of the same session)
         if sample is None:
             sample = Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
-        record = metrics.error_record(sample, detector=detector, message=message)
-        record["task"] = self.settings.task
-        record["fingerprint"] = self.fingerprint_of(sample.dataset)
-        return record
+        return error_record(
+            sample,
+            detector=detector,
+            message=message,
+            task=self.settings.task,
+            fingerprint=self.fingerprint_of(sample.dataset),
+        )
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -416,7 +419,7 @@ class GroundingRun:
                     f"{', '.join(self.settings.detector_specs)}. Refusing to mix them: use another predictions file "
                     "or drop --grounding-resume"
                 )
-            task = line.get("task", metrics.GROUNDING)
+            task = line.get("task", Task.GROUNDING)
             if task != self.settings.task:
                 raise SettingError(
                     f"--grounding-resume: {where} is from the {task} task; this run measures {self.settings.task}. "
@@ -432,7 +435,7 @@ class GroundingRun:
                 )
             key = (task, line["detector"], line["dataset"], line["uid"])
             kept.pop(key, None)
-            if line["outcome"] != metrics.ERROR:
+            if line["outcome"] != Outcome.ERROR:
                 kept[key] = line
         self.resumed = list(kept.values())
         self.done_keys = frozenset(kept)
@@ -600,7 +603,7 @@ def registered_preset(name: str) -> dict[str, Any] | None:
     try:
         from ..detectors.vlm.presets import get_preset
 
-        return metrics.plain(get_preset(name).describe())
+        return plain(get_preset(name).describe())
     except Exception:  # an unknown name (or presets that cannot be read): nothing to compare with
         return None
 

@@ -1,0 +1,130 @@
+"""The record: what one sample through one detector came to. It is the central data type: made by
+`evaluate`, carried over xdist's wire, written to the predictions file and the JSON report, and
+read by every figure in `analysis`.
+
+On the wire and on disk a record is a plain dict of built-in types (execnet and JSON take nothing
+else), so the type is a TypedDict; `Outcome` and `Task` are `str` enums whose members equal their
+values, and records hold the values (`to_json` makes sure of it). A record is made whole by
+`evaluate.scoring` and not grown afterwards: what the plugin knows later (the dataset's fingerprint,
+the baseline's verdict) is added by `with_fields`, which returns a new record."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+
+class _Vocabulary(str, enum.Enum):
+    """A `str` enum that prints and formats as its value on every Python from 3.10."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Outcome(_Vocabulary):
+    HIT = "hit"
+    MISS = "miss"  # in the locate task: a false positive (a box below the IoU threshold)
+    WRONG_FORMAT = "wrong_format"  # no usable answer; counted in the accuracy as a miss, and apart
+    ERROR = "error"  # the sample could not be scored: left out of the accuracy, never a miss
+
+
+class Task(_Vocabulary):
+    GROUNDING = "grounding"  # instruction in, click out
+    LOCATE = "locate"  # recorded click in, the element's box out
+
+
+SCORED = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT)  # what the accuracy counts
+OUTCOMES = tuple(Outcome)
+TASKS = tuple(Task)
+
+
+class Record(TypedDict, total=False):
+    # what was run
+    task: str  # a Task value
+    detector: str
+    dataset: str
+    fingerprint: str | None
+    # the sample
+    id: str
+    uid: str
+    image: str
+    instruction: str
+    element_type: str
+    app: str
+    app_category: str
+    platform: str
+    target: list[float]  # [x1, y1, x2, y2] px
+    target_shape: dict[str, Any]  # several boxes, a polygon, ordered steps (core.targets)
+    benchmark: dict[str, Any]  # the public benchmark's own slices (analysis.headlines)
+    negative: bool  # the target is absent: a refusal is the right answer
+    size_px: float  # sqrt(w * h) of the target box
+    size: str  # its bucket
+    area_share: float | None
+    image_size: list[int] | None
+    # the answer and its verdict
+    outcome: str  # an Outcome value
+    refusal: bool
+    point: list[float] | None
+    points: list[list[float]]
+    box: list[float] | None
+    iou: float | None
+    distance: float | None
+    latency_ms: float | None
+    attempts: int
+    transform: str | None  # locate: the transform that gave the answer
+    threshold: float  # locate: the IoU a hit needs
+    raw: str | None
+    error: str | None
+    meta: dict[str, Any]
+    baseline: str  # the baseline's verdict on this sample (analysis.baseline)
+
+
+def with_fields(record: Record, **fields: Any) -> Record:
+    """A copy of `record` with `fields` set: records are not changed once made."""
+    merged: dict[str, Any] = {**record, **fields}
+    return to_json(merged)
+
+
+def to_json(record: Mapping[str, Any]) -> Record:
+    """The record as plain built-in types: enum members as their values, no numpy, finite floats."""
+    out: Record = plain(dict(record))
+    return out
+
+
+def plain(value: Any) -> Any:
+    """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
+    if value is None or type(value) in (bool, str):
+        return value
+    if isinstance(value, str):  # a subclass (an Outcome, torch's TorchVersion) cannot cross xdist's wire
+        return str(value)
+    from .types import Box  # core.types imports PIL lazily only; no cycle at import time
+
+    if isinstance(value, Box):
+        return value.as_list()
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return plain(value.tolist())
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((plain(v) for v in value), key=str)
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return str(value)
+
+
+SIZE_BUCKETS = ("<32", "32-100", ">100")  # the target box's side sqrt(w * h), px of the original image
+
+
+def size_bucket(side: float) -> str:
+    if side < 32:
+        return "<32"
+    return "32-100" if side <= 100 else ">100"
