@@ -73,6 +73,7 @@ def three(project, tmp_path):
     return run_shards(project, tmp_path, 3)
 
 
+@pytest.mark.slow
 def test_merged_shards_equal_one_run_field_by_field(project, tmp_path, three, capsys):
     whole = whole_run(project, tmp_path)
     code, merged = merge(
@@ -96,6 +97,7 @@ def test_merged_shards_equal_one_run_field_by_field(project, tmp_path, three, ca
     assert "merged 3 of 3 shards: 48 records" in out and "detector random" in out
 
 
+@pytest.mark.slow
 def test_merged_gates_decide_the_exit_status(tmp_path, three):
     code, merged = merge(tmp_path, three, "--min-accuracy", "0.0", "--max-errors", "1")
     assert code == 0 and merged["gates"] and all(g["passed"] for g in merged["gates"])
@@ -104,12 +106,14 @@ def test_merged_gates_decide_the_exit_status(tmp_path, three):
     assert merged["run"]["settings"]["gates"] == [{"slice": "overall", "threshold": 0.99, "source": "--min-accuracy"}]
 
 
+@pytest.mark.slow
 def test_the_shards_gates_apply_when_merge_gives_none(project, tmp_path):
     paths = run_shards(project, tmp_path, 2, "--grounding-min-accuracy", "0.9", "--grounding-max-errors", "1")
     code, merged = merge(tmp_path, paths)
     assert code == 1 and [g["threshold"] for g in merged["gates"]] == [0.9, 0.9]
 
 
+@pytest.mark.slow
 def test_a_missing_shard_makes_the_merge_partial_and_names_it(tmp_path, three, capsys):
     code, merged = merge(tmp_path, [three[0], three[2]], "--min-accuracy", "0.0", "--max-errors", "1")
     assert code == 1 and merged["partial"] is True and merged["gates"] == []
@@ -121,6 +125,7 @@ def test_a_missing_shard_makes_the_merge_partial_and_names_it(tmp_path, three, c
     assert "partial merge, no verdict (missing shards: 2;" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_same_report_twice_counts_once(project, tmp_path, three):
     whole = whole_run(project, tmp_path)
     _, merged = merge(tmp_path, [three[0], three[1], three[1], three[2]])
@@ -129,6 +134,7 @@ def test_the_same_report_twice_counts_once(project, tmp_path, three):
     assert any("is the same report as" in n and "counted once" in n for n in merged["notes"])
 
 
+@pytest.mark.slow
 def test_a_shard_run_again_replaces_its_earlier_self(project, tmp_path, three):
     whole = whole_run(project, tmp_path)
     earlier = read_json(three[0])
@@ -158,6 +164,7 @@ def edited(tmp_path, path, name, change):
     return out
 
 
+@pytest.mark.slow
 def test_reports_that_are_not_shares_of_one_run_are_refused(project, tmp_path, three, capsys):
     other = tmp_path / "other.json"
     project.runpytest(
@@ -203,14 +210,19 @@ def test_reports_that_are_not_shares_of_one_run_are_refused(project, tmp_path, t
     assert "not a pytest-grounding JSON report" in refused(tmp_path, [three[0], tmp_path / "junk.json"], capsys)
 
 
+@pytest.mark.slow
 def test_overlapping_shares_are_refused(tmp_path, three, capsys):
+    theirs = next(d for d in read_json(three[0])["shard"]["datasets"] if d["uids"])
+
     def steal(document):
-        document["shard"]["datasets"][0]["uids"].append(read_json(three[0])["shard"]["datasets"][0]["uids"][0])
+        mine = next(d for d in document["shard"]["datasets"] if d["name"] == theirs["name"])
+        mine["uids"].append(theirs["uids"][0])
 
     err = refused(tmp_path, [three[0], edited(tmp_path, three[1], "o.json", steal), three[2]], capsys)
     assert "both hold sample" in err and "split from different sample lists" in err
 
 
+@pytest.mark.slow
 def test_shard_and_merged_reports_validate_against_the_schema(tmp_path, three):
     jsonschema = pytest.importorskip("jsonschema")
     from importlib.resources import files
