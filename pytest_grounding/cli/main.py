@@ -103,8 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     presets.add_argument("--toml", type=Path, metavar="PATH", help="also a presets file (as --grounding-presets)")
     presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
     from .curation.cli import add_commands
+    from .merge import add_command as add_merge
 
     add_commands(commands)
+    add_merge(commands)
     return parser
 
 
@@ -158,6 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_summary(args.report, args.append)
     if args.command == "presets":
         return run_presets(args.toml, args.show)
+    if args.command == "merge":
+        from .merge import run as run_merge
+
+        return run_merge(args)
     if args.command == "compare":
         return run_compare(args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit)
     from .curation.cli import COMMANDS, run

@@ -38,6 +38,7 @@ class Task(_Vocabulary):
     LOCATE = "locate"  # recorded click in, the element's box out
 
 
+SCHEMA_VERSION = 1  # of the JSON report (pytest_grounding/schema/report.schema.json)
 SCORED = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT)  # what the accuracy counts
 OUTCOMES = tuple(Outcome)
 TASKS = tuple(Task)

@@ -12,7 +12,7 @@ import pytest
 from ..analysis import baseline
 from ..core.record import Outcome, Record, Task, with_fields
 from ..core.types import Sample
-from ..datasets import DatasetError
+from ..datasets import DatasetError, sharding
 from ..evaluate.runner import evaluate, evaluate_locate, explain
 from ..evaluate.scoring import error_record
 from ..render import terminal as report
@@ -117,6 +117,8 @@ def pytest_report_header(config) -> list:
             f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
             "are kept and not run again"
         )
+    if settings.shard is not None:
+        lines.append(f"grounding shard: {settings.shard.label} ({settings.shard.source})")
     if settings.baseline_path is not None:
         lines.append(f"grounding baseline: {settings.baseline_path} ({baseline_hooks.mode(run)})")
     lines += [f"grounding note: {text}" for text in run.notes]
@@ -184,6 +186,10 @@ def pytest_generate_tests(metafunc) -> None:
             pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
         for dataset in datasets:
             samples.extend(dataset.samples[: run.settings.limit])
+        if run.settings.shard is not None:  # other shards' samples never become items (ids unchanged)
+            taken = sharding.take(samples, run.settings.shard)
+            sharding.merge_planned(run.shard_planned, sharding.planned_by_dataset(samples, taken))
+            samples = taken
         if _groups_screens(metafunc.config):
             metafunc.parametrize("grounding_sample", _grouped(samples, metafunc.config.workerinput["workercount"]))
         else:
@@ -576,6 +582,7 @@ class Worker:
         run = get_run(self.config)
         self.config.workeroutput["grounding_detectors"] = run.pool.info
         self.config.workeroutput["grounding_datasets"] = {d.name: d.summary() for d in run.datasets.values()}
+        self.config.workeroutput["grounding_shard"] = run.shard_planned
         run.pool.close()
 
 
@@ -598,6 +605,7 @@ class XdistHooks:
         run = get_run(self.config)
         run.detector_info.update(output.get("grounding_detectors") or {})
         run.worker_datasets.update(output.get("grounding_datasets") or {})
+        sharding.merge_planned(run.shard_planned, output.get("grounding_shard") or {})
 
     def pytest_handlecrashitem(self, crashitem, report, sched) -> None:
         """A worker died in the middle of an item (a detector that kills its process): the sample

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
+from ..datasets import sharding
 from .options import (
     LANGUAGES,
     MISSES_MODES,
@@ -62,6 +63,7 @@ class Settings:
     published_path: Path | None = None
     refusal_rows: str = "include"
     language: str = "en"
+    shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
 
     @classmethod
     def from_config(cls, config) -> Settings:
@@ -133,7 +135,15 @@ class Settings:
             published_path=output_path(config, "--grounding-published"),
             refusal_rows=choice(*lookup(config, "--grounding-refusal-rows"), REFUSAL_ROWS),
             language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
+            shard=shard_of(*lookup(config, "--grounding-shard")),
         )
+
+
+def shard_of(value, source: str) -> sharding.Shard | None:
+    """K/N or env; 1/1 is a plain run."""
+    if value in (None, ""):
+        return None
+    return sharding.parse_shard(str(value), source)
 
 
 def output_path(config, flag: str) -> Path | None:

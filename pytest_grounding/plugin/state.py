@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import baseline as baseline_mod
-from ..analysis import cost as cost_mod
-from ..analysis import gates as gates_mod
-from ..analysis import metrics, reproduce
+from ..analysis import document as document_mod
+from ..analysis import reproduce
 from ..core.record import Outcome, Record, Task, plain
 from ..core.registry import Registry, UnknownName
-from ..datasets import Dataset, DatasetError, load_dataset, with_language
+from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_language
 from ..datasets import builtin_registry as builtin_formats
 from ..detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
 from ..detectors import builtin_registry as builtin_detectors
@@ -28,7 +27,7 @@ from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
 from ..detectors.strategies import wrap as wrap_strategies
 from ..evaluate.scoring import error_record
-from ..render.output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
+from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .settings import SettingError, Settings, missing_extra
 
 DEFAULT_DATASET_NAME = "synthetic"
@@ -104,6 +103,7 @@ class GroundingRun:
     published: reproduce.Table | None = None  # controller: the figures the reproduction check reads
     reproductions: list[reproduce.Reproduction] = field(default_factory=list)
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # per summary block: tokens (and cost)
+    shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard: per dataset
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -466,22 +466,16 @@ class GroundingRun:
         if not self.records:
             self._finish_baseline()
             return
-        self.summary = metrics.summarize(self.records, refusal_rows=self.settings.refusal_rows)
-        self.cost = cost_mod.summarize(self.records, self.settings.price, key=metrics.summary_key)
-        if self.published is not None:
-            self.reproductions = reproduce.check(
-                self.records,
-                self.dataset_summaries(),
-                self.all_detector_info(),
-                self.published,
-                interrupted=interrupted,
-                limit=self.settings.limit,
-                registered=registered_preset,
-            )
-        if not interrupted:
-            self.verdicts = gates_mod.judge(
-                list(self.settings.gates), self.summary, max_errors=self.settings.max_errors
-            )
+        found = document_mod.figures(
+            self.records,
+            self.scoring(),
+            datasets=self.dataset_summaries(),
+            detector_info=self.all_detector_info(),
+            interrupted=interrupted,
+            registered=registered_preset,
+        )
+        self.summary, self.cost = found.summary, found.cost
+        self.reproductions, self.verdicts = list(found.reproductions), list(found.verdicts)
         self._finish_baseline()
 
     @property
@@ -491,83 +485,60 @@ class GroundingRun:
     def dataset_summaries(self) -> list[dict[str, Any]]:
         """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
         described by the workers."""
-        used = {r["dataset"] for r in self.records}
         found: dict[str, dict[str, Any]] = dict(self.worker_datasets)
         for dataset in self.datasets.values():
             found.setdefault(dataset.name, dataset.summary())
-        out = []
-        for name in sorted(used & set(found)):
-            summary = dict(found[name])
-            if self.settings.limit is not None and self.settings.limit < summary["samples"]:
-                summary["limit"] = self.settings.limit
-            out.append(summary)
-        return out
+        return document_mod.dataset_entries(found, self.records, self.settings.limit)
 
     def all_detector_info(self) -> dict[str, dict[str, Any]]:
         return {**self.pool.info, **self.detector_info}
 
+    def scoring(self) -> document_mod.Scoring:
+        settings = self.settings
+        return document_mod.Scoring(
+            refusal_rows=settings.refusal_rows,
+            price=settings.price,
+            gates=tuple(settings.gates),
+            max_errors=settings.max_errors,
+            limit=settings.limit,
+            published=self.published,
+        )
+
     def document(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "tool": "pytest-grounding",
-            "partial": self.interrupted,
-            "resumed": len(self.resumed),
-            "notes": list(self.notes),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
-            "duration_s": round(time.time() - self.started, 3),
-            "run": {
-                "args": list(self.config.invocation_params.args),
-                "datasets": self.dataset_summaries(),
-                "detectors": self.all_detector_info(),
-                "settings": {
-                    "misses": self.settings.misses,
-                    "limit": self.settings.limit,
-                    "max_errors": self.settings.max_errors,
-                    "resume": self.settings.resume,
-                    "task": self.settings.task,
-                    "iou_threshold": self.settings.iou_threshold,
-                    "refusal_rows": self.settings.refusal_rows,
-                    "language": self.settings.language,
-                    "timeout_s": self.settings.timeout,
-                    "top_apps": self.settings.top_apps,
-                    "gates": [
-                        {"slice": g.label, "threshold": g.threshold, "source": g.source} for g in self.settings.gates
-                    ],
-                },
-                "workers": self.config.getoption("numprocesses", None)
-                if self.config.pluginmanager.hasplugin("xdist")
-                else None,
-            },
-            "versions": versions(),
-            "summary": self.summary or {},
-            "gates": [
-                {
-                    "detector": v.detector,
-                    "slice": v.gate.label,
-                    "threshold": v.gate.threshold,
-                    "accuracy": v.accuracy,
-                    "scored": v.scored,
-                    "passed": v.passed,
-                }
-                for v in self.verdicts
-                if isinstance(v, gates_mod.Verdict)
-            ],
-            "errors_check": [
-                {
-                    "detector": v.detector,
-                    "errors": v.errors,
-                    "samples": v.samples,
-                    "max_share": v.max_share,
-                    "passed": v.passed,
-                }
-                for v in self.verdicts
-                if isinstance(v, gates_mod.ErrorVerdict)
-            ],
-            "baseline": self.baseline_document(),
-            "reproduction": [found.as_dict() for found in self.reproductions],
-            "cost": cost_mod.document(self.cost, self.settings.price),
-            "samples": sorted(self.records, key=metrics.record_order),
-        }
+        found = None
+        if self.summary is not None:
+            found = document_mod.Figures(self.summary, self.cost, tuple(self.reproductions), tuple(self.verdicts))
+        extra = {}
+        if self.settings.shard is not None:
+            fingerprints: dict[str, str | None] = {d.name: d.fingerprint for d in self.datasets.values()}
+            for name, summary in self.worker_datasets.items():
+                fingerprints.setdefault(name, summary.get("fingerprint"))
+            extra["shard"] = sharding.document(
+                self.settings.shard, self.shard_planned, fingerprints, self.settings.detector_specs
+            )
+        header = document_mod.Header(
+            started=self.started,
+            duration_s=time.time() - self.started,
+            args=tuple(self.config.invocation_params.args),
+            settings=document_mod.settings_entry(self.settings),
+            workers=self.config.getoption("numprocesses", None)
+            if self.config.pluginmanager.hasplugin("xdist")
+            else None,
+            versions=versions(),
+            partial=self.interrupted,
+            resumed=len(self.resumed),
+            notes=tuple(self.notes),
+            baseline=self.baseline_document(),
+            extra=extra,
+        )
+        return document_mod.build(
+            self.records,
+            found,
+            self.scoring(),
+            header,
+            datasets=self.dataset_summaries(),
+            detector_info=self.all_detector_info(),
+        )
 
     def write_report(self) -> None:
         """The JSON report, the HTML page and the plots, all from one document. One that cannot be

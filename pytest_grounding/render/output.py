@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-SCHEMA_VERSION = 1
+from ..core.record import SCHEMA_VERSION
+
 # Leading keys of a predictions line: what Pointerbench-Pro's scorer reads (id, point) first.
 PREDICTION_KEYS = ("id", "point", "detector", "dataset", "outcome")
 

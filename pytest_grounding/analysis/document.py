@@ -1,0 +1,180 @@
+"""The JSON report's document from a run's records and settings: the figures (summary, cost,
+reproduction verdicts, gates) and the document around them. Pure: the pytest session and
+`python -m pytest_grounding merge` both call it, so a merged report and a single run's can never
+disagree on how a figure is computed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.record import SCHEMA_VERSION
+from . import cost as cost_mod
+from . import gates as gates_mod
+from . import metrics, reproduce
+
+# Bumped by a change that scores the same predictions differently (outcomes or figures): a merge
+# refuses reports whose scoring differs. Reports without it are read as scoring 1.
+SCORING_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What the figures depend on besides the records."""
+
+    refusal_rows: str = "include"
+    price: cost_mod.Price | None = None
+    gates: tuple[gates_mod.Gate, ...] = ()
+    max_errors: float | None = 0.1
+    limit: int | None = None
+    published: reproduce.Table | None = None
+
+
+@dataclass(frozen=True)
+class Figures:
+    summary: dict[str, Any]
+    cost: dict[str, dict[str, Any]]
+    reproductions: tuple[reproduce.Reproduction, ...] = ()
+    verdicts: tuple[Any, ...] = ()  # gates_mod.Verdict | gates_mod.ErrorVerdict
+
+
+def figures(
+    records: Sequence[Mapping[str, Any]],
+    scoring: Scoring,
+    *,
+    datasets: Sequence[Mapping[str, Any]],
+    detector_info: Mapping[str, Mapping[str, Any]],
+    interrupted: bool,
+    registered: Callable[[str], Mapping[str, Any] | None] | None = None,
+) -> Figures:
+    """Every figure of the report; the gates are judged only on a complete run."""
+    summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows)
+    cost = cost_mod.summarize(records, scoring.price, key=metrics.summary_key)
+    reproductions: list[reproduce.Reproduction] = []
+    if scoring.published is not None:
+        reproductions = reproduce.check(
+            records,
+            datasets,
+            detector_info,
+            scoring.published,
+            interrupted=interrupted,
+            limit=scoring.limit,
+            registered=registered,
+        )
+    verdicts: list[Any] = []
+    if not interrupted:
+        verdicts = gates_mod.judge(list(scoring.gates), summary, max_errors=scoring.max_errors)
+    return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
+
+
+def dataset_entries(
+    found: Mapping[str, Mapping[str, Any]], records: Sequence[Mapping[str, Any]], limit: int | None
+) -> list[dict[str, Any]]:
+    """The datasets the records came from, by name, each marked with the run's --grounding-limit
+    when it cut the set."""
+    used = {r["dataset"] for r in records}
+    out = []
+    for name in sorted(used & set(found)):
+        summary = dict(found[name])
+        summary.pop("limit", None)
+        if limit is not None and limit < summary["samples"]:
+            summary["limit"] = limit
+        out.append(summary)
+    return out
+
+
+@dataclass(frozen=True)
+class Header:
+    """The document's parts that describe the run rather than score it."""
+
+    started: float
+    duration_s: float
+    args: tuple[str, ...]
+    settings: Mapping[str, Any]
+    workers: Any
+    versions: Mapping[str, Any]
+    partial: bool
+    resumed: int
+    notes: tuple[str, ...]
+    baseline: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # shard, merge
+
+
+def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "detector": v.detector,
+            "slice": v.gate.label,
+            "threshold": v.gate.threshold,
+            "accuracy": v.accuracy,
+            "scored": v.scored,
+            "passed": v.passed,
+        }
+        for v in verdicts
+        if isinstance(v, gates_mod.Verdict)
+    ]
+
+
+def error_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {"detector": v.detector, "errors": v.errors, "samples": v.samples, "max_share": v.max_share, "passed": v.passed}
+        for v in verdicts
+        if isinstance(v, gates_mod.ErrorVerdict)
+    ]
+
+
+def build(
+    records: Sequence[Mapping[str, Any]],
+    found: Figures | None,
+    scoring: Scoring,
+    header: Header,
+    *,
+    datasets: Sequence[Mapping[str, Any]],
+    detector_info: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The report. `found` None: no records (nothing was scored)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": "pytest-grounding",
+        "scoring_version": SCORING_VERSION,
+        "partial": header.partial,
+        "resumed": header.resumed,
+        "notes": list(header.notes),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(header.started)),
+        "duration_s": round(header.duration_s, 3),
+        "run": {
+            "args": list(header.args),
+            "datasets": list(datasets),
+            "detectors": dict(detector_info),
+            "settings": dict(header.settings),
+            "workers": header.workers,
+        },
+        "versions": dict(header.versions),
+        "summary": found.summary if found else {},
+        "gates": gate_entries(found.verdicts) if found else [],
+        "errors_check": error_entries(found.verdicts) if found else [],
+        "baseline": None if header.baseline is None else dict(header.baseline),
+        "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
+        "cost": cost_mod.document(found.cost if found else {}, scoring.price),
+        "samples": sorted(records, key=metrics.record_order),
+        **header.extra,
+    }
+
+
+def settings_entry(settings: Any) -> dict[str, Any]:
+    """The report's `run.settings` from the plugin's Settings."""
+    return {
+        "misses": settings.misses,
+        "limit": settings.limit,
+        "max_errors": settings.max_errors,
+        "resume": settings.resume,
+        "task": settings.task,
+        "iou_threshold": settings.iou_threshold,
+        "refusal_rows": settings.refusal_rows,
+        "language": settings.language,
+        "timeout_s": settings.timeout,
+        "top_apps": settings.top_apps,
+        "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],
+    }

@@ -1,0 +1,319 @@
+"""Shard reports (--grounding-shard K/N, --grounding-json) put back together: one report whose
+figures are computed by `document` from all the shards' records, as one run of the whole set
+would compute them. Pure apart from reading nothing: documents in, a document and notes out.
+
+Refused (MergeError naming the difference): reports of other datasets (fingerprint), other
+detectors, settings that change scores, another scoring version, shares that overlap. A missing
+shard makes the result partial and names it; the same report twice counts once; a shard run again
+(or resumed) replaces its earlier report: the latest wins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from . import cost as cost_mod
+from . import document as document_mod
+from . import gates as gates_mod
+from . import reproduce
+
+# Settings that change outcomes: two reports that differ here are not shares of one run.
+SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s")
+
+
+class MergeError(ValueError):
+    """Reports that cannot be merged; the message names the reports and the difference."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One report given to merge: where it came from and the shard it holds."""
+
+    name: str  # the path as given
+    position: int  # on the command line
+    document: Mapping[str, Any]
+
+    @property
+    def shard(self) -> Mapping[str, Any] | None:
+        return self.document.get("shard")
+
+    @property
+    def index(self) -> int:
+        return int(self.shard["index"]) if self.shard else 1
+
+    @property
+    def count(self) -> int:
+        return int(self.shard["count"]) if self.shard else 1
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        settings: Mapping[str, Any] = self.document.get("run", {}).get("settings", {})
+        return settings
+
+    @property
+    def started(self) -> float:
+        """The instant the run started (the report's local time and its UTC offset)."""
+        text = str(self.document.get("started", ""))
+        try:
+            return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z").timestamp()
+        except ValueError:
+            return 0.0
+
+    @property
+    def detectors(self) -> list[str]:
+        if self.shard and "detectors" in self.shard:
+            return sorted(self.shard["detectors"])
+        return sorted({r["detector"] for r in self.document.get("samples", [])})
+
+    def datasets(self) -> dict[str, dict[str, Any]]:
+        """name -> fingerprint, samples in the whole set, uids this report was to score."""
+        if self.shard:
+            return {
+                d["name"]: {"fingerprint": d.get("fingerprint"), "samples": d["samples"], "uids": list(d["uids"])}
+                for d in self.shard.get("datasets", [])
+            }
+        found: dict[str, dict[str, Any]] = {}
+        for entry in self.document.get("run", {}).get("datasets", []):
+            total = min(entry["samples"], entry.get("limit") or entry["samples"])
+            found[entry["name"]] = {"fingerprint": entry.get("fingerprint"), "samples": total, "uids": []}
+        for record in self.document.get("samples", []):
+            if record["dataset"] in found:
+                found[record["dataset"]]["uids"].append(record["uid"])
+        for entry in found.values():
+            entry["uids"] = list(dict.fromkeys(entry["uids"]))
+        return found
+
+
+@dataclass(frozen=True)
+class Selection:
+    kept: tuple[Part, ...]
+    count: int
+    missing: tuple[int, ...]  # shard indices with no report
+    missing_samples: tuple[dict[str, Any], ...]  # per dataset: {dataset, samples, missing}
+    notes: tuple[str, ...]
+
+
+def check(parts: Sequence[Part]) -> None:
+    """Every report against the first: a MergeError for the first difference that changes scores."""
+    first = parts[0]
+    for part in parts[1:]:
+        pair = f"{part.name} and {first.name}"
+        if _scoring_version(part) != _scoring_version(first):
+            raise MergeError(
+                f"{pair} were scored by different plugin versions (scoring version {_scoring_version(part)}, "
+                f"pytest-grounding {_version(part)}; against {_scoring_version(first)}, {_version(first)}): "
+                "run every shard with one version"
+            )
+        if part.count != first.count:
+            raise MergeError(f"{pair} are shares of different splits: {part.count} shards against {first.count}")
+        for key in SCORING_SETTINGS:
+            if part.settings.get(key) != first.settings.get(key):
+                raise MergeError(
+                    f"{pair} differ in a setting that changes scores: {key} is {part.settings.get(key)!r} in "
+                    f"{part.name}, {first.settings.get(key)!r} in {first.name}"
+                )
+        if part.detectors != first.detectors:
+            raise MergeError(
+                f"{pair} ran different detectors: {', '.join(part.detectors) or 'none'} against "
+                f"{', '.join(first.detectors) or 'none'}"
+            )
+        mine, theirs = part.datasets(), first.datasets()
+        if set(mine) != set(theirs):
+            raise MergeError(
+                f"{pair} are of different datasets: {', '.join(sorted(mine))} against {', '.join(sorted(theirs))}"
+            )
+        for name in sorted(mine):
+            if mine[name]["fingerprint"] != theirs[name]["fingerprint"]:
+                raise MergeError(
+                    f"{pair} are of different versions of dataset {name}: fingerprint {mine[name]['fingerprint']} "
+                    f"in {part.name}, {theirs[name]['fingerprint']} in {first.name}"
+                )
+            if mine[name]["samples"] != theirs[name]["samples"]:
+                raise MergeError(
+                    f"{pair} split different sets of dataset {name}: {mine[name]['samples']} samples in "
+                    f"{part.name}, {theirs[name]['samples']} in {first.name}"
+                )
+
+
+def _scoring_version(part: Part) -> int:
+    return int(part.document.get("scoring_version") or 1)
+
+
+def _version(part: Part) -> str:
+    return str(part.document.get("versions", {}).get("pytest-grounding"))
+
+
+def _same_run(a: Part, b: Part) -> bool:
+    keys = ("started", "duration_s", "samples")
+    return all(a.document.get(k) == b.document.get(k) for k in keys)
+
+
+def select(parts: Sequence[Part]) -> Selection:
+    """One report per shard: a report given twice counts once; of two runs of a shard the one that
+    started last wins (a tie: the later on the command line)."""
+    notes: list[str] = []
+    chosen: dict[int, Part] = {}
+    for part in parts:
+        earlier = chosen.get(part.index)
+        if earlier is None:
+            chosen[part.index] = part
+            continue
+        label = f"shard {part.index}/{part.count}"
+        if _same_run(earlier, part):
+            notes.append(f"{label}: {part.name} is the same report as {earlier.name}: counted once")
+            continue
+        newer, older = (part, earlier) if part.started >= earlier.started else (earlier, part)
+        notes.append(
+            f"{label}: {newer.name} (started {newer.document.get('started')}) replaces {older.name} "
+            f"(started {older.document.get('started')}): the latest run of a shard wins"
+        )
+        chosen[part.index] = newer
+    count = parts[0].count
+    kept = tuple(chosen[k] for k in sorted(chosen))
+    _check_disjoint(kept)
+    missing = tuple(k for k in range(1, count + 1) if k not in chosen)
+    missing_samples = []
+    for name, entry in sorted(kept[0].datasets().items()):
+        covered = sum(len(part.datasets()[name]["uids"]) for part in kept)
+        if covered < entry["samples"]:
+            lost = entry["samples"] - covered
+            missing_samples.append({"dataset": name, "samples": entry["samples"], "missing": lost})
+    if missing:
+        lost = ", ".join(f"{d['missing']} of {d['samples']} samples of {d['dataset']}" for d in missing_samples)
+        shards = ", ".join(f"{k}/{count}" for k in missing)
+        notes.append(f"partial: no report of shard {shards}; missing {lost or 'no samples (empty shares)'}")
+    return Selection(kept, count, missing, tuple(missing_samples), tuple(notes))
+
+
+def _check_disjoint(kept: Sequence[Part]) -> None:
+    """Shares that overlap were planned from different sample lists (datasets given in another
+    order, another --grounding-limit): their sum would count samples twice."""
+    owner: dict[tuple[str, str], str] = {}
+    for part in kept:
+        for name, entry in part.datasets().items():
+            for uid in entry["uids"]:
+                if (name, uid) in owner:
+                    raise MergeError(
+                        f"{part.name} and {owner[name, uid]} both hold sample {uid} of {name}: the shards were "
+                        "split from different sample lists (give every shard the same --dataset options in "
+                        "the same order)"
+                    )
+                owner[name, uid] = part.name
+
+
+def scoring_of(
+    part: Part,
+    *,
+    gates: Sequence[gates_mod.Gate] | None,
+    max_errors: float | None,
+    published: reproduce.Table | None,
+) -> document_mod.Scoring:
+    """The reports' scoring settings; the merge's own gates (and --max-errors) when given."""
+    settings = part.settings
+    if gates is None:
+        gates = tuple(
+            gates_mod.parse_gate(str(g["threshold"]) if g["slice"] == "overall" else f"{g['slice']}:{g['threshold']}")
+            for g in settings.get("gates", [])
+        )
+    cost = part.document.get("cost") or {}
+    return document_mod.Scoring(
+        refusal_rows=settings.get("refusal_rows", "include"),
+        price=cost_mod.Price.from_dict(cost.get("price")),
+        gates=tuple(gates),
+        max_errors=max_errors if max_errors is not None else settings.get("max_errors"),
+        limit=settings.get("limit"),
+        published=published,
+    )
+
+
+def merged_document(
+    parts: Sequence[Part],
+    *,
+    gates: Sequence[gates_mod.Gate] | None = None,
+    max_errors: float | None = None,
+    published: reproduce.Table | None = None,
+    args: Sequence[str] = (),
+    registered: Any = None,
+) -> tuple[dict[str, Any], document_mod.Figures | None]:
+    """The merged report and its figures (None: no records)."""
+    if not parts:
+        raise MergeError("no reports to merge")
+    check(parts)
+    chosen = select(parts)
+    kept = chosen.kept
+    partial = bool(chosen.missing) or any(p.document.get("partial") for p in kept)
+    records = [record for part in kept for record in part.document.get("samples", [])]
+    scoring = scoring_of(kept[0], gates=gates, max_errors=max_errors, published=published)
+    found_datasets: dict[str, dict[str, Any]] = {}
+    detector_info: dict[str, Any] = {}
+    for part in kept:
+        for entry in part.document.get("run", {}).get("datasets", []):
+            found_datasets.setdefault(entry["name"], entry)
+        for name, info in part.document.get("run", {}).get("detectors", {}).items():
+            detector_info.setdefault(name, info)
+    datasets = document_mod.dataset_entries(found_datasets, records, scoring.limit)
+    figures = None
+    if records:
+        figures = document_mod.figures(
+            records,
+            scoring,
+            datasets=datasets,
+            detector_info=detector_info,
+            interrupted=partial,
+            registered=registered,
+        )
+    notes = list(chosen.notes)
+    versions = {_version(p) for p in kept}
+    if len(versions) > 1:
+        notes.append(f"shards ran different plugin versions with the same scoring: {', '.join(sorted(versions))}")
+    for part in kept:
+        if part.document.get("partial"):
+            notes.append(f"shard {part.index}/{part.count} ({part.name}) was interrupted: its figures are partial")
+        notes += [n for n in part.document.get("notes", []) if n not in notes]
+    first = kept[0].document
+    header = document_mod.Header(
+        started=min(p.started for p in kept),
+        duration_s=max(float(p.document.get("duration_s") or 0) for p in kept),
+        args=tuple(args),
+        settings={**kept[0].settings, "gates": [_gate_entry(g) for g in scoring.gates]},
+        workers=first.get("run", {}).get("workers"),
+        versions=first.get("versions", {}),
+        partial=partial,
+        resumed=sum(int(p.document.get("resumed") or 0) for p in kept),
+        notes=tuple(notes),
+        baseline=None,
+        extra={"merge": _merge_entry(chosen, parts)},
+    )
+    document = document_mod.build(records, figures, scoring, header, datasets=datasets, detector_info=detector_info)
+    return document, figures
+
+
+def _gate_entry(gate: gates_mod.Gate) -> dict[str, Any]:
+    return {"slice": gate.label, "threshold": gate.threshold, "source": gate.source}
+
+
+def _merge_entry(chosen: Selection, parts: Sequence[Part]) -> dict[str, Any]:
+    kept = {id(p) for p in chosen.kept}
+    return {
+        "count": chosen.count,
+        "reports": [
+            {
+                "path": part.name,
+                "shard": part.index,
+                "started": part.document.get("started"),
+                "duration_s": part.document.get("duration_s"),
+                "records": len(part.document.get("samples", [])),
+                "used": id(part) in kept,
+            }
+            for part in parts
+        ],
+        "missing": list(chosen.missing),
+        "missing_samples": list(chosen.missing_samples),
+    }
+
+
+def prediction_order(record: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """The merged predictions file: dataset by dataset, sample by sample, each detector's line."""
+    return (record["dataset"], record["uid"], record.get("task", "grounding"), record["detector"])

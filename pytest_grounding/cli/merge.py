@@ -1,0 +1,134 @@
+"""`python -m pytest_grounding merge A.json B.json ... --json OUT.json`: the shard reports of one
+run put back together (pytest_grounding.analysis.merge), written as JSON (and HTML, predictions), the
+summary printed as a run prints it, the exit status the gates' verdict."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = (
+    "One report from the JSON reports of the shards of a run (--grounding-shard K/N): the same figures as one run "
+    "of the whole set. Refuses reports of other datasets, detectors, score-changing settings or scoring versions. "
+    "A missing shard: the report is marked partial and names it. The same report twice counts once; a shard "
+    "run again replaces its earlier report (the latest wins). Exit 0: merged and every gate passed; 1: a gate "
+    "or the error share failed, or the merge is partial; 2: a report cannot be read or merged."
+)
+
+
+def add_command(commands: Any) -> None:
+    merge = commands.add_parser(
+        "merge", help="merge the JSON reports of a run's shards (--grounding-shard) into one", description=DESCRIPTION
+    )
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="the shards' --grounding-json")
+    merge.add_argument("--json", required=True, type=Path, metavar="PATH", help="write the merged report here")
+    merge.add_argument("--html", type=Path, metavar="PATH", help="also the HTML page (as --grounding-html)")
+    merge.add_argument(
+        "--predictions", type=Path, metavar="PATH", help="also the predictions JSONL, dataset by dataset"
+    )
+    merge.add_argument(
+        "--min-accuracy",
+        action="append",
+        metavar="SPEC",
+        help="accuracy gate as --grounding-min-accuracy (repeatable); default: the gates the shards ran with",
+    )
+    merge.add_argument("--max-errors", metavar="SHARE", help="as --grounding-max-errors; default: the shards' setting")
+    merge.add_argument(
+        "--published", type=Path, metavar="PATH", help="published figures as --grounding-published (reproduction)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis import gates as gates_mod
+    from ..analysis import reproduce
+    from ..analysis.cost import Price
+    from ..analysis.merge import MergeError, Part, merged_document, prediction_order
+    from ..plugin.options import share
+    from ..plugin.state import registered_preset
+    from ..render import terminal as report
+    from ..render.output import OutputError, PredictionsWriter, read_report, write_json
+
+    try:
+        parts = [Part(str(path), i, read_report(path)) for i, path in enumerate(args.reports)]
+        gates = None
+        if args.min_accuracy:
+            gates = [gates_mod.parse_gate(spec, "--min-accuracy") for spec in args.min_accuracy]
+        max_errors = share(args.max_errors, "--max-errors") if args.max_errors is not None else None
+        table = reproduce.shipped_table()
+        if args.published is not None:
+            table = table.merged(reproduce.read_table(args.published)).check(str(args.published))
+        document, figures = merged_document(
+            parts,
+            gates=gates,
+            max_errors=max_errors,
+            published=table,
+            args=["merge", *(str(path) for path in args.reports), "--json", str(args.json)],
+            registered=registered_preset,
+        )
+    except (OutputError, MergeError, ValueError) as exc:  # PublishedError is a ValueError
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        write_json(args.json, document)
+    except (OSError, ValueError) as exc:
+        print(f"error: merged report {args.json} not written: {exc}", file=sys.stderr)
+        return 2
+    problems = []
+    if args.predictions is not None:
+        writer = PredictionsWriter(args.predictions)
+        for record in sorted(document["samples"], key=prediction_order):
+            writer.write(record)
+        writer.close()
+        if writer.error:
+            problems.append(writer.error)
+    if args.html is not None:
+        from ..render.html import write_html
+
+        try:
+            write_html(document, args.html, base=args.json.resolve().parent)
+        except Exception as exc:  # the JSON is written; a page that fails is said, not a crash
+            problems.append(f"HTML report {args.html} not written: {type(exc).__name__}: {exc}")
+    partial = bool(document["partial"])
+    verdicts = list(figures.verdicts) if figures else []
+    if figures is not None:
+        settings = document["run"]["settings"]
+        for line in report.summary_lines(
+            figures.summary,
+            datasets=document["run"]["datasets"],
+            detector_info=document["run"]["detectors"],
+            top_apps=settings.get("top_apps"),
+            verdicts=verdicts,
+            partial=partial,
+            notes=document["notes"],
+            resumed=document["resumed"],
+            records=document["samples"],
+            cost=figures.cost,
+            price=Price.from_dict((document.get("cost") or {}).get("price")),
+            reproductions=figures.reproductions,
+        ):
+            print(line)
+    else:
+        for note in document["notes"]:
+            print(f"note: {note}")
+    kept = sum(1 for r in document["merge"]["reports"] if r["used"])
+    print(f"\nmerged {kept} of {document['merge']['count']} shards: {len(document['samples'])} records -> {args.json}")
+    for problem in problems:
+        print(f"merge output FAILED: {problem}")
+    failed = [v for v in verdicts if not v.passed]
+    if partial:
+        missing = sum(d["missing"] for d in document["merge"]["missing_samples"])
+        shards = ", ".join(str(k) for k in document["merge"]["missing"]) or "none"
+        print(f"verdict: partial merge, no verdict (missing shards: {shards}; {missing} samples not scored)")
+        return 1
+    gated = bool(document["run"]["settings"]["gates"])
+    if gated or failed:
+        total = sum(1 for v in verdicts if hasattr(v, "gate"))
+        if failed:
+            print(f"verdict: {len(failed)} of {len(verdicts)} checks FAILED")
+        else:
+            print(f"verdict: all {total} gates passed")
+    else:
+        print("verdict: no gates (give --min-accuracy, or run the shards with --grounding-min-accuracy)")
+    return 1 if failed or problems else 0
