@@ -13,6 +13,7 @@ from . import baseline, baseline_hooks, hookspecs, metrics, report
 from .datasets import DatasetError
 from .options import add_options
 from .progress import Progress
+from .replay import check as replay_check
 from .runner import evaluate, evaluate_locate, explain
 from .session import DetectorLoadError, GroundingRun, SettingError
 from .types import Sample
@@ -498,6 +499,8 @@ class Controller:
         for line in baseline_hooks.summary_lines(run):
             failed = "FAILED" in line or line.startswith("  regression")
             write(line, red=failed, bold=failed)
+        for line in replay_check.summary_lines(run.records, run.settings.detector_specs):
+            write(line)
         for target, path in (
             ("JSON report", run.settings.json_path),
             ("HTML report", run.settings.html_path),

@@ -128,10 +128,16 @@ class Sample:
 
 @dataclass(frozen=True)
 class Query:
-    """What a detector is given: the image and the instruction, never the target."""
+    """What a detector is given: the image and the instruction, never the target.
+
+    `sample` is the sample asked about, for detectors that answer from its identity (a replayed
+    predictions file matched by id, image path and instruction); a detector must not read its
+    target. A detector with `needs_image = False` gets `image` opened for its size only (its
+    pixels are never decoded)."""
 
     image: Image
     instruction: str
+    sample: Sample | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def image_key(self) -> str:

@@ -1,0 +1,150 @@
+"""Our verdict beside the replayed file's own (pure): where a row says whether it was right
+(ScreenSpot-Pro's `correctness`, this plugin's `outcome`, a mapped `correct_field`), the two are
+compared and each disagreement gets the reason a person would look for first."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .files import Answer
+
+LISTED = 12  # disagreements shown per detector in the terminal; the JSON report has them all
+
+
+def compare(record: Mapping[str, Any], answer: Answer, *, file: str, fmt: str) -> dict[str, Any]:
+    """The record's `replay` field: the row, what the file said, and whether we agree (null when
+    the file does not say)."""
+    ours = record.get("outcome")
+    out: dict[str, Any] = {
+        "file": file,
+        "format": fmt,
+        "row": answer.line,
+        "their_verdict": answer.their_verdict,
+        "their_correct": answer.their_correct,
+        "agree": None,
+        "reason": None,
+    }
+    if answer.their_correct is None or ours not in ("hit", "miss", "wrong_format"):
+        return out
+    agree = (ours == "hit") == answer.their_correct
+    out["agree"] = agree
+    if not agree:
+        out["reason"] = reason(record, answer)
+    return out
+
+
+def reason(record: Mapping[str, Any], answer: Answer) -> str:
+    """Why our outcome and the file's differ, the most telling cause first."""
+    ours = record.get("outcome")
+    target = [float(v) for v in record.get("target") or (0, 0, 0, 0)]
+    if answer.bbox is not None and not _close(answer.bbox, target):
+        theirs = list(answer.bbox)
+        x, y, w, h = theirs
+        if _close((x, y, x + w, y + h), target):
+            return (
+                f"box format: the file's target {_fmt(theirs)} is [x, y, w, h], ours {_fmt(target)} is [x1, y1, x2, y2]"
+            )
+        return f"another target: the file scored against {_fmt(theirs)}, this dataset's box is {_fmt(target)}"
+    if ours == "wrong_format":
+        if answer.invalid:
+            return f"unreadable answer in the file: {answer.invalid}"
+        return "no point: the file counts it correct but gives no point (pred null) to score"
+    if answer.their_verdict == "wrong_format":
+        return "wrong format in the file, but its row carries a point, scored here"
+    if record.get("refusal") or answer.refusal:
+        return "refusal: the file and this dataset disagree on whether the element is absent"
+    point = record.get("point")
+    if answer.point is None and answer.box is not None:
+        return f"box answer: the file gives a box {_fmt(list(answer.box))}, scored here by its centre"
+    if point is not None and len(target) == 4:
+        edge = _edge(point, target)
+        if edge:
+            integer = all(float(v).is_integer() for v in point)
+            kind = "an integer click" if integer else "a click"
+            return f"{kind} on the box's {edge} edge ({_fmt(point)} on {_fmt(target)}): edges count as inside here"
+        distance = record.get("distance")
+        if isinstance(distance, (int, float)) and 0 < distance <= 1.0:
+            return (
+                f"rounding: the click {_fmt(point)} is {distance:g} px outside {_fmt(target)} "
+                "(the file may round or compare normalised coordinates)"
+            )
+    return f"unexplained: ours {ours}, the file's {answer.their_verdict}"
+
+
+def _edge(point: Sequence[float], box: Sequence[float]) -> str | None:
+    x, y = float(point[0]), float(point[1])
+    x1, y1, x2, y2 = box
+    inside = x1 <= x <= x2 and y1 <= y <= y2
+    if not inside:
+        return None
+    for name, a, b in (("right", x, x2), ("left", x, x1), ("bottom", y, y2), ("top", y, y1)):
+        if math.isclose(a, b, abs_tol=1e-9):
+            return name
+    return None
+
+
+def _close(a: Sequence[float], b: Sequence[float]) -> bool:
+    return len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-6 for x, y in zip(a, b, strict=True))
+
+
+def _fmt(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{float(v):g}" for v in values) + "]"
+
+
+# -- over a run -----------------------------------------------------------------------------------
+
+
+def tally(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per detector with replayed records: rows compared, agreements, and every disagreement."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in records:
+        replay = record.get("replay")
+        if not isinstance(replay, Mapping):
+            continue
+        block = out.setdefault(
+            str(record["detector"]),
+            {"file": replay.get("file"), "format": replay.get("format"), "replayed": 0, "compared": 0, "agree": 0},
+        )
+        block.setdefault("disagreements", [])
+        block["replayed"] += 1
+        if replay.get("agree") is None:
+            continue
+        block["compared"] += 1
+        if replay["agree"]:
+            block["agree"] += 1
+        else:
+            block["disagreements"].append(
+                {
+                    "dataset": record.get("dataset"),
+                    "id": record.get("id"),
+                    "row": replay.get("row"),
+                    "ours": record.get("outcome"),
+                    "theirs": replay.get("their_verdict"),
+                    "reason": replay.get("reason"),
+                }
+            )
+    for block in out.values():
+        block["disagreements"].sort(key=lambda d: (str(d["dataset"]), str(d["id"])))
+    return out
+
+
+def lines(blocks: Mapping[str, Mapping[str, Any]], *, listed: int = LISTED) -> list[str]:
+    """The terminal's short block: agreement per replayed file, the first disagreements."""
+    out: list[str] = []
+    for detector, block in blocks.items():
+        head = f"replay {detector}: {block['replayed']} answers from {block['file']} ({block['format']})"
+        if not block["compared"]:
+            out.append(f"{head}; the file gives no verdict of its own to compare")
+            continue
+        disagree = block["compared"] - block["agree"]
+        out.append(f"{head}; verdicts compared on {block['compared']}: {block['agree']} agree, {disagree} differ")
+        for item in block["disagreements"][:listed]:
+            out.append(
+                f"  {item['dataset']}/{item['id']} (row {item['row']}): ours {item['ours']}, "
+                f"theirs {item['theirs']}: {item['reason']}"
+            )
+        if disagree > listed:
+            out.append(f"  ... and {disagree - listed} more (every one is in the JSON report's samples, field replay)")
+    return out
