@@ -10,6 +10,7 @@ from pathlib import Path
 from . import baseline as baseline_mod
 from . import cost as cost_mod
 from . import gates as gates_mod
+from .replay.check import labelled_first
 from .options import (
     LANGUAGES,
     MISSES_MODES,
@@ -106,7 +107,7 @@ class Settings:
         return cls(
             dataset_specs=tuple(as_list(datasets)),
             dataset_source=dataset_source,
-            detector_specs=tuple(dict.fromkeys(as_list(detectors))),
+            detector_specs=tuple(dict.fromkeys(labelled_first(spec) for spec in as_list(detectors))),
             detector_source=detector_source,
             json_path=Path(json_path).resolve() if json_path else None,
             predictions_path=Path(predictions_path).resolve() if predictions_path else None,

@@ -134,7 +134,7 @@ def lines(blocks: Mapping[str, Mapping[str, Any]], *, listed: int = LISTED) -> l
     """The terminal's short block: agreement per replayed file, the first disagreements."""
     out: list[str] = []
     for detector, block in blocks.items():
-        head = f"replay {detector}: {block['replayed']} answers from {block['file']} ({block['format']})"
+        head = f"replay {detector}: {block['replayed']} samples answered from {block['file']} ({block['format']})"
         if not block["compared"]:
             out.append(f"{head}; the file gives no verdict of its own to compare")
             continue
@@ -147,4 +147,33 @@ def lines(blocks: Mapping[str, Mapping[str, Any]], *, listed: int = LISTED) -> l
             )
         if disagree > listed:
             out.append(f"  ... and {disagree - listed} more (every one is in the JSON report's samples, field replay)")
+    return out
+
+
+def markdown_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The markdown section: per replayed detector, agreement with the file's own verdicts and
+    every disagreement with its reason (python -m pytest_grounding summary, CI job summaries)."""
+    blocks = tally(records)
+    if not blocks:
+        return []
+
+    def cell(text: Any) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    out = ["### Replayed files: our verdict beside theirs", ""]
+    out += ["| detector | file | format | samples | compared | agree | differ |", "|---|---|---|---|---|---|---|"]
+    for detector, block in blocks.items():
+        differ = block["compared"] - block["agree"]
+        cells = (detector, block["file"], block["format"], block["replayed"], block["compared"], block["agree"], differ)
+        out.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    out.append("")
+    for detector, block in blocks.items():
+        if block["disagreements"]:
+            out += [f"Disagreements of `{cell(detector)}`:", ""]
+            out += [
+                f"- {cell(d['dataset'])}/{cell(d['id'])} (row {d['row']}): ours {d['ours']}, theirs "
+                f"{cell(d['theirs'])}: {cell(d['reason'])}"
+                for d in block["disagreements"]
+            ]
+            out.append("")
     return out

@@ -18,6 +18,17 @@ REPLAY = "replay"
 SHOWN_IDS = 5
 
 
+def labelled_first(spec: str) -> str:
+    """A replay spec with its `name=LABEL` first (`replay:name=a,path=...`): the spec is the
+    detector's name in every table, and tables cut long names at the end."""
+    head, sep, rest = spec.partition(":")
+    if head.strip() != REPLAY or not sep:
+        return spec
+    options = [part.strip() for part in rest.split(",") if part.strip()]
+    named = [part for part in options if part.partition("=")[0].strip() == "name"]
+    return f"{REPLAY}:{','.join(named + [p for p in options if p not in named])}" if named else spec
+
+
 def replay_specs(specs: Sequence[str]) -> list[str]:
     return [spec for spec in specs if spec.partition(":")[0].strip() == REPLAY]
 

@@ -78,15 +78,8 @@ def _grouped(rows: Sequence[Mapping[str, Any]], fields: Sequence[tuple[str, str]
 def official_metrics(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The official `metrics` block over the grounding records given (one detector's)."""
     rows = [official_row(r) for r in records if r.get("task", "grounding") == "grounding"]
-    plat, app, style, gt_type = (
-        ("plat", "platform"),
-        ("app", "application"),
-        ("inst_style", "instruction_style"),
-        (
-            "gt_type",
-            "gt_type",
-        ),
-    )
+    plat, app, gt_type = ("plat", "platform"), ("app", "application"), ("gt_type", "gt_type")
+    style = ("inst_style", "instruction_style")
     return {
         "fine_grained": _grouped(rows, (plat, app, style, gt_type)),
         "seeclick_style": _grouped(rows, (plat, style, gt_type)),
