@@ -10,7 +10,6 @@ from pathlib import Path
 from . import baseline as baseline_mod
 from . import cost as cost_mod
 from . import gates as gates_mod
-from .replay.check import labelled_first
 from .options import (
     LANGUAGES,
     MISSES_MODES,
@@ -26,6 +25,7 @@ from .options import (
     share,
     switch,
 )
+from .replay.check import labelled_first
 
 
 class SettingError(ValueError):

@@ -302,7 +302,8 @@ def test_omniparser_log_rows_disagreements_listed_with_reasons(project, workers,
     assert samples["pro_m05"]["replay"]["agree"] is True
     result.stdout.fnmatch_lines(
         [
-            "*replay replay:name=omni,path=*: 6 samples answered from*(screenspot-pro); verdicts compared on 6: 3 agree, 3 differ",
+            "*replay replay:name=omni,path=*: 6 samples answered from*(screenspot-pro); verdicts compared on 6: "
+            "3 agree, 3 differ",
             "  screenspot-pro/pro_m01 (row 1): ours hit, theirs wrong: an integer click on the box's right edge*",
             "  screenspot-pro/pro_m04 (row 4): ours hit, theirs wrong: box format*",
             "  screenspot-pro/pro_odd (row 1): ours hit, theirs wrong: another target*",
@@ -311,7 +312,7 @@ def test_omniparser_log_rows_disagreements_listed_with_reasons(project, workers,
 
 
 def test_screenspot_pro_rows_that_differ_for_one_sample_are_its_error(project, tmp_path):
-    rows = PRO_DETAILS[:5] + [dict(PRO_DETAILS[1], pred=[1, 1], correctness="wrong")]  # a second pro_m02 row
+    rows = [*PRO_DETAILS[:5], dict(PRO_DETAILS[1], pred=[1, 1], correctness="wrong")]  # a second pro_m02 row
     log = write_jsonl(tmp_path / "log.jsonl", rows)
     report = tmp_path / "r.json"
     project.runpytest(f"--dataset={PRO}", "--detector", f"replay:path={log}", "--grounding-json", str(report))
