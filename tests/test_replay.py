@@ -468,3 +468,21 @@ def test_markdown_lists_every_disagreement():
     text = report_markdown({"summary": {}, "samples": [on_edge, agreed]})
     assert "| replay:name=x,path=f | f | x | 2 | 2 | 1 | 1 |" in text
     assert "- d/a\\|1 (row 3): ours hit, theirs wrong: an integer click on the box's right edge" in text
+
+
+def test_screen_rows_match_a_copy_without_an_images_folder_by_file_name(tmp_path):
+    import dataclasses
+    from pathlib import Path
+
+    from pytest_grounding.datasets import load_dataset
+    from pytest_grounding.replay.files import read_replay_file
+    from pytest_grounding.replay.match import Index
+
+    log = write_jsonl(tmp_path / "log.jsonl", PRO_DETAILS)
+    index = Index(read_replay_file(log))
+    sample = next(s for s in load_dataset(PRO).samples if s.id == "pro_m03")
+    assert index.match(sample).answer.line == 3
+    cached = dataclasses.replace(sample, image=Path("/hub/cache/s2.png"))  # no images/ folder in the path
+    assert index.match(cached).answer.line == 3
+    elsewhere = dataclasses.replace(sample, image=Path("/data/images/other/s2.png"))  # another folder below images/
+    assert index.match(elsewhere).answer is None

@@ -89,6 +89,11 @@ def _close(a: Sequence[float], b: Sequence[float]) -> bool:
     return len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-6 for x, y in zip(a, b, strict=True))
 
 
+def _plain(text: Any) -> str:
+    """Text from a file, safe on a terminal: control characters written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def _fmt(values: Sequence[float]) -> str:
     return "[" + ", ".join(f"{float(v):g}" for v in values) + "]"
 
@@ -142,8 +147,8 @@ def lines(blocks: Mapping[str, Mapping[str, Any]], *, listed: int = LISTED) -> l
         out.append(f"{head}; verdicts compared on {block['compared']}: {block['agree']} agree, {disagree} differ")
         for item in block["disagreements"][:listed]:
             out.append(
-                f"  {item['dataset']}/{item['id']} (row {item['row']}): ours {item['ours']}, "
-                f"theirs {item['theirs']}: {item['reason']}"
+                f"  {_plain(item['dataset'])}/{_plain(item['id'])} (row {item['row']}): ours {item['ours']}, "
+                f"theirs {_plain(item['theirs'])}: {_plain(item['reason'])}"
             )
         if disagree > listed:
             out.append(f"  ... and {disagree - listed} more (every one is in the JSON report's samples, field replay)")

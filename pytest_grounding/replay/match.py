@@ -46,11 +46,13 @@ class Index:
         self.file = replay
         self._by_id: dict[str, list[Answer]] = defaultdict(list)
         self._by_screen: dict[tuple[str, str], list[Answer]] = defaultdict(list)
+        self._by_name: dict[tuple[str, str], list[Answer]] = defaultdict(list)  # file name only
         for answer in replay.answers:
             if replay.by == BY_ID and answer.id is not None:
                 self._by_id[answer.id].append(answer)
             elif answer.image is not None and answer.prompt is not None:
                 self._by_screen[(answer.image, answer.prompt)].append(answer)
+                self._by_name[(answer.image.rsplit("/", 1)[-1], answer.prompt)].append(answer)
 
     def match(self, sample: Sample) -> Match:
         path = self.file.path
@@ -69,6 +71,8 @@ class Index:
             return Match(rows[0], None, lines)
         image = below_images(str(sample.image)) or ""
         rows = self._by_screen.get((image, sample.instruction), [])
+        if not rows and "/" not in image:  # a copy of the dataset with no images/ folder (a hub cache)
+            rows = self._by_name.get((image, sample.instruction), [])
         if not rows:
             return Match(None, f"no answer for image {image!r} with this instruction in replay file {path}")
         all_lines = tuple(a.line for a in rows)
