@@ -486,3 +486,27 @@ def test_screen_rows_match_a_copy_without_an_images_folder_by_file_name(tmp_path
     assert index.match(cached).answer.line == 3
     elsewhere = dataclasses.replace(sample, image=Path("/data/images/other/s2.png"))  # another folder below images/
     assert index.match(elsewhere).answer is None
+
+
+def test_a_results_file_checked_against_its_own_boxes(tmp_path):
+    from pytest_grounding.replay.agreement import against_own_targets
+    from pytest_grounding.replay.files import read_replay_file
+
+    rows = [
+        dict(PRO_DETAILS[0], pred=[30, 20], correctness="wrong"),  # on the right edge: we count it a hit
+        PRO_DETAILS[1],  # wrong format both ways
+        dict(PRO_DETAILS[3], pred=[24, 94], correctness="correct"),  # inside: agree
+        dict(PRO_DETAILS[3], pred=[28.5, 94], correctness="wrong"),  # 0.5 px outside: agree
+    ]
+    log = write_jsonl(tmp_path / "log.jsonl", rows)
+    found = against_own_targets(read_replay_file(log).answers, file=str(log), fmt="screenspot-pro")
+    assert found["compared"] == 4 and found["agree"] == 3
+    assert found["disagreements"] == [
+        {
+            "row": 1,
+            "ours": "hit",
+            "theirs": "wrong",
+            "reason": "an integer click on the box's right edge ([30, 20] on [10, 10, 30, 30]): "
+            "edges count as inside here",
+        }
+    ]

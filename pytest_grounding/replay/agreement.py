@@ -182,3 +182,29 @@ def markdown_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
             ]
             out.append("")
     return out
+
+
+def against_own_targets(answers: Iterable[Answer], *, file: str, fmt: str) -> dict[str, Any]:
+    """A file checked without its dataset: each row that carries its own target box and verdict
+    (ScreenSpot-Pro's `bbox` and `correctness`) scored by this plugin's rule against that box
+    (edges included, a box answer by its centre), beside the file's verdict."""
+    from ..types import Box
+
+    compared, agree, disagreements = 0, 0, []
+    for answer in answers:
+        if answer.bbox is None or answer.their_correct is None or answer.invalid or answer.refusal:
+            continue
+        target = Box(*answer.bbox)
+        click = answer.point or (Box(*answer.box).center if answer.box is not None else None)
+        record: dict[str, Any] = {"outcome": "wrong_format", "point": None, "target": list(answer.bbox)}
+        if click is not None and not answer.wrong_format:
+            inside = target.contains(click)
+            record.update(outcome="hit" if inside else "miss", point=list(click), distance=target.distance_to(click))
+        verdict = compare(record, answer, file=file, fmt=fmt)
+        compared += 1
+        if verdict["agree"]:
+            agree += 1
+        else:
+            item = {"row": answer.line, "ours": record["outcome"], "theirs": answer.their_verdict}
+            disagreements.append({**item, "reason": verdict["reason"]})
+    return {"compared": compared, "agree": agree, "disagreements": disagreements}
