@@ -219,11 +219,12 @@ def evaluate(
     """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
     the detector returns or raises (short of Ctrl-C or killing the process) ends in a record.
     A detector's optional `annotate_record(record)` adds its own fields to the scored record."""
-    image, failed = _open_sample(sample, detector_name, decode=getattr(detector, "needs_image", True) is not False)
+    by_identity = getattr(detector, "needs_image", True) is False  # answers from the sample, not the pixels
+    image, failed = _open_sample(sample, detector_name, decode=not by_identity)
     if failed is not None:
         return failed
     width, height = image.size
-    query = Query(image=image, instruction=sample.instruction, sample=sample)
+    query = Query(image=image, instruction=sample.instruction, sample=sample if by_identity else None)
     timing: dict[str, float] = {}
 
     def timed() -> tuple[Any, BaseException | None]:

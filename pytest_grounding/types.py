@@ -130,10 +130,10 @@ class Sample:
 class Query:
     """What a detector is given: the image and the instruction, never the target.
 
-    `sample` is the sample asked about, for detectors that answer from its identity (a replayed
-    predictions file matched by id, image path and instruction); a detector must not read its
-    target. A detector with `needs_image = False` gets `image` opened for its size only (its
-    pixels are never decoded)."""
+    `sample` is given only to a detector with `needs_image = False`, one that answers from the
+    sample's identity (a replayed predictions file matched by id, image path and instruction),
+    never to one that looks at the pixels; its `image` is then opened for its size only (pixels
+    never decoded)."""
 
     image: Image
     instruction: str

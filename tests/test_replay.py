@@ -510,3 +510,26 @@ def test_a_results_file_checked_against_its_own_boxes(tmp_path):
             "edges count as inside here",
         }
     ]
+
+
+def test_only_a_detector_that_answers_by_identity_is_given_the_sample():
+    from pytest_grounding import runner
+    from pytest_grounding.datasets import load_dataset
+    from pytest_grounding.types import Prediction
+
+    seen = []
+
+    class Looks:
+        name = "looks"
+
+        def predict(self, query):
+            seen.append((query.sample, query.image.size))
+            return Prediction(point=(1, 1))
+
+    class ByIdentity(Looks):
+        needs_image = False
+
+    sample = next(s for s in load_dataset(MINI).samples if s.id == "m01")
+    runner.evaluate(sample, Looks(), detector_name="looks")
+    runner.evaluate(sample, ByIdentity(), detector_name="by-identity")
+    assert seen == [(None, (160, 120)), (sample, (160, 120))]
