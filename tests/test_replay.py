@@ -533,3 +533,27 @@ def test_only_a_detector_that_answers_by_identity_is_given_the_sample():
     runner.evaluate(sample, Looks(), detector_name="looks")
     runner.evaluate(sample, ByIdentity(), detector_name="by-identity")
     assert seen == [(None, (160, 120)), (sample, (160, 120))]
+
+
+def test_chinese_rows_answer_a_run_in_chinese(project, tmp_path):
+    def row(prompt, lang, pred):
+        return {"img_path": "images/gimp_windows/cn1.png", "prompt_to_evaluate": prompt, "lang": lang,
+                "instruction_style": "instruction", "gt_type": "positive", "pred": pred, "correctness": "wrong"}  # fmt: skip
+
+    rows = [
+        row("打开红色菜单", "cn", [20, 20]),  # cn-1: inside [10, 10, 50, 30]
+        row("按下蓝色按钮", "cn", [0, 0]),  # cn-2: outside [100, 60, 130, 90]
+        row("按下蓝色按钮", "en", [110, 70]),  # the same text labelled en: not this run's language
+        row("Open the red menu", "en", [0, 0]),  # an English row: no sample of a Chinese run
+    ]
+    log = write_jsonl(tmp_path / "cn.jsonl", rows)
+    report = tmp_path / "r.json"
+    result = project.runpytest(
+        f"--dataset={FIXTURES / 'screenspot-pro-cn'}", "--grounding-language", "cn",
+        "--detector", f"replay:path={log}", "--grounding-json", str(report),
+    )  # fmt: skip
+    samples = by_id(read_json(report))
+    assert {k: v["outcome"] for k, v in samples.items()} == {"cn-1": "hit", "cn-2": "miss", "cn-3": "error"}
+    assert samples["cn-2"]["replay"]["row"] == 2
+    assert "no instruction_cn" in samples["cn-3"]["error"]
+    result.stdout.fnmatch_lines(["*1 of its 4 answers match no sample of this run's datasets*"])

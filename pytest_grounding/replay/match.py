@@ -3,8 +3,8 @@
 By id (this plugin's files, Pointerbench-Pro, a user mapping): the dataset's own id; two rows
 for one id is that sample's error. By screen (ScreenSpot-Pro rows, which carry no id): the
 image's path below images/ plus the instruction asked (`prompt_to_evaluate`), narrowed by
-instruction style and gt type where the row has them, then by the target box the row was
-scored against (the dataset's duplicate rows share a screen and an instruction). Rows still
+language, instruction style and gt type where the row has them, then by the target box the row
+was scored against (the dataset's duplicate rows share a screen and an instruction). Rows still
 tied answer the sample only when they answer alike; otherwise it is that sample's error."""
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ class Match:
     answer: Answer | None
     problem: str | None
     lines: tuple[int, ...] = ()
+
+
+def sample_language(sample: Sample) -> str:
+    """"cn" when the sample is asked in its Chinese instruction (--grounding-language cn), else "en"."""
+    translated = sample.extra.get("instruction_cn") if isinstance(sample.extra, Mapping) else None
+    return "cn" if isinstance(translated, str) and translated.strip() == sample.instruction else "en"
 
 
 def sample_style(sample: Sample) -> tuple[str, str]:
@@ -77,10 +83,17 @@ class Index:
             return Match(None, f"no answer for image {image!r} with this instruction in replay file {path}")
         all_lines = tuple(a.line for a in rows)
         style, gt_type = sample_style(sample)
-        rows = [a for a in rows if a.style in (None, style) and a.gt_type in (None, gt_type)]
+        language = sample_language(sample)
+        rows = [
+            a
+            for a in rows
+            if a.style in (None, style) and a.gt_type in (None, gt_type) and a.language in (None, language)
+        ]
         if not rows:
             return Match(
-                None, f"no answer in style {style}, gt type {gt_type} for image {image!r} in {path}", all_lines
+                None,
+                f"no answer in language {language}, style {style}, gt type {gt_type} for image {image!r} in {path}",
+                all_lines,
             )
         if len(rows) > 1:
             target = sample.bbox.as_list()
