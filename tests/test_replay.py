@@ -537,8 +537,8 @@ def test_only_a_detector_that_answers_by_identity_is_given_the_sample():
 
 def test_chinese_rows_answer_a_run_in_chinese(project, tmp_path):
     def row(prompt, lang, pred):
-        return {"img_path": "images/gimp_windows/cn1.png", "prompt_to_evaluate": prompt, "lang": lang,
-                "instruction_style": "instruction", "gt_type": "positive", "pred": pred, "correctness": "wrong"}  # fmt: skip
+        fixed = {"img_path": "images/gimp_windows/cn1.png", "instruction_style": "instruction", "gt_type": "positive"}
+        return {**fixed, "prompt_to_evaluate": prompt, "lang": lang, "pred": pred, "correctness": "wrong"}
 
     rows = [
         row("打开红色菜单", "cn", [20, 20]),  # cn-1: inside [10, 10, 50, 30]
