@@ -30,7 +30,7 @@ class Match:
 
 
 def sample_language(sample: Sample) -> str:
-    """"cn" when the sample is asked in its Chinese instruction (--grounding-language cn), else "en"."""
+    """The language asked: cn when the sample is asked in its instruction_cn (--grounding-language cn), else en."""
     translated = sample.extra.get("instruction_cn") if isinstance(sample.extra, Mapping) else None
     return "cn" if isinstance(translated, str) and translated.strip() == sample.instruction else "en"
 
