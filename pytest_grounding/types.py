@@ -1,4 +1,4 @@
-"""The public home of the domain types (`from pytest_grounding.core.types import Box`); they live in
+"""The public home of the domain types (`from pytest_grounding.types import Box`); they live in
 `pytest_grounding.core.types`."""
 
 from .core.types import ELEMENT_TYPES, Box, Point, Prediction, Query, Sample, image_digest

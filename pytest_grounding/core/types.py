@@ -128,10 +128,16 @@ class Sample:
 
 @dataclass(frozen=True)
 class Query:
-    """What a detector is given: the image and the instruction, never the target."""
+    """What a detector is given: the image and the instruction, never the target.
+
+    `sample` is given only to a detector with `needs_image = False`, one that answers from the
+    sample's identity (a replayed predictions file matched by id, image path and instruction),
+    never to one that looks at the pixels; its `image` is then opened for its size only (pixels
+    never decoded)."""
 
     image: Image
     instruction: str
+    sample: Sample | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def image_key(self) -> str:

@@ -34,6 +34,10 @@ BUILTIN = {
         "pytest_grounding.detectors.omniparser:OmniParserDetector",
         "OmniParser v2 icons + OCR merge (extra: omniparser)",
     ),
+    "replay": (
+        "pytest_grounding.detectors.replay:ReplayDetector",
+        "answers from a predictions file made elsewhere; path=FILE[,name=LABEL] (docs: replay)",
+    ),
 }
 
 

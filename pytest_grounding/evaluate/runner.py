@@ -38,6 +38,21 @@ def read_image(sample: Sample) -> tuple[Any, str | None]:
     return image, None
 
 
+def read_header(sample: Sample) -> tuple[Any, str | None]:
+    """The image opened for its size only (pixels never decoded; the file is closed), for a
+    detector with `needs_image = False`, or an error message."""
+    from PIL import Image
+
+    if not sample.image.is_file():
+        return None, f"image not found: {sample.image}"
+    try:
+        with Image.open(sample.image) as handle:
+            header = handle
+    except Exception as exc:  # Pillow raises several types for broken files
+        return None, f"cannot read image {sample.image}: {type(exc).__name__}: {exc}"
+    return header, None
+
+
 class InvalidAnswer(ValueError):
     """A detector's answer that is not a prediction: an error for that sample, never repaired."""
 
@@ -109,6 +124,11 @@ class Timeout(Exception):
     pass
 
 
+class CannotAnswer(Exception):
+    """Raised by a detector that knows why it has no answer for this sample (a replayed file with
+    no row for it, or two): that sample's error, with the message as given and no traceback."""
+
+
 def call_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     """Run fn, giving up after `timeout` seconds. The abandoned call cannot be killed (Python has
     no thread cancel); it finishes in the background while the run goes on."""
@@ -132,11 +152,12 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     return box["value"]
 
 
-def _open_sample(sample: Sample, detector_name: str) -> tuple[Any, Evaluation | None]:
-    """The sample's image, or the error record that says why the sample cannot be scored."""
+def _open_sample(sample: Sample, detector_name: str, decode: bool = True) -> tuple[Any, Evaluation | None]:
+    """The sample's image (only its header unless `decode`), or the error record that says why the
+    sample cannot be scored."""
     if sample.defect:
         return None, _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
-    image, problem = read_image(sample)
+    image, problem = read_image(sample) if decode else read_header(sample)
     if problem:
         return None, _error(sample, detector_name, problem)
     width, height = image.size
@@ -162,6 +183,8 @@ def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseExcepti
         kind, trace = "timed out", None
     elif isinstance(failure, InvalidAnswer):
         kind, trace = "gave an invalid answer", None
+    elif isinstance(failure, CannotAnswer):
+        kind, trace = "has no answer", None
     else:
         kind = f"raised {type(failure).__name__}"
         trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
@@ -195,12 +218,14 @@ def evaluate(
     around: Callable[[Callable[[], Any]], Any] | None = None,
 ) -> Evaluation:
     """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
-    the detector returns or raises (short of Ctrl-C or killing the process) ends in a record."""
-    image, failed = _open_sample(sample, detector_name)
+    the detector returns or raises (short of Ctrl-C or killing the process) ends in a record.
+    A detector's optional `annotate_record(record)` adds its own fields to the scored record."""
+    by_identity = getattr(detector, "needs_image", True) is False  # answers from the sample, not the pixels
+    image, failed = _open_sample(sample, detector_name, decode=not by_identity)
     if failed is not None:
         return failed
     width, height = image.size
-    query = Query(image=image, instruction=sample.instruction)
+    query = Query(image=image, instruction=sample.instruction, sample=sample if by_identity else None)
     timing: dict[str, float] = {}
 
     def timed() -> tuple[Any, BaseException | None]:
@@ -214,6 +239,9 @@ def evaluate(
             record = scoring.score(
                 sample, prediction, detector=detector_name, latency_ms=latency_ms, image_size=(width, height)
             )
+            annotate = getattr(detector, "annotate_record", None)
+            if callable(annotate):
+                annotate(record)
         except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
             failure = exc
         else:

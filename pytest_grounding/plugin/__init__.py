@@ -17,6 +17,7 @@ from ..evaluate.runner import evaluate, evaluate_locate, explain
 from ..evaluate.scoring import error_record
 from ..render import terminal as report
 from . import baseline_hooks, hookspecs
+from . import replay as replay_check
 from .options import add_options
 from .progress import Progress
 from .state import DetectorLoadError, GroundingRun, SettingError
@@ -510,6 +511,8 @@ class Controller:
         for line in baseline_hooks.summary_lines(run):
             failed = "FAILED" in line or line.startswith("  regression")
             write(line, red=failed, bold=failed)
+        for line in replay_check.summary_lines(run.records, run.settings.detector_specs):
+            write(line)
         for target, path in (
             ("JSON report", run.settings.json_path),
             ("HTML report", run.settings.html_path),

@@ -26,6 +26,7 @@ from .options import (
     share,
     switch,
 )
+from .replay import labelled_first
 
 
 class SettingError(ValueError):
@@ -108,7 +109,7 @@ class Settings:
         return cls(
             dataset_specs=tuple(as_list(datasets)),
             dataset_source=dataset_source,
-            detector_specs=tuple(dict.fromkeys(as_list(detectors))),
+            detector_specs=tuple(dict.fromkeys(labelled_first(spec) for spec in as_list(detectors))),
             detector_source=detector_source,
             json_path=Path(json_path).resolve() if json_path else None,
             predictions_path=Path(predictions_path).resolve() if predictions_path else None,

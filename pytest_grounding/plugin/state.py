@@ -266,6 +266,7 @@ class GroundingRun:
                 self.default_dataset(on_generate=on_generate)
         except DatasetError as exc:
             raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
+        self.check_replays()
         if self.settings.plots_dir is not None:
             from ..render.plots import PlotsUnavailable, check_plots
 
@@ -283,6 +284,20 @@ class GroundingRun:
                     check_writable(path)
                 except OutputError as exc:
                     raise SettingError(f"{flag}: {exc}") from None
+
+    def check_replays(self) -> None:
+        """A replayed file for another benchmark is a usage error now; its answers that match no
+        sample of the run's datasets are counted in a note."""
+        from .replay import ReplayError, check, replay_specs
+
+        if not replay_specs(self.settings.detector_specs):
+            return
+        samples = [sample for dataset in self.datasets.values() for sample in dataset.samples]
+        try:
+            for text in check(self.settings.detector_specs, samples):
+                self.note(text)
+        except ReplayError as exc:
+            raise SettingError(str(exc)) from None
 
     # -- controller: baseline -------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.headlines import markdown_lines as headline_markdown
+from .replay import markdown_lines as replay_markdown
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
 
@@ -93,6 +94,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines += _baseline_lines(document.get("baseline"))
     lines += _reproduction_lines(document.get("reproduction") or [])
     lines += _cost_lines(document.get("cost"))
+    lines += replay_markdown(document.get("samples") or [])
     return "\n".join(lines).rstrip() + "\n"
 
 

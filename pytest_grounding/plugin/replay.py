@@ -1,0 +1,113 @@
+"""The run's side of replays, on the controller: before any sample runs, each replayed file is
+matched against the run's datasets (answers for samples not in them are counted; a file none of
+whose answers matches is a usage error: a file for another benchmark); at the end, the terminal
+block (agreement with the file's own verdicts, ScreenSpot-Pro's `metrics` recomputed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..analysis.agreement import tally
+from ..analysis.official_metrics import compare_metrics, official_metrics
+from ..core.types import Sample
+from ..detectors.replay.files import ReplayError, ReplayFile
+from ..detectors.replay.match import Index
+from ..render.replay import LISTED
+from ..render.replay import lines as agreement_lines
+
+REPLAY = "replay"
+SHOWN_IDS = 5
+
+
+def labelled_first(spec: str) -> str:
+    """A replay spec with its `name=LABEL` first (`replay:name=a,path=...`): the spec is the
+    detector's name in every table, and tables cut long names at the end."""
+    head, sep, rest = spec.partition(":")
+    if head.strip() != REPLAY or not sep:
+        return spec
+    options = [part.strip() for part in rest.split(",") if part.strip()]
+    named = [part for part in options if part.partition("=")[0].strip() == "name"]
+    return f"{REPLAY}:{','.join(named + [p for p in options if p not in named])}" if named else spec
+
+
+def replay_specs(specs: Sequence[str]) -> list[str]:
+    return [spec for spec in specs if spec.partition(":")[0].strip() == REPLAY]
+
+
+def load(spec: str) -> ReplayFile:
+    """The file a replay spec names, read as the detector reads it (ReplayError, ValueError)."""
+    from ..detectors import bind_options, parse_spec
+    from ..detectors.replay import ReplayDetector
+
+    name, options = parse_spec(spec, raw=True)
+    return ReplayDetector(**bind_options(name, ReplayDetector, options)).file
+
+
+def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
+    """Notes for the run: how many answers of each replayed file match no sample. Raises
+    ReplayError when a file cannot be read or none of its answers matches."""
+    pool = list(samples)
+    notes: list[str] = []
+    for spec in replay_specs(specs):
+        try:
+            replay = load(spec)
+        except (ReplayError, ValueError) as exc:
+            raise ReplayError(f"--detector {spec}: {exc}") from None
+        index = Index(replay)
+        extra = index.unmatched(pool)
+        answers = len(replay.answers)
+        if answers and len(extra) == answers:
+            raise ReplayError(
+                f"--detector {spec}: none of the {answers} answers in {replay.path} ({replay.format}, matched by "
+                f"{replay.by}) matches a sample of this run's datasets: a file for another benchmark or version?"
+                f"{_first(extra)}"
+            )
+        if not answers:
+            raise ReplayError(f"--detector {spec}: {replay.path} holds no answers ({len(replay.skipped)} rows skipped)")
+        if extra:
+            notes.append(
+                f"replay {replay.path}: {len(extra)} of its {answers} answers match no sample of this run's "
+                f"datasets (not scored){_first(extra)}"
+            )
+        if replay.skipped:
+            notes.append(f"replay {replay.path}: {len(replay.skipped)} rows skipped ({replay.skipped[0]}, ...)")
+    return notes
+
+
+def _first(extra: Sequence[Any]) -> str:
+    shown = [a.id if a.id is not None else f"{a.image} {a.prompt!r}" for a in extra[:SHOWN_IDS]]
+    more = ", ..." if len(extra) > SHOWN_IDS else ""
+    return f"; first: {', '.join(repr(s) for s in shown)}{more}" if shown else ""
+
+
+def summary_lines(records: Sequence[Mapping[str, Any]], specs: Sequence[str]) -> list[str]:
+    """The terminal block: agreement per replayed detector, and for a ScreenSpot-Pro results file
+    that carries `metrics`, whether they are reproduced from our verdicts."""
+    replays = replay_specs(specs)
+    if not replays:
+        return []
+    blocks = tally(records)
+    lines = agreement_lines({spec: blocks[spec] for spec in replays if spec in blocks})
+    for spec in replays:
+        lines += metrics_lines(spec, [r for r in records if r.get("detector") == spec])
+    return lines
+
+
+def metrics_lines(spec: str, records: Sequence[Mapping[str, Any]]) -> list[str]:
+    try:
+        replay = load(spec)
+    except (ReplayError, ValueError):
+        return []
+    if not replay.metrics or not records:
+        return []
+    if len(records) != len(replay.answers):
+        return [
+            f"replay {spec}: the file's metrics not compared: this run scored {len(records)} samples, "
+            f"the file has {len(replay.answers)} rows"
+        ]
+    differences = compare_metrics(official_metrics(records), replay.metrics)
+    if not differences:
+        return [f"replay {spec}: the file's ScreenSpot-Pro metrics are reproduced exactly from this run's verdicts"]
+    shown = [f"  {d}" for d in differences[:LISTED]]
+    return [f"replay {spec}: the file's metrics differ from this run's in {len(differences)} places:", *shown]
