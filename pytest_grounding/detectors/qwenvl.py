@@ -5,8 +5,8 @@ UI-TARS presets as defaults (UI-TARS-1.5 is a Qwen2.5-VL, UI-TARS 1.0 a Qwen2-VL
 
 The model comes from a local folder only (`local_files_only`, no remote code). Under xdist each
 worker takes its own GPU (gwN -> cuda:N mod count). torch and transformers are imported when the
-detector is built. One sample per forward pass: batching is not implemented (the harness calls
-`predict` once per test item)."""
+detector is built. `predict_batch` runs up to `batch` queries in one `generate` (qwenvl_batch.py);
+`predict` is a batch of one."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ import inspect
 import json
 import os
 import re
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..core.types import Prediction, Query
-from .vlm.parse import answer_to_prediction
+from . import qwenvl_batch
 from .vlm.preprocess import SmartResize
 from .vlm.presets import DEFAULT_PRESET, preset_headline, resolve_preset
 
@@ -118,6 +119,8 @@ class QwenVLDetector:
     - ``dtype`` (auto): bf16 on CUDA, fp32 on CPU; or bfloat16 | float16 | float32.
     - ``attn`` (sdpa): transformers' attn_implementation (sdpa | eager | flash_attention_2).
     - ``threads`` (0 = torch's default): CPU threads.
+    - ``batch`` (auto = 1 on CPU, 8 on CUDA): queries per ``generate`` when the harness hands
+      several over (``predict_batch``); greedy answers are batch 1's.
     """
 
     name = "qwenvl"
@@ -132,6 +135,7 @@ class QwenVLDetector:
         dtype: str = "auto",
         attn: str = "sdpa",
         threads: int = 0,
+        batch: int | str = "auto",
         **overrides: Any,
     ) -> None:
         resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
@@ -161,6 +165,7 @@ class QwenVLDetector:
             raise ValueError(f"{self.name}: dtype must be auto or one of {', '.join(DTYPES)}, not {dtype!r}")
         self.dtype = DTYPES[str(dtype).lower()]
         self.attn = str(attn)
+        self.batch_size = qwenvl_batch.batch_size_for(batch, self.device)
 
         config = AutoConfig.from_pretrained(self.folder, local_files_only=True, trust_remote_code=False)
         self.model_type = config.model_type
@@ -216,46 +221,12 @@ class QwenVLDetector:
         )
 
     def predict(self, query: Query) -> Prediction:
-        image, frame = self.preset.preprocess.apply(query.image)
-        text = self.prompt_text(query.instruction, frame.model)
-        inputs = self.processor(text=[text], images=[image], return_tensors="pt")
-        grid = inputs["image_grid_thw"][0].tolist()  # t, h, w in patches: what the vision tower saw
-        seen = (int(grid[2]) * self.patch, int(grid[1]) * self.patch)
-        inputs = inputs.to(self.device)
-        decoding = self.preset.decoding
-        sampling: dict[str, Any] = (
-            {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-            if decoding.greedy
-            else {
-                "do_sample": True,
-                "temperature": decoding.temperature,
-                "top_p": decoding.top_p,
-                "top_k": decoding.top_k,
-            }
-        )
-        if decoding.stop:
-            sampling.update(stop_strings=list(decoding.stop), tokenizer=self.processor.tokenizer)
-        prompt_tokens = int(inputs["input_ids"].shape[1])
-        with self._torch.inference_mode():
-            output = self.model.generate(**inputs, max_new_tokens=decoding.max_new_tokens, **sampling)
-        new_tokens = output[0, prompt_tokens:]
-        answer = self.processor.tokenizer.decode(new_tokens, skip_special_tokens=decoding.skip_special_tokens)
-        answer = _strip_end(answer, self.processor.tokenizer).strip()
-        meta = {
-            "device": self.device,
-            "model_image": list(seen),
-            "prompt_tokens": prompt_tokens,
-            "new_tokens": int(new_tokens.shape[0]),
-        }
-        if seen != frame.model:  # the processor resized again: the transform would be off
-            raise RuntimeError(
-                f"{self.name}: the processor gave a {seen[0]}x{seen[1]} image, "
-                f"the preset's smart_resize {frame.model[0]}x{frame.model[1]}"
-            )
-        p = self.preset
-        return answer_to_prediction(
-            answer, frame, extractors=p.extractors, transform=p.transform, refusal=p.refusal, meta=meta
-        )
+        return qwenvl_batch.predict(self, query)
+
+    def predict_batch(self, queries: Sequence[Query]) -> list[Prediction]:
+        """One prediction per query, in `generate` calls of up to `batch_size`; raises
+        batching.BatchError, with every query's outcome, when some of them failed."""
+        return qwenvl_batch.predict_batch(self, queries)
 
     def describe(self) -> dict[str, Any]:
         p = self.preset
@@ -272,7 +243,7 @@ class QwenVLDetector:
             "attn_implementation": self.attn,
             "preset": p.describe(),
             "preset_from": self.preset_source,
-            "batch_size": 1,
+            "batch_size": self.batch_size,
             "torch": str(self._torch.__version__),  # a str subclass that xdist cannot send
             "transformers": metadata.version("transformers"),
             "ui_tars": _version("ui-tars"),
@@ -292,15 +263,6 @@ class UITarsDetector(QwenVLDetector):
     name = "uitars"
     model_env = MODEL_ENV
     defaults = UITARS_DEFAULTS
-
-
-def _strip_end(answer: str, tokenizer: Any) -> str:
-    """With special tokens kept, the end-of-turn and padding tokens go (the answer's own stay)."""
-    for token in (tokenizer.eos_token, tokenizer.pad_token, "<|im_end|>", "<|endoftext|>"):
-        if token:
-            while answer.endswith(token):
-                answer = answer[: -len(token)]
-    return answer
 
 
 def _version(distribution: str) -> str | None:
