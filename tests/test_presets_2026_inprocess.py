@@ -66,3 +66,17 @@ def test_qwenvl_runs_the_2026_presets_on_a_tiny_checkpoint(tiny, tmp_path, monke
     # MAI-UI puts its text before the image; the others the image first
     text_at, image_at = prompt.index(texts[-1]), prompt.index("<|vision_start|>")
     assert (text_at < image_at) == (preset == "mai-ui")
+
+
+@pytest.mark.slow
+def test_qwen3_5_is_built_by_this_transformers_but_qwenvl_says_to_serve_it(tmp_path):
+    """transformers 5.23 has Qwen3.5 (hybrid linear attention; a tiny random one generates offline), but
+    qwenvl runs Qwen2-VL, Qwen2.5-VL and Qwen3-VL only: a Qwen3.5 folder is one clear message."""
+    transformers = pytest.importorskip("transformers")
+    if not hasattr(transformers, "Qwen3_5Config"):
+        pytest.skip("this transformers has no Qwen3.5")
+    from pytest_grounding.detectors.qwenvl import QwenVLDetector
+
+    transformers.Qwen3_5Config().save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"holds a 'qwen3_5' model.*in-process \(others: serve them"):
+        QwenVLDetector(model=str(tmp_path), preset="qwen3-vl")
