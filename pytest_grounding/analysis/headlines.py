@@ -112,6 +112,11 @@ HEADLINES: dict[str, Headline] = {
         ("category", "box_type", "instructions"),
         micro,
     ),
+    "osworld-g-refined": Headline(
+        "accuracy over all rows of the REFINED split, refusal rows included (not comparable with the original)",
+        ("category", "box_type", "instructions"),
+        micro,
+    ),
     "ui-vision": Headline(
         "Final Avg: mean of the basic, functional and spatial splits",
         ("split", "platform", "category", "element_type"),

@@ -217,7 +217,10 @@ class QwenVLDetector:
         """The chat-templated text the model is given for an image of `size` as the model sees it
         (image tokens not yet expanded)."""
         return self.processor.apply_chat_template(
-            self.preset.prompt.messages(instruction, size), tokenize=False, add_generation_prompt=True
+            self.preset.prompt.messages(instruction, size),
+            tokenize=False,
+            add_generation_prompt=True,
+            **dict(self.preset.decoding.chat_template_kwargs),
         )
 
     def predict(self, query: Query) -> Prediction:

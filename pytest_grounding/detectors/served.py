@@ -248,6 +248,8 @@ def decoding_fields(decoding: Decoding) -> dict[str, Any]:
         fields["stop"] = list(decoding.stop)
     if not decoding.skip_special_tokens:
         fields["skip_special_tokens"] = False
+    if decoding.chat_template_kwargs:
+        fields["chat_template_kwargs"] = dict(decoding.chat_template_kwargs)
     return fields
 
 

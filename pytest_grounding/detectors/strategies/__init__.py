@@ -32,6 +32,11 @@ BUILTIN = {
         "pytest_grounding.detectors.strategies.wrappers:Zoom",
         "iterative narrowing: each round halves the window around the last answer (options: rounds, factor, min_size)",
     ),
+    "zoomin": (
+        "pytest_grounding.detectors.strategies.zoomin:ZoomIn",
+        "two-stage zoom-in as papers report it: ground, crop ratio x the screen around the answer at the "
+        "authors' crop size, ground again (options: ratio, resize)",
+    ),
     "screenseeker": (
         "pytest_grounding.detectors.strategies.screenseeker:ScreenSeekeR",
         "planner-guided recursive search with Gaussian voting and NMS (options: depth, planner, base_url, ...)",

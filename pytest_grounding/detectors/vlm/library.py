@@ -275,3 +275,8 @@ PRESETS: tuple[Preset, ...] = (
         "3.0 Pro figures it reports.",
     ),
 )
+
+# The 2026 families (issue 28), each from its own evaluation or agent code: library_2026.py.
+from .library_2026 import PRESETS_2026  # noqa: E402
+
+PRESETS = (*PRESETS, *PRESETS_2026)

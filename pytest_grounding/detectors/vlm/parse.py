@@ -157,6 +157,17 @@ def paren_last(text: str) -> Extracted | None:
     return Extracted(tuple(float(v) for v in matches[-1].groups()), "last point")
 
 
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def answer_coordinate(text: str) -> Extracted | None:
+    """MAI-UI: `<answer>{"coordinate": [x, y]}</answer>` after a `<grounding_think>` block; the
+    coordinate inside the answer tags, so a pair the reasoning mentions is never read."""
+    match = _ANSWER_TAG.search(text)
+    found = tool_call(match.group(1)) if match else None
+    return Extracted(found.values, "answer tag") if found else None
+
+
 EXTRACTORS: dict[str, Extractor] = {
     "uitars_action": uitars_action,
     "paren": paren,
@@ -167,6 +178,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "point_tag": point_tag,
     "json_xy": json_xy,
     "box_2d": box_2d,
+    "answer_coordinate": answer_coordinate,
 }
 
 

@@ -178,7 +178,68 @@ class Original:
         return {"kind": self.kind}
 
 
-Preprocess = SmartResize | FixedResize | Fit | Canvas | Original
+@dataclass(frozen=True)
+class Capped:
+    """Any preprocessing behind a provider's frame (issue 28): the screen is first shrunk (aspect
+    kept, never enlarged) so its longest side is at most `max_side` and its area at most
+    `max_pixels` (0 = no limit), then given to `inner`. The frame maps answers straight back to the
+    original screen, so an API that rejects or silently shrinks large images never sees one."""
+
+    inner: SmartResize | FixedResize | Fit | Canvas | Original
+    max_side: int = 0
+    max_pixels: int = 0
+
+    @property
+    def kind(self) -> str:
+        return self.inner.kind
+
+    def capped_size(self, size: Size) -> Size:
+        width, height = size
+        ratio = 1.0
+        if self.max_side:
+            ratio = min(ratio, self.max_side / max(width, height))
+        if self.max_pixels:
+            ratio = min(ratio, math.sqrt(self.max_pixels / (width * height)))
+        return (max(1, int(width * ratio)), max(1, int(height * ratio))) if ratio < 1 else size
+
+    def within(self, size: Size) -> bool:
+        return (not self.max_side or max(size) <= self.max_side) and (
+            not self.max_pixels or size[0] * size[1] <= self.max_pixels
+        )
+
+    def _capped_and_inner(self, size: Size) -> tuple[Size, Frame]:
+        """The capped size and the inner frame of it; shrunk further while the inner step's
+        rounding (smart_resize rounds sides to its factor, up or down) leaves the cap."""
+        capped = self.capped_size(size)
+        inner = self.inner.frame(capped)
+        for _ in range(64):
+            if self.within(inner.model) or min(capped) <= 1:
+                break
+            capped = (max(1, capped[0] - max(1, capped[0] // 100)), max(1, capped[1] - max(1, capped[1] // 100)))
+            inner = self.inner.frame(capped)
+        return capped, inner
+
+    def frame(self, size: Size) -> Frame:
+        _, inner = self._capped_and_inner(size)
+        # the inner frame maps to the capped image; that is a plain resize of the original
+        return Frame(original=size, model=inner.model, content=inner.content)
+
+    def apply(self, image: Image) -> tuple[Image, Frame]:
+        from PIL import Image as PILImage
+
+        original = image.size
+        capped, _ = self._capped_and_inner(original)
+        if capped != original:
+            image = image.resize(capped, PILImage.Resampling.LANCZOS)
+        shown, _ = self.inner.apply(image)
+        return shown, self.frame(original)
+
+    def describe(self) -> dict[str, Any]:
+        cap = {k: v for k, v in (("max_side", self.max_side), ("cap_max_pixels", self.max_pixels)) if v}
+        return {**self.inner.describe(), **cap}
+
+
+Preprocess = SmartResize | FixedResize | Fit | Canvas | Original | Capped
 
 PREPROCESSORS: dict[str, Callable[..., Preprocess]] = {
     "smart_resize": SmartResize,

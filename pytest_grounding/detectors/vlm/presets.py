@@ -15,7 +15,7 @@ from typing import Any
 from ...core.registry import Registry
 from . import prompts
 from .parse import check_parts, split_transform
-from .preprocess import PREPROCESSORS, Preprocess, SmartResize, make_preprocess
+from .preprocess import PREPROCESSORS, Capped, Preprocess, SmartResize, make_preprocess
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class Decoding:
     frequency_penalty: float | None = None
     stop: tuple[str, ...] = ()
     skip_special_tokens: bool = True
+    # chat-template switches (Holo2/3: thinking off for grounding): to the template in-process, as
+    # vLLM's `chat_template_kwargs` to a server
+    chat_template_kwargs: tuple[tuple[str, bool], ...] = ()
 
     @property
     def greedy(self) -> bool:
@@ -45,6 +48,7 @@ class Decoding:
             extra.append("stop " + " ".join(self.stop))
         if not self.skip_special_tokens:
             extra.append("special tokens kept")
+        extra.extend(f"{k}={v}" for k, v in self.chat_template_kwargs)
         return ", ".join([how, f"{self.max_new_tokens} tokens", *extra])
 
 
@@ -91,6 +95,7 @@ class Preset:
         info["preprocess"] = self.preprocess.describe()
         info["extractors"] = list(self.extractors)
         info["decoding"]["stop"] = list(self.decoding.stop)
+        info["decoding"]["chat_template_kwargs"] = dict(self.decoding.chat_template_kwargs)
         info["coordinates"] = self.coordinates
         return info
 
@@ -171,7 +176,7 @@ def presets_listing() -> str:
 
 # Options that override one part of a preset (detector options are strings or numbers).
 PROMPT_OVERRIDES = ("prompt", "system", "order", "lead", "strip", "image_first")
-PREPROCESS_OVERRIDES = ("preprocess", "factor", "min_pixels", "max_pixels", "width", "height", "max_edge")
+PREPROCESS_OVERRIDES = ("preprocess", "factor", "min_pixels", "max_pixels", "width", "height", "max_edge", "max_side")
 DECODING_OVERRIDES = (
     "max_new_tokens",
     "temperature",
@@ -206,7 +211,7 @@ def apply_overrides(preset: Preset, given: Mapping[str, Any]) -> Preset:
         prompt_parts["order"] = "image,text" if as_bool(given["image_first"], "image_first") else "text,image"
     if prompt_parts:
         changes["prompt"] = replace(preset.prompt, **prompt_parts)
-    preprocess = _preprocess(preset.preprocess, given)
+    preprocess = capped_preprocess(preset.preprocess, given)
     if preprocess is not preset.preprocess:
         changes["preprocess"] = preprocess
     decoding = _decoding(preset.decoding, given)
@@ -221,6 +226,28 @@ def apply_overrides(preset: Preset, given: Mapping[str, Any]) -> Preset:
     resolved = replace(preset, **changes) if changes else preset
     check_parts(resolved.extractors, resolved.transform, resolved.refusal)
     return resolved
+
+
+def capped_preprocess(current: Preprocess, given: Mapping[str, Any]) -> Preprocess:
+    """`max_side` (any preset), and `max_pixels` where the preprocessing has no such parameter of its
+    own, put the preset's preprocessing behind a provider's frame (`Capped`: shrink first, map back)."""
+    inner = current.inner if isinstance(current, Capped) else current
+    cap = {"max_side": current.max_side, "max_pixels": current.max_pixels} if isinstance(current, Capped) else {}
+    given = dict(given)
+    kind = str(given.get("preprocess", inner.kind))
+    if "max_side" in given:
+        cap["max_side"] = int(given.pop("max_side"))
+    if "max_pixels" in given and "max_pixels" not in getattr(PREPROCESSORS.get(kind), "__dataclass_fields__", {}):
+        cap["max_pixels"] = int(given.pop("max_pixels"))
+    new_inner = _preprocess(inner, given)
+    if not any(cap.values()):
+        return new_inner
+    caps = (cap.get("max_side", 0), cap.get("max_pixels", 0))
+    if isinstance(current, Capped) and new_inner is inner and (current.max_side, current.max_pixels) == caps:
+        return current
+    if isinstance(new_inner, Capped):  # preprocess=KIND never builds one; for the type checker
+        new_inner = new_inner.inner
+    return Capped(new_inner, max_side=caps[0], max_pixels=caps[1])
 
 
 def _preprocess(current: Preprocess, given: Mapping[str, Any]) -> Preprocess:
@@ -367,4 +394,4 @@ def _preset_from_table(name: str, table: Any, path: Path) -> Preset:
 
 
 def _pop_params(given: dict[str, Any]) -> dict[str, Any]:
-    return {k: given.pop(k) for k in PREPROCESS_OVERRIDES if k in given and k != "preprocess"}
+    return {k: given.pop(k) for k in PREPROCESS_OVERRIDES if k in given and k not in ("preprocess", "max_side")}
