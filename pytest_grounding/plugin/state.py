@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..analysis import baseline as baseline_mod
 from ..analysis import document as document_mod
 from ..analysis import reproduce
@@ -31,8 +33,17 @@ from ..render.output import OutputError, PredictionsWriter, check_writable, read
 from .settings import SettingError, Settings, missing_extra
 
 DEFAULT_DATASET_NAME = "synthetic"
+RUN_KEY = pytest.StashKey["GroundingRun"]()
 
 __all__ = ["DetectorLoadError", "GroundingRun", "SettingError", "Settings"]  # SettingError: the plugin's
+
+
+def get_run(config: Any) -> GroundingRun:
+    return config.stash[RUN_KEY]
+
+
+def is_worker(config: Any) -> bool:
+    return hasattr(config, "workerinput")
 
 
 class DetectorLoadError(Exception):
@@ -152,6 +163,20 @@ class GroundingRun:
                 check_strategies(chain.strategies, self.strategies)
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def detector_lines(self, specs: Sequence[str]) -> list[str]:
+        """Load each detector (once per process) and say what it runs on, or why it did not load."""
+        from ..render.terminal import runtime_line
+
+        lines = []
+        for spec in specs:
+            try:
+                self.pool.get(spec)
+            except DetectorLoadError as exc:
+                lines.append(f"grounding: {exc}")
+                continue
+            lines.append(f"grounding: detector {spec}: {runtime_line(self.pool.info[spec])}")
+        return lines
 
     def dataset(self, spec: str, base: Path) -> Dataset:
         """Loaded once per process; named uniquely within the run. The same folder given twice (by

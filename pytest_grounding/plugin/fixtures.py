@@ -1,0 +1,100 @@
+"""The fixtures a suite uses: `grounding_detector` (loaded once per process) and `grounding_check`
+(predict or locate, score, record, and turn the outcome into the item's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..analysis import baseline
+from ..core.record import Outcome, Record, Task, with_fields
+from ..evaluate.runner import evaluate, evaluate_locate, explain
+from . import baseline_hooks
+from .state import DetectorLoadError, get_run, is_worker
+from .wire import RECORD
+
+BENCHMARK_GROUP = "grounding"
+
+
+class GroundingSampleError(Exception):
+    """A sample that could not be scored (unreadable image, detector crash): an error, not a miss."""
+
+
+@pytest.fixture
+def grounding_detector(request, grounding_detector_name: str) -> Any:
+    """The detector for this item, loaded once per worker (a load failure is an error per item)."""
+    try:
+        return get_run(request.config).pool.get(grounding_detector_name)
+    except DetectorLoadError as exc:
+        raise GroundingSampleError(str(exc)) from None
+
+
+@pytest.fixture
+def grounding_check(request):
+    """check(sample, detector): predict (or, with --grounding-task locate, find the element at the
+    recorded click), score, record; fails the item on a miss (or xfails it when gates decide),
+    reports an error for a sample that could not be scored."""
+    run = get_run(request.config)
+    measure = _benchmark_available(request)
+
+    def check(sample, detector, name: str | None = None) -> Record:
+        params = getattr(request.node, "callspec", None)
+        name = str(
+            name
+            or (params.params.get("grounding_detector_name") if params else None)
+            or getattr(detector, "name", type(detector).__name__)
+        )
+        used: dict[str, Any] = {}
+
+        def around(fn):
+            # Asked for only when a prediction is really timed, so a sample that errs before it
+            # leaves pytest-benchmark no unused fixture to warn about.
+            benchmark = used["benchmark"] = request.getfixturevalue("benchmark")
+            benchmark.group = BENCHMARK_GROUP
+            return benchmark.pedantic(fn, rounds=1, iterations=1)
+
+        settings = run.settings
+        if settings.task == Task.LOCATE:
+            result = evaluate_locate(
+                sample,
+                detector,
+                detector_name=name,
+                timeout=settings.timeout,
+                threshold=settings.iou_threshold,
+                around=around if measure else None,
+            )
+        else:
+            result = evaluate(
+                sample, detector, detector_name=name, timeout=settings.timeout, around=around if measure else None
+            )
+        record = with_fields(result.record, fingerprint=run.fingerprint_of(sample.dataset))
+        if run.baseline_loaded:
+            before = run.expected.get(baseline.sample_key(record))
+            record = with_fields(record, baseline=baseline.sample_verdict(record["outcome"], before))
+        if "benchmark" in used:
+            used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
+        request.node.user_properties.append((RECORD, record))
+        request.node.user_properties.extend(baseline_hooks.junit_properties(record))
+        outcome = record["outcome"]
+        if outcome == Outcome.ERROR:
+            detail = f"\n\n{result.traceback}" if result.traceback else ""
+            raise GroundingSampleError(explain(record) + detail)
+        if outcome in (Outcome.MISS, Outcome.WRONG_FORMAT):
+            if run.settings.baseline_path is not None:
+                baseline_hooks.judge_miss(run, record, explain(record))
+            if run.settings.misses == "xfail":
+                pytest.xfail(explain(record))
+            pytest.fail(explain(record), pytrace=False)
+        return record
+
+    return check
+
+
+def _benchmark_available(request) -> bool:
+    """pytest-benchmark can really measure: not under xdist (it switches itself off there) and not
+    with --benchmark-skip (which would skip every sample) or --benchmark-disable."""
+    config = request.config
+    if is_worker(config) or not config.pluginmanager.hasplugin("benchmark"):
+        return False
+    return not (config.getoption("benchmark_skip", False) or config.getoption("benchmark_disable", False))
