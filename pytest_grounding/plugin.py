@@ -21,6 +21,7 @@ RUN_KEY = pytest.StashKey[GroundingRun]()
 RECORD = "grounding_record"
 MISSED = "missed"  # the terminal's word for a miss: still a failed item, listed once, compactly
 BENCHMARK_GROUP = "grounding"
+LOAD_FAILURE = "grounding_load_failure"  # a worker's detector that could not be built (workeroutput)
 
 
 class GroundingSampleError(Exception):
@@ -124,13 +125,10 @@ def _distributed(config) -> bool:
 
 
 def _detector_lines(run: GroundingRun, specs) -> list:
+    """Loads each detector (a DetectorLoadError stops the run: one message, not one per item)."""
     lines = []
     for spec in specs:
-        try:
-            run.pool.get(spec)
-        except DetectorLoadError as exc:
-            lines.append(f"grounding: {exc}")
-            continue
+        run.pool.get(spec)
         lines.append(f"grounding: detector {spec}: {report.runtime_line(run.pool.info[spec])}")
     return lines
 
@@ -281,10 +279,12 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
 @pytest.fixture
 def grounding_detector(request, grounding_detector_name: str) -> Any:
-    """The detector for this item, loaded once per worker (a load failure is an error per item)."""
+    """The detector for this item, loaded once per worker (before the first item: a load failure
+    stops the run there; here only for a detector that was not loaded then)."""
     try:
         return get_run(request.config).pool.get(grounding_detector_name)
     except DetectorLoadError as exc:
+        request.session.shouldstop = f"grounding: {exc}"
         raise GroundingSampleError(str(exc)) from None
 
 
@@ -434,7 +434,11 @@ class Controller:
         if config.option.collectonly:
             return
         writer = config.pluginmanager.get_plugin("terminalreporter")
-        for line in _detector_lines(self.run, _detector_specs_of(session.items)):
+        try:
+            lines = _detector_lines(self.run, _detector_specs_of(session.items))
+        except DetectorLoadError as exc:
+            raise pytest.UsageError(f"grounding: {exc}") from None
+        for line in lines:
             writer.write_line(line)
 
     def pytest_runtest_logreport(self, report) -> None:
@@ -564,7 +568,14 @@ class Worker:
 
     def pytest_collection_finish(self, session) -> None:
         if not self.config.option.collectonly:
-            _detector_lines(get_run(self.config), _detector_specs_of(session.items))
+            try:
+                _detector_lines(get_run(self.config), _detector_specs_of(session.items))
+            except DetectorLoadError as exc:  # the controller stops the run with it (pytest_testnodedown)
+                self.config.workeroutput[LOAD_FAILURE] = session.shouldstop = f"grounding: {exc}"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        return True if LOAD_FAILURE in self.config.workeroutput else None  # no item runs
 
     def pytest_sessionfinish(self, session) -> None:
         run = get_run(self.config)
@@ -592,6 +603,8 @@ class XdistHooks:
         run = get_run(self.config)
         run.detector_info.update(output.get("grounding_detectors") or {})
         run.worker_datasets.update(output.get("grounding_datasets") or {})
+        if output.get(LOAD_FAILURE):
+            raise pytest.UsageError(output[LOAD_FAILURE])
 
     def pytest_handlecrashitem(self, crashitem, report, sched) -> None:
         """A worker died in the middle of an item (a detector that kills its process): the sample

@@ -21,6 +21,7 @@ from .datasets import builtin_registry as builtin_formats
 from .detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
 from .detectors import builtin_registry as builtin_detectors
 from .detectors import close as close_detector
+from .detectors.preflight import run_preflight
 from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
 from .registry import Registry, UnknownName
 from .settings import SettingError, Settings, missing_extra
@@ -104,6 +105,7 @@ class GroundingRun:
     published: reproduce.Table | None = None  # controller: the figures the reproduction check reads
     reproductions: list[reproduce.Reproduction] = field(default_factory=list)
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # per summary block: tokens (and cost)
+    preflighted: set[str] = field(default_factory=set)  # detector specs whose preflight passed
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -129,7 +131,8 @@ class GroundingRun:
     # -- what runs --------------------------------------------------------------------------------
 
     def check_detector_specs(self, specs: Sequence[str], source: str) -> None:
-        """Unknown names, a missing extra and option typos are usage errors, said once, before any
+        """Unknown names, a missing extra, option typos and (in the controller) what a detector's
+        preflight finds missing (weights, CUDA, a server) are usage errors, said once, before any
         sample runs (not an error on every item)."""
         for spec in specs:
             try:
@@ -148,8 +151,11 @@ class GroundingRun:
                 except ImportError as exc:
                     hint = f': pip install "pytest-grounding[{extra}]"' if extra else ""
                     raise ValueError(f"detector {name!r} cannot be imported ({exc}){hint}") from None
-                bind_options(name, factory, options)
+                bound = bind_options(name, factory, options)
                 check_strategies(chain.strategies, self.strategies)
+                if not hasattr(self.config, "workerinput") and spec not in self.preflighted:
+                    run_preflight(name, factory, bound)  # weights, CUDA, a server: once, before workers start
+                    self.preflighted.add(spec)
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
