@@ -153,11 +153,16 @@ class GroundingRun:
                     raise ValueError(f"detector {name!r} cannot be imported ({exc}){hint}") from None
                 bound = bind_options(name, factory, options)
                 check_strategies(chain.strategies, self.strategies)
-                if not hasattr(self.config, "workerinput") and spec not in self.preflighted:
+                if self._preflights() and spec not in self.preflighted:
                     run_preflight(name, factory, bound)  # weights, CUDA, a server: once, before workers start
                     self.preflighted.add(spec)
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def _preflights(self) -> bool:
+        """The controller checks (and may download) what detectors need; not for --collect-only."""
+        option = getattr(self.config, "option", None)
+        return not hasattr(self.config, "workerinput") and not getattr(option, "collectonly", False)
 
     def dataset(self, spec: str, base: Path) -> Dataset:
         """Loaded once per process; named uniquely within the run. The same folder given twice (by

@@ -52,17 +52,21 @@ def hub_cache(tmp_path_factory, tiny_folders):
 
 
 @pytest.fixture
-def offline(monkeypatch, hub_cache):
+def offline_env(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache))
     for name in ("PYTEST_GROUNDING_UITARS_MODEL", "PYTEST_GROUNDING_QWENVL_MODEL", "PYTEST_GROUNDING_OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def offline(monkeypatch, hub_cache, offline_env):
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache))
     return hub_cache
 
 
 @pytest.fixture
-def empty_offline(monkeypatch, tmp_path, offline):
+def empty_offline(monkeypatch, tmp_path, offline_env):
     empty = tmp_path / "empty-hub"
     empty.mkdir()
     monkeypatch.setenv("HF_HUB_CACHE", str(empty))
@@ -222,6 +226,7 @@ def test_qwenvl_by_hub_id(suite, offline, tmp_path, workers):
 # -- cannot be built: one message --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_cards_command_with_an_empty_cache_ends_with_one_message(empty_offline):
     """As a user types it, in a subprocess: `pytest suites/ --detector=uitars -n 4`."""
     started = time.monotonic()
@@ -305,6 +310,7 @@ def pytest_grounding_register_detectors(registry):
 """
 
 
+@pytest.mark.slow
 @XDIST
 def test_a_load_failure_inside_a_worker_stops_the_run_with_that_message(suite, workers):
     suite.makeconftest(REGISTERS_A_FAILING_DETECTOR)
@@ -357,3 +363,10 @@ def test_doctor_with_a_hub_cache_holding_a_tiny_model(capsys, monkeypatch, offli
     assert f"runnable in-process: {UITARS_ID}, {QWEN3_ID}" in out
     assert "ok  openai" in out and "answers /models" in out
     assert "token" in out and "hf_" not in out
+
+
+@pytest.mark.slow
+def test_collect_only_lists_the_items_without_looking_for_the_weights(suite, empty_offline):
+    result = suite.runpytest(f"--dataset={MINI}", "--detector=uitars", "--co", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*8 tests collected*"])
