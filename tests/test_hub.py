@@ -137,24 +137,61 @@ def test_what_reads_as_a_hub_id(text, expected):
     assert is_hub_id(text) is expected
 
 
-class _FakeHub:
-    """A loopback stand-in for the hub API that knows no repository (404, RepoNotFound)."""
+class FakeHub:
+    """A loopback stand-in for the hub's API and file server (what snapshot_download asks: the
+    revision, the file tree, each file's HEAD and GET), holding one model repository, or none."""
 
-    def __init__(self):
+    def __init__(self, repo_id=None, folder=None, commit=None):
+        import hashlib
+        import json
         import threading
+        import urllib.parse
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+        files = (
+            {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+            if folder
+            else {}
+        )
+        self.requests = []
+        outer = self
+
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                body = b'{"error": "Repository not found"}'
-                self.send_response(404)
-                self.send_header("X-Error-Code", "RepoNotFound")
-                self.send_header("Content-Type", "application/json")
+            def _send(self, status, body=b"", headers=None, head=False):
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if not head:
+                    self.wfile.write(body)
 
-            do_HEAD = do_GET
+            def _serve(self, head=False):
+                path = urllib.parse.urlsplit(self.path).path
+                outer.requests.append((self.command, path))
+                api = f"/api/models/{repo_id}"
+                as_json = {"Content-Type": "application/json"}
+                if repo_id and path.startswith(api + "/revision/"):
+                    body = json.dumps({"id": repo_id, "sha": commit, "siblings": [{"rfilename": n} for n in files]})
+                    return self._send(200, body.encode(), as_json, head)
+                if repo_id and path.startswith(api + "/tree/"):
+                    tree = [
+                        {"type": "file", "path": n, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+                        for n, b in files.items()
+                    ]
+                    return self._send(200, json.dumps(tree).encode(), as_json, head)
+                prefix = f"/{repo_id}/resolve/"
+                if repo_id and path.startswith(prefix) and path[len(prefix) :].split("/", 1)[1] in files:
+                    body = files[path[len(prefix) :].split("/", 1)[1]]
+                    etag = '"' + hashlib.sha1(body).hexdigest() + '"'
+                    return self._send(200, body, {"X-Repo-Commit": commit, "ETag": etag}, head)
+                return self._send(404, b'{"error": "Repository not found"}', {"X-Error-Code": "RepoNotFound"}, head)
+
+            def do_GET(self):
+                self._serve()
+
+            def do_HEAD(self):
+                self._serve(head=True)
 
             def log_message(self, *args):
                 pass
@@ -169,7 +206,7 @@ class _FakeHub:
 
 
 def test_an_unknown_hub_id_online_says_so(monkeypatch, tmp_path):
-    hub = _FakeHub()
+    hub = FakeHub()
     try:
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
@@ -370,3 +407,27 @@ def test_collect_only_lists_the_items_without_looking_for_the_weights(suite, emp
     result = suite.runpytest(f"--dataset={MINI}", "--detector=uitars", "--co", "-q")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*8 tests collected*"])
+
+
+@pytest.mark.slow
+@XDIST
+def test_online_the_controller_downloads_the_default_model_once(
+    suite, offline_env, monkeypatch, tmp_path, tiny_folders, workers
+):
+    hub = FakeHub(UITARS_ID, tiny_folders["qwen2_5_vl"], COMMIT)
+    try:
+        monkeypatch.delenv("HF_HUB_OFFLINE")
+        monkeypatch.delenv("TRANSFORMERS_OFFLINE")
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+        report = tmp_path / "r.json"
+        args = ["--detector=uitars:max_new_tokens=4", "--grounding-limit", "2", "--grounding-json", str(report)]
+        result = suite.runpytest(f"--dataset={MINI}", *args, *workers)
+        weights = [r for r in hub.requests if r == ("GET", f"/{UITARS_ID}/resolve/{COMMIT}/model.safetensors")]
+        assert len(weights) == 1  # once, by the controller; the workers read the cache
+        info = next(iter(read_json(report)["run"]["detectors"].values()))
+        assert info["model"] == UITARS_ID and info["model_commit"] == COMMIT
+        assert [r["outcome"] for r in read_json(report)["samples"]] == ["wrong_format"] * 2, result.stdout.str()
+        assert (tmp_path / "cache" / "models--ByteDance-Seed--UI-TARS-1.5-7B" / "refs" / "main").read_text() == COMMIT
+    finally:
+        hub.close()
