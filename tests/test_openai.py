@@ -39,8 +39,9 @@ class FakeModel:
         body = json.loads(handler.rfile.read(length)) if length else None
         with self.lock:
             self.requests.append({"path": handler.path, "headers": dict(handler.headers), "body": body})
-            step = self.script.pop(0) if self.script else None
-        if handler.path.endswith("/models"):
+            listing = handler.path.endswith("/models")  # the start-up check and the model lookup: no script step
+            step = self.script.pop(0) if self.script and not listing else None
+        if listing:
             return 200, {"object": "list", "data": [{"id": "tiny-uitars", "object": "model"}]}
         if isinstance(step, int):
             return step, {"error": {"message": "overloaded"}}

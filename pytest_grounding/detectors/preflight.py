@@ -7,6 +7,7 @@ progress, when online: workers then find it in the cache)."""
 
 from __future__ import annotations
 
+import http.client
 import os
 import urllib.error
 import urllib.request
@@ -94,15 +95,22 @@ def openai(base_url: Any = None, **_: Any) -> None:
 
 
 def server_problem(url: str, timeout: float = SERVER_TIMEOUT_S) -> str | None:
-    """None when `url`/models gives any HTTP answer, else why not (refused, timed out, ...)."""
+    """None when something answers at `url`/models (any HTTP status, even a dropped connection:
+    a server listens), else why not (refused, unknown host, no answer in time)."""
     request = urllib.request.Request(url.rstrip("/") + "/models", headers={"Accept": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout):
             return None
-    except urllib.error.HTTPError:
-        return None
+    except (urllib.error.HTTPError, http.client.HTTPException, ConnectionResetError, ConnectionAbortedError):
+        return None  # it answered, or accepted the connection: the detector's own messages say the rest
     except urllib.error.URLError as exc:
+        if isinstance(exc.reason, (http.client.HTTPException, ConnectionResetError, ConnectionAbortedError)):
+            return None
+        if isinstance(exc.reason, TimeoutError):
+            return f"no answer within {timeout:g} s"
         return str(exc.reason)
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
     except (OSError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"
 
