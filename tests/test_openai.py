@@ -39,8 +39,9 @@ class FakeModel:
         body = json.loads(handler.rfile.read(length)) if length else None
         with self.lock:
             self.requests.append({"path": handler.path, "headers": dict(handler.headers), "body": body})
-            step = self.script.pop(0) if self.script else None
-        if handler.path.endswith("/models"):
+            listing = handler.path.endswith("/models")  # the start-up check and the model lookup: no script step
+            step = self.script.pop(0) if self.script and not listing else None
+        if listing:
             return 200, {"object": "list", "data": [{"id": "tiny-uitars", "object": "model"}]}
         if isinstance(step, int):
             return step, {"error": {"message": "overloaded"}}
@@ -188,15 +189,16 @@ def test_garbage_answer_is_wrong_format_and_garbage_body_an_error(suite, server,
 
 
 @XDIST
-def test_a_refused_connection_is_an_error_for_every_sample(suite, workers, tmp_path):
+def test_a_server_refusing_at_start_stops_the_run_with_one_message(suite, workers, tmp_path):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     spec = f"openai:base_url=http://127.0.0.1:{port}/v1,model=m,retries=1,backoff=0.01"
-    result, records, _, _ = run(suite, tmp_path, spec, *workers)
-    assert result.ret == 1
-    assert [r["outcome"] for r in records.values()] == ["error"] * 3
-    assert all("cannot reach http://127.0.0.1:" in r["error"] for r in records.values())
+    result = suite.runpytest(f"--dataset={MINI}", "--detector", spec, *workers)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    said = [line for line in result.stderr.lines if f"http://127.0.0.1:{port}/v1 does not answer" in line]
+    assert len(said) == 1 and "Fix: start the server" in said[0]
+    assert "ERROR at setup" not in result.stdout.str()
 
 
 def test_no_model_listed_and_missing_key_are_load_errors(server, monkeypatch):

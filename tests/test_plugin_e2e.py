@@ -193,11 +193,15 @@ def test_detector_that_hangs_times_out(project):
 
 
 @XDIST
-def test_detector_that_cannot_load_errors_every_item_and_still_summarises(project, workers):
+def test_detector_that_cannot_load_stops_the_run_with_one_message(project, workers):
     result = run(project, "--detector", "broken", "--grounding-limit", "3", *workers)
-    assert_counts(result, errors=3)
-    result.stdout.fnmatch_lines(["*detector 'broken' could not be loaded: OSError: weights not found*"])
-    result.stdout.fnmatch_lines(["*samples 3*errors 3*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert output.count("weights not found") == 1, output
+    result.stderr.fnmatch_lines(
+        ["ERROR: grounding: detector 'broken' could not be loaded: OSError: weights not found at /nowhere/model.onnx"]
+    )
+    assert "ERROR at setup" not in output and "INTERNALERROR" not in output
 
 
 def test_detector_returning_garbage_is_an_error_not_a_crash(project):

@@ -161,10 +161,15 @@ def test_model_folder_from_the_environment(tiny_model, monkeypatch):
 
 def test_missing_or_wrong_model_folder_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.delenv("PYTEST_GROUNDING_UITARS_MODEL", raising=False)
-    with pytest.raises(ValueError, match="PYTEST_GROUNDING_UITARS_MODEL"):
-        UITarsDetector()
-    with pytest.raises(ValueError, match="never downloaded"):
-        UITarsDetector(model="ByteDance-Seed/UI-TARS-1.5-7B")
+    monkeypatch.delenv("PYTEST_GROUNDING_QWENVL_MODEL", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(ValueError, match=r"ByteDance-Seed/UI-TARS-1\.5-7B are not in the hub cache"):
+        UITarsDetector()  # no model: the default, looked for in the (empty) hub cache
+    with pytest.raises(ValueError, match="qwenvl needs a model"):
+        QwenVLDetector()
+    with pytest.raises(ValueError, match="is not a checkpoint"):
+        UITarsDetector(model=str(tmp_path))
     with pytest.raises(ValueError, match="unknown option"):
         UITarsDetector(model=str(tmp_path), max_pixel=3)
 

@@ -94,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
     )
+    commands.add_parser(
+        "doctor",
+        help="for each detector, what it needs and whether this machine has it",
+        description="Extras, torch and its CUDA devices, the onnxruntime providers that really load, models in the "
+        "Hugging Face hub cache, the OmniParser model file, the server of $PYTEST_GROUNDING_OPENAI_BASE_URL. "
+        "Downloads and loads nothing. Exit 0.",
+    )
     presets = commands.add_parser(
         "presets",
         help="list the model presets of the VLM detectors (name, family, coordinate system, source)",
@@ -152,6 +159,10 @@ def run_summary(report: Path, append: Path | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "doctor":
+        from .doctor import run_doctor
+
+        return run_doctor()
     if args.command == "generate":
         return run_generate(args.out, args.count, args.seed, args.workers)
     if args.command == "report":

@@ -24,10 +24,14 @@ BUILTIN = {
         "pytest_grounding.detectors.ocr:OcrDetector",
         "RapidOCR text boxes + lexical/semantic matching (extra: ocr)",
     ),
-    "uitars": ("pytest_grounding.detectors.qwenvl:UITarsDetector", "UI-TARS in-process; model=PATH (extra: uitars)"),
+    "uitars": (
+        "pytest_grounding.detectors.qwenvl:UITarsDetector",
+        "UI-TARS in-process; ByteDance-Seed/UI-TARS-1.5-7B unless model=ORG/NAME or PATH (extra: uitars)",
+    ),
     "qwenvl": (
         "pytest_grounding.detectors.qwenvl:QwenVLDetector",
-        "Qwen2-VL / Qwen2.5-VL / Qwen3-VL in-process with any preset; model=PATH,preset=NAME (extra: uitars)",
+        "Qwen2-VL / Qwen2.5-VL / Qwen3-VL in-process with any preset; model=ORG/NAME or PATH,preset=NAME "
+        "(extra: uitars)",
     ),
     "openai": ("pytest_grounding.detectors.served:OpenAIDetector", "OpenAI-compatible server (extra: openai)"),
     "omniparser": (

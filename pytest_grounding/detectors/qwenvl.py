@@ -3,7 +3,9 @@ in-process with torch + transformers, prompted and decoded by any preset (`pytes
 whose preprocessing is the architecture's smart_resize. `uitars` is the same detector with the
 UI-TARS presets as defaults (UI-TARS-1.5 is a Qwen2.5-VL, UI-TARS 1.0 a Qwen2-VL).
 
-The model comes from a local folder only (`local_files_only`, no remote code). Under xdist each
+The model comes from a local folder or a hub id, resolved by `hub.resolve_checkpoint` (the
+user's hub cache, a download when online, the cache alone with HF_HUB_OFFLINE=1); transformers
+then reads that folder only (`local_files_only`, no remote code). Under xdist each
 worker takes its own GPU (gwN -> cuda:N mod count). torch and transformers are imported when the
 detector is built. `predict_batch` runs up to `batch` queries in one `generate` (qwenvl_batch.py);
 `predict` is a batch of one."""
@@ -25,6 +27,7 @@ from .vlm.preprocess import SmartResize
 from .vlm.presets import DEFAULT_PRESET, preset_headline, resolve_preset
 
 UITARS_10 = "uitars-1.0"
+DEFAULT_UITARS = "ByteDance-Seed/UI-TARS-1.5-7B"  # `uitars` with no model: the card's model
 # The processor class and smart_resize factor (patch size x merge size) of each architecture.
 ARCHITECTURES = {
     "qwen2_vl": ("Qwen2VLProcessor", 28),
@@ -110,8 +113,9 @@ def chat_template(folder: Path, tokenizer: Any) -> str:
 class QwenVLDetector:
     """Options (``--detector qwenvl:key=value,...``):
 
-    - ``model``: the checkpoint folder (else $PYTEST_GROUNDING_QWENVL_MODEL). Never fetched from a hub,
-      never remote code: Qwen2-VL, Qwen2.5-VL and Qwen3-VL architectures only.
+    - ``model``: a hub id (org/name) or a checkpoint folder (else $PYTEST_GROUNDING_QWENVL_MODEL);
+      ``revision``: a hub branch, tag or commit (default: main). Never remote code: Qwen2-VL,
+      Qwen2.5-VL and Qwen3-VL architectures only.
     - ``preset`` (qwen2.5-vl for a Qwen2.5-VL checkpoint, qwen3-vl for a Qwen3-VL one; a Qwen2-VL one
       needs one named): any preset whose preprocessing is smart_resize with the architecture's factor;
       every part overridable (``python -m pytest_grounding presets``; docs: presets).
@@ -126,11 +130,13 @@ class QwenVLDetector:
     name = "qwenvl"
     model_env = "PYTEST_GROUNDING_QWENVL_MODEL"
     defaults = QWENVL_DEFAULTS
+    default_model: str | None = None  # qwenvl: a model must be named
 
     def __init__(
         self,
         model: str | None = None,
         preset: str | None = None,
+        revision: str | None = None,
         device: str = "auto",
         dtype: str = "auto",
         attn: str = "sdpa",
@@ -139,17 +145,11 @@ class QwenVLDetector:
         **overrides: Any,
     ) -> None:
         resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
-        folder = model or os.environ.get(self.model_env)
-        if not folder:
-            raise ValueError(
-                f"{self.name} needs a checkpoint folder: --detector {self.name}:model=PATH or ${self.model_env}"
-            )
-        self.folder = Path(str(folder)).expanduser().resolve()
-        if not (self.folder / "config.json").is_file():
-            raise ValueError(
-                f"{self.name}: {self.folder} is not a checkpoint folder (no config.json); "
-                "models are never downloaded at run time"
-            )
+        from .preflight import check_device, vlm_model
+
+        check_device(self.name, device)
+        self.source = vlm_model(self.name, self.model_env, self.default_model, model, revision)
+        self.folder = self.source.folder
         import torch
         import transformers
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoTokenizer
@@ -213,6 +213,15 @@ class QwenVLDetector:
         self.architecture = type(self.model).__name__
         self._torch = torch
 
+    @classmethod
+    def preflight(cls, model: str | None = None, revision: str | None = None, device: str = "auto", **_: Any) -> None:
+        """Cheap, in the controller before any worker loads: a model named and found (downloaded
+        once when online), CUDA there when device=cuda was asked (preflight.py)."""
+        from .preflight import check_device, vlm_model
+
+        check_device(cls.name, device)
+        vlm_model(cls.name, cls.model_env, cls.default_model, model, revision)
+
     def prompt_text(self, instruction: str, size: tuple[int, int] | None = None) -> str:
         """The chat-templated text the model is given for an image of `size` as the model sees it
         (image tokens not yet expanded)."""
@@ -233,11 +242,11 @@ class QwenVLDetector:
 
     def describe(self) -> dict[str, Any]:
         p = self.preset
-        where = f"{self.architecture} from {self.folder.name} on {self.device} {self.dtype} {self.attn}"
+        where = f"{self.architecture} from {self.source.label} on {self.device} {self.dtype} {self.attn}"
         headline = f"{where}, {preset_headline(p)}"
         return {
             "headline": headline,
-            "model": str(self.folder),
+            **self.source.describe(),
             "architecture": self.architecture,
             "model_type": self.model_type,
             "device": self.device,
@@ -260,12 +269,13 @@ class QwenVLDetector:
 
 class UITarsDetector(QwenVLDetector):
     """`qwenvl` with the UI-TARS presets as defaults: uitars-1.5-point for a Qwen2.5-VL checkpoint
-    (UI-TARS-1.5), uitars-1.0 for a Qwen2-VL one. Options as for qwenvl; the folder may also come
-    from $PYTEST_GROUNDING_UITARS_MODEL."""
+    (UI-TARS-1.5), uitars-1.0 for a Qwen2-VL one. Options as for qwenvl; the model may also come
+    from $PYTEST_GROUNDING_UITARS_MODEL, and is ByteDance-Seed/UI-TARS-1.5-7B when none is named."""
 
     name = "uitars"
     model_env = MODEL_ENV
     defaults = UITARS_DEFAULTS
+    default_model = DEFAULT_UITARS
 
 
 def _version(distribution: str) -> str | None:

@@ -15,7 +15,7 @@ from . import replay as replay_check
 from .fixtures import BENCHMARK_GROUP
 from .items import detector_specs_of
 from .progress import Progress
-from .state import GroundingRun, get_run
+from .state import DetectorLoadError, GroundingRun, get_run
 from .wire import RECORD, WorkerInput, WorkerOutput, record_of
 
 
@@ -49,7 +49,11 @@ class Controller:
         if config.option.collectonly:
             return
         writer = config.pluginmanager.get_plugin("terminalreporter")
-        for line in self.run.detector_lines(detector_specs_of(session.items)):
+        try:
+            lines = self.run.detector_lines(detector_specs_of(session.items))
+        except DetectorLoadError as exc:
+            raise pytest.UsageError(f"grounding: {exc}") from None
+        for line in lines:
             writer.write_line(line)
 
     def pytest_runtest_logreport(self, report) -> None:
@@ -198,6 +202,8 @@ class XdistHooks:
         run.detector_info.update(output.detectors)
         run.worker_datasets.update(output.datasets)
         sharding.merge_planned(run.shard_planned, output.shard)
+        if output.load_failure:
+            raise pytest.UsageError(output.load_failure)
 
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
         """A worker died in the middle of an item (a detector that kills its process): the sample

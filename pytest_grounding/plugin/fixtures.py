@@ -23,10 +23,12 @@ class GroundingSampleError(Exception):
 
 @pytest.fixture
 def grounding_detector(request, grounding_detector_name: str) -> Any:
-    """The detector for this item, loaded once per worker (a load failure is an error per item)."""
+    """The detector for this item, loaded once per worker (before the first item: a load failure
+    stops the run there; here only for a detector that was not loaded then)."""
     try:
         return get_run(request.config).pool.get(grounding_detector_name)
     except DetectorLoadError as exc:
+        request.session.shouldstop = f"grounding: {exc}"
         raise GroundingSampleError(str(exc)) from None
 
 

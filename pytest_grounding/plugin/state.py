@@ -24,6 +24,7 @@ from ..datasets import builtin_registry as builtin_formats
 from ..detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
 from ..detectors import builtin_registry as builtin_detectors
 from ..detectors import close as close_detector
+from ..detectors.preflight import run_preflight
 from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
@@ -115,6 +116,7 @@ class GroundingRun:
     reproductions: list[reproduce.Reproduction] = field(default_factory=list)
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # per summary block: tokens (and cost)
     shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard: per dataset
+    preflighted: set[str] = field(default_factory=set)  # detector specs whose preflight passed
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -140,7 +142,8 @@ class GroundingRun:
     # -- what runs --------------------------------------------------------------------------------
 
     def check_detector_specs(self, specs: Sequence[str], source: str) -> None:
-        """Unknown names, a missing extra and option typos are usage errors, said once, before any
+        """Unknown names, a missing extra, option typos and (in the controller) what a detector's
+        preflight finds missing (weights, CUDA, a server) are usage errors, said once, before any
         sample runs (not an error on every item)."""
         for spec in specs:
             try:
@@ -159,24 +162,29 @@ class GroundingRun:
                 except ImportError as exc:
                     hint = f': pip install "pytest-grounding[{extra}]"' if extra else ""
                     raise ValueError(f"detector {name!r} cannot be imported ({exc}){hint}") from None
-                bind_options(name, factory, options)
+                bound = bind_options(name, factory, options)
                 check_strategies(chain.strategies, self.strategies)
+                if self._preflights() and spec not in self.preflighted:
+                    run_preflight(name, factory, bound)  # weights, CUDA, a server: once, before workers start
+                    self.preflighted.add(spec)
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
     def detector_lines(self, specs: Sequence[str]) -> list[str]:
-        """Load each detector (once per process) and say what it runs on, or why it did not load."""
+        """Load each detector (once per process) and say what it runs on. A DetectorLoadError
+        propagates: the caller stops the run with it (one message, not an error per item)."""
         from ..render.terminal import runtime_line
 
         lines = []
         for spec in specs:
-            try:
-                self.pool.get(spec)
-            except DetectorLoadError as exc:
-                lines.append(f"grounding: {exc}")
-                continue
+            self.pool.get(spec)
             lines.append(f"grounding: detector {spec}: {runtime_line(self.pool.info[spec])}")
         return lines
+
+    def _preflights(self) -> bool:
+        """The controller checks (and may download) what detectors need; not for --collect-only."""
+        option = getattr(self.config, "option", None)
+        return not hasattr(self.config, "workerinput") and not getattr(option, "collectonly", False)
 
     def dataset(self, spec: str, base: Path) -> Dataset:
         """Loaded once per process; named uniquely within the run. The same folder given twice (by

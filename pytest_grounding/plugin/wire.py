@@ -41,9 +41,15 @@ class WorkerOutput:
     detectors: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what it ran on
     datasets: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> summary
     shard: dict[str, Any] = field(default_factory=dict)  # the samples this shard was to score
+    load_failure: str | None = None  # a detector that could not be built: the controller stops the run
 
     def send(self, workeroutput: dict[str, Any]) -> None:
-        workeroutput[_KEY] = {"detectors": self.detectors, "datasets": self.datasets, "shard": self.shard}
+        workeroutput[_KEY] = {
+            "detectors": self.detectors,
+            "datasets": self.datasets,
+            "shard": self.shard,
+            "load_failure": self.load_failure,
+        }
 
     @classmethod
     def received(cls, workeroutput: Mapping[str, Any]) -> WorkerOutput:
@@ -52,6 +58,7 @@ class WorkerOutput:
             detectors=dict(sent.get("detectors") or {}),
             datasets=dict(sent.get("datasets") or {}),
             shard=dict(sent.get("shard") or {}),
+            load_failure=sent.get("load_failure"),
         )
 
 

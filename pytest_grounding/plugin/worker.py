@@ -1,29 +1,40 @@
 """Hooks of an xdist worker: load the detectors before the first item (outside any item's
-captured output), and hand the controller what only this process knows at its end."""
+captured output), and hand the controller what only this process knows at its end. A detector
+that cannot be built runs no item: the controller stops the run with its one message."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from .items import detector_specs_of
-from .state import get_run
+from .state import DetectorLoadError, get_run
 from .wire import WorkerOutput
 
 
 class Worker:
-    """Hooks of an xdist worker: load the detectors before the first item (outside any item's
-    captured output), hand their descriptions and the datasets' to the controller."""
-
-    def __init__(self, config) -> None:
+    def __init__(self, config: Any) -> None:
         self.config = config
+        self.load_failure: str | None = None
 
-    def pytest_collection_finish(self, session) -> None:
+    def pytest_collection_finish(self, session: Any) -> None:
         if not self.config.option.collectonly:
-            get_run(self.config).detector_lines(detector_specs_of(session.items))
+            try:
+                get_run(self.config).detector_lines(detector_specs_of(session.items))
+            except DetectorLoadError as exc:
+                self.load_failure = session.shouldstop = f"grounding: {exc}"
 
-    def pytest_sessionfinish(self, session) -> None:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> bool | None:
+        return True if self.load_failure else None  # no item runs
+
+    def pytest_sessionfinish(self, session: Any) -> None:
         run = get_run(self.config)
         WorkerOutput(
             detectors=run.pool.info,
             datasets={d.name: d.summary() for d in run.datasets.values()},
             shard=run.shard_planned,
+            load_failure=self.load_failure,
         ).send(self.config.workeroutput)
         run.pool.close()

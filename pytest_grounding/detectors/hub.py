@@ -1,0 +1,281 @@
+"""Model weights by local folder or Hugging Face hub id, resolved the way `huggingface_hub` does it:
+the user's cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), a download
+with progress bars when online, the cache alone when $HF_HUB_OFFLINE=1, the token from the
+standard places ($HF_TOKEN, the `hf auth login` file; never read or printed here). The environment
+is read at each call (not at import), so a test or a conftest that sets it is obeyed.
+
+Used by the in-process VLM detectors (`qwenvl`, `uitars`); anything that needs a checkpoint folder
+can call `resolve_checkpoint`. A model that cannot be had is a `ModelUnavailable`: what was looked
+for, where, and the one-line fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# org/name as the hub spells it (letters, digits, '-', '_', '.'; no '..', no leading '-' or '.').
+_HUB_ID = re.compile(r"^(?![.-])[A-Za-z0-9._-]{1,96}/(?![.-])[A-Za-z0-9._-]{1,96}$")
+# What a transformers checkpoint needs; the rest of a repository (other weight formats, images,
+# ONNX exports) is not downloaded.
+ALLOW_PATTERNS = ("*.json", "*.safetensors", "*.jinja", "*.txt", "*.model", "*.tiktoken")
+_TRUE = {"1", "on", "yes", "true"}
+
+
+class ModelUnavailable(ValueError):
+    """A model that cannot be had: `what` was looked for, `where`, and `fix` (one line)."""
+
+    def __init__(self, what: str, where: str, fix: str) -> None:
+        self.what, self.where, self.fix = what, where, fix
+        super().__init__(f"{what} (looked in {where}). Fix: {fix}")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where a model's files are, and which weights they are."""
+
+    folder: Path
+    repo_id: str | None = None  # None: a local folder given by path
+    revision: str | None = None  # as asked (branch, tag or commit); None: the default branch
+    commit: str | None = None  # the snapshot's commit hash
+
+    @property
+    def label(self) -> str:
+        """`org/name@commit7` for a hub model, the folder's name for a local one."""
+        if self.repo_id is None:
+            return self.folder.name
+        return f"{self.repo_id}@{(self.commit or '?')[:7]}"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model": self.repo_id or str(self.folder),
+            "model_source": "hub" if self.repo_id else "folder",
+            "model_revision": self.revision,
+            "model_commit": self.commit,
+            "model_folder": str(self.folder),
+        }
+
+
+def hub_cache() -> Path:
+    """The hub cache folder huggingface_hub would use, from the environment as it is now."""
+    env = os.environ
+    explicit = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
+
+
+def is_hub_id(text: str) -> bool:
+    """`org/name` that is not an existing path (a folder `org/name` under the current one wins)."""
+    return bool(_HUB_ID.match(text)) and not Path(text).expanduser().exists()
+
+
+def repo_folder(repo_id: str, cache: Path | None = None) -> Path:
+    """huggingface_hub's folder for a model repository: models--org--name."""
+    return (cache or hub_cache()) / ("models--" + repo_id.replace("/", "--"))
+
+
+def get_command(repo_id: str, revision: str | None = None) -> str:
+    rev = f" --revision {revision}" if revision else ""
+    return f"hf download {repo_id}{rev}"
+
+
+def resolve_checkpoint(
+    model: str, *, revision: str | None = None, detector: str = "model", download: bool = True
+) -> ResolvedModel:
+    """A local folder (kept as it is) or a hub id (found in, or downloaded into, the hub cache).
+    `download=False`: the cache only, whatever the environment says (a cheap look)."""
+    text = str(model).strip()
+    path = Path(text).expanduser()
+    if path.exists() or not _HUB_ID.match(text):
+        if revision:
+            raise ModelUnavailable(
+                f"{detector}: revision={revision} applies to a hub id, and {text!r} is a local path",
+                str(path),
+                "drop revision=, or name the model by its hub id (org/name)",
+            )
+        return check_folder(ResolvedModel(path.resolve()), detector)
+    return check_folder(_from_hub(text, revision, detector, download), detector)
+
+
+def _from_hub(repo_id: str, revision: str | None, detector: str, download: bool) -> ResolvedModel:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    cache = hub_cache()
+    offline = hub_offline() or not download
+    where = f"the hub cache {cache}" + (" ($HF_HUB_OFFLINE=1: no download)" if hub_offline() else "")
+    asked = repo_id + (f"@{revision}" if revision else "")
+    get = f"`{get_command(repo_id, revision)}` (online), or set $HF_HUB_CACHE to a cache that holds it"
+    try:
+        folder = snapshot_download(
+            repo_id,
+            revision=revision,
+            cache_dir=cache,
+            local_files_only=offline,
+            allow_patterns=list(ALLOW_PATTERNS),
+            library_name="pytest-grounding",
+            endpoint=os.environ.get("HF_ENDPOINT") or None,  # read now: huggingface_hub reads it at import
+        )
+    except GatedRepoError:
+        raise ModelUnavailable(
+            f"{detector}: {asked} is gated on the hub and this machine's token has no access",
+            "https://huggingface.co/" + repo_id,
+            f"accept its terms on the hub, then `hf auth login` (or set $HF_TOKEN) and {get}",
+        ) from None
+    except RevisionNotFoundError:
+        raise ModelUnavailable(
+            f"{detector}: the hub has {repo_id} but no revision {revision!r}",
+            "https://huggingface.co/" + repo_id,
+            "name a branch, tag or commit it has (revision=main)",
+        ) from None
+    except RepositoryNotFoundError:
+        raise ModelUnavailable(
+            f"{detector}: no model {repo_id} on the hub (a typo, or private and this machine's token cannot see it)",
+            "https://huggingface.co/" + repo_id,
+            "check the id (org/name), or `hf auth login` for a private one",
+        ) from None
+    except LocalEntryNotFoundError:
+        raise ModelUnavailable(
+            f"{detector}: the weights of {asked} are not in the hub cache"
+            + ("" if offline else " and the hub could not be reached"),
+            where,
+            get + ", or pass model=/path/to/checkpoint",
+        ) from None
+    except HfHubHTTPError as exc:  # the hub answered with an error other than the above
+        raise ModelUnavailable(
+            f"{detector}: the hub refused {asked} ({exc.response.status_code if exc.response is not None else '?'})",
+            "https://huggingface.co/" + repo_id,
+            get,
+        ) from None
+    snapshot = Path(folder)
+    return ResolvedModel(snapshot, repo_id=repo_id, revision=revision, commit=snapshot.name)
+
+
+def check_folder(resolved: ResolvedModel, detector: str) -> ResolvedModel:
+    """A checkpoint folder: a config.json and its weights (every shard its index names)."""
+    folder = resolved.folder
+    fix = (
+        f"`{get_command(resolved.repo_id, resolved.revision)}` to complete it"
+        if resolved.repo_id
+        else "pass model= a folder written by save_pretrained, or a hub id (org/name)"
+    )
+    name = resolved.repo_id or str(folder)
+    if not folder.is_dir():
+        raise ModelUnavailable(f"{detector}: no checkpoint folder {name}", str(folder), fix)
+    if not (folder / "config.json").is_file():
+        raise ModelUnavailable(f"{detector}: {name} is not a checkpoint (no config.json)", str(folder), fix)
+    missing = missing_weights(folder)
+    if missing:
+        raise ModelUnavailable(
+            f"{detector}: {name} lacks its weights ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})",
+            str(folder),
+            fix,
+        )
+    return resolved
+
+
+def missing_weights(folder: Path) -> list[str]:
+    """The weight files a checkpoint folder lacks: every shard its index names, or one
+    model.safetensors / pytorch_model.bin when there is no index."""
+    for index_name in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
+        index = folder / index_name
+        if index.is_file():
+            try:
+                shards = sorted(set(json.loads(index.read_text()).get("weight_map", {}).values()))
+            except (OSError, ValueError):
+                return [f"{index_name} (unreadable)"]
+            return [shard for shard in shards if not (folder / shard).is_file()]
+    if any((folder / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")):
+        return []
+    return ["model.safetensors"]
+
+
+@dataclass(frozen=True)
+class CachedModel:
+    """A model repository in the hub cache, as `doctor` lists it."""
+
+    repo_id: str
+    commits: tuple[str, ...]
+    refs: tuple[str, ...]
+    complete: bool  # the newest snapshot has config.json and its weights
+    model_type: str | None
+
+
+def cached_models(cache: Path | None = None) -> list[CachedModel]:
+    """The model repositories in the hub cache (huggingface_hub's scan), with their model type."""
+    from huggingface_hub import scan_cache_dir
+    from huggingface_hub.errors import CacheNotFound
+
+    cache = cache or hub_cache()
+    try:
+        info = scan_cache_dir(cache)
+    except CacheNotFound:
+        return []
+    found = []
+    for repo in sorted(info.repos, key=lambda r: r.repo_id):
+        if repo.repo_type != "model":
+            continue
+        revisions = sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True)
+        newest = revisions[0].snapshot_path if revisions else None
+        complete = bool(newest and (newest / "config.json").is_file() and not missing_weights(newest))
+        model_type = None
+        if newest and (newest / "config.json").is_file():
+            try:
+                model_type = json.loads((newest / "config.json").read_text()).get("model_type")
+            except (OSError, ValueError):
+                model_type = None
+        found.append(
+            CachedModel(
+                repo_id=repo.repo_id,
+                commits=tuple(r.commit_hash for r in revisions),
+                refs=tuple(sorted(ref for r in revisions for ref in r.refs)),
+                complete=complete,
+                model_type=model_type,
+            )
+        )
+    return found
+
+
+def place_in_cache(source: Path, repo_id: str, cache: Path, commit: str, ref: str = "main") -> Path:
+    """Copy a checkpoint folder into `cache` laid out as huggingface_hub lays it out
+    (models--org--name/snapshots/<commit>/, refs/<ref>; files as blobs named by content hash,
+    linked from the snapshot). For tests and for air-gapped machines given a folder."""
+    import hashlib
+    import shutil
+
+    repo = repo_folder(repo_id, cache)
+    snapshot = repo / "snapshots" / commit
+    blobs = repo / "blobs"
+    snapshot.mkdir(parents=True, exist_ok=True)
+    blobs.mkdir(parents=True, exist_ok=True)
+    for file in sorted(p for p in source.rglob("*") if p.is_file()):
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        blob = blobs / digest
+        if not blob.exists():
+            shutil.copyfile(file, blob)
+        target = snapshot / file.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        try:
+            target.symlink_to(os.path.relpath(blob, target.parent))
+        except OSError:  # no symlinks (Windows without developer mode): huggingface_hub copies too
+            shutil.copyfile(blob, target)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / ref).write_text(commit)
+    return snapshot
