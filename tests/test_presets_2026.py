@@ -279,6 +279,6 @@ def test_max_side_and_max_pixels_wrap_any_preprocessing_and_say_so():
 
     assert apply_overrides(again, {"max_pixels": 1_000_000}).preprocess.describe()["max_side"] == 2000
     assert resolve_preset("claude").preprocess.frame(SMALL).model == SMALL  # small screens are never enlarged
-    from pytest_grounding.detectors.vlm.presets import preset_headline
+    from pytest_grounding.detectors.vlm.preset import preset_headline
 
     assert "max_side 2000" in preset_headline(again)

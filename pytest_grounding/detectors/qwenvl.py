@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import re
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -23,8 +21,10 @@ from typing import Any
 
 from ..core.types import Prediction, Query
 from . import qwenvl_batch
+from .devices import pick_device, worker_index
 from .vlm.preprocess import SmartResize
-from .vlm.presets import DEFAULT_PRESET, preset_headline, resolve_preset
+from .vlm.preset import preset_headline
+from .vlm.presets import DEFAULT_PRESET, resolve_preset
 
 UITARS_10 = "uitars-1.0"
 DEFAULT_UITARS = "ByteDance-Seed/UI-TARS-1.5-7B"  # `uitars` with no model: the card's model
@@ -47,25 +47,6 @@ DTYPES = {
     "float32": "float32",
     "fp32": "float32",
 }
-
-
-def worker_index() -> int | None:
-    """N for xdist worker gwN, None outside xdist."""
-    match = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
-    return int(match.group(1)) if match else None
-
-
-def pick_device(requested: str, cuda_count: int, worker: int | None) -> str:
-    """auto: CUDA when there is one, else CPU. `cuda` (or auto) under xdist: worker N takes
-    cuda:(N mod count), so `-n <GPUs>` runs one replica per GPU. `cuda:K` and `cpu` are kept."""
-    requested = str(requested).strip().lower()
-    if requested == "auto":
-        requested = "cuda" if cuda_count else "cpu"
-    if requested == "cuda":
-        if not cuda_count:
-            raise ValueError("device=cuda but torch sees no CUDA device")
-        return f"cuda:{(worker or 0) % cuda_count}"
-    return requested
 
 
 def _image_processor_class():

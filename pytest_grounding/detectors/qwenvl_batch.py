@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.types import Prediction, Query
 from .batching import Outcome, chunked, predictions_or_raise
@@ -22,8 +22,26 @@ from .vlm.parse import answer_to_prediction
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from .qwenvl import QwenVLDetector
     from .vlm.preprocess import Frame
+    from .vlm.preset import Preset
+
+
+class QwenVLModel(Protocol):
+    """What this module uses of detectors/qwenvl.py's detector (a Protocol: no import back)."""
+
+    name: str
+    device: str
+    preset: Preset
+    processor: Any
+    model: Any
+    patch: int
+    batch_size: int
+
+    @property
+    def _torch(self) -> Any: ...
+
+    def prompt_text(self, instruction: str, size: tuple[int, int] | None = None) -> str: ...
+
 
 # Default queries per generate on CUDA (docs/detectors-vlm.md says why); CPU gains nothing from it.
 CUDA_BATCH = 8
@@ -62,12 +80,12 @@ class Generated:
     seen: tuple[int, int]
 
 
-def prepare(detector: QwenVLDetector, query: Query) -> Prepared:
+def prepare(detector: QwenVLModel, query: Query) -> Prepared:
     image, frame = detector.preset.preprocess.apply(query.image)
     return Prepared(image=image, frame=frame, text=detector.prompt_text(query.instruction, frame.model))
 
 
-def sampling_options(detector: QwenVLDetector) -> dict[str, Any]:
+def sampling_options(detector: QwenVLModel) -> dict[str, Any]:
     decoding = detector.preset.decoding
     sampling: dict[str, Any] = (
         {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
@@ -84,7 +102,7 @@ def sampling_options(detector: QwenVLDetector) -> dict[str, Any]:
     return sampling
 
 
-def end_token_ids(detector: QwenVLDetector) -> set[int]:
+def end_token_ids(detector: QwenVLModel) -> set[int]:
     config = getattr(detector.model, "generation_config", None)
     eos = getattr(config, "eos_token_id", None)
     if eos is None:
@@ -106,7 +124,7 @@ def own_length(tokens: Sequence[int], ends: set[int], stop: Sequence[str], decod
     return len(tokens)
 
 
-def generate(detector: QwenVLDetector, prepared: Sequence[Prepared]) -> list[Generated]:
+def generate(detector: QwenVLModel, prepared: Sequence[Prepared]) -> list[Generated]:
     """One `generate` for all the prepared queries; each row's answer and token counts."""
     tokenizer = detector.processor.tokenizer
     tokenizer.padding_side = "left"  # generation appends on the right: pad before the prompt
@@ -138,7 +156,7 @@ def generate(detector: QwenVLDetector, prepared: Sequence[Prepared]) -> list[Gen
     return generated
 
 
-def finish(detector: QwenVLDetector, prepared: Prepared, generated: Generated) -> Prediction:
+def finish(detector: QwenVLModel, prepared: Prepared, generated: Generated) -> Prediction:
     """The row's prediction, mapped back through its own frame."""
     if generated.seen != prepared.frame.model:  # the processor resized again: the transform would be off
         raise RuntimeError(
@@ -162,7 +180,7 @@ def finish(detector: QwenVLDetector, prepared: Prepared, generated: Generated) -
     )
 
 
-def run_chunk(detector: QwenVLDetector, queries: Sequence[Query]) -> list[Outcome]:
+def run_chunk(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:
     """Each query's prediction or exception, in one `generate` where all goes well."""
     outcomes: list[Outcome | None] = [None] * len(queries)
     ready: list[tuple[int, Prepared]] = []
@@ -197,7 +215,7 @@ def run_chunk(detector: QwenVLDetector, queries: Sequence[Query]) -> list[Outcom
     return done
 
 
-def run(detector: QwenVLDetector, queries: Sequence[Query]) -> list[Outcome]:
+def run(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:
     """Each query's outcome, in generate calls of at most the detector's batch size."""
     outcomes: list[Outcome] = []
     for chunk in chunked(queries, detector.batch_size):
@@ -205,11 +223,11 @@ def run(detector: QwenVLDetector, queries: Sequence[Query]) -> list[Outcome]:
     return outcomes
 
 
-def predict_batch(detector: QwenVLDetector, queries: Sequence[Query]) -> list[Prediction]:
+def predict_batch(detector: QwenVLModel, queries: Sequence[Query]) -> list[Prediction]:
     return predictions_or_raise(run(detector, queries))
 
 
-def predict(detector: QwenVLDetector, query: Query) -> Prediction:
+def predict(detector: QwenVLModel, query: Query) -> Prediction:
     """One query: predict_batch([query])[0], its own exception raised as it is."""
     (outcome,) = run(detector, [query])
     if isinstance(outcome, Exception):

@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.types import Prediction, Query
-from .qwenvl import worker_index
+from .devices import worker_index
 from .vlm.parse import answer_to_prediction
-from .vlm.presets import DEFAULT_PRESET, Decoding, preset_headline, resolve_preset
+from .vlm.preset import Decoding, preset_headline
+from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
 
 BASE_URL_ENV = "PYTEST_GROUNDING_OPENAI_BASE_URL"

@@ -5,9 +5,8 @@ transformers stay in the detectors, `ui-tars` is imported when the part that use
 
 from .parse import EXTRACTORS, REFUSALS, TRANSFORMS, Extracted, answer_to_prediction
 from .preprocess import PREPROCESSORS, Frame, SmartResize
+from .preset import Decoding, Preset
 from .presets import (
-    Decoding,
-    Preset,
     all_presets,
     get_preset,
     preset_registry,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import prompts as p
 from .preprocess import Fit, FixedResize, Original, SmartResize
-from .presets import Decoding, Preset
+from .preset import Decoding, Preset
 
 QWEN2_DEFAULTS = SmartResize(factor=28, min_pixels=56 * 56, max_pixels=28 * 28 * 16384)  # Qwen2(.5)-VL processor
 QWEN3_DEFAULTS = SmartResize(factor=32, min_pixels=65_536, max_pixels=16_777_216)  # Qwen3-VL processor

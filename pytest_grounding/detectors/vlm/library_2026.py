@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import prompts_2026 as p
 from .preprocess import Original, SmartResize
-from .presets import Decoding, Preset
+from .preset import Decoding, Preset
 from .prompts import Prompt
 
 MAI_UI = "Tongyi-MAI/MAI-UI@4dd07b9"

@@ -8,104 +8,16 @@ The shipped presets live in `library.py`; a project adds its own with `register_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...core.registry import Registry
 from . import prompts
-from .parse import check_parts, split_transform
+from .library import PRESETS
+from .parse import check_parts
 from .preprocess import PREPROCESSORS, Capped, Preprocess, SmartResize, make_preprocess
-
-
-@dataclass(frozen=True)
-class Decoding:
-    """temperature 0 = greedy. `frequency_penalty`, `top_k`, `stop` and `skip_special_tokens` are
-    sent to servers as vLLM takes them; in-process, `top_k` samples and special tokens are kept
-    when `skip_special_tokens` is false (OS-Atlas writes its box between `<|box_start|>` tokens)."""
-
-    max_new_tokens: int = 128
-    temperature: float = 0.0
-    top_p: float | None = None
-    top_k: int | None = None
-    frequency_penalty: float | None = None
-    stop: tuple[str, ...] = ()
-    skip_special_tokens: bool = True
-    # chat-template switches (Holo2/3: thinking off for grounding): to the template in-process, as
-    # vLLM's `chat_template_kwargs` to a server
-    chat_template_kwargs: tuple[tuple[str, bool], ...] = ()
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0
-
-    def summary(self) -> str:
-        how = "greedy" if self.greedy else f"temperature {self.temperature:g}"
-        extra = [f"{k} {v:g}" for k, v in (("top_p", self.top_p), ("top_k", self.top_k)) if v is not None]
-        if self.frequency_penalty is not None:
-            extra.append(f"frequency_penalty {self.frequency_penalty:g}")
-        if self.stop:
-            extra.append("stop " + " ".join(self.stop))
-        if not self.skip_special_tokens:
-            extra.append("special tokens kept")
-        extra.extend(f"{k}={v}" for k, v in self.chat_template_kwargs)
-        return ", ".join([how, f"{self.max_new_tokens} tokens", *extra])
-
-
-COORDINATES = {
-    "abs": "pixels of the image the model is given",
-    "abs_smart_resize": "pixels of the image the model is given",
-    "rel1000": "0-1000 of the image",
-    "rel999": "0-999 of the image",
-    "rel1": "0-1 of the image",
-}
-
-
-@dataclass(frozen=True)
-class Preset:
-    """`source`: where each part was read (repository, file, commit as the reference gives);
-    `notes`: disagreements between sources and which one was taken, and why."""
-
-    name: str
-    family: str
-    prompt: prompts.Prompt
-    preprocess: Preprocess
-    extractors: tuple[str, ...]
-    transform: str
-    decoding: Decoding = field(default_factory=Decoding)
-    refusal: str | None = None
-    source: str = ""
-    notes: str = ""
-    origin: str = "built-in"  # built-in | conftest | the TOML file's path
-
-    @property
-    def coordinates(self) -> str:
-        """The coordinate system in words: `yx_swap+rel1000` -> "0-1000 of the image, y first"."""
-        parts = split_transform(self.transform)
-        words = [COORDINATES.get(p, p) for p in parts if p != "yx_swap"]
-        text = ", ".join(words) or "pixels of the image the model is given"
-        if "yx_swap" in parts:
-            text += ", y first"
-        if self.preprocess.kind == "canvas":
-            text += " (the canvas)"
-        return text
-
-    def describe(self) -> dict[str, Any]:
-        info = asdict(self)
-        info["preprocess"] = self.preprocess.describe()
-        info["extractors"] = list(self.extractors)
-        info["decoding"]["stop"] = list(self.decoding.stop)
-        info["decoding"]["chat_template_kwargs"] = dict(self.decoding.chat_template_kwargs)
-        info["coordinates"] = self.coordinates
-        return info
-
-
-def preset_headline(preset: Preset) -> str:
-    """The preset in the summary header: name, preprocessing, decoding."""
-    pre = preset.preprocess.describe()
-    sizes = ", ".join(f"{k} {v}" for k, v in pre.items() if k != "kind")
-    return f"preset {preset.name}, {pre['kind']}" + (f" {sizes}" if sizes else "") + f", {preset.decoding.summary()}"
-
+from .preset import Decoding, Preset
 
 _PROJECT: dict[str, Preset] = {}  # presets a project registered (conftest hook, TOML file)
 
@@ -140,8 +52,6 @@ class ProjectPresets:
 
 
 def all_presets() -> dict[str, Preset]:
-    from .library import PRESETS
-
     presets = {preset.name: preset for preset in PRESETS}
     presets.update(_PROJECT)
     return presets
