@@ -10,6 +10,7 @@ import pytest
 
 from ..datasets import sharding
 from ..render import terminal as report
+from ..render.outputs import asked_for
 from . import baseline_hooks
 from . import replay as replay_check
 from .fixtures import BENCHMARK_GROUP
@@ -119,14 +120,8 @@ class Controller:
             write(line, red=failed, bold=failed)
         for line in replay_check.summary_lines(run.records, run.settings.detector_specs):
             write(line)
-        for target, path in (
-            ("JSON report", run.settings.json_path),
-            ("HTML report", run.settings.html_path),
-            ("plots", run.settings.plots_dir),
-            ("predictions", run.settings.predictions_path),
-        ):
-            if path is not None:
-                write(f"grounding {target}: {path}")
+        for output, path in asked_for(run.settings):
+            write(f"grounding {output.title}: {path}")
         for problem in run.output_errors:
             write(f"grounding output FAILED: {problem}", red=True, bold=True)
         if run.summary:

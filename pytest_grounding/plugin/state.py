@@ -30,7 +30,7 @@ from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
 from ..detectors.strategies import wrap as wrap_strategies
 from ..evaluate.scoring import error_record
-from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions, write_json
+from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions
 from .settings import SettingError, Settings, missing_extra
 
 DEFAULT_DATASET_NAME = "synthetic"
@@ -300,23 +300,12 @@ class GroundingRun:
         except DatasetError as exc:
             raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
         self.check_replays()
-        if self.settings.plots_dir is not None:
-            from ..render.plots import PlotsUnavailable, check_plots
+        from ..render.outputs import OutputUnusable, check_all
 
-            try:
-                check_plots(self.settings.plots_dir)
-            except PlotsUnavailable as exc:
-                raise SettingError(f"--grounding-plots: {exc}") from None
-        for flag, path in (
-            ("--grounding-json", self.settings.json_path),
-            ("--grounding-predictions", self.settings.predictions_path),
-            ("--grounding-html", self.settings.html_path),
-        ):
-            if path is not None:
-                try:
-                    check_writable(path)
-                except OutputError as exc:
-                    raise SettingError(f"{flag}: {exc}") from None
+        try:
+            check_all(self.settings)
+        except OutputUnusable as exc:
+            raise SettingError(str(exc)) from None
 
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no
@@ -589,31 +578,12 @@ class GroundingRun:
         )
 
     def write_report(self) -> None:
-        """The JSON report, the HTML page and the plots, all from one document. One that cannot be
-        written is said in the summary; it never ends the run."""
-        settings = self.settings
-        if settings.json_path is None and settings.html_path is None and settings.plots_dir is None:
-            return
-        document = self.document()
-        if settings.json_path is not None:
-            try:
-                write_json(settings.json_path, document)
-            except (OSError, ValueError) as exc:
-                self.output_errors.append(f"JSON report {settings.json_path} not written: {exc}")
-        if settings.html_path is not None:
-            from ..render.html import write_html
+        """The JSON report, the HTML page and the plots, all from one document (render/outputs.py).
+        One that cannot be written is said in the summary; it never ends the run."""
+        from ..render.outputs import asked_for, write_all
 
-            try:
-                write_html(document, settings.html_path)
-            except Exception as exc:  # a page that fails must not end the run: the JSON is written
-                self.output_errors.append(f"HTML report {settings.html_path} not written: {type(exc).__name__}: {exc}")
-        if settings.plots_dir is not None:
-            from ..render.plots import write_plots
-
-            try:
-                write_plots(document, settings.plots_dir)
-            except Exception as exc:
-                self.output_errors.append(f"plots in {settings.plots_dir} not written: {type(exc).__name__}: {exc}")
+        if any(output.write is not None for output, _ in asked_for(self.settings)):
+            self.output_errors += write_all(self.document(), self.settings)
 
 
 def registered_preset(name: str) -> dict[str, Any] | None:

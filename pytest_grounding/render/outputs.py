@@ -1,0 +1,110 @@
+"""The files a run writes from its report document, in one table: each output's name in the
+summary, its setting, its flag, and the function that writes it. A new output is a module that
+writes a document and one row here (plus its option in plugin/options.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Output:
+    title: str  # in the summary: "grounding {title}: {path}"
+    setting: str  # the Settings field that holds its path (None: not asked for)
+    flag: str  # the option that sets it, for usage errors
+    write: Callable[[Mapping[str, Any], Path], None] | None  # None: written as the run goes (predictions)
+    # how a failure reads: the HTML page and the plots can fail in any library they use
+    describe_failure: Callable[[Exception], str] = str
+    place: str = "{title} {path}"  # how a failure names it
+    check: Callable[[Path], None] | None = None  # before any sample runs: can it be written? (raises)
+
+
+def _json(document: Mapping[str, Any], path: Path) -> None:
+    from .output import write_json
+
+    write_json(path, dict(document))
+
+
+def _html(document: Mapping[str, Any], path: Path) -> None:
+    from .html import write_html
+
+    write_html(document, path)
+
+
+def _plots(document: Mapping[str, Any], folder: Path) -> None:
+    from .plots import write_plots
+
+    write_plots(document, folder)
+
+
+def _writable(path: Path) -> None:
+    from .output import check_writable
+
+    check_writable(path)
+
+
+def _plots_possible(folder: Path) -> None:
+    from .plots import check_plots
+
+    check_plots(folder)
+
+
+def _typed(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+OUTPUTS = (
+    Output("JSON report", "json_path", "--grounding-json", _json, check=_writable),
+    Output("HTML report", "html_path", "--grounding-html", _html, describe_failure=_typed, check=_writable),
+    Output(
+        "plots",
+        "plots_dir",
+        "--grounding-plots",
+        _plots,
+        describe_failure=_typed,
+        place="{title} in {path}",
+        check=_plots_possible,
+    ),
+    Output("predictions", "predictions_path", "--grounding-predictions", None, check=_writable),
+)
+
+
+class OutputUnusable(Exception):
+    """An output that cannot be written: a usage error before any sample runs."""
+
+
+def check_all(settings: Any) -> None:
+    """Each output asked for can be written (a folder exists and is writable, matplotlib for plots)."""
+    from .output import OutputError
+    from .plots import PlotsUnavailable
+
+    for output, path in asked_for(settings):
+        if output.check is None:
+            continue
+        try:
+            output.check(path)
+        except (OutputError, PlotsUnavailable) as exc:
+            raise OutputUnusable(f"{output.flag}: {exc}") from None
+
+
+def asked_for(settings: Any) -> list[tuple[Output, Path]]:
+    """The outputs this run's settings ask for, with their paths, in the summary's order."""
+    return [(output, path) for output in OUTPUTS if (path := getattr(settings, output.setting)) is not None]
+
+
+def write_all(document: Mapping[str, Any], settings: Any) -> list[str]:
+    """Every output written from the document; what could not be written, said (never raised: the
+    JSON report stays written when the page fails)."""
+    problems = []
+    for output, path in asked_for(settings):
+        if output.write is None:
+            continue
+        try:
+            output.write(document, path)
+        except Exception as exc:
+            place = output.place.format(title=output.title, path=path)
+            problems.append(f"{place} not written: {output.describe_failure(exc)}")
+    return problems
