@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.numbers import pct as _pct
 from ..core.record import Outcome
 from . import metrics
 from .gates import parse_threshold, split_slice
@@ -447,10 +448,6 @@ def _latency_verdicts(
             if isinstance(before, (int, float)) and before > 0 and now is not None and math.isfinite(now):
                 verdicts.append(LatencyVerdict(detector, figure, float(before), float(now), max_slowdown))
     return verdicts
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 # -- text --------------------------------------------------------------------------------------------

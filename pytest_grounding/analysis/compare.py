@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.numbers import ms as _ms
+from ..core.numbers import pct as _pct
 from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.types import ELEMENT_TYPES
 
@@ -74,16 +76,6 @@ class Changes:
     broken: tuple[Change, ...]
     errors: tuple[Change, ...] = field(default_factory=tuple)
     paired: int = 0
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
-
-
-def _ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
 
 
 def _attempts(value: float | None) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.numbers import pct
 from ..core.record import Outcome
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -165,10 +166,6 @@ def benchmark_figures(records: Sequence[Mapping[str, Any]], refusal_rows: str = 
             }
         )
     return out
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 def summary_lines(block: Mapping[str, Any]) -> list[str]:

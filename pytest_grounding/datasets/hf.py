@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..core.cache import cache_root as core_cache_root
 from ..core.types import Box
 from . import hf_columns, hf_files, osworld_g
 from ._common import PLACEHOLDER_BOX, DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, size_of
@@ -210,8 +211,7 @@ def image_batches(file: Path, column: str, rows: int = 32) -> Iterator[list[Any]
 
 
 def cache_root() -> Path:
-    env = os.environ.get("PYTEST_GROUNDING_CACHE")
-    return (Path(env) if env else Path.home() / ".cache" / "pytest-grounding") / "hf"
+    return core_cache_root() / "hf"
 
 
 MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"BM", ".bmp"))

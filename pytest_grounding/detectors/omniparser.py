@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.cache import cache_root
 from ..core.types import Box, Point, Prediction, Query, image_digest
 from ..evaluate.locate import LocateQuery
 from . import _yolo
@@ -41,11 +42,6 @@ _ORT_DEFAULT_SEVERITY = 2  # onnxruntime's logger severity when nothing changed 
 _TOGGLE_WORDS = re.compile(r"\b(check ?box(es)?|tick|untick|check|uncheck|radio|toggle|switch)\b", re.I)
 
 BoxT = tuple[float, float, float, float]
-
-
-def cache_root() -> Path:
-    env = os.environ.get("PYTEST_GROUNDING_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "pytest-grounding"
 
 
 def model_candidates(model: str | None = None) -> list[tuple[Path, str]]:

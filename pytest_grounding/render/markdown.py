@@ -8,17 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.headlines import markdown_lines as headline_markdown
+from ..core.numbers import ms as _ms
+from ..core.numbers import pct as _pct
 from .replay import markdown_lines as replay_markdown
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
 
 
 def _word(passed: bool) -> str:

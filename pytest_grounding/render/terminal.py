@@ -8,6 +8,7 @@ from typing import Any
 from ..analysis import cost as cost_mod
 from ..analysis import reproduce
 from ..analysis.headlines import summary_lines as benchmark_lines
+from ..core.numbers import ms, pct
 
 TABLES = (
     ("dataset", "dataset"),
@@ -17,16 +18,6 @@ TABLES = (
     ("platform", "platform"),
     ("size", "target size (px)"),
 )
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
-
-
-def ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
 def table(title: str, rows: Sequence[Mapping[str, Any]], limit: int | None = None, by_count: bool = False) -> list[str]:

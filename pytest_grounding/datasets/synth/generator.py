@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+from ...core.cache import cache_root as default_cache_root
 from .archetypes import ARCHETYPES, ARCHETYPES_BY_NAME, Archetype, open_menu_for
 from .canvas import Canvas, Key, Phrase, Recorded, Rect, text_width
 from .phrases import icon_spec, other_spec, text_spec
@@ -438,8 +439,7 @@ def write_metadata(path: Path, rows: Iterable[dict]) -> None:
 def cache_root_dir(cache_root=None) -> Path:
     if cache_root is not None:
         return Path(cache_root)
-    env = os.environ.get("PYTEST_GROUNDING_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "pytest-grounding"
+    return default_cache_root()
 
 
 def source_digest(root: Path | None = None) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...analysis import cost
 from ...analysis.figures import SLICE_TITLES, blocks, design_figures, slice_figure
+from ...core.numbers import ms, pct
 from .. import terminal as report
 from . import svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
@@ -130,8 +131,8 @@ def gates_section(document: Mapping[str, Any]) -> str:
             [
                 e(g["detector"]),
                 e(g["slice"]),
-                report.pct(g["threshold"]),
-                report.pct(g["accuracy"]),
+                pct(g["threshold"]),
+                pct(g["accuracy"]),
                 num(g["scored"]),
                 verdict(g["passed"]),
             ]
@@ -146,7 +147,7 @@ def gates_section(document: Mapping[str, Any]) -> str:
     checks = document.get("errors_check") or []
     if checks:
         rows = [
-            [e(c["detector"]), f"{c['errors']} of {c['samples']}", report.pct(c["max_share"]), verdict(c["passed"])]
+            [e(c["detector"]), f"{c['errors']} of {c['samples']}", pct(c["max_share"]), verdict(c["passed"])]
             for c in checks
         ]
         out += [
@@ -166,7 +167,7 @@ def slice_table(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
             num(row["samples"]),
             num(row["scored"]),
             num(row["hits"]),
-            report.pct(row["accuracy"]),
+            pct(row["accuracy"]),
             num(row["wrong_format"]),
             num(row["errors"]),
             num(row["mean_iou"], 2),
@@ -206,11 +207,11 @@ def comparison(document: Mapping[str, Any]) -> str:
             e(block.get("task", "grounding")),
             num(block["samples"]),
             num(block["scored"]),
-            report.pct(block["accuracy"]),
-            report.pct(block["macro_app_accuracy"]),
+            pct(block["accuracy"]),
+            pct(block["macro_app_accuracy"]),
             num(block["mean_iou"], 2),
-            report.ms(block["latency_ms"]["p50"]),
-            report.ms(block["latency_ms"]["p95"]),
+            ms(block["latency_ms"]["p50"]),
+            ms(block["latency_ms"]["p95"]),
             num(block["wrong_format"]),
             num(block["errors"]),
         ]
@@ -342,7 +343,7 @@ def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int) -> str:
     if record.get("point"):
         measured.append("point (" + ", ".join(f"{v:g}" for v in record["point"]) + ")")
     if record.get("latency_ms") is not None:
-        measured.append(f"{report.ms(record['latency_ms'])} ms")
+        measured.append(f"{ms(record['latency_ms'])} ms")
     if measured:
         facts.append(f"<p>{' · '.join(measured)}</p>")
     if record.get("raw") not in (None, ""):
