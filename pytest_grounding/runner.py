@@ -209,15 +209,31 @@ def evaluate(
     latency_ms = timing.get("ms", 0.0)
     if failure is None:
         try:
-            prediction = as_prediction(answer)
+            prediction, queue_ms = _queueing(as_prediction(answer))
             record = metrics.score(
-                sample, prediction, detector=detector_name, latency_ms=latency_ms, image_size=(width, height)
+                sample,
+                prediction,
+                detector=detector_name,
+                latency_ms=max(0.0, latency_ms - queue_ms),
+                image_size=(width, height),
             )
+            if queue_ms:
+                record["queue_ms"] = round(queue_ms, 3)
         except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
             failure = exc
         else:
             return Evaluation(record)
     return _failure_evaluation(sample, detector_name, failure, latency_ms)
+
+
+def _queueing(prediction: Prediction) -> tuple[Prediction, float]:
+    """A served detector reports the time its request waited for a place in flight inside our
+    client (meta "queue_ms"): the record's latency is the request's own time, the wait apart."""
+    queue_ms = prediction.meta.get("queue_ms")
+    if isinstance(queue_ms, bool) or not isinstance(queue_ms, (int, float)) or not queue_ms > 0:
+        return prediction, 0.0
+    meta = {k: v for k, v in prediction.meta.items() if k != "queue_ms"}
+    return dataclasses.replace(prediction, meta=meta), float(queue_ms)
 
 
 def evaluate_locate(
