@@ -8,6 +8,7 @@ from typing import Any
 from . import cost as cost_mod
 from . import reproduce
 from .headlines import summary_lines as benchmark_lines
+from .throughput import served_line
 
 TABLES = (
     ("dataset", "dataset"),
@@ -89,8 +90,11 @@ def detector_block(
         lines += benchmark_lines(block)
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
-        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)",
+        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
+        + (f"   throughput {block['throughput']['samples_per_s']:.2f} samples/s" if block.get("throughput") else ""),
     ]
+    if info and isinstance(info.get("served"), Mapping):
+        lines.append(served_line(info["served"]))
     lines += cost_mod.lines(cost, price)
     for key, title in TABLES:
         rows = block["by"][key]

@@ -131,11 +131,13 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     return box["value"]
 
 
-def _open_sample(sample: Sample, detector_name: str) -> tuple[Any, Evaluation | None]:
+def _open_sample(
+    sample: Sample, detector_name: str, read: Callable[[Sample], Any] = read_image
+) -> tuple[Any, Evaluation | None]:
     """The sample's image, or the error record that says why the sample cannot be scored."""
     if sample.defect:
         return None, _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
-    image, problem = read_image(sample)
+    image, problem = read(sample)
     if problem:
         return None, _error(sample, detector_name, problem)
     width, height = image.size
@@ -192,10 +194,12 @@ def evaluate(
     detector_name: str,
     timeout: float | None = None,
     around: Callable[[Callable[[], Any]], Any] | None = None,
+    read: Callable[[Sample], Any] = read_image,
 ) -> Evaluation:
-    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
+    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic); `read` the
+    reading of the image (the prefetch pipeline reads a screen once for its samples). Whatever
     the detector returns or raises (short of Ctrl-C or killing the process) ends in a record."""
-    image, failed = _open_sample(sample, detector_name)
+    image, failed = _open_sample(sample, detector_name, read)
     if failed is not None:
         return failed
     width, height = image.size

@@ -28,6 +28,7 @@ from .strategies import builtin_registry as builtin_strategies
 from .strategies import check as check_strategies
 from .strategies import split_chain
 from .strategies import wrap as wrap_strategies
+from .throughput import Timeline, merge_served
 
 DEFAULT_DATASET_NAME = "synthetic"
 
@@ -104,6 +105,8 @@ class GroundingRun:
     published: reproduce.Table | None = None  # controller: the figures the reproduction check reads
     reproductions: list[reproduce.Reproduction] = field(default_factory=list)
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # per summary block: tokens (and cost)
+    timeline: Timeline = field(default_factory=Timeline)  # when records arrived: throughput
+    served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -449,6 +452,7 @@ class GroundingRun:
 
     def add_record(self, record: dict[str, Any]) -> None:
         self.records.append(record)
+        self.timeline.add(record, time.monotonic())
         if self.settings.predictions_path is not None:
             self.open_predictions()
             assert self._writer is not None
@@ -464,6 +468,9 @@ class GroundingRun:
             self._finish_baseline()
             return
         self.summary = metrics.summarize(self.records, refusal_rows=self.settings.refusal_rows)
+        for key, figures in self.timeline.figures().items():
+            if key in self.summary:
+                self.summary[key]["throughput"] = figures
         self.cost = cost_mod.summarize(self.records, self.settings.price, key=metrics.summary_key)
         if self.published is not None:
             self.reproductions = reproduce.check(
@@ -501,7 +508,11 @@ class GroundingRun:
         return out
 
     def all_detector_info(self) -> dict[str, dict[str, Any]]:
-        return {**self.pool.info, **self.detector_info}
+        info = {**self.pool.info, **self.detector_info}
+        for spec, processes in self.served.items():  # served figures of every process, merged
+            if spec in info:
+                info[spec] = {**info[spec], "served": merge_served(processes)}
+        return info
 
     def document(self) -> dict[str, Any]:
         return {

@@ -9,6 +9,8 @@ import base64
 import hashlib
 import io
 import threading
+import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -23,11 +25,33 @@ def data_url(image: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}  # id(image) -> (the image, its digest): one image shared by samples
+_DIGESTS_LOCK = threading.Lock()
+
+
 def image_digest(image: Any) -> str:
-    """The pixels' digest (with the size and mode): equal screens read twice are one screen."""
+    """The pixels' digest (with the size and mode): equal screens read twice are one screen. An
+    image object shared by several samples (the pipeline reads a screen once) is hashed once."""
+    key = id(image)
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(key)
+        if known is not None and known[0]() is image:
+            return known[1]
     digest = hashlib.blake2b(image.tobytes(), digest_size=16)
     digest.update(f"{image.mode}:{image.size[0]}x{image.size[1]}".encode())
-    return digest.hexdigest()
+    found = digest.hexdigest()
+    try:
+        reference = weakref.ref(image, lambda _ref: _forget(key))
+    except TypeError:  # an image type without weak references: hashed each time
+        return found
+    with _DIGESTS_LOCK:
+        _DIGESTS[key] = (reference, found)
+    return found
+
+
+def _forget(key: int) -> None:
+    with _DIGESTS_LOCK:
+        _DIGESTS.pop(key, None)
 
 
 class EncodingCache:
@@ -43,25 +67,32 @@ class EncodingCache:
         self.misses = 0
 
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        return self.get_timed(key, compute)[0]
+
+    def get_timed(self, key: Hashable, compute: Callable[[], Any]) -> tuple[Any, float]:
+        """The value, and the seconds spent waiting for another thread computing it."""
+        waited = 0.0
         while True:
             with self._lock:
                 if key in self._values:
                     self._values.move_to_end(key)
                     self.hits += 1
-                    return self._values[key]
+                    return self._values[key], waited
                 waiting = self._pending.get(key)
                 if waiting is None:
                     self._pending[key] = threading.Event()
                     self.misses += 1
                     break
+            started = time.monotonic()
             waiting.wait()  # another thread is encoding this screen; an encoding that failed is retried
+            waited += time.monotonic() - started
         try:
             value = compute()
             with self._lock:
                 self._values[key] = value
                 while len(self._values) > self.size:
                     self._values.popitem(last=False)
-            return value
+            return value, waited
         finally:
             with self._lock:
                 self._pending.pop(key).set()

@@ -205,7 +205,7 @@ class OpenAIPlanner:
         from ..detectors.encoding import data_url
         from ..detectors.http import chat_text
 
-        messages = [
+        messages: list[dict[str, Any]] = [
             {"role": "system", "content": "You are an expert in using computers and reading graphical interfaces."},
             {
                 "role": "user",
