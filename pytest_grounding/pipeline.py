@@ -19,6 +19,7 @@ the predictions file (so --grounding-resume does not pay for them again) but not
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from . import metrics
-from .detectors.encoding import EncodingCache
+from .detectors.encoding import DIGEST_INFO, EncodingCache, file_digest
 from .runner import Evaluation, evaluate, evaluate_locate, read_image
 
 HORIZON = 4096  # items looked at ahead of the current one when filling the windows
@@ -173,7 +174,7 @@ class Pipeline:
             key: Any = (str(sample.image), stat.st_mtime_ns, stat.st_size)
         except OSError:
             return read_image(sample)  # the runner says what is wrong with it
-        return self.screens.get(key, lambda: read_image(sample))
+        return self.screens.get(key, lambda: _read_with_digest(sample))
 
     # -- which items, which detector ---------------------------------------------------------------
     def _lane(self, index: int) -> Lane | None:
@@ -322,6 +323,16 @@ class Pipeline:
             and slot.evaluation is not None
             and slot.evaluation.record.get("outcome") != metrics.ERROR
         ]
+
+
+def _read_with_digest(sample: Any) -> Any:
+    """read_image, and the file's digest in the image's info (a served detector's encoding cache
+    key, cheaper than hashing the decoded pixels)."""
+    image, problem = read_image(sample)
+    if image is not None:
+        with contextlib.suppress(OSError):  # else the pixels are hashed
+            image.info[DIGEST_INFO] = file_digest(sample.image.read_bytes(), image)
+    return image, problem
 
 
 # -- where the next items come from -------------------------------------------------------------------

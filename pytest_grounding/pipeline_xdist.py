@@ -2,7 +2,7 @@
 quarter of its share at first, then refills it two at a time, and not at all while the worker
 has two pending and its last item took 0.1 s or more, so a worker would know too few items to keep
 N requests in flight. For a run whose detectors take several predictions at once, this scheduler is
-xdist's LoadScheduling with one change: a worker's queue is kept at least two windows deep while
+xdist's LoadScheduling with one change: a worker's queue is kept more than a window deep while
 items are left (consecutive items, so a screen's samples mostly stay on one worker). A crashed
 worker's items go back to the others as with LoadScheduling."""
 
@@ -46,12 +46,12 @@ def make_scheduler(config: Any, log: Any, window: int) -> Any:
     from xdist.scheduler import LoadScheduling
 
     class PrefetchScheduling(LoadScheduling):
-        depth = 2 * window
-
         def _top_up(self, node: Any) -> None:
+            # a window in flight plus the item running: refill below that, to two windows (a chunk of
+            # consecutive items, not one at a time; not more, or one worker is left with the tail)
             have = len(self.node2pending[node])
-            if self.pending and have < self.depth:
-                self._send_tests(node, self.depth + window - have)
+            if self.pending and have < window + 2:
+                self._send_tests(node, 2 * window - have)
 
         def schedule(self) -> None:
             super().schedule()

@@ -270,3 +270,17 @@ def test_a_batching_detector_gets_batches_and_the_same_answers(suite, synthetic,
     sizes = read_jsonl(log)
     assert sum(sizes) == 18 and max(sizes) == 4 and sizes.count(4) >= 3
     assert len(answers(one)) == 18 and answers(one) == answers(four)
+
+
+def test_the_xdist_window_comes_from_the_spec_without_loading_the_detector():
+    from pytest_grounding.detectors import builtin_registry
+    from pytest_grounding.pipeline_xdist import declared_window
+    from pytest_grounding.strategies import builtin_registry as strategies
+
+    def window(spec):
+        return declared_window(spec, builtin_registry(), strategies())
+
+    assert window("openai:base_url=http://127.0.0.1:9/v1,concurrency=12") == 12
+    assert window("openai:base_url=http://127.0.0.1:9/v1") == 32  # auto, its default maximum
+    assert window("openai:base_url=http://127.0.0.1:9/v1,concurrency=auto,max_concurrency=50") == 50
+    assert window("center") == 1

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+DIGEST_INFO = "grounding_digest"  # image.info key: a digest set by whoever read the image from its file
 CACHED_SCREENS = 32  # a data URL of a 4K screen is a few MB: a bounded number of them
 
 
@@ -29,9 +30,19 @@ _DIGESTS: dict[int, tuple[weakref.ref, str]] = {}  # id(image) -> (the image, it
 _DIGESTS_LOCK = threading.Lock()
 
 
+def file_digest(data: bytes, image: Any) -> str:
+    """A decoded image's digest from its file's bytes (and the mode and size it was decoded to)."""
+    digest = hashlib.blake2b(data, digest_size=16)
+    digest.update(f"file:{image.mode}:{image.size[0]}x{image.size[1]}".encode())
+    return digest.hexdigest()
+
+
 def image_digest(image: Any) -> str:
-    """The pixels' digest (with the size and mode): equal screens read twice are one screen. An
-    image object shared by several samples (the pipeline reads a screen once) is hashed once."""
+    """The image's digest: equal screens read twice are one screen. The file's when the reader
+    gave one (`image.info`), else the pixels' (hashed once per image object)."""
+    given = getattr(image, "info", {}).get(DIGEST_INFO)
+    if isinstance(given, str):  # the pipeline's reader hashed the file: cheaper than the pixels
+        return given
     key = id(image)
     with _DIGESTS_LOCK:
         known = _DIGESTS.get(key)
