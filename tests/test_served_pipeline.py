@@ -81,7 +81,8 @@ def test_concurrency_1_and_32_give_the_same_records(suite, synthetic, paced, wor
     served = info["served"]
     assert served["requests"] == 16 and served["concurrency_reached"] >= 2
     screens = {r["image"] for r in doc_many["samples"]}
-    assert served["screens_encoded"] == len(screens) < 16  # one encoding per screen and process
+    encoded = served["screens_encoded"]  # one encoding per screen and process (xdist: a screen may span two)
+    assert encoded == len(screens) < 16 if not workers else len(screens) <= encoded < 16
     assert "throughput" in block_many and block_many["throughput"]["samples"] == 16
     many.stdout.fnmatch_lines(["*served: * requests in flight reached*16 requests, 0 retries*"])
 
