@@ -285,3 +285,19 @@ def test_the_xdist_window_comes_from_the_spec_without_loading_the_detector():
     assert window("openai:base_url=http://127.0.0.1:9/v1") == 32  # auto, its default maximum
     assert window("openai:base_url=http://127.0.0.1:9/v1,concurrency=auto,max_concurrency=50") == 50
     assert window("center") == 1
+
+
+@pytest.mark.slow
+@XDIST
+def test_x_stops_sending_and_keeps_finished_answers_for_resume(suite, synthetic, paced, workers, tmp_path):
+    model, server = paced
+    spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+    result, document, predictions = run(suite, synthetic, spec, tmp_path, "--grounding-limit=40", "-x", *workers)
+    assert result.ret in (1, 2) and document["partial"]  # xdist reports -x as interrupted
+    scored = {r["uid"] for r in document["samples"]}
+    kept = {r["uid"] for r in read_jsonl(predictions)}
+    assert scored <= kept  # no finished record lost; answers back for items -x kept from running are kept too
+    assert len(model.chats) < 40  # stopped sending
+    model.chats.clear()
+    run(suite, synthetic, spec, tmp_path, "--grounding-limit=40", "--grounding-resume", *workers)
+    assert len(model.chats) == 40 - len(kept)  # nobody pays twice
