@@ -91,7 +91,11 @@ def detector_block(
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
         f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
-        + (f"   throughput {block['throughput']['samples_per_s']:.2f} samples/s" if block.get("throughput") else ""),
+        + (
+            f"   throughput {info['throughput']['samples_per_s']:.2f} samples/s"
+            if info and isinstance(info.get("throughput"), Mapping)
+            else ""
+        ),
     ]
     if info and isinstance(info.get("served"), Mapping):
         lines.append(served_line(info["served"]))

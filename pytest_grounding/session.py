@@ -468,9 +468,6 @@ class GroundingRun:
             self._finish_baseline()
             return
         self.summary = metrics.summarize(self.records, refusal_rows=self.settings.refusal_rows)
-        for key, figures in self.timeline.figures().items():
-            if key in self.summary:
-                self.summary[key]["throughput"] = figures
         self.cost = cost_mod.summarize(self.records, self.settings.price, key=metrics.summary_key)
         if self.published is not None:
             self.reproductions = reproduce.check(
@@ -512,6 +509,9 @@ class GroundingRun:
         for spec, processes in self.served.items():  # served figures of every process, merged
             if spec in info:
                 info[spec] = {**info[spec], "served": merge_served(processes)}
+        for spec, figures in self.timeline.figures().items():  # this run's own records (not resumed ones)
+            if spec in info:
+                info[spec] = {**info[spec], "throughput": figures}
         return info
 
     def document(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Throughput beside latency: samples finished per second of wall time, per summary block, and
+"""Throughput beside latency: samples finished per second of wall time, per detector, and
 what served detectors did (requests in flight reached, retries, cuts), merged over the processes
 that predicted. Pure apart from the clock the caller passes."""
 
@@ -8,21 +8,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import metrics
-
 SUMMED = ("requests", "retries", "overloads", "cuts", "screens_encoded", "screens_reused")
 
 
 @dataclass
 class Timeline:
-    """When each block's records arrived: the first one's start (its arrival less its latency)
-    to the last one's arrival is the block's wall time."""
+    """When each detector's records arrived: the first one's start (its arrival less its latency)
+    to the last one's arrival is its wall time (figures that vary run to run: kept out of the summary,
+    which must not, in the detector's run info)."""
 
-    spans: dict[str, list[float]] = field(default_factory=dict)  # key -> [start, end, count]
+    spans: dict[str, list[float]] = field(default_factory=dict)  # detector spec -> [start, end, count]
 
     def add(self, record: Mapping[str, Any], now: float) -> None:
         latency = record.get("latency_ms") or 0.0
-        key = metrics.summary_key(record)
+        key = str(record.get("detector"))
         start = now - float(latency) / 1000.0
         span = self.spans.get(key)
         if span is None:
