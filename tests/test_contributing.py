@@ -28,8 +28,8 @@ def mapped_paths():
     paths, stack = set(), []
     for line in block.splitlines():
         match = re.match(r"( *)(\S+)", line)
-        if not match or not match.group(2).endswith(("/", ".py", ".json")):
-            continue
+        if not match or len(match.group(1)) > 12 or not match.group(2).endswith(("/", ".py", ".json")):
+            continue  # a description's second line, or not a path
         depth = len(match.group(1)) // 4
         stack[depth:] = [match.group(2).rstrip("/")]
         paths.add("/".join(stack))

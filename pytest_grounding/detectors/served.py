@@ -2,69 +2,49 @@
 hosted API), prompted and parsed by a preset (`pytest_grounding.detectors.vlm`; UI-TARS-1.5's grounding
 prompt by default), so a vLLM serving UI-TARS-1.5-7B scores as `uitars` in-process does.
 
-Standard library only (urllib). A server that is down, a 5xx or 429 after the retries, a timeout
-or a body that is not a chat completion RAISES: the harness records an error, never a miss. The
-API key is read from the environment variable named by `api_key_env`; it is never printed,
-described or written anywhere."""
+HTTP through the shared client (`detectors.http`: httpx, retries, timeouts, N requests in flight).
+A server that is down, a 5xx or 429 after the retries, a timeout or a body that is not a chat
+completion RAISES: the harness records an error, never a miss. The API key is read from the
+environment variable named by `api_key_env`; it is never printed, described or written anywhere."""
 
 from __future__ import annotations
 
-import base64
-import http.client
-import io
-import itertools
-import json
 import os
-import socket
-import threading
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Sequence
 from typing import Any
 
 from ..core.types import Prediction, Query
 from .devices import worker_index
+from .encoding import EncodingCache, data_url, image_digest
+from .http import (
+    RETRY_STATUS,
+    URL_SEPARATOR,
+    ConcurrencySetting,
+    HttpClient,
+    ServerError,
+    chat_text,
+    completion_content,
+    first_model,
+    public_url,
+    split_urls,
+)
 from .vlm.parse import answer_to_prediction
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
 
 BASE_URL_ENV = "PYTEST_GROUNDING_OPENAI_BASE_URL"
-URL_SEPARATOR = "|"  # `,` separates detector options; several servers: base_url=http://a/v1|http://b/v1
-RETRY_STATUS = (429, 500, 502, 503, 504)
 
-
-class ServerError(RuntimeError):
-    """The endpoint gave no usable completion (down, failing, too slow, or not OpenAI-compatible)."""
-
-
-def split_urls(value: Any) -> list[str]:
-    if isinstance(value, (list, tuple)):
-        items: Sequence[str] = [str(v) for v in value]
-    else:
-        items = str(value).split(URL_SEPARATOR)
-    urls = [item.strip().rstrip("/") for item in items if item.strip()]
-    for url in urls:
-        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-            raise ValueError(f"openai: base_url {url!r} is not an http(s) URL")
-    return urls
-
-
-def public_url(url: str) -> str:
-    """The URL without any user:password part."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def data_url(image: Any) -> str:
-    """The image as a base64 PNG data URL (lossless: the model sees our pixels)."""
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+__all__ = [
+    "BASE_URL_ENV",
+    "RETRY_STATUS",
+    "URL_SEPARATOR",
+    "OpenAIDetector",
+    "ServerError",
+    "data_url",
+    "decoding_fields",
+    "public_url",
+    "split_urls",
+]
 
 
 class OpenAIDetector:
@@ -75,8 +55,10 @@ class OpenAIDetector:
     - ``model``: the served model name (default: the first one the server lists at /models).
     - ``api_key_env``: the NAME of the environment variable holding the key (none: no Authorization).
     - ``timeout`` (120 s per request), ``retries`` (3, on connection errors, 429 and 5xx), ``backoff``
-      (1 s, doubled each retry; a 429's Retry-After is honoured up to 60 s), ``concurrency`` (4 requests
-      in flight per worker).
+      (1 s, doubled each retry; a 429's or 503's Retry-After is honoured up to 60 s).
+    - ``concurrency``: requests in flight per process (per xdist worker): a number, or ``auto``
+      (the default: starts at 8, grows while the server keeps up, halves on 429 / 503 / timeouts,
+      never beyond ``max_concurrency``, 32 by default). The run prefetches that many samples ahead.
     - ``preset`` (uitars-1.5-point) and its part overrides, as for ``uitars``; ``resize`` (true) sends the
       image at the preset's smart_resize size (false: the original, the server resizes it the same way).
     """
@@ -92,7 +74,8 @@ class OpenAIDetector:
         timeout: float = 120.0,
         retries: int = 3,
         backoff: float = 1.0,
-        concurrency: int = 4,
+        concurrency: int | str = "auto",
+        max_concurrency: int | None = None,
         resize: bool = True,
         **overrides: Any,
     ) -> None:
@@ -100,83 +83,46 @@ class OpenAIDetector:
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
-        self.urls = split_urls(urls)
+        try:
+            self.urls = split_urls(urls)
+        except ValueError as exc:
+            raise ValueError(f"openai: {exc}") from None
         if not self.urls:
             raise ValueError("openai: base_url is empty")
         self.worker = worker_index()
-        start = (self.worker or 0) % len(self.urls)
-        self._next_url = itertools.cycle(self.urls[start:] + self.urls[:start])
-        self._url_lock = threading.Lock()
-        self.timeout = float(timeout)
-        self.retries = max(0, int(retries))
-        self.backoff = max(0.0, float(backoff))
-        self.concurrency = max(1, int(concurrency))
-        self._slots = threading.BoundedSemaphore(self.concurrency)
+        self.setting = ConcurrencySetting.parse(concurrency, max_concurrency)
         self.resize = resize if isinstance(resize, bool) else str(resize).lower() in ("1", "true", "yes", "on")
         self.api_key_env = api_key_env or None
         if self.api_key_env and not os.environ.get(self.api_key_env):
             raise ValueError(f"openai: api_key_env={self.api_key_env} but that environment variable is not set")
+        self.client = HttpClient(
+            self.urls,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            concurrency=self.setting,
+            api_key_env=self.api_key_env,
+            start=self.worker or 0,
+        )
+        self.screens = EncodingCache()
         self.model = model or self._first_model()
 
+    @property
+    def concurrency(self) -> int:
+        """How many predictions the run may start ahead (the pipeline's window): the limit now."""
+        return self.client.limiter.limit
+
+    @property
+    def timeout(self) -> float:
+        return self.client.timeout
+
     # -- HTTP -------------------------------------------------------------------------------------
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key_env:
-            headers["Authorization"] = "Bearer " + os.environ.get(self.api_key_env, "")
-        return headers
-
-    def _url(self) -> str:
-        with self._url_lock:
-            return next(self._next_url)
-
     def _request(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """One JSON request with retries; the decoded JSON object, or ServerError."""
-        data = None if body is None else json.dumps(body).encode()
-        problem = ""
-        for attempt in range(self.retries + 1):
-            url = self._url() + path
-            request = urllib.request.Request(
-                url, data=data, headers=self._headers(), method="GET" if data is None else "POST"
-            )
-            wait = self.backoff * (2**attempt)
-            try:
-                with self._slots, urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
-                problem = f"HTTP {exc.code} from {public_url(url)}: {detail}"
-                if exc.code not in RETRY_STATUS:
-                    raise ServerError(problem) from None
-                if exc.code == 429:
-                    wait = max(wait, min(60.0, _seconds(exc.headers.get("Retry-After"))))
-            except TimeoutError as exc:
-                raise ServerError(f"no answer from {public_url(url)} within {self.timeout:g} s") from exc
-            except urllib.error.URLError as exc:
-                if isinstance(exc.reason, (socket.timeout, TimeoutError)):
-                    raise ServerError(f"no answer from {public_url(url)} within {self.timeout:g} s") from exc
-                problem = f"cannot reach {public_url(url)}: {exc.reason}"
-            except (ConnectionError, http.client.HTTPException) as exc:
-                problem = f"connection to {public_url(url)} failed: {type(exc).__name__}: {exc}"
-            else:
-                try:
-                    document = json.loads(raw)
-                except ValueError:
-                    raise ServerError(
-                        f"{public_url(url)} answered with something that is not JSON: {raw[:200]!r}"
-                    ) from None
-                if not isinstance(document, dict):
-                    raise ServerError(f"{public_url(url)} answered JSON that is not an object: {raw[:200]!r}")
-                return document
-            if attempt < self.retries:
-                time.sleep(wait)
-        raise ServerError(f"{problem} (after {self.retries + 1} attempts)")
+        return self.client.request(path, body).document
 
     def _first_model(self) -> str:
-        listing = self._request("/models")
-        try:
-            return str(listing["data"][0]["id"])
-        except (KeyError, IndexError, TypeError):
-            raise ServerError(f"no model= given and the server lists none at /models: {listing!r:.200}") from None
+        return first_model(self.client)
 
     # -- detector ---------------------------------------------------------------------------------
     def request_body(self, query: Query) -> dict[str, Any]:
@@ -184,28 +130,44 @@ class OpenAIDetector:
         body, _ = self._body_and_frame(query)
         return body
 
-    def _body_and_frame(self, query: Query):
-        resized, frame = self.preset.preprocess.apply(query.image)
-        image = resized if self.resize else query.image
-        messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), data_url(image))
+    def _screen(self, image: Any) -> tuple[tuple[str, Any], float]:
+        """The data URL sent and the frame (model size) of a screen, resized and encoded once; and
+        the seconds spent waiting for another sample's encoding of the same screen."""
+
+        def encode() -> tuple[str, Any]:
+            resized, frame = self.preset.preprocess.apply(image)
+            return data_url(resized if self.resize else image), frame
+
+        return self.screens.get_timed((image_digest(image), self.resize), encode)
+
+    def _body_and_frame(self, query: Query, waits: list[float] | None = None):
+        (url, frame), waited = self._screen(query.image)
+        if waits is not None:
+            waits.append(waited)
+        messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), url)
         body: dict[str, Any] = {"model": self.model, "messages": messages, **decoding_fields(self.preset.decoding)}
         return body, frame
 
     def chat(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0) -> str:
         """The text of a chat completion for any messages, through this client's retries, timeout
-        and key (the ScreenSeekeR planner asks its own questions this way)."""
-        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
-        answer = _content(self._request("/chat/completions", body))
-        return answer if isinstance(answer, str) else ""
+        and key."""
+        return chat_text(self.client, self.model, messages, max_tokens=max_tokens, temperature=temperature)
 
     def predict(self, query: Query) -> Prediction:
-        body, frame = self._body_and_frame(query)
-        document = self._request("/chat/completions", body)
+        waits: list[float] = []
+        body, frame = self._body_and_frame(query, waits)
+        reply = self.client.request("/chat/completions", body)
+        document = reply.document
         answer = _content(document)
         meta: dict[str, Any] = {"model_image": list(frame.model)}
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
+        queue_ms = reply.queue_ms + 1000.0 * sum(waits)
+        if queue_ms >= 0.05:  # a place in flight, another sample's encoding: the runner takes it out of the latency
+            meta["queue_ms"] = round(queue_ms, 3)
+        if reply.attempts > 1:
+            meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
         p = self.preset
         return answer_to_prediction(
             answer if isinstance(answer, str) else None,
@@ -221,18 +183,25 @@ class OpenAIDetector:
         urls = [public_url(u) for u in self.urls]
         where = urls[0] if len(urls) == 1 else f"{len(urls)} servers ({urls[0]}, ...)"
         return {
-            "headline": f"{self.model} at {where}, {preset_headline(p)}",
+            "headline": f"{self.model} at {where}, {preset_headline(p)}, concurrency {self.setting}",
             "base_urls": urls,
             "model": self.model,
             "preset": p.describe(),
             "image": f"{p.preprocess.kind} PNG" if self.resize else "original PNG",
             "api_key_env": self.api_key_env,  # the variable's name, never its value
-            "timeout_s": self.timeout,
-            "retries": self.retries,
-            "backoff_s": self.backoff,
-            "concurrency": self.concurrency,
+            "timeout_s": self.client.timeout,
+            "retries": self.client.retries,
+            "backoff_s": self.client.backoff,
+            "concurrency": str(self.setting),
             "xdist_worker": None if self.worker is None else f"gw{self.worker}",
         }
+
+    def served_stats(self) -> dict[str, Any]:
+        """Read at the end of the run into the report: the concurrency reached, retries, cuts."""
+        return {**self.client.stats(), "screens_encoded": self.screens.misses, "screens_reused": self.screens.hits}
+
+    def close(self) -> None:
+        self.client.close()
 
 
 def decoding_fields(decoding: Decoding) -> dict[str, Any]:
@@ -254,19 +223,4 @@ def decoding_fields(decoding: Decoding) -> dict[str, Any]:
     return fields
 
 
-def _content(document: dict[str, Any]) -> Any:
-    """The first choice's message content (content parts joined), or ServerError."""
-    try:
-        answer = document["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
-    if isinstance(answer, list):  # content parts
-        answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
-    return answer
-
-
-def _seconds(value: str | None) -> float:
-    try:
-        return max(0.0, float(value)) if value else 0.0
-    except ValueError:
-        return 0.0
+_content = completion_content

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.record import Outcome, Record, Task, with_fields
+from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.types import Box, Prediction, Query, Sample
 from . import scoring
 
@@ -152,12 +152,15 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float | None) -> Any:
     return box["value"]
 
 
-def _open_sample(sample: Sample, detector_name: str, decode: bool = True) -> tuple[Any, Evaluation | None]:
-    """The sample's image (only its header unless `decode`), or the error record that says why the
-    sample cannot be scored."""
+def _open_sample(
+    sample: Sample, detector_name: str, read: Callable[[Sample], Any] = read_image
+) -> tuple[Any, Evaluation | None]:
+    """The sample's image as `read` gives it (the whole picture, or only its header for a detector
+    that answers from the sample's identity), or the error record that says why the sample cannot
+    be scored."""
     if sample.defect:
         return None, _error(sample, detector_name, f"unusable sample ({sample.defect}) in {sample.image}")
-    image, problem = read_image(sample) if decode else read_header(sample)
+    image, problem = read(sample)
     if problem:
         return None, _error(sample, detector_name, problem)
     width, height = image.size
@@ -216,12 +219,14 @@ def evaluate(
     detector_name: str,
     timeout: float | None = None,
     around: Callable[[Callable[[], Any]], Any] | None = None,
+    read: Callable[[Sample], Any] = read_image,
 ) -> Evaluation:
-    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic). Whatever
+    """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic); `read` the
+    reading of the image (the prefetch pipeline reads a screen once for its samples). Whatever
     the detector returns or raises (short of Ctrl-C or killing the process) ends in a record.
     A detector's optional `annotate_record(record)` adds its own fields to the scored record."""
     by_identity = getattr(detector, "needs_image", True) is False  # answers from the sample, not the pixels
-    image, failed = _open_sample(sample, detector_name, decode=not by_identity)
+    image, failed = _open_sample(sample, detector_name, read_header if by_identity else read)
     if failed is not None:
         return failed
     width, height = image.size
@@ -235,18 +240,36 @@ def evaluate(
     latency_ms = timing.get("ms", 0.0)
     if failure is None:
         try:
-            prediction = as_prediction(answer)
+            prediction, queue_ms = _queueing(as_prediction(answer))
             record = scoring.score(
-                sample, prediction, detector=detector_name, latency_ms=latency_ms, image_size=(width, height)
+                sample,
+                prediction,
+                detector=detector_name,
+                latency_ms=max(0.0, latency_ms - queue_ms),
+                image_size=(width, height),
             )
+            if queue_ms:
+                record = with_fields(record, queue_ms=round(queue_ms, 3))
             annotate = getattr(detector, "annotate_record", None)
             if callable(annotate):
-                annotate(record)
+                annotated = dict(record)
+                annotate(annotated)
+                record = to_json(annotated)
         except Exception as exc:  # an answer we cannot score is that sample's error, never a lost record
             failure = exc
         else:
             return Evaluation(record)
     return _failure_evaluation(sample, detector_name, failure, latency_ms)
+
+
+def _queueing(prediction: Prediction) -> tuple[Prediction, float]:
+    """A served detector reports the time its request waited for a place in flight inside our
+    client (meta "queue_ms"): the record's latency is the request's own time, the wait apart."""
+    queue_ms = prediction.meta.get("queue_ms")
+    if isinstance(queue_ms, bool) or not isinstance(queue_ms, (int, float)) or not queue_ms > 0:
+        return prediction, 0.0
+    meta = {k: v for k, v in prediction.meta.items() if k != "queue_ms"}
+    return dataclasses.replace(prediction, meta=meta), float(queue_ms)
 
 
 def evaluate_locate(

@@ -12,9 +12,9 @@ import pytest
 from ..analysis import baseline
 from ..core.record import Outcome, Task
 from ..evaluate.scoring import error_record
-from . import baseline_hooks, hookspecs
+from . import baseline_hooks, hookspecs, pipeline
 from . import items as collection
-from .controller import Controller, XdistHooks
+from .controller import Controller, XdistHooks, distributed
 from .fixtures import GroundingSampleError, grounding_check, grounding_detector
 from .options import add_options
 from .state import RUN_KEY, GroundingRun, SettingError, get_run, is_worker
@@ -57,6 +57,7 @@ def pytest_configure(config) -> None:
         config.pluginmanager.register(Controller(config), "grounding-controller")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(XdistHooks(config), "grounding-xdist")
+    pipeline.register(config, get_run(config), worker=is_worker(config), distributed=distributed(config))
 
 
 @pytest.hookimpl(tryfirst=True)

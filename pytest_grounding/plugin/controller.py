@@ -11,7 +11,7 @@ import pytest
 from ..datasets import sharding
 from ..render import terminal as report
 from ..render.outputs import asked_for
-from . import baseline_hooks
+from . import baseline_hooks, pipeline
 from . import replay as replay_check
 from .fixtures import BENCHMARK_GROUP
 from .items import detector_specs_of
@@ -20,7 +20,7 @@ from .state import DetectorLoadError, GroundingRun, get_run
 from .wire import RECORD, WorkerInput, WorkerOutput, record_of
 
 
-def _distributed(config: Any) -> bool:
+def distributed(config: Any) -> bool:
     return bool(config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None))
 
 
@@ -44,7 +44,7 @@ class Controller:
         the one that predicts, so the detectors load now (once, as they would anyway, and outside
         any test's captured output); under xdist each worker loads its own."""
         config = self.config
-        if _distributed(config):
+        if distributed(config):
             return
         self.progress.expect(len(session.items))
         if config.option.collectonly:
@@ -61,7 +61,7 @@ class Controller:
         record = record_of(report)
         if record is not None and is_record_report(report):
             self.run.add_record(record)
-            line = self.progress.advance(record["detector"])
+            line = self.progress.advance(record["detector"], pipeline.in_flight_of(report))
             if line:
                 _write_own_line(self.config.pluginmanager.get_plugin("terminalreporter"), line)
 
@@ -197,6 +197,9 @@ class XdistHooks:
         run.detector_info.update(output.detectors)
         run.worker_datasets.update(output.datasets)
         sharding.merge_planned(run.shard_planned, output.shard)
+        pipeline.keep_unscored(run, output.unscored)
+        for spec, figures in output.served.items():
+            run.served.setdefault(spec, {})[str(getattr(node.gateway, "id", "?"))] = figures
         if output.load_failure:
             raise pytest.UsageError(output.load_failure)
 

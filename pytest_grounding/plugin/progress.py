@@ -28,6 +28,7 @@ class Progress:
     clock: Callable[[], float] = time.monotonic
     total: int | None = None
     done: dict[str, int] = field(default_factory=dict)
+    in_flight: dict[str, int] = field(default_factory=dict)  # process -> predictions in flight at its last report
     started: float | None = None
     _last_line: float = 0.0
     _last_quarter: int = 0
@@ -45,9 +46,12 @@ class Progress:
         self.started = self.clock()
         self._last_line = self.started
 
-    def advance(self, detector: str) -> str | None:
-        """Count one finished sample; the line to print now, if any."""
+    def advance(self, detector: str, in_flight: tuple[str, int] | None = None) -> str | None:
+        """Count one finished sample (and the predictions in flight in the process that ran it,
+        when it prefetches); the line to print now, if any."""
         self.done[detector] = self.done.get(detector, 0) + 1
+        if in_flight is not None:
+            self.in_flight[in_flight[0]] = in_flight[1]
         if not self.enabled or not self.total or self.started is None:
             return None
         now = self.clock()
@@ -65,7 +69,8 @@ class Progress:
         rates = "  ".join(f"{name} {count} ({count / elapsed:.1f}/s)" for name, count in sorted(self.done.items()))
         left = max(self.total - finished, 0)
         eta = "done" if not left else f"ETA {_duration(left * elapsed / finished)}"
+        flying = f"; {sum(self.in_flight.values())} predictions in flight" if self.in_flight else ""
         return (
             f"grounding progress: {finished}/{self.total} samples ({finished / self.total:.0%}) in "
-            f"{_duration(elapsed)}, {eta}; {rates}"
+            f"{_duration(elapsed)}, {eta}; {rates}{flying}"
         )

@@ -17,6 +17,7 @@ import pytest
 from ..analysis import baseline as baseline_mod
 from ..analysis import document as document_mod
 from ..analysis import reproduce
+from ..analysis.throughput import Timeline, merge_served
 from ..core.record import Outcome, Record, Task, plain
 from ..core.registry import Registry, UnknownName
 from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_language
@@ -117,6 +118,8 @@ class GroundingRun:
     cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # per summary block: tokens (and cost)
     shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard: per dataset
     preflighted: set[str] = field(default_factory=set)  # detector specs whose preflight passed
+    timeline: Timeline = field(default_factory=Timeline)  # when records arrived: throughput
+    served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -489,6 +492,7 @@ class GroundingRun:
 
     def add_record(self, record: dict[str, Any]) -> None:
         self.records.append(record)
+        self.timeline.add(record, time.monotonic())
         if self.settings.predictions_path is not None:
             self.open_predictions()
             assert self._writer is not None
@@ -528,7 +532,14 @@ class GroundingRun:
         return document_mod.dataset_entries(found, self.records, self.settings.limit)
 
     def all_detector_info(self) -> dict[str, dict[str, Any]]:
-        return {**self.pool.info, **self.detector_info}
+        info = {**self.pool.info, **self.detector_info}
+        for spec, processes in self.served.items():  # served figures of every process, merged
+            if spec in info:
+                info[spec] = {**info[spec], "served": merge_served(processes)}
+        for spec, figures in self.timeline.figures().items():  # this run's own records (not resumed ones)
+            if spec in info:
+                info[spec] = {**info[spec], "throughput": figures}
+        return info
 
     def scoring(self) -> document_mod.Scoring:
         settings = self.settings

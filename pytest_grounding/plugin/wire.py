@@ -42,6 +42,8 @@ class WorkerOutput:
     datasets: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> summary
     shard: dict[str, Any] = field(default_factory=dict)  # the samples this shard was to score
     load_failure: str | None = None  # a detector that could not be built: the controller stops the run
+    served: dict[str, Any] = field(default_factory=dict)  # spec -> the served detector's HTTP figures
+    unscored: list[dict[str, Any]] = field(default_factory=list)  # prefetched answers of items not run
 
     def send(self, workeroutput: dict[str, Any]) -> None:
         workeroutput[_KEY] = {
@@ -49,6 +51,8 @@ class WorkerOutput:
             "datasets": self.datasets,
             "shard": self.shard,
             "load_failure": self.load_failure,
+            "served": self.served,
+            "unscored": self.unscored,
         }
 
     @classmethod
@@ -59,6 +63,8 @@ class WorkerOutput:
             datasets=dict(sent.get("datasets") or {}),
             shard=dict(sent.get("shard") or {}),
             load_failure=sent.get("load_failure"),
+            served=dict(sent.get("served") or {}),
+            unscored=list(sent.get("unscored") or []),
         )
 
 

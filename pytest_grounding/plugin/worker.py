@@ -31,10 +31,13 @@ class Worker:
 
     def pytest_sessionfinish(self, session: Any) -> None:
         run = get_run(self.config)
+        prefetch = self.config.pluginmanager.get_plugin("grounding-prefetch")  # its sessionfinish ran first
         WorkerOutput(
             detectors=run.pool.info,
             datasets={d.name: d.summary() for d in run.datasets.values()},
             shard=run.shard_planned,
             load_failure=self.load_failure,
+            served=getattr(prefetch, "served", {}),
+            unscored=list(getattr(prefetch, "leftovers", [])),
         ).send(self.config.workeroutput)
         run.pool.close()

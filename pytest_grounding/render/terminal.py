@@ -8,6 +8,7 @@ from typing import Any
 from ..analysis import cost as cost_mod
 from ..analysis import reproduce
 from ..analysis.headlines import summary_lines as benchmark_lines
+from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 
 TABLES = (
@@ -80,8 +81,15 @@ def detector_block(
         lines += benchmark_lines(block)
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
-        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)",
+        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
+        + (
+            f"   throughput {info['throughput']['samples_per_s']:.2f} samples/s"
+            if info and isinstance(info.get("throughput"), Mapping)
+            else ""
+        ),
     ]
+    if info and isinstance(info.get("served"), Mapping):
+        lines.append(served_line(info["served"]))
     lines += cost_mod.lines(cost, price)
     for key, title in TABLES:
         rows = block["by"][key]

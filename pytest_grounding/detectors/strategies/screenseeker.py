@@ -193,16 +193,19 @@ def marked(image: Any, box: Box, width: int = 3) -> Any:
 
 
 class OpenAIPlanner:
-    """The planner behind the `openai` detector's client (its retries, timeout, key handling)."""
+    """The planner: a language model behind the shared HTTP client (`detectors.http`: its retries,
+    timeout, key handling and in-flight limit), as the `openai` detector uses it."""
 
-    def __init__(self, client: Any, max_tokens: int = 1024) -> None:
+    def __init__(self, client: Any, model: str, max_tokens: int = 1024) -> None:
         self.client = client
+        self.model = model
         self.max_tokens = max_tokens
 
     def _ask(self, image: Any, prompt: str) -> str:
-        from ..served import data_url
+        from ..encoding import data_url
+        from ..http import chat_text
 
-        messages = [
+        messages: list[dict[str, Any]] = [
             {"role": "system", "content": "You are an expert in using computers and reading graphical interfaces."},
             {
                 "role": "user",
@@ -212,8 +215,7 @@ class OpenAIPlanner:
                 ],
             },
         ]
-        text: str = self.client.chat(messages, max_tokens=self.max_tokens)
-        return text
+        return chat_text(self.client, self.model, messages, max_tokens=self.max_tokens, temperature=0.0)
 
     def propose(self, image: Any, instruction: str) -> list[str] | None:
         return parse_references(self._ask(image, PROPOSE_PROMPT.replace("{instruction}", instruction)))
@@ -223,8 +225,16 @@ class OpenAIPlanner:
         return parse_verdict(self._ask(shown, CHECK_PROMPT.replace("{instruction}", instruction)))
 
     def describe(self) -> dict[str, Any]:
-        info = self.client.describe()
-        return {"kind": "openai", "model": info.get("model"), "base_urls": info.get("base_urls")}
+        from ..http import public_url
+
+        return {
+            "kind": "openai",
+            "model": self.model,
+            "base_urls": [public_url(u) for u in self.client.urls],
+        }
+
+    def close(self) -> None:
+        self.client.close()
 
 
 class ScreenSeekeR(Strategy):
@@ -263,12 +273,18 @@ class ScreenSeekeR(Strategy):
         self.planner_kind = planner
         self.planner: OpenAIPlanner | None = None
         if planner == "openai":
-            from ..served import OpenAIDetector
+            import os
 
-            client = OpenAIDetector(
-                base_url=base_url, model=model, api_key_env=api_key_env, timeout=timeout, retries=retries
-            )
-            self.planner = OpenAIPlanner(client)
+            from ..http import HttpClient, first_model, split_urls
+            from ..served import BASE_URL_ENV
+
+            urls = split_urls(base_url or os.environ.get(BASE_URL_ENV) or "")
+            if not urls:
+                raise ValueError(f"planner=openai needs base_url=URL (or ${BASE_URL_ENV})")
+            if api_key_env and not os.environ.get(api_key_env):
+                raise ValueError(f"planner: api_key_env={api_key_env} but that environment variable is not set")
+            client = HttpClient(urls, timeout=timeout, retries=retries, api_key_env=api_key_env)
+            self.planner = OpenAIPlanner(client, model or first_model(client))
 
     @staticmethod
     def validate_options(
@@ -297,7 +313,7 @@ class ScreenSeekeR(Strategy):
             "min_size": f"{limits.min_size[0]:g}x{limits.min_size[1]:g}",
             "max_aspect": limits.max_aspect,
             "max_calls": limits.max_calls,
-            "planner": self.planner_kind if self.planner is None else f"openai {self.planner.client.model}",
+            "planner": self.planner_kind if self.planner is None else f"openai {self.planner.model}",
         }
 
     def predict(self, query: Query) -> Any:
@@ -359,3 +375,5 @@ class ScreenSeekeR(Strategy):
 
     def close(self) -> None:
         super().close()
+        if self.planner is not None:
+            self.planner.close()

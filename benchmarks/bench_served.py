@@ -1,0 +1,180 @@
+"""The suite against a served model, next to a bare client: does the harness keep the server busy?
+
+A loopback OpenAI-compatible server (its own process) answers every chat request after a fixed
+latency (0.5 s) and holds up to 64 at once (more wait, as vLLM's scheduler queues them). Against
+it, on the default synthetic set (300 samples on 64 screens):
+
+- a bare client: a thread pool at concurrency N that reads each screen, resizes and encodes it once
+  (the UI-TARS preset's smart_resize, PNG data URL), posts every sample's request with httpx and
+  parses the answer: the physical limit here;
+- the suite serially: `pytest suites/ --detector openai:...,concurrency=N`;
+- the suite under `-n 2`, each worker at N/2 (the same N in flight in all).
+
+Printed: wall times (whole processes, interpreter start-up included for all three), the suite's
+ratio to the bare client, and the most requests the server saw in flight during each.
+
+    python benchmarks/bench_served.py                       # N=32, 300 samples (a few minutes)
+    python benchmarks/bench_served.py --concurrency 16 --limit 100
+
+Timings depend on the machine's load (printed with them): the images are encoded on the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+
+def serve(latency: float, capacity: int, port_file: Path) -> None:
+    """The server process: the paced model plus /stats (peak in flight, chats) and /reset."""
+    from paced_server import PacedModel
+
+    from helpers import LoopbackServer
+
+    model = PacedModel(latency=latency, capacity=capacity)
+
+    def reply(handler):
+        if handler.path.endswith("/stats"):
+            with model.lock:
+                return 200, {"peak": model.peak, "chats": len(model.chats)}
+        if handler.path.endswith("/reset"):
+            with model.lock:
+                model.peak, model.chats = 0, []
+            return 200, {}
+        return model.reply(handler)
+
+    server = LoopbackServer(reply)
+    port_file.write_text(server.url)
+    while True:
+        time.sleep(3600)
+
+
+def bare(url: str, concurrency: int, limit: int | None) -> None:
+    """The bare client's process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from pytest_grounding.datasets import load_dataset
+    from pytest_grounding.datasets.synth import default_dataset_dir
+    from pytest_grounding.detectors.encoding import data_url
+    from pytest_grounding.detectors.vlm.parse import answer_to_prediction
+    from pytest_grounding.detectors.vlm.presets import DEFAULT_PRESET, resolve_preset
+    from pytest_grounding.evaluate.runner import read_image
+
+    samples = load_dataset(f"pointerbench:{default_dataset_dir()}").samples[:limit]
+    preset = resolve_preset(DEFAULT_PRESET)
+    screens: dict[Path, tuple[str, object]] = {}
+    locks: dict[Path, threading.Lock] = {path: threading.Lock() for path in {s.image for s in samples}}
+    client = httpx.Client(limits=httpx.Limits(max_connections=concurrency + 4), timeout=120, trust_env=False)
+
+    def one(sample):
+        with locks[sample.image]:
+            if sample.image not in screens:
+                image, _ = read_image(sample)
+                resized, frame = preset.preprocess.apply(image)
+                screens[sample.image] = (data_url(resized), frame)
+        url_image, frame = screens[sample.image]
+        messages = preset.prompt.messages(sample.instruction, frame.model)  # type: ignore[attr-defined]
+        from pytest_grounding.detectors.vlm.prompts import openai_messages
+
+        body = {"model": "paced", "messages": openai_messages(messages, url_image), "max_tokens": 128}
+        answer = client.post(url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+        return answer_to_prediction(answer, frame, extractors=preset.extractors, transform=preset.transform)
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(one, samples))
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+    return time.perf_counter() - started, done.stdout[-400:] + done.stderr[-400:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--limit", type=int, default=None, help="samples (default: all 300)")
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--capacity", type=int, default=64)
+    parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--bare", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        return serve(args.latency, args.capacity, args.serve)
+    if args.bare:
+        return bare(args.bare, args.concurrency, args.limit)
+
+    import httpx
+
+    from pytest_grounding.datasets.synth import default_dataset_dir
+
+    default_dataset_dir()  # generated before any timing
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    port_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_served.{os.getpid()}.url"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            str(port_file),
+            "--latency",
+            str(args.latency),
+            "--capacity",
+            str(args.capacity),
+        ],
+        env=env,
+    )
+    try:
+        for _ in range(200):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.05)
+        url = port_file.read_text()
+        n = args.concurrency
+        limit = ["--grounding-limit", str(args.limit)] if args.limit else []
+        suite = [sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *limit]
+        spec = f"openai:base_url={url},model=paced,retries=0,concurrency="
+        runs = [
+            (
+                f"bare client, {n} in flight",
+                [sys.executable, __file__, "--bare", url, "--concurrency", str(n)]
+                + (["--limit", str(args.limit)] if args.limit else []),
+            ),
+            (f"suite serial, concurrency={n}", [*suite, "--detector", f"{spec}{n}"]),
+            (f"suite -n 2, concurrency={n // 2} per worker", [*suite, "--detector", f"{spec}{n // 2}", "-n", "2"]),
+        ]
+        print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores here: other work slows every run)")
+        print(f"server: {args.latency:g} s a request, {args.capacity} at once; samples: {args.limit or 300}")
+        rows = []
+        for name, command in runs:
+            httpx.post(url + "/reset", trust_env=False)
+            wall, tail = timed(command, env)
+            stats = httpx.get(url + "/stats", trust_env=False).json()
+            rows.append((name, wall, stats))
+            if stats["chats"] == 0:
+                print(f"{name}: no requests reached the server:\n{tail}")
+        bare_wall = rows[0][1]
+        print(f"{'run':<42} {'wall s':>7} {'ratio':>6} {'requests':>8} {'max in flight':>13}")
+        for name, wall, stats in rows:
+            print(f"{name:<42} {wall:7.1f} {wall / bare_wall:6.2f} {stats['chats']:8d} {stats['peak']:13d}")
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        print(json.dumps({name: {"wall_s": round(wall, 2), **stats} for name, wall, stats in rows}))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        port_file.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()

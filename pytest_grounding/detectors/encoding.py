@@ -1,0 +1,109 @@
+"""Images as PNG data URLs for served models, encoded once per screen: several instructions on one
+screenshot (the synthetic set: 300 samples on 64 screens) share one encoding, found by the digest
+of the pixels. The encoding runs in the thread that prepares a request, before it takes a place
+in flight, so encoding never holds a request slot."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+DIGEST_INFO = "grounding_digest"  # image.info key: a digest set by whoever read the image from its file
+CACHED_SCREENS = 32  # a data URL of a 4K screen is a few MB: a bounded number of them
+
+
+def data_url(image: Any) -> str:
+    """The image as a base64 PNG data URL (lossless: the model sees our pixels)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}  # id(image) -> (the image, its digest): one image shared by samples
+_DIGESTS_LOCK = threading.Lock()
+
+
+def file_digest(data: bytes, image: Any) -> str:
+    """A decoded image's digest from its file's bytes (and the mode and size it was decoded to)."""
+    digest = hashlib.blake2b(data, digest_size=16)
+    digest.update(f"file:{image.mode}:{image.size[0]}x{image.size[1]}".encode())
+    return digest.hexdigest()
+
+
+def image_digest(image: Any) -> str:
+    """The image's digest: equal screens read twice are one screen. The file's when the reader
+    gave one (`image.info`), else the pixels' (hashed once per image object)."""
+    given = getattr(image, "info", {}).get(DIGEST_INFO)
+    if isinstance(given, str):  # the pipeline's reader hashed the file: cheaper than the pixels
+        return given
+    key = id(image)
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(key)
+        if known is not None and known[0]() is image:
+            return known[1]
+    digest = hashlib.blake2b(image.tobytes(), digest_size=16)
+    digest.update(f"{image.mode}:{image.size[0]}x{image.size[1]}".encode())
+    found = digest.hexdigest()
+    try:
+        reference = weakref.ref(image, lambda _ref: _forget(key))
+    except TypeError:  # an image type without weak references: hashed each time
+        return found
+    with _DIGESTS_LOCK:
+        _DIGESTS[key] = (reference, found)
+    return found
+
+
+def _forget(key: int) -> None:
+    with _DIGESTS_LOCK:
+        _DIGESTS.pop(key, None)
+
+
+class EncodingCache:
+    """key -> value, computed once even when several threads ask for the same key at once (the
+    others wait for the first), least recently used dropped past `size`. Counts its hits."""
+
+    def __init__(self, size: int = CACHED_SCREENS) -> None:
+        self.size = size
+        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._pending: dict[Hashable, threading.Event] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        return self.get_timed(key, compute)[0]
+
+    def get_timed(self, key: Hashable, compute: Callable[[], Any]) -> tuple[Any, float]:
+        """The value, and the seconds spent waiting for another thread computing it."""
+        waited = 0.0
+        while True:
+            with self._lock:
+                if key in self._values:
+                    self._values.move_to_end(key)
+                    self.hits += 1
+                    return self._values[key], waited
+                waiting = self._pending.get(key)
+                if waiting is None:
+                    self._pending[key] = threading.Event()
+                    self.misses += 1
+                    break
+            started = time.monotonic()
+            waiting.wait()  # another thread is encoding this screen; an encoding that failed is retried
+            waited += time.monotonic() - started
+        try:
+            value = compute()
+            with self._lock:
+                self._values[key] = value
+                while len(self._values) > self.size:
+                    self._values.popitem(last=False)
+            return value, waited
+        finally:
+            with self._lock:
+                self._pending.pop(key).set()

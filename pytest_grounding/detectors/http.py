@@ -1,0 +1,317 @@
+"""The one HTTP client for served models (the `openai` detector and the ScreenSeekeR planner):
+JSON over httpx, with retries, a per-request timeout, a connection pool sized to the concurrency
+and a limiter that keeps at most N requests in flight, fixed or adaptive (`concurrency=auto`).
+
+Why httpx: a maintained, typed client with a thread-safe connection pool (keep-alive: no TCP set-up
+per request), granular timeouts and precise exceptions, and an async API should the pipeline ever
+move to asyncio. The `openai` package was not chosen: it adds pydantic and its own retry policy
+(which neither reports its retries nor adapts the concurrency), and vLLM's extension fields would
+pass through `extra_body`. Retries and the concurrency are ours, so the run report can say what
+happened (retries, cuts, the concurrency reached).
+
+A server that is down, a 5xx or 429 after the retries, a timeout or a body that is not a JSON
+object raises ServerError: the harness records an error for that sample, never a miss."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RETRY_STATUS = (429, 500, 502, 503, 504)
+OVERLOAD_STATUS = (429, 503)  # the server says "slower": adaptive concurrency backs off
+MAX_RETRY_AFTER_S = 60.0
+URL_SEPARATOR = "|"  # `,` separates detector options; several servers: base_url=http://a/v1|http://b/v1
+AUTO_START = 8  # concurrency=auto starts here (inspect_ai starts at 20 for hosted APIs: 8 is gentler)
+AUTO_MAX = 32
+
+
+class ServerError(RuntimeError):
+    """The endpoint gave no usable answer (down, failing, too slow, or not OpenAI-compatible)."""
+
+
+def split_urls(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        items: Sequence[str] = [str(v) for v in value]
+    else:
+        items = str(value).split(URL_SEPARATOR)
+    urls = [item.strip().rstrip("/") for item in items if item.strip()]
+    for url in urls:
+        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+            raise ValueError(f"base_url {url!r} is not an http(s) URL")
+    return urls
+
+
+def public_url(url: str) -> str:
+    """The URL without any user:password part."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def retry_after_s(value: str | None) -> float:
+    """A Retry-After header in seconds (an HTTP date counts as 0: rare from model servers)."""
+    try:
+        return min(MAX_RETRY_AFTER_S, max(0.0, float(value))) if value else 0.0
+    except ValueError:
+        return 0.0
+
+
+@dataclass(frozen=True)
+class ConcurrencySetting:
+    """`concurrency=N` (fixed) or `concurrency=auto` (start moderate, at most `maximum`)."""
+
+    start: int
+    maximum: int
+    adaptive: bool
+
+    @classmethod
+    def parse(cls, value: Any, maximum: Any = None) -> ConcurrencySetting:
+        top = AUTO_MAX if maximum in (None, "") else int(maximum)
+        if top < 1:
+            raise ValueError(f"max={maximum}: 1 or more")
+        if str(value).strip().lower() == "auto":
+            return cls(start=min(AUTO_START, top), maximum=top, adaptive=True)
+        try:
+            fixed = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"concurrency={value!r}: a whole number or auto") from None
+        if fixed < 1:
+            raise ValueError(f"concurrency={value}: 1 or more")
+        return cls(start=fixed, maximum=fixed, adaptive=False)
+
+    def __str__(self) -> str:
+        return f"auto (start {self.start}, max {self.maximum})" if self.adaptive else str(self.maximum)
+
+
+class Limiter:
+    """At most `limit` requests in flight. Adaptive: slow start (+1 per success, so the limit
+    doubles per round trip) until the first sign of overload, then +1 per `limit` successes; a
+    429, 503 or timeout halves it (once per cooldown: the requests already in flight when it was
+    cut do not cut it again). `clock` is injectable for tests."""
+
+    def __init__(self, setting: ConcurrencySetting, clock: Callable[[], float] = time.monotonic) -> None:
+        self.setting = setting
+        self.limit = setting.start
+        self.clock = clock
+        self._cond = threading.Condition()
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.peak_limit = setting.start
+        self.cuts = 0
+        self._slow_start = True
+        self._credit = 0
+        self._demand = False  # the limit was reached since the last growth: more would be used
+        self._cut_at = -1e9
+        self._cut_for_s = 0.0
+
+    def acquire(self) -> float:
+        """Wait for a slot; the seconds waited (queueing inside our client)."""
+        started = self.clock()
+        with self._cond:
+            while self.in_flight >= self.limit:
+                self._demand = True
+                self._cond.wait()
+            self.in_flight += 1
+            if self.in_flight >= self.limit:
+                self._demand = True
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return max(0.0, self.clock() - started)
+
+    def release(self, *, overloaded: bool = False, seconds: float = 0.0) -> None:
+        """Give the slot back; `overloaded`: the server said 429/503 or did not answer in time;
+        `seconds`: how long that request took (the cooldown before another cut)."""
+        with self._cond:
+            self.in_flight -= 1
+            if self.setting.adaptive:
+                self._adapt(overloaded, seconds)
+            self._cond.notify_all()
+
+    def _adapt(self, overloaded: bool, seconds: float) -> None:
+        now = self.clock()
+        if overloaded:
+            self._slow_start = False
+            self._credit = 0
+            if now - self._cut_at >= self._cut_for_s:
+                self.limit = max(1, self.limit // 2)
+                self.cuts += 1
+                self._cut_at, self._cut_for_s = now, max(seconds, 0.05)
+            return
+        if not self._demand or self.limit >= self.setting.maximum:
+            return
+        self._credit += 1
+        if self._slow_start or self._credit >= self.limit:
+            self.limit += 1
+            self._credit = 0
+            self._demand = False
+            self.peak_limit = max(self.peak_limit, self.limit)
+
+
+@dataclass(frozen=True)
+class Reply:
+    document: dict[str, Any]
+    queue_ms: float  # waiting for a slot inside our client (all attempts)
+    attempts: int
+
+
+class HttpClient:
+    """JSON requests to one or more base URLs (round-robin; each xdist worker starts at its own)."""
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        *,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+        concurrency: ConcurrencySetting | None = None,
+        api_key_env: str | None = None,
+        start: int = 0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        import httpx
+
+        if not urls:
+            raise ValueError("base_url is empty")
+        self.urls = list(urls)
+        begin = start % len(self.urls)
+        self._next_url = itertools.cycle(self.urls[begin:] + self.urls[:begin])
+        self._url_lock = threading.Lock()
+        self.timeout = float(timeout)
+        self.retries = max(0, int(retries))
+        self.backoff = max(0.0, float(backoff))
+        self.concurrency = concurrency or ConcurrencySetting(4, 4, False)
+        self.limiter = Limiter(self.concurrency)
+        self.api_key_env = api_key_env or None
+        self.sleep = sleep
+        self._stats_lock = threading.Lock()
+        self.requests = 0
+        self.retried = 0
+        self.overloads = 0
+        size = self.concurrency.maximum
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(self.timeout),
+            # a slot of the limiter always finds a connection: the pool never queues on its own
+            limits=httpx.Limits(max_connections=size + 4, max_keepalive_connections=size + 4),
+            trust_env=False,  # a proxy from the environment must not see a loopback or in-house server
+        )
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self.api_key_env:
+            headers["Authorization"] = "Bearer " + os.environ.get(self.api_key_env, "")
+        return headers
+
+    def _url(self) -> str:
+        with self._url_lock:
+            return next(self._next_url)
+
+    def request(self, path: str, body: dict[str, Any] | None = None) -> Reply:
+        """One JSON request with retries; the decoded JSON object, or ServerError."""
+        import httpx
+
+        data = None if body is None else json.dumps(body).encode()
+        headers = self._headers()
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        problem = ""
+        queued = 0.0
+        for attempt in range(self.retries + 1):
+            url = self._url() + path
+            wait = self.backoff * (2**attempt)
+            queued += self.limiter.acquire()
+            started = time.monotonic()
+            overloaded = False
+            try:
+                response = self._http.request("GET" if data is None else "POST", url, content=data, headers=headers)
+                raw = response.content
+            except httpx.TimeoutException as exc:
+                overloaded = True
+                raise ServerError(f"no answer from {public_url(url)} within {self.timeout:g} s") from exc
+            except httpx.ConnectError as exc:
+                problem = f"cannot reach {public_url(url)}: {exc}"
+            except httpx.TransportError as exc:
+                problem = f"connection to {public_url(url)} failed: {type(exc).__name__}: {exc}"
+            else:
+                if response.status_code < 400:
+                    return Reply(_json_object(raw, url), queue_ms=queued * 1000.0, attempts=attempt + 1)
+                detail = raw[:300].decode("utf-8", "replace")
+                problem = f"HTTP {response.status_code} from {public_url(url)}: {detail}"
+                if response.status_code not in RETRY_STATUS:
+                    raise ServerError(problem)
+                if response.status_code in OVERLOAD_STATUS:
+                    overloaded = True
+                    wait = max(wait, retry_after_s(response.headers.get("Retry-After")))
+            finally:
+                self.limiter.release(overloaded=overloaded, seconds=time.monotonic() - started)
+                with self._stats_lock:
+                    self.requests += 1
+                    self.overloads += overloaded
+            if attempt < self.retries:
+                with self._stats_lock:
+                    self.retried += 1
+                self.sleep(wait)  # outside the slot: a backing-off request holds no place in flight
+        raise ServerError(f"{problem} (after {self.retries + 1} attempts)")
+
+    def stats(self) -> dict[str, Any]:
+        """What the run report shows: the concurrency reached, the retries and the overloads."""
+        limiter = self.limiter
+        with self._stats_lock:
+            return {
+                "concurrency": str(self.concurrency),
+                "concurrency_reached": limiter.peak_in_flight,
+                "limit_now": limiter.limit,
+                "limit_peak": limiter.peak_limit,
+                "requests": self.requests,
+                "retries": self.retried,
+                "overloads": self.overloads,  # 429/503/timeouts
+                "cuts": limiter.cuts,
+            }
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _json_object(raw: bytes, url: str) -> dict[str, Any]:
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        raise ServerError(f"{public_url(url)} answered with something that is not JSON: {raw[:200]!r}") from None
+    if not isinstance(document, dict):
+        raise ServerError(f"{public_url(url)} answered JSON that is not an object: {raw[:200]!r}")
+    return document
+
+
+def chat_text(client: HttpClient, model: str, messages: list[dict[str, Any]], **fields: Any) -> str:
+    """The text of a chat completion (content parts joined; "" when there is none)."""
+    answer = completion_content(
+        client.request("/chat/completions", {"model": model, "messages": messages, **fields}).document
+    )
+    return answer if isinstance(answer, str) else ""
+
+
+def first_model(client: HttpClient) -> str:
+    """The first model the server lists at /models."""
+    listing = client.request("/models").document
+    try:
+        return str(listing["data"][0]["id"])
+    except (KeyError, IndexError, TypeError):
+        raise ServerError(f"no model= given and the server lists none at /models: {listing!r:.200}") from None
+
+
+def completion_content(document: dict[str, Any]) -> Any:
+    """The first choice's message content (content parts joined), or ServerError."""
+    try:
+        answer = document["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
+    if isinstance(answer, list):  # content parts
+        answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
+    return answer

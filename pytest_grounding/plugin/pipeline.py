@@ -1,0 +1,474 @@
+"""Predictions started ahead of their items, per process: the server sets the pace.
+
+A detector that can take several predictions at once says so: `concurrency` (an int, read each
+time: adaptive detectors change it) for a served one, `batch_size > 1` with `predict_batch(queries)
+-> list[Prediction]` for an in-process one that batches. For the items of such a detector, once
+collection and deselection are final, this process's pipeline runs `runner.evaluate` (the same
+function the item would call: same record, same timeout, same errors) in background threads for
+the next items it will run, at most a window of them ahead (the detector's concurrency, or two
+batches); the item's `grounding_check` takes the finished evaluation instead of predicting.
+
+Which items come next: without xdist, `session.items` after deselection (-k, -m, the grounding
+limit, resume, a shard). On an xdist worker, the items the controller has already sent it (the
+worker's queue, peeked at; never more), and for `--dist load` a scheduler that keeps each worker's
+queue at least a window deep, so a worker has enough known items to keep its requests in flight.
+A request is therefore only sent for an item this process will run. What an interruption leaves:
+-x / --maxfail / Ctrl-C stop the loop; predictions not started are never started, those in flight
+(at most a window) finish in the background and are discarded, those that finished are written to
+the predictions file (so --grounding-resume does not pay for them again) but not counted."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from ..core.record import Outcome, Record, Task, plain, with_fields
+from ..detectors.encoding import DIGEST_INFO, EncodingCache, file_digest
+from ..evaluate.runner import Evaluation, evaluate, evaluate_locate, read_image
+from ..evaluate.scoring import error_record
+
+HORIZON = 4096  # items looked at ahead of the current one when filling the windows
+SCREENS_KEPT = 8  # decoded screens kept (a 4K RGB screen is ~25 MB)
+IN_FLIGHT = "grounding_in_flight"  # a call report's property: predictions in flight in its process
+
+
+def lane_width(detector: Any) -> tuple[int, int]:
+    """(concurrency, batch size) a detector declares; (1, 1) runs it the plain way."""
+    batch = getattr(detector, "batch_size", 1)
+    if (
+        isinstance(batch, int)
+        and not isinstance(batch, bool)
+        and batch > 1
+        and callable(getattr(detector, "predict_batch", None))
+    ):
+        return 1, batch
+    concurrency = getattr(detector, "concurrency", 1)
+    if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 1:
+        return concurrency, 1
+    return 1, 1
+
+
+@dataclass
+class Slot:
+    """One item's evaluation, started ahead."""
+
+    index: int
+    sample: Any
+    detector: Any
+    spec: str
+    done: threading.Event = field(default_factory=threading.Event)
+    evaluation: Evaluation | None = None
+    taken: bool = False
+
+
+class BatchGroup:
+    """Several items' queries for one `predict_batch` call. Each member's evaluation calls
+    `member(i).predict(query)`; the member that completes the group runs the batch (one at a
+    time per detector: `lock`), the others wait for it. A member whose sample could not be
+    opened never predicts: it `leave`s, and the group does not wait for it."""
+
+    def __init__(self, detector: Any, members: Sequence[int], lock: threading.Lock) -> None:
+        self.detector = detector
+        self.expected = set(members)
+        self.lock = lock
+        self.queries: dict[int, Any] = {}
+        self.gone: set[int] = set()
+        self.answers: dict[int, Any] = {}
+        self.failure: BaseException | None = None
+        self.ready = threading.Event()
+        self._state = threading.Lock()
+        self._started = False
+        self.sizes: list[int] = []  # the batches run (for tests and the report)
+
+    def member(self, index: int) -> Any:
+        group = self
+
+        class Member:
+            def predict(self, query: Any) -> Any:
+                return group.arrive(index, query)
+
+        return Member()
+
+    def arrive(self, index: int, query: Any) -> Any:
+        with self._state:
+            self.queries[index] = query
+        self._maybe_run()
+        self.ready.wait()
+        if self.failure is not None:
+            raise self.failure
+        return self.answers[index]
+
+    def leave(self, index: int) -> None:
+        with self._state:
+            if index in self.queries:
+                return
+            self.gone.add(index)
+        self._maybe_run()
+
+    def _maybe_run(self) -> None:
+        with self._state:
+            if self._started or len(self.queries) + len(self.gone) < len(self.expected):
+                return
+            self._started = True
+            order = sorted(self.queries)
+        try:
+            if order:
+                with self.lock:
+                    answers = list(self.detector.predict_batch([self.queries[i] for i in order]))
+                self.sizes.append(len(order))
+                if len(answers) != len(order):
+                    raise ValueError(f"predict_batch returned {len(answers)} answers for {len(order)} queries")
+                self.answers = dict(zip(order, answers, strict=True))
+        except BaseException as exc:  # every member's error, in its own record
+            self.failure = exc
+        finally:
+            self.ready.set()
+
+
+@dataclass
+class Lane:
+    spec: str
+    detector: Any
+    batch: int
+    outstanding: int = 0  # started, not yet taken or dropped
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    batches: list[int] = field(default_factory=list)
+
+    def window(self) -> int:
+        if self.batch > 1:
+            return 2 * self.batch  # one batch running, the next one gathered
+        return max(1, lane_width(self.detector)[0])
+
+
+Peek = Callable[[int], tuple[list[int], bool]]  # current index -> (indices after it, known to be all)
+
+
+class Pipeline:
+    """The prefetching of one process. Planning happens in pytest's thread only; the background
+    threads run evaluations and set their slot's event."""
+
+    def __init__(self, run: Any, items: Sequence[Any], peek: Peek) -> None:
+        self.run = run
+        self.items = items
+        self.peek = peek
+        self.position = {id(item): i for i, item in enumerate(items)}
+        self.slots: dict[int, Slot] = {}
+        self.lanes: dict[str, Lane | None] = {}
+        self.stopped = False
+        self.current = -1
+        self.started_at = time.monotonic()
+        self.finished = 0
+        self.screens = EncodingCache(SCREENS_KEPT)
+
+    def read(self, sample: Any) -> Any:
+        """A screen's image, decoded once for its samples (a sample's items are consecutive)."""
+        try:
+            stat = sample.image.stat()
+            key: Any = (str(sample.image), stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            return read_image(sample)  # the runner says what is wrong with it
+        return self.screens.get(key, lambda: _read_with_digest(sample))
+
+    # -- which items, which detector ---------------------------------------------------------------
+    def _lane(self, index: int) -> Lane | None:
+        item = self.items[index]
+        if "grounding_check" not in getattr(item, "fixturenames", ()):
+            return None
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        spec = params.get("grounding_detector_name")
+        if "grounding_sample" not in params or not isinstance(spec, str):
+            return None
+        if spec not in self.lanes:
+            from .state import DetectorLoadError
+
+            try:
+                detector = self.run.pool.get(spec)
+            except DetectorLoadError:
+                detector = None  # the item says so itself
+            concurrency, batch = lane_width(detector) if detector is not None else (1, 1)
+            self.lanes[spec] = Lane(spec, detector, batch) if concurrency > 1 or batch > 1 else None
+        return self.lanes[spec]
+
+    # -- planning ----------------------------------------------------------------------------------
+    def advance(self, item: Any) -> None:
+        """`item` is about to run: start it (if it has not started) and what comes after, up to
+        each detector's window."""
+        index = self.position.get(id(item))
+        if index is None or self.stopped:
+            return
+        self.current = index
+        self.fill(index)
+
+    def fill(self, index: int) -> None:
+        if self.stopped:
+            return
+        after, complete = self.peek(index)
+        candidates = [index, *after[:HORIZON]]
+        waiting: dict[str, list[int]] = {}  # a batch lane's items not started yet, in order
+        for position, candidate in enumerate(candidates):
+            if candidate in self.slots:
+                continue
+            lane = self._lane(candidate)
+            if lane is None:
+                continue
+            if lane.batch > 1:
+                waiting.setdefault(lane.spec, []).append(candidate)
+                continue
+            if position == 0 or lane.outstanding < lane.window():
+                self._start(candidate, lane)
+        for spec, indices in waiting.items():
+            lane = self.lanes[spec]
+            assert lane is not None
+            while indices:
+                group = indices[: lane.batch]
+                urgent = group[0] == index
+                if not urgent and (lane.outstanding + len(group) > lane.window()):
+                    break
+                if not urgent and len(group) < lane.batch and not complete:
+                    break  # more items may come: a fuller batch later
+                self._start_group(group, lane)
+                indices = indices[lane.batch :]
+
+    def _slot(self, index: int, lane: Lane) -> Slot:
+        params = self.items[index].callspec.params
+        slot = Slot(index, params["grounding_sample"], lane.detector, lane.spec)
+        self.slots[index] = slot
+        lane.outstanding += 1
+        return slot
+
+    def _start(self, index: int, lane: Lane) -> None:
+        slot = self._slot(index, lane)
+        self._thread(slot, lane.detector, None)
+
+    def _start_group(self, indices: Sequence[int], lane: Lane) -> None:
+        group = BatchGroup(lane.detector, indices, lane.lock)
+        lane.batches.append(len(indices))
+        for index in indices:
+            slot = self._slot(index, lane)
+            self._thread(slot, group.member(index), group)
+
+    def _thread(self, slot: Slot, detector: Any, group: BatchGroup | None) -> None:
+        settings = self.run.settings
+
+        def work() -> None:
+            try:
+                if settings.task == Task.LOCATE:
+                    slot.evaluation = evaluate_locate(
+                        slot.sample,
+                        detector,
+                        detector_name=slot.spec,
+                        timeout=settings.timeout,
+                        threshold=settings.iou_threshold,
+                    )
+                else:
+                    slot.evaluation = evaluate(
+                        slot.sample, detector, detector_name=slot.spec, timeout=settings.timeout, read=self.read
+                    )
+            except BaseException as exc:  # evaluate records everything; this is a last guard, never a lost record
+                message = f"detector {slot.spec} failed in the prefetch pipeline: {type(exc).__name__}: {exc}"
+                slot.evaluation = Evaluation(error_record(slot.sample, detector=slot.spec, message=message))
+            finally:
+                if group is not None:
+                    group.leave(slot.index)
+                slot.done.set()
+
+        threading.Thread(target=work, name=f"grounding-prefetch-{slot.index}", daemon=True).start()
+
+    # -- the item's side ---------------------------------------------------------------------------
+    def take(self, item: Any, sample: Any, detector: Any, name: str) -> Evaluation | None:
+        """The item's finished evaluation (waiting for it, filling the windows meanwhile), or None
+        when this call is not the one that was prefetched (another sample, detector or name)."""
+        slot = self.slots.get(self.position.get(id(item), -1))
+        if slot is None or slot.taken or slot.sample is not sample or slot.spec != name:
+            return None
+        lane = self.lanes.get(slot.spec)
+        if lane is None or detector is not lane.detector:
+            return None
+        while not slot.done.wait(0.05):
+            self.fill(slot.index)  # new items on an xdist worker's queue, a grown adaptive limit
+        slot.taken = True
+        lane.outstanding -= 1
+        self.finished += 1
+        self.fill(slot.index)
+        return slot.evaluation
+
+    def drop(self, item: Any) -> None:
+        """The item's protocol is over: a slot it never took (a skip, a setup error) frees its place."""
+        index = self.position.get(id(item))
+        slot = self.slots.get(index) if index is not None else None
+        if slot is not None and not slot.taken:
+            slot.taken = True
+            lane = self.lanes.get(slot.spec)
+            if lane is not None:
+                lane.outstanding -= 1
+
+    def in_flight(self) -> int:
+        return sum(1 for slot in self.slots.values() if not slot.taken and not slot.done.is_set())
+
+    def stop(self) -> list[Record]:
+        """No more starts. The records of evaluations that finished for items that did not run."""
+        self.stopped = True
+        return [
+            slot.evaluation.record
+            for slot in self.slots.values()
+            if not slot.taken
+            and slot.done.is_set()
+            and slot.evaluation is not None
+            and slot.evaluation.record.get("outcome") != Outcome.ERROR
+        ]
+
+
+def _read_with_digest(sample: Any) -> Any:
+    """read_image, and the file's digest in the image's info (a served detector's encoding cache
+    key, cheaper than hashing the decoded pixels)."""
+    image, problem = read_image(sample)
+    if image is not None:
+        with contextlib.suppress(OSError):  # else the pixels are hashed
+            image.info[DIGEST_INFO] = file_digest(sample.image.read_bytes(), image)
+    return image, problem
+
+
+# -- where the next items come from -------------------------------------------------------------------
+
+
+def serial_peek(count: int) -> Peek:
+    def peek(index: int) -> tuple[list[int], bool]:
+        return list(range(index + 1, min(count, index + 1 + HORIZON))), True
+
+    return peek
+
+
+def worker_peek(interactor: Any) -> Peek:
+    """xdist's WorkerInteractor: the next item (`nextitem_index`) and its queue (`torun`), which hold
+    only what the controller has sent this worker. A non-int entry is the shutdown mark: all known."""
+
+    def peek(index: int) -> tuple[list[int], bool]:
+        with interactor.torun.lock() as queue:
+            queued = list(queue)
+        upcoming = [interactor.nextitem_index, *queued]
+        known = [i for i in upcoming if isinstance(i, int) and not isinstance(i, bool) and i != index]
+        return known, any(not isinstance(i, int) for i in upcoming)
+
+    return peek
+
+
+def _interactor(config: Any) -> Any:
+    for plugin in config.pluginmanager.get_plugins():
+        if hasattr(plugin, "torun") and hasattr(plugin, "nextitem_index"):
+            return plugin
+    return None
+
+
+PIPELINE_KEY = pytest.StashKey[Pipeline]()
+
+
+def pipeline_of(config: Any) -> Pipeline | None:
+    return config.stash.get(PIPELINE_KEY, None)
+
+
+class PrefetchHooks:
+    """Registered in the process that predicts: the only one, or each xdist worker."""
+
+    def __init__(self, config: Any, run: Any) -> None:
+        self.config = config
+        self.run = run
+        self.leftovers: list[Record] = []
+        self.served: dict[str, Any] = {}
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)  # innermost: done before the run's records close
+    def pytest_runtestloop(self, session):
+        pipeline = None
+        if not self.config.option.collectonly and session.items:
+            if hasattr(self.config, "workerinput"):
+                interactor = _interactor(self.config)
+                if interactor is not None:
+                    pipeline = Pipeline(self.run, session.items, worker_peek(interactor))
+            else:
+                pipeline = Pipeline(self.run, session.items, serial_peek(len(session.items)))
+        if pipeline is not None:
+            self.config.stash[PIPELINE_KEY] = pipeline
+        outcome = yield
+        if pipeline is None:
+            return
+        finished = pipeline.stop()
+        # Only an interrupted loop leaves items unrun (xdist's worksteal may move prefetched items to
+        # another worker: those run there, and their answers here are not kept).
+        if outcome.excinfo is not None or session.shouldstop or session.shouldfail:
+            self.leftovers = [self._finished(record) for record in finished]
+            if self.leftovers and not hasattr(self.config, "workerinput"):
+                keep_unscored(self.run, self.leftovers)
+
+    def _finished(self, record: Record) -> Record:
+        return with_fields(record, fingerprint=self.run.fingerprint_of(record["dataset"]))
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        pipeline = pipeline_of(self.config)
+        if pipeline is not None:
+            pipeline.advance(item)
+        try:
+            yield
+        finally:
+            if pipeline is not None:
+                pipeline.drop(item)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        pipeline = pipeline_of(self.config)
+        if pipeline is not None and call.when == "call":  # the call report only: junitxml writes teardown's
+            outcome.get_result().user_properties.append((IN_FLIGHT, pipeline.in_flight()))
+
+    @pytest.hookimpl(tryfirst=True)  # before the report is written and the detectors closed
+    def pytest_sessionfinish(self, session) -> None:
+        stats = {
+            spec: plain(detector.served_stats())
+            for spec, detector in self.run.pool._loaded.items()
+            if callable(getattr(detector, "served_stats", None))
+        }
+        if not hasattr(self.config, "workerinput"):
+            for spec, figures in stats.items():
+                self.run.served.setdefault(spec, {})["main"] = figures
+            return
+        self.served = stats  # the worker hands them on (wire.WorkerOutput), with self.leftovers
+
+
+def in_flight_of(report: Any) -> tuple[str, int] | None:
+    """(process, predictions in flight there) from a call report of a prefetching process."""
+    for entry in getattr(report, "user_properties", ()):
+        if entry[0] == IN_FLIGHT:
+            node = getattr(getattr(report, "node", None), "gateway", None)
+            return (str(getattr(node, "id", "main")), int(entry[1]))
+    return None
+
+
+def keep_unscored(run: Any, records: Sequence[Mapping[str, Any]]) -> None:
+    """Answers that came back for items the interruption kept from running: into the predictions
+    file (a resumed run keeps them, nobody pays twice), not into this run's summary."""
+    if run.settings.predictions_path is None or not records:
+        return
+    run.open_predictions()
+    writer = run._writer
+    for record in records:
+        writer.write(record)
+    run.note(
+        f"{len(records)} answers came back for items the interruption kept from running: they are in the "
+        "predictions file (--grounding-resume keeps them), not in this summary"
+    )
+
+
+def register(config: Any, run: Any, *, worker: bool, distributed: bool) -> None:
+    """Prefetching where predictions run; on an xdist controller, the scheduler that keeps each
+    worker's queue deep enough for its window."""
+    if worker or not distributed:
+        config.pluginmanager.register(PrefetchHooks(config, run), "grounding-prefetch")
+    else:
+        from .scheduling import SchedulerHooks
+
+        config.pluginmanager.register(SchedulerHooks(config, run), "grounding-prefetch-scheduler")

@@ -1,0 +1,91 @@
+"""The xdist controller's part of the prefetching (`pipeline`): `--dist load` hands a worker a
+quarter of its share at first, then refills it two at a time, and not at all while the worker
+has two pending and its last item took 0.1 s or more, so a worker would know too few items to keep
+N requests in flight. For a run whose detectors take several predictions at once, this scheduler is
+xdist's LoadScheduling with one change: a worker's queue is kept more than a window deep while
+items are left (consecutive items, so a screen's samples mostly stay on one worker). A crashed
+worker's items go back to the others as with LoadScheduling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..detectors import option_kinds, parse_spec
+from ..detectors.strategies import split_chain
+
+
+def declared_window(spec: str, registry: Any, strategies: Any) -> int:
+    """How many predictions ahead one worker may want for a detector spec, from its options (or
+    the detector's defaults), without loading it: concurrency (auto: its maximum) or 2 batches."""
+    try:
+        chain = split_chain(spec, strategies)
+        if chain.strategies:
+            return 1  # strategies run their own calls, one sample at a time
+        name, options = parse_spec(chain.detector, raw=True)
+        kinds, _ = option_kinds(registry.get(name).load())
+    except Exception:  # the spec is checked (and reported) elsewhere
+        return 1
+    defaults = {key: default for key, (_kind, default) in kinds.items()}
+    batch = options.get("batch", defaults.get("batch"))
+    if batch not in (None, "") and str(batch).isdigit() and int(batch) > 1:
+        return 2 * int(batch)
+    if "concurrency" not in kinds:
+        return 1
+    value = str(options.get("concurrency", defaults.get("concurrency")))
+    if value.strip().lower() == "auto":
+        from ..detectors.http import AUTO_MAX
+
+        top = options.get("max_concurrency", defaults.get("max_concurrency"))
+        return int(top) if top not in (None, "") and str(top).isdigit() else AUTO_MAX
+    return int(value) if value.isdigit() else 1
+
+
+def make_scheduler(config: Any, log: Any, window: int) -> Any:
+    from xdist.scheduler import LoadScheduling
+
+    class PrefetchScheduling(LoadScheduling):
+        def _top_up(self, node: Any) -> None:
+            # a window in flight plus the item running: refill below that, to two windows (a chunk of
+            # consecutive items, not one at a time; not more, or one worker is left with the tail)
+            have = len(self.node2pending[node])
+            if self.pending and have < window + 2:
+                self._send_tests(node, 2 * window - have)
+
+        def schedule(self) -> None:
+            super().schedule()
+            if self.collection:
+                for node in self.nodes:
+                    if not node.shutting_down:
+                        self._top_up(node)
+                if not self.pending:
+                    for node in self.nodes:
+                        if not node.shutting_down:
+                            node.shutdown()
+
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            if not node.shutting_down:
+                self._top_up(node)
+            super().check_schedule(node, duration)
+
+    return PrefetchScheduling(config, log)
+
+
+class SchedulerHooks:
+    def __init__(self, config: Any, run: Any) -> None:
+        self.config = config
+        self.run = run
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config, log):
+        if config.getvalue("dist") != "load":
+            return None
+        window = max(
+            (
+                declared_window(spec, self.run.detectors, self.run.strategies)
+                for spec in self.run.settings.detector_specs
+            ),
+            default=1,
+        )
+        return make_scheduler(config, log, window) if window > 1 else None
