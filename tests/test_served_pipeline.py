@@ -301,3 +301,43 @@ def test_x_stops_sending_and_keeps_finished_answers_for_resume(suite, synthetic,
     model.chats.clear()
     run(suite, synthetic, spec, tmp_path, "--grounding-limit=40", "--grounding-resume", *workers)
     assert len(model.chats) == 40 - len(kept)  # nobody pays twice
+
+
+def test_a_failing_query_in_a_prefetched_batch_loses_no_other_answer():
+    """The pipeline's batch keeps each query's own outcome (detectors.batching.BatchError): one
+    query that fails is that sample's error, the others keep their predictions."""
+    import threading
+
+    from pytest_grounding.core.types import Prediction
+    from pytest_grounding.detectors.batching import BatchError
+    from pytest_grounding.plugin.pipeline import BatchGroup
+
+    class HalfBroken:
+        batch_size = 3
+
+        def predict(self, query):
+            return self.predict_batch([query])[0]
+
+        def predict_batch(self, queries):
+            outcomes = [ValueError("no answer") if q == "bad" else Prediction(point=(1.0, 2.0)) for q in queries]
+            if any(isinstance(o, Exception) for o in outcomes):
+                raise BatchError(outcomes)
+            return outcomes
+
+    group = BatchGroup(HalfBroken(), [0, 1, 2], threading.Lock())
+    results: dict[int, object] = {}
+
+    def ask(index, query):
+        try:
+            results[index] = group.member(index).predict(query)
+        except Exception as exc:
+            results[index] = exc
+
+    threads = [threading.Thread(target=ask, args=(i, q)) for i, q in enumerate(["a", "bad", "c"])]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert isinstance(results[1], ValueError)
+    assert results[0] == results[2] == Prediction(point=(1.0, 2.0))
+    assert group.sizes == [3]

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from ..core.record import Outcome, Record, Task, plain, with_fields
+from ..detectors.batching import batch_outcomes
 from ..detectors.encoding import DIGEST_INFO, EncodingCache, file_digest
 from ..evaluate.runner import Evaluation, evaluate, evaluate_locate, read_image
 from ..evaluate.scoring import error_record
@@ -102,7 +103,10 @@ class BatchGroup:
         self.ready.wait()
         if self.failure is not None:
             raise self.failure
-        return self.answers[index]
+        answer = self.answers[index]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
     def leave(self, index: int) -> None:
         with self._state:
@@ -119,13 +123,13 @@ class BatchGroup:
             order = sorted(self.queries)
         try:
             if order:
-                with self.lock:
-                    answers = list(self.detector.predict_batch([self.queries[i] for i in order]))
+                with self.lock:  # each query's own prediction or exception: one failing query
+                    outcomes = batch_outcomes(self.detector, [self.queries[i] for i in order])  # loses no other
                 self.sizes.append(len(order))
-                if len(answers) != len(order):
-                    raise ValueError(f"predict_batch returned {len(answers)} answers for {len(order)} queries")
-                self.answers = dict(zip(order, answers, strict=True))
-        except BaseException as exc:  # every member's error, in its own record
+                if len(outcomes) != len(order):
+                    raise ValueError(f"predict_batch returned {len(outcomes)} answers for {len(order)} queries")
+                self.answers = dict(zip(order, outcomes, strict=True))
+        except BaseException as exc:  # the whole call broke: every member's error, in its own record
             self.failure = exc
         finally:
             self.ready.set()
