@@ -4,8 +4,6 @@ records from every worker, the predictions stream, the summary and the gates' ve
 
 from __future__ import annotations
 
-import platform
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,20 +16,20 @@ from ..analysis import baseline as baseline_mod
 from ..analysis import document as document_mod
 from ..analysis import reproduce
 from ..analysis.throughput import Timeline, merge_served
-from ..core.record import Outcome, Record, Task, plain
+from ..core.record import Outcome, Record, Task
 from ..core.registry import Registry, UnknownName
 from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_language
 from ..datasets import builtin_registry as builtin_formats
-from ..detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
+from ..detectors import EXTRAS, OptionError, bind_options, parse_spec
 from ..detectors import builtin_registry as builtin_detectors
-from ..detectors import close as close_detector
 from ..detectors.preflight import run_preflight
 from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
-from ..detectors.strategies import wrap as wrap_strategies
 from ..evaluate.scoring import error_record
 from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions
+from .environment import register_project_presets, registered_preset, versions
+from .pool import DetectorLoadError, DetectorPool
 from .settings import SettingError, Settings, missing_extra
 
 DEFAULT_DATASET_NAME = "synthetic"
@@ -46,45 +44,6 @@ def get_run(config: Any) -> GroundingRun:
 
 def is_worker(config: Any) -> bool:
     return hasattr(config, "workerinput")
-
-
-class DetectorLoadError(Exception):
-    pass
-
-
-class DetectorPool:
-    """Detectors loaded once per process (per xdist worker) and reused for every sample."""
-
-    def __init__(self, registry: Registry, strategies: Registry | None = None) -> None:
-        self.registry = registry
-        self.strategies = strategies if strategies is not None else builtin_strategies()
-        self._loaded: dict[str, Any] = {}
-        self._failed: dict[str, str] = {}
-        self.info: dict[str, dict[str, Any]] = {}
-
-    def get(self, spec: str) -> Any:
-        if spec in self._failed:
-            raise DetectorLoadError(self._failed[spec])
-        if spec not in self._loaded:
-            started = time.perf_counter()
-            try:
-                chain = split_chain(spec, self.strategies)
-                name, options = parse_spec(chain.detector, raw=True)
-                factory = self.registry.get(name).load()
-                detector = factory(**bind_options(name, factory, options))
-                self._loaded[spec] = wrap_strategies(detector, chain.strategies, self.strategies)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # SystemExit from a model's import too: an error per item, not a dead run
-                self._failed[spec] = f"detector {spec!r} could not be loaded: {type(exc).__name__}: {exc}"
-                raise DetectorLoadError(self._failed[spec]) from exc
-            self.info[spec] = plain({**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)})
-        return self._loaded[spec]
-
-    def close(self) -> None:
-        for detector in self._loaded.values():
-            close_detector(detector)
-        self._loaded.clear()
 
 
 @dataclass
@@ -597,58 +556,7 @@ class GroundingRun:
             self.output_errors += write_all(self.document(), self.settings)
 
 
-def registered_preset(name: str) -> dict[str, Any] | None:
-    """A preset as registered (its describe(), in the report's plain types), or None when the name
-    is not one (a detector's own preset)."""
-    try:
-        from ..detectors.vlm.presets import get_preset
-
-        return plain(get_preset(name).describe())
-    except Exception:  # an unknown name (or presets that cannot be read): nothing to compare with
-        return None
-
-
 def _identity(dataset: Dataset) -> tuple[str, str, str]:
     """Two specs name the same dataset when they read the same annotations for the same images
     (a folder and its metadata.jsonl, a path through a symlink)."""
     return (dataset.format, dataset.fingerprint, str(dataset.samples[0].image.resolve()))
-
-
-def versions() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found: dict[str, str | None] = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for package in (
-        "pytest-grounding",
-        "pytest",
-        "pytest-xdist",
-        "pytest-benchmark",
-        "pillow",
-        "numpy",
-        "onnxruntime-gpu",
-        "onnxruntime",
-        "rapidocr",
-        "torch",
-        "transformers",
-    ):
-        try:
-            found[package] = version(package)
-        except PackageNotFoundError:
-            continue
-    return found
-
-
-def register_project_presets(config, toml_path: Path | None) -> None:
-    """Presets a project defines: the register_presets hook (conftest.py), then --grounding-presets.
-    A file that cannot be read or a table that is not a preset is a usage error naming it."""
-    from ..detectors.vlm.presets import ProjectPresets, unregister_project_presets
-
-    unregister_project_presets()  # a fresh run (pytester runs several in one process)
-    registry = ProjectPresets()
-    try:
-        config.hook.pytest_grounding_register_presets.call_historic(kwargs={"registry": registry})
-        if toml_path is not None:
-            registry.load_toml(toml_path)
-    except (ValueError, LookupError) as exc:  # LookupError: a conftest preset based on an unknown one
-        message = str(exc)
-        raise SettingError(f"--grounding-presets: {message}" if "presets file" in message else message) from None
