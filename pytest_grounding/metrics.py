@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .headlines import benchmark_figures
+from .redact import redact
 from .targets import Absent, is_refusal_point, target_of
 from .types import Box, Prediction, Sample
 
@@ -195,16 +196,16 @@ def locate_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def error_record(sample: Sample, *, detector: str, message: str, latency_ms: float | None = None) -> dict[str, Any]:
     record = base_record(sample, detector)
-    record.update(outcome=ERROR, error=message, latency_ms=None if latency_ms is None else round(latency_ms, 3))
+    record.update(outcome=ERROR, error=redact(message), latency_ms=None if latency_ms is None else round(latency_ms, 3))
     return record
 
 
 def plain(value: Any) -> Any:
     """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
-    if value is None or type(value) in (bool, str):
+    if value is None or type(value) is bool:
         return value
     if isinstance(value, str):  # a subclass (torch's TorchVersion) cannot cross xdist's wire
-        return str(value)
+        return redact(str(value))  # a meta text may quote a server's answer
     if isinstance(value, Box):
         return value.as_list()
     if hasattr(value, "tolist"):  # numpy scalars and arrays
@@ -225,7 +226,7 @@ def plain(value: Any) -> Any:
 def _clip(raw: str | None) -> str | None:
     if raw is None:
         return None
-    raw = str(raw)
+    raw = redact(str(raw))  # before the cut: a cut key would not match
     return raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT] + "..."
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
+from .redact import redact
 from .types import Box, Prediction, Query, Sample
 
 
@@ -163,8 +164,8 @@ def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseExcepti
         kind, trace = "gave an invalid answer", None
     else:
         kind = f"raised {type(failure).__name__}"
-        trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
-    message = f"detector {detector_name} {kind} on {sample.image}: {failure}"
+        trace = redact("".join(traceback.format_exception(type(failure), failure, failure.__traceback__)))
+    message = redact(f"detector {detector_name} {kind} on {sample.image}: {failure}")
     return Evaluation(
         metrics.error_record(sample, detector=detector_name, message=message, latency_ms=latency_ms), trace
     )

@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from ..redact import redact, register_env
 from ..types import Prediction, Query
 from ..vlm.parse import answer_to_prediction
 from ..vlm.presets import DEFAULT_PRESET, Decoding, preset_headline, resolve_preset
@@ -36,7 +37,11 @@ RETRY_STATUS = (429, 500, 502, 503, 504)
 
 
 class ServerError(RuntimeError):
-    """The endpoint gave no usable completion (down, failing, too slow, or not OpenAI-compatible)."""
+    """The endpoint gave no usable completion (down, failing, too slow, or not OpenAI-compatible).
+    Its text is redacted: a server may quote the request's Authorization header back."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 def split_urls(value: Any) -> list[str]:
@@ -115,6 +120,7 @@ class OpenAIDetector:
         self.api_key_env = api_key_env or None
         if self.api_key_env and not os.environ.get(self.api_key_env):
             raise ValueError(f"openai: api_key_env={self.api_key_env} but that environment variable is not set")
+        register_env(self.api_key_env)  # before the first request: an echoed key is masked everywhere
         self.model = model or self._first_model()
 
     # -- HTTP -------------------------------------------------------------------------------------
@@ -142,7 +148,7 @@ class OpenAIDetector:
                 with self._slots, urllib.request.urlopen(request, timeout=self.timeout) as response:
                     raw = response.read()
             except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
+                detail = redact(exc.read()[:4096].decode("utf-8", "replace"))[:300]  # redact, then cut
                 problem = f"HTTP {exc.code} from {public_url(url)}: {detail}"
                 if exc.code not in RETRY_STATUS:
                     raise ServerError(problem) from None
@@ -161,10 +167,10 @@ class OpenAIDetector:
                     document = json.loads(raw)
                 except ValueError:
                     raise ServerError(
-                        f"{public_url(url)} answered with something that is not JSON: {raw[:200]!r}"
+                        f"{public_url(url)} answered with something that is not JSON: {_clip(raw, 200)}"
                     ) from None
                 if not isinstance(document, dict):
-                    raise ServerError(f"{public_url(url)} answered JSON that is not an object: {raw[:200]!r}")
+                    raise ServerError(f"{public_url(url)} answered JSON that is not an object: {_clip(raw, 200)}")
                 return document
             if attempt < self.retries:
                 time.sleep(wait)
@@ -175,7 +181,9 @@ class OpenAIDetector:
         try:
             return str(listing["data"][0]["id"])
         except (KeyError, IndexError, TypeError):
-            raise ServerError(f"no model= given and the server lists none at /models: {listing!r:.200}") from None
+            raise ServerError(
+                f"no model= given and the server lists none at /models: {redact(repr(listing))[:200]}"
+            ) from None
 
     # -- detector ---------------------------------------------------------------------------------
     def request_body(self, query: Query) -> dict[str, Any]:
@@ -194,13 +202,13 @@ class OpenAIDetector:
         """The text of a chat completion for any messages, through this client's retries, timeout
         and key (the ScreenSeekeR planner asks its own questions this way)."""
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
-        answer = _content(self._request("/chat/completions", body))
+        answer = redact(_content(self._request("/chat/completions", body)))
         return answer if isinstance(answer, str) else ""
 
     def predict(self, query: Query) -> Prediction:
         body, frame = self._body_and_frame(query)
         document = self._request("/chat/completions", body)
-        answer = _content(document)
+        answer = redact(_content(document))
         meta: dict[str, Any] = {"model_image": list(frame.model)}
         usage = document.get("usage")
         if isinstance(usage, dict):
@@ -256,10 +264,15 @@ def _content(document: dict[str, Any]) -> Any:
     try:
         answer = document["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
+        raise ServerError(f"not a chat completion: {redact(json.dumps(document))[:300]}") from None
     if isinstance(answer, list):  # content parts
         answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
     return answer
+
+
+def _clip(raw: bytes, limit: int) -> str:
+    """A body's start for an error text: redacted before it is cut (a cut key would not match)."""
+    return repr(redact(raw[:4096].decode("utf-8", "replace"))[:limit])
 
 
 def _seconds(value: str | None) -> float:

@@ -1,0 +1,31 @@
+"""Data-derived text made safe for a terminal: ids, instructions, app names, answers and server
+error texts may hold escape sequences (clear the screen, set the title, move the cursor) or CR/LF
+(forge a line of their own). Control characters are shown escaped (`\\x1b`, `\\r`, `\\n`), as are
+the Unicode controls that reorder or hide text. Pure."""
+
+from __future__ import annotations
+
+import re
+
+# C0 (but tab), DEL, C1, the bidirectional overrides and isolates, the line/paragraph separators.
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def terminal_line(text: object) -> str:
+    """One line for the terminal: every control character, CR and LF included, shown escaped."""
+    return _CONTROLS.sub(_escape, str(text))
+
+
+def terminal_text(text: object) -> str:
+    """Several lines (a traceback): newlines kept, every other control character shown escaped."""
+    return _CONTROLS_BUT_NEWLINE.sub(_escape, str(text))
