@@ -14,6 +14,7 @@ from .datasets import DatasetError
 from .options import add_options
 from .progress import Progress
 from .runner import evaluate, evaluate_locate, explain
+from .safetext import terminal_line, terminal_text
 from .session import DetectorLoadError, GroundingRun, SettingError
 from .types import Sample
 
@@ -380,7 +381,7 @@ def pytest_runtest_makereport(item, call):
         rep.user_properties = [p for p in rep.user_properties if p[0] != RECORD]
     excinfo = call.excinfo
     if excinfo is not None and excinfo.errisinstance(GroundingSampleError):
-        rep.longrepr = str(excinfo.value)
+        rep.longrepr = terminal_text(str(excinfo.value))
         params = _item_params(item)
         if call.when == "setup" and "grounding_sample" in params and _record_of(rep) is None:
             # The detector did not load: the sample still counts, as an error.
@@ -435,7 +436,7 @@ class Controller:
             return
         writer = config.pluginmanager.get_plugin("terminalreporter")
         for line in _detector_lines(self.run, _detector_specs_of(session.items)):
-            writer.write_line(line)
+            writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
 
     def pytest_runtest_logreport(self, report) -> None:
         record = _record_of(report)
@@ -469,7 +470,10 @@ class Controller:
             return
         if run.records and run.summary is None:  # interrupted before the loop's end
             run.finish(interrupted=True)
-        write = terminalreporter.write_line
+
+        def write(line: str, **markup: bool) -> None:  # data-derived text: no live escape sequence, no forged line
+            terminalreporter.write_line(terminal_line(line), **markup)
+
         item = None if run.settings.baseline_path is None else "the baseline decides: a regression fails, others xfail"
         misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses, item)
         if misses:
@@ -535,7 +539,7 @@ def _write_own_line(terminalreporter, line: str) -> None:
     terminalreporter.ensure_newline()
     if getattr(terminalreporter._tw, "width_of_current_line", 0):
         terminalreporter._tw.line()
-    terminalreporter.write_line(line)
+    terminalreporter.write_line(terminal_line(line))
 
 
 def _hide_grounding_benchmarks(config) -> None:

@@ -7,13 +7,13 @@ import dataclasses
 import numbers
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
 from .redact import redact
+from .safetext import terminal_line, terminal_traceback
 from .types import Box, Prediction, Query, Sample
 
 
@@ -164,7 +164,7 @@ def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseExcepti
         kind, trace = "gave an invalid answer", None
     else:
         kind = f"raised {type(failure).__name__}"
-        trace = redact("".join(traceback.format_exception(type(failure), failure, failure.__traceback__)))
+        trace = redact(terminal_traceback(failure))
     message = redact(f"detector {detector_name} {kind} on {sample.image}: {failure}")
     return Evaluation(
         metrics.error_record(sample, detector=detector_name, message=message, latency_ms=latency_ms), trace
@@ -297,7 +297,12 @@ def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:
 
 
 def explain(record: dict[str, Any]) -> str:
-    """The failure message a person can act on."""
+    """The failure message a person can act on: one line, safe for a terminal (data may hold
+    escape sequences or CR/LF)."""
+    return terminal_line(_explain(record))
+
+
+def _explain(record: dict[str, Any]) -> str:
     where = f"{record['dataset']}/{record['id']} ({record['image']})"
     target = ", ".join(f"{v:g}" for v in record["target"])
     if record.get("task") == metrics.LOCATE and record["outcome"] in (metrics.MISS, metrics.WRONG_FORMAT):

@@ -29,3 +29,23 @@ def terminal_line(text: object) -> str:
 def terminal_text(text: object) -> str:
     """Several lines (a traceback): newlines kept, every other control character shown escaped."""
     return _CONTROLS_BUT_NEWLINE.sub(_escape, str(text))
+
+
+def terminal_traceback(failure: BaseException) -> str:
+    """A traceback whose exception messages (the data-derived part) are each one escaped line, so
+    a message with CR/LF cannot add lines of its own; the frames keep their layout."""
+    import traceback
+
+    root = traceback.TracebackException.from_exception(failure)
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        part = pending.pop()
+        if id(part) in seen:
+            continue
+        seen.add(id(part))
+        message = getattr(part, "_str", None)  # the message as format() prints it (no public field)
+        if isinstance(message, str):
+            setattr(part, "_str", terminal_line(message))  # noqa: B010
+        pending += [p for p in (part.__cause__, part.__context__) if p is not None]
+    return terminal_text("".join(root.format()))
