@@ -243,16 +243,18 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
         message = f"--samples compares exactly two methods; these reports hold {len(methods)}: {labels}"
         print(f"error: {message}", file=sys.stderr)
         return 2
+    from .safetext import markdown_text, terminal_line
+
     for note in notes:
-        print(f"note: {note}")
+        print(markdown_text(f"note: {note}") if markdown else terminal_line(f"note: {note}"))
     if notes:
         print()
     for line in comparison_lines(methods, markdown=markdown):
-        print(line)
+        print(line if markdown else terminal_line(line))  # the markdown lines escape their own data
     if samples:
         print()
         for line in change_lines(changes(methods[0], methods[1]), limit):
-            print(line)
+            print(terminal_line(line))
     return 0
 
 

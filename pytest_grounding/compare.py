@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .metrics import ERROR, GROUNDING, HIT, SIZE_BUCKETS
+from .safetext import markdown_text
 from .types import ELEMENT_TYPES
 
 ALPHA = 0.05
@@ -174,8 +175,9 @@ def text_table(methods: Sequence[Method]) -> list[str]:
 
 def markdown_table(methods: Sequence[Method]) -> list[str]:
     header, rows = cells(methods)
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    out = ["| " + " | ".join(markdown_text(h) for h in header) + " |"]  # element types come from data
+    out.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
+    out += ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
     return out
 
 
@@ -250,7 +252,7 @@ def comparison_lines(methods: Sequence[Method], *, markdown: bool = False) -> li
         lines = markdown_table(methods)
         legend = f"`{BEST}` best in its column; sizes are sqrt(w*h) of the target in px; attempts = model calls."
         notes = significance_lines(methods)
-        return [*lines, "", legend, *([""] + [f"- {n.strip()}" for n in notes] if notes else [])]
+        return [*lines, "", legend, *([""] + [f"- {markdown_text(n.strip())}" for n in notes] if notes else [])]
     lines = text_table(methods)
     lines.append(f"  ({BEST} best in its column; attempts = model calls per sample; sizes: target sqrt(w*h) px)")
     notes = significance_lines(methods)

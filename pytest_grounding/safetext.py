@@ -49,3 +49,17 @@ def terminal_traceback(failure: BaseException) -> str:
             setattr(part, "_str", terminal_line(message))  # noqa: B010
         pending += [p for p in (part.__cause__, part.__context__) if p is not None]
     return terminal_text("".join(root.format()))
+
+
+# `_` inside a word (element_type) emphasises nothing in GFM: escaped only at a word's edge
+_MARKDOWN = re.compile(r"[\\`*\[\]|~!$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def markdown_text(text: object) -> str:
+    """Data as inert GitHub-flavoured markdown on one line (a table cell, a list item): HTML
+    (`<!--`, `<img>`, entities) shown as text, markdown punctuation (emphasis, links, images, code,
+    pipes) backslash-escaped, control characters and CR/LF shown escaped."""
+    line = terminal_line(text)
+    line = "".join(_HTML.get(char, char) for char in line)
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), line)

@@ -3,6 +3,7 @@ sequences or CR/LF reach the terminal escaped (no live sequence, no forged line)
 markdown job summary escapes markdown and HTML in every data-derived cell and line."""
 
 import json
+import re
 import shutil
 
 from helpers import FIXTURES, XDIST, read_json
@@ -81,3 +82,75 @@ def test_safetext_escapes_controls_but_keeps_plain_text():
     assert terminal_line("a\x1b[2Jb\r\nc\x07\u202e\x9b\tz") == "a\\x1b[2Jb\\r\\nc\\x07\\u202e\\x9b\tz"
     assert terminal_line("Blender — ünïcode 图") == "Blender — ünïcode 图"
     assert terminal_text("line one\nline\x1b two\r\n") == "line one\nline\\x1b two\\r\n"
+
+
+FORGE_MD = "x\n\n**passed**\n\n<!-- hidden | cell <img src=https://evil.example/p.png> `code` [l](http://e) ![i](http://e/i.png)"
+HEADINGS = ("## Grounding benchmark", "### ")
+
+
+def unescaped_pipes(line):
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def assert_markdown_inert(text):
+    assert "<!--" not in text and "<img" not in text and "![" not in text, text
+    verdicts = [line for line in text.splitlines() if line.startswith(("**passed**", "**FAILED**"))]
+    assert len(verdicts) <= 1, verdicts
+    assert not [line for line in text.splitlines() if line.startswith("#") and not line.startswith(HEADINGS)]
+    table = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(unescaped_pipes(line))
+        elif table:
+            assert len(set(table)) == 1, f"a row with more cells than its header: {text}"
+            table = []
+
+
+def test_markdown_summary_and_compare_escape_data(pytester, tmp_path, capsys):
+    from pytest_grounding.__main__ import main
+
+    pytester.makeconftest(HOSTILE_CONFTEST)
+    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    folder = hostile_dataset(tmp_path)
+    meta = folder / "data" / "test" / "metadata.jsonl"
+    rows = [json.loads(line) for line in meta.read_text().splitlines()]
+    for row in rows:
+        row["element_type"] = FORGE_MD
+    meta.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = tmp_path / "r.json"
+    pytester.runpytest(f"--dataset={folder}", "--detector=hostile", "--grounding-json", str(report))
+    document = read_json(report)
+    name = next(iter(document["summary"]))
+    document["gates"] = [{"detector": FORGE_MD, "slice": FORGE_MD, "accuracy": 0.1, "threshold": 0.5, "passed": False}]
+    regression = {"detector": FORGE_MD, "dataset": FORGE_MD, "id": FORGE_MD, "uid": "u", "outcome": "miss"}
+    document["baseline"] = {
+        "path": f"base`line{FORGE_MD}.json",
+        "status": FORGE_MD,
+        "problem": FORGE_MD,
+        "compared": 8,
+        "regressions": [regression],
+        "improvements": [],
+        "known_misses": 0,
+        "slices": [],
+    }
+    document["summary"][FORGE_MD] = document["summary"].pop(name)
+    report.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["summary", str(report)]) == 0
+    summary = capsys.readouterr().out
+    assert "**FAILED**" in summary
+    assert_markdown_inert(summary)
+    other = tmp_path / "s.json"
+    shutil.copy(report, other)
+    assert main(["compare", str(report), str(other), "--markdown"]) == 0
+    assert_markdown_inert(capsys.readouterr().out)
+    assert main(["compare", str(report), str(other)]) == 0
+    assert_terminal_safe(capsys.readouterr().out)
+
+
+def test_markdown_escapes():
+    from pytest_grounding.safetext import markdown_text
+
+    assert markdown_text("a|b\n<!--c-->*d*") == "a\\|b\\\\n&lt;\\!--c--&gt;\\*d\\*"
+    assert markdown_text("66.7% (2/3)") == "66.7% (2/3)"
