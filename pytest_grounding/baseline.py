@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import metrics
+from . import metrics, safejson
 from .gates import parse_threshold, split_slice
 
 FORMAT_VERSION = 1
@@ -186,7 +186,7 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 def loads(text: str, where: str) -> Baseline:
     try:
-        document = json.loads(text)
+        document = safejson.loads(text)
     except ValueError as exc:
         raise BaselineError(
             f"{where} is not JSON ({exc}): fix it or rewrite it with --grounding-update-baseline"

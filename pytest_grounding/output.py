@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from . import safejson
+
 SCHEMA_VERSION = 1
 # Leading keys of a predictions line: what Pointerbench-Pro's scorer reads (id, point) first.
 PREDICTION_KEYS = ("id", "point", "detector", "dataset", "outcome")
@@ -103,7 +105,7 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            out.append((lineno, json.loads(line)))
+            out.append((lineno, safejson.loads(line)))
         except ValueError as exc:
             if lineno == len(rows) and not text.endswith("\n"):
                 break
@@ -114,7 +116,7 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report written by --grounding-json, or an OutputError saying why it is not one."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = safejson.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
     except ValueError as exc:
@@ -125,6 +127,11 @@ def read_report(path: Path) -> dict[str, Any]:
         raise OutputError(
             f"{path} has report schema version {document.get('schema_version')!r}; this version reads {SCHEMA_VERSION}"
         )
+    from .reportcheck import describe, problems
+
+    found = problems(document)  # before anything renders it: a crafted report puts text where numbers go
+    if found:
+        raise OutputError(f"{path} does not match the report schema: {describe(found)}")
     return document
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import safejson
 from ..datasets.harness import ACCEPTED, DRAFT, REJECTED, STATUSES
 
 __all__ = ["ACCEPTED", "DRAFT", "REJECTED", "STATUSES"]
@@ -99,7 +100,7 @@ def iter_elements(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], di
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = safejson.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CurationError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

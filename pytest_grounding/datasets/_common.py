@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import safejson
 from ..types import Box, Sample
 
 
@@ -58,7 +59,7 @@ def _ascii(text: Any) -> str:
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return safejson.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -77,7 +78,7 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line)))
+            rows.append((lineno, safejson.loads(line)))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
         except ValueError as exc:  # e.g. an integer past Python's digit limit
