@@ -8,6 +8,8 @@ import contextlib
 import json
 import math
 import os
+import stat
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -136,8 +138,41 @@ def read_report(path: Path) -> dict[str, Any]:
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
-    """Written to a temporary file and renamed, so a reader never sees half a report."""
+    """Written whole (write_atomic), so a reader never sees half a report."""
+    write_atomic(path, dumps(document, indent=1, sort_keys=False) + "\n")
+
+
+def write_atomic(path: Path, data: str | bytes, *, sync: bool = False) -> None:
+    """Every file the package replaces whole (reports, pages, baselines, annotations, previews):
+    written to a temporary file beside it with an unpredictable name (mkstemp: a link planted at a
+    guessable name is never followed), given the mode the file had (or a new file's), then renamed
+    over it. Something that is not a regular file (/dev/null, a FIFO, a device) is written into,
+    never replaced. `sync`: flushed to disk before the rename (a file a person edits by hand)."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(dumps(document, indent=1, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _mode_for(path))
+            handle.write(payload)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _mode_for(path: Path) -> int:
+    """The replaced file's permission bits; a new file's (0666 less the umask), not mkstemp's 0600."""
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(path.stat().st_mode)
+    mask = os.umask(0o022)  # read back (no other way to read it); restored at once
+    os.umask(mask)
+    return 0o666 & ~mask

@@ -21,7 +21,15 @@ from .datasets import builtin_registry as builtin_formats
 from .detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
 from .detectors import builtin_registry as builtin_detectors
 from .detectors import close as close_detector
-from .output import SCHEMA_VERSION, OutputError, PredictionsWriter, check_writable, read_predictions, write_json
+from .output import (
+    SCHEMA_VERSION,
+    OutputError,
+    PredictionsWriter,
+    check_writable,
+    read_predictions,
+    write_atomic,
+    write_json,
+)
 from .registry import Registry, UnknownName
 from .settings import SettingError, Settings, missing_extra
 from .strategies import builtin_registry as builtin_strategies
@@ -337,10 +345,7 @@ class GroundingRun:
             return
         document = baseline_mod.build(self.records, self.settings.task)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(path.name + ".tmp")
-            temporary.write_text(baseline_mod.dumps(document), encoding="utf-8")
-            temporary.replace(path)
+            write_atomic(path, baseline_mod.dumps(document))
         except OSError as exc:
             self.baseline_status = "not written"
             self.baseline_problem = f"baseline {path} not written: {exc}"
