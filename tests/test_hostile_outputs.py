@@ -83,3 +83,28 @@ def test_write_atomic_keeps_the_mode_and_leaves_no_temporary(tmp_path):
     assert new.read_bytes() == b"\x00\x01"
     assert stat.S_IMODE(new.stat().st_mode) & 0o044  # readable as any new file, not 0600
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.json", "b.bin", "sub"]
+
+
+def test_the_gallery_never_reads_an_image_the_run_refused_as_outside_the_dataset(suite, tmp_path, capsys):
+    import shutil
+
+    from PIL import Image
+
+    from pytest_grounding.htmlreport.thumbs import Thumbnails
+
+    outside = tmp_path / "secret.png"
+    Image.new("RGB", (97, 53), (1, 2, 3)).save(outside)
+    folder = tmp_path / "set"
+    shutil.copytree(FIXTURES / "mini", folder)
+    meta = folder / "data" / "test" / "metadata.jsonl"
+    rows = [json.loads(line) for line in meta.read_text().splitlines() if line.strip()]
+    rows[0]["file_name"] = str(outside)
+    meta.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = tmp_path / "r.json"
+    suite.runpytest(f"--dataset={folder}", "--detector=center", "--grounding-json", str(report), "-k", "m01 or m02")
+    records = json.loads(report.read_text())["samples"]
+    refused = next(r for r in records if r["id"] == "m01")
+    assert refused["outcome"] == "error" and "outside the dataset" in refused["error"]
+    assert str(outside) not in Thumbnails([refused]).screens
+    assert main(["report", str(report), "--html", str(tmp_path / "p.html")]) == 0
+    assert "from 1 screens" in capsys.readouterr().out  # m02's screen only
