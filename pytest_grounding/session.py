@@ -506,9 +506,14 @@ class GroundingRun:
         return out
 
     def all_detector_info(self) -> dict[str, dict[str, Any]]:
-        return {**self.pool.info, **self.detector_info}
+        found = {**self.pool.info, **self.detector_info}
+        for spec, info in found.items():  # a describe() that raised: said once, the run goes on
+            if info.get("describe_error"):
+                self.note(f"detector {spec}: describe() raised {info['describe_error']}")
+        return found
 
     def document(self) -> dict[str, Any]:
+        self.all_detector_info()  # first: its notes belong in this document
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": "pytest-grounding",

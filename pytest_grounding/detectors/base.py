@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..locate import LocateQuery
+from ..redact import redact
 from ..types import Box, Prediction, Query
 
 
@@ -55,7 +56,11 @@ def describe(detector: Any) -> dict[str, Any]:
     }
     fn = getattr(detector, "describe", None)
     if callable(fn):
-        info.update(fn())
+        try:
+            described = fn()
+            info.update(described)
+        except Exception as exc:  # a broken describe() is a note in the report, never the run's end
+            info["describe_error"] = redact(f"{type(exc).__name__}: {exc}")[:300]
     return info
 
 
