@@ -16,6 +16,7 @@ from . import baseline as baseline_mod
 from . import cost as cost_mod
 from . import gates as gates_mod
 from . import metrics, reproduce
+from . import resume as resume_mod
 from .datasets import Dataset, DatasetError, load_dataset, with_language
 from .datasets import builtin_registry as builtin_formats
 from .detectors import EXTRAS, OptionError, bind_options, describe, parse_spec
@@ -408,6 +409,7 @@ class GroundingRun:
         except OutputError as exc:
             raise SettingError(f"--grounding-resume: {exc}") from None
         kept: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        samples = {(d.name, s.uid): s for d in self.datasets.values() for s in d.samples}
         for lineno, line in lines:
             where = f"{path}:{lineno}"
             if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
@@ -437,8 +439,11 @@ class GroundingRun:
                 )
             key = (task, line["detector"], line["dataset"], line["uid"])
             kept.pop(key, None)
-            if line["outcome"] != metrics.ERROR:
-                kept[key] = line
+            rescored = resume_mod.rescore(line, samples, where)  # never trust a stored outcome
+            if rescored.note:
+                self.note(f"--grounding-resume: {rescored.note}")
+            if rescored.record is not None and rescored.record["outcome"] != metrics.ERROR:
+                kept[key] = rescored.record
         self.resumed = list(kept.values())
         self.done_keys = frozenset(kept)
         self.records.extend(self.resumed)

@@ -46,3 +46,31 @@ def test_a_detector_whose_describe_raises_is_a_note(pytester, tmp_path, workers)
     from pytest_grounding.reportcheck import problems
 
     assert problems(document) == []  # the report still fits its schema
+
+
+@XDIST
+def test_resume_rescores_tampered_lines_and_runs_again_what_does_not_fit(pytester, tmp_path, workers):
+    import json
+
+    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    predictions, report = tmp_path / "p.jsonl", tmp_path / "r.json"
+    common = [f"--dataset={FIXTURES / 'mini'}", "--detector=center", f"--grounding-predictions={predictions}"]
+    pytester.runpytest(*common)
+    lines = {line["id"]: line for line in map(json.loads, predictions.read_text().splitlines())}
+    assert lines["m01"]["outcome"] == "miss"
+    lines["m01"]["outcome"] = "hit"  # a forged hit: the point is still far from the target
+    lines["m02"]["id"] = "not-in-the-set"
+    lines["m03"]["outcome"] = "bogus"
+    lines["m04"]["latency_ms"] = "abc"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines.values()))
+    result = pytester.runpytest(*common, "--grounding-resume", f"--grounding-json={report}", *workers)
+    text = result.stdout.str()
+    assert "INTERNALERROR" not in text and report.is_file(), text[-3000:]
+    samples = read_json(report)["samples"]
+    assert sorted(r["id"] for r in samples) == sorted(f"m0{i}" for i in range(1, 9))
+    by_id = {r["id"]: r for r in samples}
+    assert by_id["m01"]["outcome"] == "miss"
+    assert all(r["outcome"] in ("hit", "miss", "wrong_format", "error") for r in samples)
+    notes = " ".join(read_json(report)["notes"])
+    assert "stored outcome 'hit'" in notes and "bogus" in notes and "'abc'" in notes and "not-in-the-set" in notes
