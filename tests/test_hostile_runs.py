@@ -74,3 +74,33 @@ def test_resume_rescores_tampered_lines_and_runs_again_what_does_not_fit(pyteste
     assert all(r["outcome"] in ("hit", "miss", "wrong_format", "error") for r in samples)
     notes = " ".join(read_json(report)["notes"])
     assert "stored outcome 'hit'" in notes and "bogus" in notes and "'abc'" in notes and "not-in-the-set" in notes
+
+
+@XDIST
+def test_baselines_with_bad_values_are_clear_errors(pytester, tmp_path, workers):
+    import json
+
+    pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    baseline = tmp_path / "b.json"
+    common = [f"--dataset={FIXTURES / 'mini'}", "--detector=center", f"--grounding-baseline={baseline}"]
+    pytester.runpytest(*common)
+    good = json.loads(baseline.read_text())
+    hit = next(row for row in good["samples"] if row["outcome"] != "error")
+    cases = {
+        "unknown outcome": lambda d: d["samples"][0].update(outcome="excellent"),
+        "non-numeric p50": lambda d: d["latency_ms"]["center"].update(p50="fast"),
+        "zero p50": lambda d: d["latency_ms"]["center"].update(p50=0),
+        "conflicting duplicate": lambda d: d["samples"].append(
+            {**hit, "outcome": "miss" if hit["outcome"] == "hit" else "hit"}
+        ),
+    }
+    for name, change in cases.items():
+        document = json.loads(json.dumps(good))
+        change(document)
+        baseline.write_text(json.dumps(document))
+        result = pytester.runpytest(*common, "--grounding-max-slowdown=3", *workers)
+        text = result.stdout.str() + result.stderr.str()
+        assert "INTERNALERROR" not in text, (name, text[-3000:])
+        assert result.ret == 4, (name, result.ret, text[-2000:])
+        assert str(baseline) in text, name
