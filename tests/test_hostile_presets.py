@@ -43,3 +43,21 @@ def test_the_shipped_presets_are_all_in_range():
     from pytest_grounding.vlm import all_presets
 
     assert len(all_presets()) > 5  # each was made, so each passed the checks
+
+
+def test_a_project_preset_that_takes_a_built_in_name_is_not_the_published_setup():
+    from dataclasses import replace
+
+    from pytest_grounding import metrics, reproduce
+    from pytest_grounding.session import registered_preset
+    from pytest_grounding.vlm.presets import register_preset, unregister_project_presets
+
+    changed = replace(resolve_preset("qwen2.5-vl", max_pixels=1_000_000), name="qwen2.5-vl")
+    register_preset(changed, origin="presets.toml")
+    try:
+        from pytest_grounding.vlm.presets import get_preset
+
+        info = {"preset": metrics.plain(get_preset("qwen2.5-vl").describe())}  # what the detector runs
+        assert "preprocess" in reproduce.overridden(info, registered_preset("qwen2.5-vl"))
+    finally:
+        unregister_project_presets()
