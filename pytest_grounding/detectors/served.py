@@ -30,6 +30,7 @@ from ..vlm.parse import answer_to_prediction
 from ..vlm.presets import DEFAULT_PRESET, Decoding, preset_headline, resolve_preset
 from ..vlm.prompts import openai_messages
 from .qwenvl import worker_index
+from .served_budget import server_budget, within_budget
 
 BASE_URL_ENV = "PYTEST_GROUNDING_OPENAI_BASE_URL"
 URL_SEPARATOR = "|"  # `,` separates detector options; several servers: base_url=http://a/v1|http://b/v1
@@ -98,9 +99,12 @@ class OpenAIDetector:
         backoff: float = 1.0,
         concurrency: int = 4,
         resize: bool = True,
+        server_max_pixels: int | None = None,
         **overrides: Any,
     ) -> None:
-        self.preset = resolve_preset(preset, **overrides)
+        # never more pixels than the server's processor keeps as they are (served_budget.py)
+        self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
+        self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
@@ -209,7 +213,7 @@ class OpenAIDetector:
         body, frame = self._body_and_frame(query)
         document = self._request("/chat/completions", body)
         answer = redact(_content(document))
-        meta: dict[str, Any] = {"model_image": list(frame.model)}
+        meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
@@ -234,6 +238,7 @@ class OpenAIDetector:
             "preset": p.describe(),
             "image": f"{p.preprocess.kind} PNG" if self.resize else "original PNG",
             "api_key_env": self.api_key_env,  # the variable's name, never its value
+            "server_max_pixels": self.pixel_budget,
             "timeout_s": self.timeout,
             "retries": self.retries,
             "backoff_s": self.backoff,
