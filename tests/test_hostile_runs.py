@@ -1,6 +1,8 @@
 """Issue 29, lost samples: a detector whose describe() raises is a note, never an INTERNALERROR
 that ends the session (serial and under xdist)."""
 
+import pytest
+
 from helpers import FIXTURES, XDIST, read_json
 
 BROKEN_DESCRIBE = """
@@ -22,6 +24,7 @@ def pytest_grounding_register_detectors(registry):
 """
 
 
+@pytest.mark.slow
 @XDIST
 def test_a_detector_whose_describe_raises_is_a_note(pytester, tmp_path, workers):
     pytester.makeconftest(BROKEN_DESCRIBE)
@@ -48,6 +51,7 @@ def test_a_detector_whose_describe_raises_is_a_note(pytester, tmp_path, workers)
     assert problems(document) == []  # the report still fits its schema
 
 
+@pytest.mark.slow
 @XDIST
 def test_resume_rescores_tampered_lines_and_runs_again_what_does_not_fit(pytester, tmp_path, workers):
     import json

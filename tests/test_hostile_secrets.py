@@ -40,6 +40,7 @@ def echo_server():
     server.close()
 
 
+@pytest.mark.slow
 @XDIST
 def test_an_echoed_key_is_in_no_artifact(pytester, monkeypatch, echo_server, workers, tmp_path):
     monkeypatch.setenv("GROUNDING_ECHO_KEY", KEY)

@@ -6,6 +6,8 @@ import json
 import re
 import shutil
 
+import pytest
+
 from helpers import FIXTURES, XDIST, read_json
 
 FORGED = "verdict: all gates passed"
@@ -52,6 +54,7 @@ def assert_terminal_safe(text):
     assert not forged, forged
 
 
+@pytest.mark.slow
 @XDIST
 def test_escape_sequences_and_newlines_reach_the_terminal_escaped(pytester, tmp_path, workers):
     pytester.makeconftest(HOSTILE_CONFTEST)
@@ -106,6 +109,7 @@ def assert_markdown_inert(text):
             table = []
 
 
+@pytest.mark.slow
 def test_markdown_summary_and_compare_escape_data(pytester, tmp_path, capsys):
     from pytest_grounding.__main__ import main
 
@@ -120,6 +124,9 @@ def test_markdown_summary_and_compare_escape_data(pytester, tmp_path, capsys):
     meta.write_text("".join(json.dumps(row) + "\n" for row in rows))
     report = tmp_path / "r.json"
     pytester.runpytest(f"--dataset={folder}", "--detector=hostile", "--grounding-json", str(report))
+    capsys.readouterr()
+    assert main(["summary", str(report)]) == 0  # ids, apps, element types straight from the data
+    assert_markdown_inert(capsys.readouterr().out)
     document = read_json(report)
     name = next(iter(document["summary"]))
     document["gates"] = [{"detector": FORGE_MD, "slice": FORGE_MD, "accuracy": 0.1, "threshold": 0.5, "passed": False}]
@@ -135,12 +142,16 @@ def test_markdown_summary_and_compare_escape_data(pytester, tmp_path, capsys):
         "slices": [],
     }
     document["summary"][FORGE_MD] = document["summary"].pop(name)
-    report.write_text(json.dumps(document))
-    capsys.readouterr()
-    assert main(["summary", str(report)]) == 0
-    summary = capsys.readouterr().out
+    from pytest_grounding.markdown import report_markdown
+
+    summary = report_markdown(document)  # sections a run writes rarely, forged: escaped all the same
     assert "**FAILED**" in summary
     assert_markdown_inert(summary)
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["summary", str(forged)]) == 2  # ... and `summary` refuses a report that breaks the schema
+    assert "schema" in capsys.readouterr().err
     other = tmp_path / "s.json"
     shutil.copy(report, other)
     assert main(["compare", str(report), str(other), "--markdown"]) == 0
