@@ -15,7 +15,7 @@ from typing import Any
 
 MASK = "[redacted]"
 MIN_LENGTH = 4  # a shorter "key" would mask ordinary words; such a key is no secret anyway
-BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)[^\s\"'<>&,;\\]+")
+BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)[^\s\"'<>&,;\\]{8,}")  # a token, not "bearer of"
 
 _lock = threading.Lock()
 _forms: set[str] = set()
