@@ -91,7 +91,7 @@ def test_markdown_says_the_verdict_and_names_what_failed():
         )
     )
     assert failed.startswith("## Grounding benchmark\n\n**FAILED**: 1 regressions against the baseline; 1 slices")
-    assert "- `d` s/a|b: now miss" in failed
+    assert "- d s/a\\|b: now miss" in failed  # data escaped for markdown (issue 29)
     assert "| d | app=X | 100.0% | 50.0% | -50.0 | 2.0 |" in failed
 
 

@@ -225,9 +225,9 @@ def test_compare_markdown(reports, capsys):
     plain, matrix, _ = reports
     assert main(["compare", str(plain), str(matrix), "--markdown"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("| method | n | accuracy | size <32 |")
+    assert lines[0].startswith("| method | n | accuracy | size &lt;32 |")
     assert lines[1].startswith("|---|---:|")
-    assert lines[3].startswith("| colour | 6 | 83.3%* |")
+    assert lines[3].startswith("| colour | 6 | 83.3%\\* |")  # the best mark, escaped for markdown
     assert any(line.startswith("- colour vs center: +83.3 points") for line in lines)
 
 

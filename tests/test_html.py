@@ -159,7 +159,7 @@ def test_report_command_refuses_what_it_cannot_use(tmp_path, capsys):
     assert main(["report", str(tmp_path / "other.json"), "--html", str(tmp_path / "x.html")]) == 2
     assert main(["report", str(tmp_path / "other.json")]) == 2
     err = capsys.readouterr().err
-    assert "cannot read" in err and "not a report written by --grounding-json" in err and "nothing to write" in err
+    assert "is not JSON" in err and "not a pytest-grounding JSON report" in err and "nothing to write" in err
     assert not (tmp_path / "x.html").exists()
 
 

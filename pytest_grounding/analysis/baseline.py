@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import safejson
 from ..core.numbers import pct as _pct
 from ..core.record import Outcome
 from . import metrics
@@ -188,7 +189,7 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 def loads(text: str, where: str) -> Baseline:
     try:
-        document = json.loads(text)
+        document = safejson.loads(text)
     except ValueError as exc:
         raise BaselineError(
             f"{where} is not JSON ({exc}): fix it or rewrite it with --grounding-update-baseline"
@@ -201,22 +202,64 @@ def loads(text: str, where: str) -> Baseline:
             "rewrite it with --grounding-update-baseline"
         )
     try:
-        outcomes = {
-            (str(row["fingerprint"]), str(row["id"]), str(row["detector"])): str(row["outcome"])
-            for row in document["samples"]
-        }
+        outcomes = _outcomes(document["samples"], where)
+        latency = _checked_latency(document.get("latency_ms") or {}, where)
         return Baseline(
             task=str(document["task"]),
             datasets={str(k): str(v) for k, v in document["datasets"].items()},
             detectors=tuple(document["detectors"]),
             outcomes=outcomes,
-            latency=document.get("latency_ms") or {},
+            latency=latency,
             slices=tuple(document.get("slices") or ()),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise BaselineError(
             f"{where} is missing a field ({exc}): rewrite it with --grounding-update-baseline"
         ) from None
+
+
+OUTCOMES = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT, Outcome.ERROR)
+
+
+def _outcomes(rows: Any, where: str) -> dict[tuple[str, str, str], str]:
+    """Each sample's outcome; an outcome the plugin never writes, or two rows of one sample that
+    disagree, is an error (either would turn a regression into something else)."""
+    outcomes: dict[tuple[str, str, str], str] = {}
+    for row in rows:
+        key = (str(row["fingerprint"]), str(row["id"]), str(row["detector"]))
+        outcome = row["outcome"]
+        if outcome not in OUTCOMES:
+            raise BaselineError(
+                f"{where}: sample {key[1]!r} of {key[2]!r} has outcome {str(outcome)[:40]!r}, none the plugin "
+                f"writes ({', '.join(OUTCOMES)}): fix it or rewrite it with --grounding-update-baseline"
+            )
+        if outcomes.get(key, outcome) != outcome:
+            raise BaselineError(
+                f"{where}: sample {key[1]!r} of {key[2]!r} is listed twice, as {outcomes[key]!r} and {outcome!r}: "
+                "fix it or rewrite it with --grounding-update-baseline"
+            )
+        outcomes[key] = outcome
+    return outcomes
+
+
+def _checked_latency(latency: Any, where: str) -> dict[str, Any]:
+    """p50/p95 per detector: a positive number or null (no predictions); anything else would drop the
+    latency gate without a word."""
+    for detector, figures in latency.items():
+        for figure in ("p50", "p95"):
+            value = figures.get(figure)
+            if value is None:
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not (math.isfinite(value) and value > 0)
+            ):
+                raise BaselineError(
+                    f"{where}: latency {figure} of {detector!r} is {str(value)[:40]!r}, not a positive number of ms: "
+                    "fix it or rewrite it with --grounding-update-baseline"
+                )
+    return dict(latency)
 
 
 def check_compatible(

@@ -14,6 +14,7 @@ from typing import Any
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.record import SIZE_BUCKETS, Outcome, Task
+from ..core.safetext import markdown_text
 from ..core.types import ELEMENT_TYPES
 
 ALPHA = 0.05
@@ -166,8 +167,9 @@ def text_table(methods: Sequence[Method]) -> list[str]:
 
 def markdown_table(methods: Sequence[Method]) -> list[str]:
     header, rows = cells(methods)
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    out = ["| " + " | ".join(markdown_text(h) for h in header) + " |"]  # element types come from data
+    out.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
+    out += ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
     return out
 
 
@@ -242,7 +244,7 @@ def comparison_lines(methods: Sequence[Method], *, markdown: bool = False) -> li
         lines = markdown_table(methods)
         legend = f"`{BEST}` best in its column; sizes are sqrt(w*h) of the target in px; attempts = model calls."
         notes = significance_lines(methods)
-        return [*lines, "", legend, *([""] + [f"- {n.strip()}" for n in notes] if notes else [])]
+        return [*lines, "", legend, *([""] + [f"- {markdown_text(n.strip())}" for n in notes] if notes else [])]
     lines = text_table(methods)
     lines.append(f"  ({BEST} best in its column; attempts = model calls per sample; sizes: target sqrt(w*h) px)")
     notes = significance_lines(methods)

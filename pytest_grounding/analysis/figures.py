@@ -103,7 +103,7 @@ def size_figure(named: Sequence[tuple[str, Mapping[str, Any]]]) -> Figure | None
         key="accuracy-by-size",
         kind="line",
         title="accuracy by target size",
-        x_label="target size (px, shorter side)",
+        x_label="target size (px, sqrt(w*h))",  # as Box.side, the schema and the docs define it
         y_label="accuracy",
         categories=SIZE_BUCKETS,
         series=tuple(series),

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core.numbers import pct
 from ..core.record import Outcome
+from ..core.safetext import markdown_text as md
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0  # the interval must not change between two runs of the same records
@@ -207,7 +208,7 @@ def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
             ci = f" (95% CI {pct(interval[0])} - {pct(interval[1])})" if interval else ""
             parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
             rows.append(
-                f"| {name} | {found['dataset']} | {found['benchmark']} | {pct(found['value'])}{ci} | "
+                f"| {md(name)} | {md(found['dataset'])} | {md(found['benchmark'])} | {pct(found['value'])}{ci} | "
                 f"{pct(found['pooled_accuracy'])} | {parts or '-'} |"
             )
     refusals = [(name, block["refusals"]) for name, block in summary.items() if block.get("refusals")]
@@ -218,7 +219,7 @@ def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
         lines += [header, "|---|---|---|---|---|---|", *rows, ""]
     for name, found in refusals:
         lines += [
-            f"`{name}`: absent targets {found['absent_targets']} (refused {found['refused']}, clicked "
+            f"{md(name)}: absent targets {found['absent_targets']} (refused {found['refused']}, clicked "
             f"{found['clicked']}); refusals on present targets {found['false_refusals']}; absent-target rows "
             f"{'in' if found['policy'] == 'include' else 'left out of'} the accuracy",
             "",

@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..core import safejson
+
 REPRODUCED, NOT_REPRODUCED, DOES_NOT_APPLY = "reproduced", "not reproduced", "does not apply"
 AVERAGES = ("micro", "cells")  # cells: the mean over platform x element-type cells (SeeClick lineage)
 SHIPPED = "published.json"
@@ -449,7 +451,7 @@ def shipped_table() -> Table:
 def read_table(path: Path) -> Table:
     """A project's own figures (`--grounding-published`), in the shipped file's shape."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = safejson.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise PublishedError(f"cannot read {path}: {exc}") from None
     except ValueError as exc:

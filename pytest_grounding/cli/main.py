@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.safetext import terminal_line
+
 
 def build_parser() -> argparse.ArgumentParser:
     from ..datasets.synth import DEFAULT_COUNT, DEFAULT_SEED
@@ -136,17 +138,17 @@ def run_presets(toml: Path | None, show: str | None) -> int:
 
 
 def run_summary(report: Path, append: Path | None) -> int:
-    import json
-
     from ..render.markdown import report_markdown
 
     if not report.exists():  # pytest stopped before writing it (a usage error): its log says why
         text = f"## Grounding benchmark\n\n**FAILED**: no report at `{report}`: the run stopped early (see its log)\n"
     else:
+        from ..render.output import OutputError, read_report
+
         try:
-            document = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            print(f"error: cannot read the report {report}: {exc}", file=sys.stderr)
+            document = read_report(report)  # checked against the schema: `{}` is no report, never **passed**
+        except OutputError as exc:
+            print(f"error: {terminal_line(exc)}", file=sys.stderr)
             return 2
         text = report_markdown(document)
     if append is None:
@@ -201,18 +203,16 @@ def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
 
 
 def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
-    import json
 
     if html is None and plots is None:
         print("error: nothing to write: give --html PATH and/or --plots DIR", file=sys.stderr)
         return 2
+    from ..render.output import OutputError, read_report
+
     try:
-        document = json.loads(json_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        print(f"error: cannot read {json_path}: {exc}", file=sys.stderr)
-        return 2
-    if not isinstance(document, dict) or document.get("tool") != "pytest-grounding" or "samples" not in document:
-        print(f"error: {json_path} is not a report written by --grounding-json", file=sys.stderr)
+        document = read_report(json_path)  # checked against the schema before any of it reaches HTML
+    except OutputError as exc:
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
     if plots is not None:
         from ..render.plots import PlotsUnavailable, check_plots, write_plots
@@ -246,7 +246,7 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
     try:
         documents = [(path.stem, read_report(path)) for path in paths]
     except OutputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
     names = [name for name, _ in documents]
     pairs = zip(documents, paths, strict=True)
@@ -260,16 +260,18 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
         message = f"--samples compares exactly two methods; these reports hold {len(methods)}: {labels}"
         print(f"error: {message}", file=sys.stderr)
         return 2
+    from ..core.safetext import markdown_text
+
     for note in notes:
-        print(f"note: {note}")
+        print(markdown_text(f"note: {note}") if markdown else terminal_line(f"note: {note}"))
     if notes:
         print()
     for line in comparison_lines(methods, markdown=markdown):
-        print(line)
+        print(line if markdown else terminal_line(line))  # the markdown lines escape their own data
     if samples:
         print()
         for line in change_lines(changes(methods[0], methods[1]), limit):
-            print(line)
+            print(terminal_line(line))
     return 0
 
 

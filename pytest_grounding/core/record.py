@@ -15,6 +15,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from .redact import redact
+
 
 class _Vocabulary(str, enum.Enum):
     """A `str` enum that prints and formats as its value on every Python from 3.10."""
@@ -38,6 +40,8 @@ class Task(_Vocabulary):
     LOCATE = "locate"  # recorded click in, the element's box out
 
 
+# the words of an error record whose image path leads outside its dataset: no output reads that image
+OUTSIDE_DATASET = "leads outside the dataset folder"
 SCHEMA_VERSION = 1  # of the JSON report (pytest_grounding/schema/report.schema.json)
 SCORED = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT)  # what the accuracy counts
 OUTCOMES = tuple(Outcome)
@@ -99,10 +103,10 @@ def to_json(record: Mapping[str, Any]) -> Record:
 
 def plain(value: Any) -> Any:
     """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
-    if value is None or type(value) in (bool, str):
+    if value is None or type(value) is bool:
         return value
     if isinstance(value, str):  # a subclass (an Outcome, torch's TorchVersion) cannot cross xdist's wire
-        return str(value)
+        return redact(str(value))  # a meta text may quote a server's answer
     from .types import Box  # core.types imports PIL lazily only; no cycle at import time
 
     if isinstance(value, Box):

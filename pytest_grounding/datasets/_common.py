@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import safejson
+from ..core.record import OUTSIDE_DATASET
 from ..core.types import Box, Sample
 
 
@@ -58,7 +60,7 @@ def _ascii(text: Any) -> str:
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return safejson.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -77,7 +79,7 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line)))
+            rows.append((lineno, safejson.loads(line)))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
         except ValueError as exc:  # e.g. an integer past Python's digit limit
@@ -141,9 +143,6 @@ def corners_fixed(box: Box | None, sample_id: str, problems: list[str]) -> Box |
 
 
 PLACEHOLDER_BOX = Box(0.0, 0.0, 0.0, 0.0)
-
-
-OUTSIDE_DATASET = "leads outside the dataset folder"
 
 
 class DatasetRoot:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..core import safejson
 from ..core.cache import cache_root as core_cache_root
 from ..core.types import Box
 from . import hf_columns, hf_files, osworld_g
@@ -90,7 +91,7 @@ def mapping_file_options(options: dict[str, str], base: Path | None) -> dict[str
     if base is not None and not file.is_absolute():
         file = base / file
     try:
-        fields = json.loads(file.read_text(encoding="utf-8"))
+        fields = safejson.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DatasetError(f"mapping file {file}: cannot read: {exc}") from None
     allowed = {"mapping", *hf_columns.FIELD_OPTIONS}
@@ -276,7 +277,7 @@ def extract_images(files: Sequence[Path], column: str, folder: Path) -> list[Any
 
 def read_manifest(manifest: Path) -> list[Any]:
     try:
-        document = json.loads(manifest.read_text())
+        document = safejson.loads(manifest.read_text())
         if document.get("version") != MANIFEST_VERSION or not isinstance(document.get("rows"), list):
             raise ValueError(f"not a version {MANIFEST_VERSION} manifest")
     except (OSError, ValueError, AttributeError) as exc:
@@ -291,7 +292,7 @@ def _value(raw: Any) -> Any:
     """Some mirrors keep lists as JSON text ("[1, 2, 3, 4]")."""
     if isinstance(raw, str) and raw.strip().startswith("["):
         try:
-            return json.loads(raw)
+            return safejson.loads(raw)
         except ValueError:
             return raw
     return raw

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.redact import redact
 from ..core.types import Box, Prediction, Query
 from ..evaluate.locate import LocateQuery
 
@@ -55,7 +56,11 @@ def describe(detector: Any) -> dict[str, Any]:
     }
     fn = getattr(detector, "describe", None)
     if callable(fn):
-        info.update(fn())
+        try:
+            described = fn()
+            info.update(described)
+        except Exception as exc:  # a broken describe() is a note in the report, never the run's end
+            info["describe_error"] = redact(f"{type(exc).__name__}: {exc}")[:300]
     return info
 
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.redact import redact, register_env
+
 RETRY_STATUS = (429, 500, 502, 503, 504)
 OVERLOAD_STATUS = (429, 503)  # the server says "slower": adaptive concurrency backs off
 MAX_RETRY_AFTER_S = 60.0
@@ -33,7 +35,11 @@ AUTO_MAX = 32
 
 
 class ServerError(RuntimeError):
-    """The endpoint gave no usable answer (down, failing, too slow, or not OpenAI-compatible)."""
+    """The endpoint gave no usable answer (down, failing, too slow, or not OpenAI-compatible).
+    Its text is redacted: a server may quote the request's Authorization header back."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 def split_urls(value: Any) -> list[str]:
@@ -190,6 +196,7 @@ class HttpClient:
         self.concurrency = concurrency or ConcurrencySetting(4, 4, False)
         self.limiter = Limiter(self.concurrency)
         self.api_key_env = api_key_env or None
+        register_env(self.api_key_env)  # before the first request: an echoed key is masked everywhere
         self.sleep = sleep
         self._stats_lock = threading.Lock()
         self.requests = 0
@@ -242,7 +249,7 @@ class HttpClient:
             else:
                 if response.status_code < 400:
                     return Reply(_json_object(raw, url), queue_ms=queued * 1000.0, attempts=attempt + 1)
-                detail = raw[:300].decode("utf-8", "replace")
+                detail = redact(raw[:4096].decode("utf-8", "replace"))[:300]  # redact, then cut
                 problem = f"HTTP {response.status_code} from {public_url(url)}: {detail}"
                 if response.status_code not in RETRY_STATUS:
                     raise ServerError(problem)
@@ -283,10 +290,15 @@ def _json_object(raw: bytes, url: str) -> dict[str, Any]:
     try:
         document = json.loads(raw)
     except ValueError:
-        raise ServerError(f"{public_url(url)} answered with something that is not JSON: {raw[:200]!r}") from None
+        raise ServerError(f"{public_url(url)} answered with something that is not JSON: {_clip(raw, 200)}") from None
     if not isinstance(document, dict):
-        raise ServerError(f"{public_url(url)} answered JSON that is not an object: {raw[:200]!r}")
+        raise ServerError(f"{public_url(url)} answered JSON that is not an object: {_clip(raw, 200)}")
     return document
+
+
+def _clip(raw: bytes, limit: int) -> str:
+    """A body's start for an error text: redacted before it is cut (a cut key would not match)."""
+    return repr(redact(raw[:4096].decode("utf-8", "replace"))[:limit])
 
 
 def chat_text(client: HttpClient, model: str, messages: list[dict[str, Any]], **fields: Any) -> str:
@@ -294,7 +306,7 @@ def chat_text(client: HttpClient, model: str, messages: list[dict[str, Any]], **
     answer = completion_content(
         client.request("/chat/completions", {"model": model, "messages": messages, **fields}).document
     )
-    return answer if isinstance(answer, str) else ""
+    return redact(answer) if isinstance(answer, str) else ""
 
 
 def first_model(client: HttpClient) -> str:
@@ -303,7 +315,9 @@ def first_model(client: HttpClient) -> str:
     try:
         return str(listing["data"][0]["id"])
     except (KeyError, IndexError, TypeError):
-        raise ServerError(f"no model= given and the server lists none at /models: {listing!r:.200}") from None
+        raise ServerError(
+            f"no model= given and the server lists none at /models: {redact(repr(listing))[:200]}"
+        ) from None
 
 
 def completion_content(document: dict[str, Any]) -> Any:
@@ -311,7 +325,7 @@ def completion_content(document: dict[str, Any]) -> Any:
     try:
         answer = document["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise ServerError(f"not a chat completion: {json.dumps(document)[:300]}") from None
+        raise ServerError(f"not a chat completion: {redact(json.dumps(document))[:300]}") from None
     if isinstance(answer, list):  # content parts
         answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
     return answer

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.cache import cache_root
+from ..core.redact import register_env
 from ..core.types import Box, Point, Prediction, Query, image_digest
 from ..evaluate.locate import LocateQuery
 from . import _yolo
@@ -292,6 +293,7 @@ class Selector:
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.key_env)
         if key:
+            register_env(self.key_env)  # a server that echoes the header back: masked in every output
             headers["Authorization"] = f"Bearer {key}"
         body = json.dumps(self.request(instruction, elements, image)).encode()
         url = self.base_url.rstrip("/") + "/chat/completions"

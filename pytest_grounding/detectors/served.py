@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..core.redact import redact
 from ..core.types import Prediction, Query
 from .devices import worker_index
 from .encoding import EncodingCache, data_url, image_digest
@@ -27,6 +28,7 @@ from .http import (
     public_url,
     split_urls,
 )
+from .served_budget import server_budget, within_budget
 from .vlm.parse import answer_to_prediction
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
@@ -77,9 +79,12 @@ class OpenAIDetector:
         concurrency: int | str = "auto",
         max_concurrency: int | None = None,
         resize: bool = True,
+        server_max_pixels: int | None = None,
         **overrides: Any,
     ) -> None:
-        self.preset = resolve_preset(preset, **overrides)
+        # never more pixels than the server's processor keeps as they are (served_budget.py)
+        self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
+        self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
@@ -158,8 +163,8 @@ class OpenAIDetector:
         body, frame = self._body_and_frame(query, waits)
         reply = self.client.request("/chat/completions", body)
         document = reply.document
-        answer = _content(document)
-        meta: dict[str, Any] = {"model_image": list(frame.model)}
+        answer = redact(_content(document))
+        meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
@@ -189,6 +194,7 @@ class OpenAIDetector:
             "preset": p.describe(),
             "image": f"{p.preprocess.kind} PNG" if self.resize else "original PNG",
             "api_key_env": self.api_key_env,  # the variable's name, never its value
+            "server_max_pixels": self.pixel_budget,
             "timeout_s": self.client.timeout,
             "retries": self.client.retries,
             "backoff_s": self.client.backoff,

@@ -7,12 +7,13 @@ import dataclasses
 import numbers
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.record import Outcome, Record, Task, to_json, with_fields
+from ..core.redact import redact
+from ..core.safetext import terminal_line, terminal_traceback
 from ..core.types import Box, Prediction, Query, Sample
 from . import scoring
 
@@ -190,8 +191,8 @@ def _failure_evaluation(sample: Sample, detector_name: str, failure: BaseExcepti
         kind, trace = "has no answer", None
     else:
         kind = f"raised {type(failure).__name__}"
-        trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
-    message = f"detector {detector_name} {kind} on {sample.image}: {failure}"
+        trace = redact(terminal_traceback(failure))
+    message = redact(f"detector {detector_name} {kind} on {sample.image}: {failure}")
     return Evaluation(
         scoring.error_record(sample, detector=detector_name, message=message, latency_ms=latency_ms), trace
     )
@@ -348,7 +349,12 @@ def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:
 
 
 def explain(record: Mapping[str, Any]) -> str:
-    """The failure message a person can act on."""
+    """The failure message a person can act on: one line, safe for a terminal (data may hold
+    escape sequences or CR/LF)."""
+    return terminal_line(_explain(record))
+
+
+def _explain(record: Mapping[str, Any]) -> str:
     where = f"{record['dataset']}/{record['id']} ({record['image']})"
     target = ", ".join(f"{v:g}" for v in record["target"])
     if record.get("task") == Task.LOCATE and record["outcome"] in (Outcome.MISS, Outcome.WRONG_FORMAT):

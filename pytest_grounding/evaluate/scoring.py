@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.record import Outcome, Record, Task, plain, size_bucket, to_json
+from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
 from ..core.types import Prediction, Sample
 
@@ -194,7 +195,7 @@ def error_record(
     record.update(
         task=task,
         outcome=Outcome.ERROR,
-        error=message,
+        error=redact(message),
         latency_ms=None if latency_ms is None else round(latency_ms, 3),
     )
     if fingerprint is not None:
@@ -205,5 +206,5 @@ def error_record(
 def _clip(raw: str | None) -> str | None:
     if raw is None:
         return None
-    raw = str(raw)
+    raw = redact(str(raw))  # before the cut: a cut key would not match
     return raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT] + "..."

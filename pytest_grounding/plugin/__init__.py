@@ -11,6 +11,7 @@ import pytest
 
 from ..analysis import baseline
 from ..core.record import Outcome, Task
+from ..core.safetext import terminal_text
 from ..evaluate.scoring import error_record
 from . import baseline_hooks, hookspecs, pipeline
 from . import items as collection
@@ -150,7 +151,7 @@ def pytest_runtest_makereport(item, call):
         rep.user_properties = [p for p in rep.user_properties if p[0] != RECORD]
     excinfo = call.excinfo
     if excinfo is not None and excinfo.errisinstance(GroundingSampleError):
-        rep.longrepr = str(excinfo.value)
+        rep.longrepr = terminal_text(str(excinfo.value))
         params = collection.item_params(item)
         if call.when == "setup" and "grounding_sample" in params and record_of(rep) is None:
             # The detector did not load: the sample still counts, as an error.

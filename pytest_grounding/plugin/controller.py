@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ..core.safetext import terminal_line
 from ..datasets import sharding
 from ..render import terminal as report
 from ..render.outputs import asked_for
@@ -55,7 +56,7 @@ class Controller:
         except DetectorLoadError as exc:
             raise pytest.UsageError(f"grounding: {exc}") from None
         for line in lines:
-            writer.write_line(line)
+            writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
 
     def pytest_runtest_logreport(self, report) -> None:
         record = record_of(report)
@@ -89,7 +90,10 @@ class Controller:
             return
         if run.records and run.summary is None:  # interrupted before the loop's end
             run.finish(interrupted=True)
-        write = terminalreporter.write_line
+
+        def write(line: str, **markup: bool) -> None:  # data-derived text: no live escape sequence, no forged line
+            terminalreporter.write_line(terminal_line(line), **markup)
+
         item = None if run.settings.baseline_path is None else "the baseline decides: a regression fails, others xfail"
         misses = report.miss_lines(run.records, run.settings.show_misses, run.settings.misses, item)
         if misses:
@@ -151,7 +155,7 @@ def _write_own_line(terminalreporter, line: str) -> None:
     terminalreporter.ensure_newline()
     if getattr(terminalreporter._tw, "width_of_current_line", 0):
         terminalreporter._tw.line()
-    terminalreporter.write_line(line)
+    terminalreporter.write_line(terminal_line(line))
 
 
 def _hide_grounding_benchmarks(config) -> None:

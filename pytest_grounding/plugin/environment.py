@@ -16,9 +16,12 @@ def registered_preset(name: str) -> dict[str, Any] | None:
     """A preset as registered (its describe(), in the report's plain types), or None when the name
     is not one (a detector's own preset)."""
     try:
+        from ..detectors.vlm.library import PRESETS
         from ..detectors.vlm.presets import get_preset
 
-        return plain(get_preset(name).describe())
+        # A project preset that takes a built-in's name is compared with the built-in (the published setup)
+        shipped = {preset.name: preset for preset in PRESETS}
+        return plain((shipped.get(name) or get_preset(name)).describe())
     except Exception:  # an unknown name (or presets that cannot be read): nothing to compare with
         return None
 

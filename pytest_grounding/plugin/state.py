@@ -26,8 +26,9 @@ from ..detectors.preflight import run_preflight
 from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
+from ..evaluate import resume as resume_mod
 from ..evaluate.scoring import error_record
-from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions
+from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions, write_atomic
 from .environment import register_project_presets, registered_preset, versions
 from .pool import DetectorLoadError, DetectorPool
 from .settings import SettingError, Settings, missing_extra
@@ -55,7 +56,7 @@ class GroundingRun:
     pool: DetectorPool
     strategies: Registry = field(default_factory=builtin_strategies)
     datasets: dict[tuple[str, str], Dataset] = field(default_factory=dict)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     detector_info: dict[str, dict[str, Any]] = field(default_factory=dict)
     summary: dict[str, Any] | None = None
     verdicts: list[Any] = field(default_factory=list)  # gates_mod.Verdict | gates_mod.ErrorVerdict
@@ -63,7 +64,7 @@ class GroundingRun:
     started: float = field(default_factory=time.time)
     notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
     worker_datasets: dict[str, dict[str, Any]] = field(default_factory=dict)  # summaries sent by xdist workers
-    resumed: list[dict[str, Any]] = field(default_factory=list)  # records kept from the file resumed
+    resumed: list[Record] = field(default_factory=list)  # records kept from the file resumed
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) not to run again
     output_errors: list[str] = field(default_factory=list)
     baseline: baseline_mod.Baseline | None = None  # controller: the baseline compared with, if any
@@ -339,10 +340,7 @@ class GroundingRun:
             return
         document = baseline_mod.build(self.records, self.settings.task)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(path.name + ".tmp")
-            temporary.write_text(baseline_mod.dumps(document), encoding="utf-8")
-            temporary.replace(path)
+            write_atomic(path, baseline_mod.dumps(document))
         except OSError as exc:
             self.baseline_status = "not written"
             self.baseline_problem = f"baseline {path} not written: {exc}"
@@ -404,7 +402,8 @@ class GroundingRun:
             lines = read_predictions(path)
         except OutputError as exc:
             raise SettingError(f"--grounding-resume: {exc}") from None
-        kept: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        kept: dict[tuple[str, str, str, str], Record] = {}
+        samples = {(d.name, s.uid): s for d in self.datasets.values() for s in d.samples}
         for lineno, line in lines:
             where = f"{path}:{lineno}"
             if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
@@ -434,8 +433,11 @@ class GroundingRun:
                 )
             key = (task, line["detector"], line["dataset"], line["uid"])
             kept.pop(key, None)
-            if line["outcome"] != Outcome.ERROR:
-                kept[key] = line
+            rescored = resume_mod.rescore(line, samples, where)  # never trust a stored outcome
+            if rescored.note:
+                self.note(f"--grounding-resume: {rescored.note}")
+            if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:
+                kept[key] = rescored.record
         self.resumed = list(kept.values())
         self.done_keys = frozenset(kept)
         self.records.extend(self.resumed)
@@ -449,7 +451,7 @@ class GroundingRun:
 
     # -- controller: results ----------------------------------------------------------------------
 
-    def add_record(self, record: dict[str, Any]) -> None:
+    def add_record(self, record: Record) -> None:
         self.records.append(record)
         self.timeline.add(record, time.monotonic())
         if self.settings.predictions_path is not None:
@@ -498,6 +500,9 @@ class GroundingRun:
         for spec, figures in self.timeline.figures().items():  # this run's own records (not resumed ones)
             if spec in info:
                 info[spec] = {**info[spec], "throughput": figures}
+        for spec, found in info.items():  # a describe() that raised: said once, the run goes on
+            if found.get("describe_error"):
+                self.note(f"detector {spec}: describe() raised {found['describe_error']}")
         return info
 
     def scoring(self) -> document_mod.Scoring:
@@ -512,6 +517,7 @@ class GroundingRun:
         )
 
     def document(self) -> dict[str, Any]:
+        detector_info = self.all_detector_info()  # first: its notes belong in this document
         found = None
         if self.summary is not None:
             found = document_mod.Figures(self.summary, self.cost, tuple(self.reproductions), tuple(self.verdicts))
@@ -544,7 +550,7 @@ class GroundingRun:
             self.scoring(),
             header,
             datasets=self.dataset_summaries(),
-            detector_info=self.all_detector_info(),
+            detector_info=detector_info,
         )
 
     def write_report(self) -> None:

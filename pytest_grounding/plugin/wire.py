@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.record import Record
+
 RECORD = "grounding_record"  # a test report's user property that holds the sample's record
 _KEY = "grounding"  # the one key of this plugin in workerinput and in workeroutput
 
@@ -68,7 +70,7 @@ class WorkerOutput:
         )
 
 
-def record_of(report: Any) -> dict[str, Any] | None:
+def record_of(report: Any) -> Record | None:
     """The record a test report carries, if any (collect reports carry none)."""
     for entry in getattr(report, "user_properties", ()):
         name, value = entry[0], entry[1]

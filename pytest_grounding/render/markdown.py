@@ -10,6 +10,7 @@ from typing import Any
 from ..analysis.headlines import markdown_lines as headline_markdown
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.safetext import markdown_text as md
 from .replay import markdown_lines as replay_markdown
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
@@ -24,7 +25,7 @@ def _change(before: float | None, now: float | None) -> str:
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return md(text)  # data: no HTML, no markdown, no second line, no extra cell
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -38,8 +39,8 @@ def failures(document: Mapping[str, Any]) -> list[str]:
     found = []
     if document.get("partial"):
         found.append("the run was interrupted")
-    found += [f"gate {g['slice']} of {g['detector']}" for g in document.get("gates") or () if not g["passed"]]
-    found += [f"too many errors for {e['detector']}" for e in document.get("errors_check") or () if not e["passed"]]
+    found += [f"gate {md(g['slice'])} of {md(g['detector'])}" for g in document.get("gates") or () if not g["passed"]]
+    found += [f"too many errors for {md(e['detector'])}" for e in document.get("errors_check") or () if not e["passed"]]
     baseline = document.get("baseline") or {}
     regressions = baseline.get("regressions") or []
     if regressions:
@@ -48,7 +49,7 @@ def failures(document: Mapping[str, Any]) -> list[str]:
     if slices:
         found.append(f"{len(slices)} slices below the baseline beyond their tolerance")
     slow = [v for v in baseline.get("latency") or () if not v["passed"]]
-    found += [f"{v['detector']} {v['figure']} x{v['ratio']:.2f} slower" for v in slow]
+    found += [f"{md(v['detector'])} {md(v['figure'])} x{v['ratio']:.2f} slower" for v in slow]
     if baseline.get("status") == "written":
         found.append("no baseline yet: written by this run")
     errors = sum(block.get("errors", 0) for block in (document.get("summary") or {}).values())
@@ -137,7 +138,7 @@ def _samples(title: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
     if not rows:
         return []
     lines = [f"**{title}** ({len(rows)}):", ""]
-    lines += [f"- `{r['detector']}` {r['dataset']}/{r['id']}: now {r['outcome']}" for r in rows[:SHOWN]]
+    lines += [f"- {md(r['detector'])} {md(r['dataset'])}/{md(r['id'])}: now {md(r['outcome'])}" for r in rows[:SHOWN]]
     if len(rows) > SHOWN:
         lines.append(f"- ... {len(rows) - SHOWN} more in the report artifact")
     return [*lines, ""]
@@ -146,9 +147,9 @@ def _samples(title: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def _baseline_lines(baseline: Mapping[str, Any] | None) -> list[str]:
     if not baseline:
         return []
-    lines = ["### Baseline", "", f"`{baseline['path']}`: {baseline['status']}", ""]
+    lines = ["### Baseline", "", f"{md(baseline['path'])}: {md(baseline['status'])}", ""]
     if baseline.get("problem"):
-        lines += [f"**{baseline['problem']}**", ""]
+        lines += [f"**{md(baseline['problem'])}**", ""]
     if "compared" not in baseline:
         return lines
     lines += [

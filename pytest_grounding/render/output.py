@@ -8,9 +8,13 @@ import contextlib
 import json
 import math
 import os
+import stat
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ..core import safejson
 from ..core.record import SCHEMA_VERSION
 
 # Leading keys of a predictions line: what Pointerbench-Pro's scorer reads (id, point) first.
@@ -67,7 +71,7 @@ class PredictionsWriter:
         self.lines = 0
         self._file: IO[str] | None = None
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Mapping[str, Any]) -> None:
         if self.error is not None:
             return
         line = {key: record.get(key) for key in PREDICTION_KEYS}
@@ -104,7 +108,7 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            out.append((lineno, json.loads(line)))
+            out.append((lineno, safejson.loads(line)))
         except ValueError as exc:
             if lineno == len(rows) and not text.endswith("\n"):
                 break
@@ -115,7 +119,7 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report written by --grounding-json, or an OutputError saying why it is not one."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = safejson.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
     except ValueError as exc:
@@ -126,12 +130,50 @@ def read_report(path: Path) -> dict[str, Any]:
         raise OutputError(
             f"{path} has report schema version {document.get('schema_version')!r}; this version reads {SCHEMA_VERSION}"
         )
+    from .reportcheck import describe, problems
+
+    found = problems(document)  # before anything renders it: a crafted report puts text where numbers go
+    if found:
+        raise OutputError(f"{path} does not match the report schema: {describe(found)}")
     return document
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
-    """Written to a temporary file and renamed, so a reader never sees half a report."""
+    """Written whole (write_atomic), so a reader never sees half a report."""
+    write_atomic(path, dumps(document, indent=1, sort_keys=False) + "\n")
+
+
+def write_atomic(path: Path, data: str | bytes, *, sync: bool = False) -> None:
+    """Every file the package replaces whole (reports, pages, baselines, annotations, previews):
+    written to a temporary file beside it with an unpredictable name (mkstemp: a link planted at a
+    guessable name is never followed), given the mode the file had (or a new file's), then renamed
+    over it. Something that is not a regular file (/dev/null, a FIFO, a device) is written into,
+    never replaced. `sync`: flushed to disk before the rename (a file a person edits by hand)."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(dumps(document, indent=1, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _mode_for(path))
+            handle.write(payload)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _mode_for(path: Path) -> int:
+    """The replaced file's permission bits; a new file's (0666 less the umask), not mkstemp's 0600."""
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(path.stat().st_mode)
+    mask = os.umask(0o022)  # read back (no other way to read it); restored at once
+    os.umask(mask)
+    return 0o666 & ~mask

@@ -8,15 +8,15 @@ The document stays a plain dict, so fields this module does not know survive a r
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core import safejson
 from ...datasets.harness import ACCEPTED, DRAFT, REJECTED, STATUSES
+from ...render.output import write_atomic
 
 __all__ = ["ACCEPTED", "DRAFT", "REJECTED", "STATUSES"]
 # Where review stopped: {"review": {"at": "SCREEN_ID/ELEMENT_ID"}} at the top of the document
@@ -99,7 +99,7 @@ def iter_elements(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], di
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = safejson.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CurationError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -129,14 +129,4 @@ def _one_line(match: re.Match[str]) -> str:
 def save(path: Path, document: dict[str, Any]) -> None:
     """Write atomically: the file on disk is always a whole document, the old one or the new one."""
     text = _NUMBER_LIST.sub(_one_line, json.dumps(document, indent=1, ensure_ascii=False)) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text, sync=True)  # keeps the file's mode (mkstemp alone made it 0600)

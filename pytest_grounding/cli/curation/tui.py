@@ -8,11 +8,13 @@ kitty or sixel image printed above the key prompt stays on screen. Every decisio
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...render.output import write_atomic
 from . import preview
 from .boxedit import BoxEdit, clamp_box, default_box
 from .document import CurationError, counts, load, save, status_of
@@ -148,9 +150,9 @@ def show(review: Review, path: Path, mode: str, screens: dict[str, Any], out: Te
 def write_preview(image: Any, path: Path) -> Path:
     """The preview PNG beside the annotations, replaced whole (a viewer never reads half a file)."""
     target = path.parent / PREVIEW_NAME
-    temporary = target.with_name(target.name + ".tmp.png")
-    image.save(temporary)
-    os.replace(temporary, target)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    write_atomic(target, buffer.getvalue())
     return target
 
 

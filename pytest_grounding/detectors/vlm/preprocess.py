@@ -71,6 +71,15 @@ def _resized(image: Image, frame: Frame) -> Image:
     return image.resize(frame.model, PILImage.Resampling.BICUBIC)  # bicubic, as Qwen's image processor
 
 
+def _at_least(part: Any, **least: int) -> None:
+    """Sizes no model takes (factor 0, negative pixels) are refused when the preset is made, not by
+    failing every sample."""
+    for name, low in least.items():
+        value = getattr(part, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{part.kind}: {name}={value!r} must be an integer of at least {low}")
+
+
 @dataclass(frozen=True)
 class SmartResize:
     """Qwen2-VL's resize: each side a multiple of `factor`, the area within [min_pixels, max_pixels],
@@ -80,6 +89,9 @@ class SmartResize:
     min_pixels: int = 100 * 28 * 28
     max_pixels: int = 16384 * 28 * 28
     kind = "smart_resize"
+
+    def __post_init__(self) -> None:
+        _at_least(self, factor=1, min_pixels=1, max_pixels=max(1, self.min_pixels))
 
     def frame(self, size: Size) -> Frame:
         width, height = size
@@ -102,6 +114,9 @@ class FixedResize:
     height: int
     kind = "resize"
 
+    def __post_init__(self) -> None:
+        _at_least(self, width=1, height=1)
+
     def frame(self, size: Size) -> Frame:
         return Frame(original=size, model=(self.width, self.height))
 
@@ -121,6 +136,9 @@ class Fit:
     max_edge: int = 1568
     max_pixels: int = 1_150_000
     kind = "fit"
+
+    def __post_init__(self) -> None:
+        _at_least(self, max_edge=1, max_pixels=1)
 
     def frame(self, size: Size) -> Frame:
         width, height = size
@@ -143,6 +161,9 @@ class Canvas:
     width: int
     height: int
     kind = "canvas"
+
+    def __post_init__(self) -> None:
+        _at_least(self, width=1, height=1)
 
     def frame(self, size: Size) -> Frame:
         ratio = min(self.width / size[0], self.height / size[1])

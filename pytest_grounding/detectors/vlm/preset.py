@@ -4,6 +4,7 @@ are in `library.py`; finding, registering and overriding them is `presets.py`.""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,6 +30,18 @@ class Decoding:
     # vLLM's `chat_template_kwargs` to a server
     chat_template_kwargs: tuple[tuple[str, bool], ...] = ()
 
+    def __post_init__(self) -> None:  # refused when the preset is made, not by failing every sample
+        if isinstance(self.max_new_tokens, bool) or not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
+            raise ValueError(f"decoding: max_new_tokens={self.max_new_tokens!r} must be an integer of at least 1")
+        if not (_finite(self.temperature) and self.temperature >= 0):
+            raise ValueError(f"decoding: temperature={self.temperature!r} must be a number of at least 0")
+        if self.top_p is not None and not (_finite(self.top_p) and 0 < self.top_p <= 1):
+            raise ValueError(f"decoding: top_p={self.top_p!r} must be above 0 and at most 1")
+        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int)):
+            raise ValueError(f"decoding: top_k={self.top_k!r} must be an integer")
+        if self.frequency_penalty is not None and not _finite(self.frequency_penalty):
+            raise ValueError(f"decoding: frequency_penalty={self.frequency_penalty!r} must be a number")
+
     @property
     def greedy(self) -> bool:
         return self.temperature == 0
@@ -44,6 +57,10 @@ class Decoding:
             extra.append("special tokens kept")
         extra.extend(f"{k}={v}" for k, v in self.chat_template_kwargs)
         return ", ".join([how, f"{self.max_new_tokens} tokens", *extra])
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 COORDINATES = {

@@ -5,13 +5,13 @@ miss, wrong-format answer and error. `--grounding-html` at the end of a run and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..output import write_atomic
 from .assets import CSS, SCRIPT
 from .page import NON_HITS, banner, figures_section, gallery_section, gates_section, run_section, summary_section
 from .thumbs import Thumbnails
@@ -49,9 +49,6 @@ def write_html(document: Mapping[str, Any], path: Path, base: Path | None = None
     """Written to a temporary file and renamed, like the JSON report."""
     page, entries, screens = render(document, base=base)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
     data = page.encode("utf-8")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+    write_atomic(path, data)
     return Written(path, entries, screens, len(data))

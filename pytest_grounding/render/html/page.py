@@ -90,7 +90,7 @@ def run_section(document: Mapping[str, Any]) -> str:
             [
                 e(d["name"]),
                 e(d["format"]),
-                num(d.get("limit") or d["samples"]) + (f" of {d['samples']}" if d.get("limit") else ""),
+                num(d.get("limit") or d["samples"]) + (f" of {num(d['samples'])}" if d.get("limit") else ""),
                 f'<span class="mono">{e(d["fingerprint"])}</span>',
                 num(d.get("defects", 0)),
                 num(len(d.get("problems") or [])),
@@ -147,7 +147,12 @@ def gates_section(document: Mapping[str, Any]) -> str:
     checks = document.get("errors_check") or []
     if checks:
         rows = [
-            [e(c["detector"]), f"{c['errors']} of {c['samples']}", pct(c["max_share"]), verdict(c["passed"])]
+            [
+                e(c["detector"]),
+                f"{num(c['errors'])} of {num(c['samples'])}",
+                pct(c["max_share"]),
+                verdict(c["passed"]),
+            ]
             for c in checks
         ]
         out += [
@@ -257,12 +262,20 @@ def figures_section(document: Mapping[str, Any]) -> str:
 # -- gallery ------------------------------------------------------------------------------------
 
 
+def _numbers(value: Any, count: int) -> list[float] | None:
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return None
+    return list(value)
+
+
 def marks(record: Mapping[str, Any], unit: float) -> str:
     """The target box (green), the predicted box (orange, dashed) and point (red) in screen pixels;
     `unit`: screen pixels per displayed pixel, so marks keep their size at every zoom."""
     out = []
-    target = record.get("target")
-    point = record.get("point")
+    target = _numbers(record.get("target"), 4)  # numbers only reach the SVG (a crafted report: text)
+    point = _numbers(record.get("point"), 2)
     if target and len(target) == 4:
         x1, y1, x2, y2 = target
         out.append(
@@ -274,7 +287,7 @@ def marks(record: Mapping[str, Any], unit: float) -> str:
                 f'<line x1="{(x1 + x2) / 2}" y1="{(y1 + y2) / 2}" x2="{point[0]}" y2="{point[1]}" stroke="#e0245e" '
                 'stroke-width="1" stroke-dasharray="4 3" vector-effect="non-scaling-stroke"/>'
             )
-    box = record.get("box")
+    box = _numbers(record.get("box"), 4)
     if box and len(box) == 4:
         x1, y1, x2, y2 = box
         out.append(

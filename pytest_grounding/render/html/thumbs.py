@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.record import OUTSIDE_DATASET
+
 CROP_MAX = (300, 190)  # the crop's thumbnail, px (never larger than the region itself)
 OVERVIEW_MAX = (200, 130)  # the whole screen, px
 MIN_REGION = (240, 150)  # the least screen area shown around a target, px
@@ -108,8 +110,8 @@ class Thumbnails:
         self.screens: dict[str, Screen] = {}
         for record in records:
             image = str(record.get("image") or "")
-            if not image or image == "?":
-                continue
+            if not image or image == "?" or OUTSIDE_DATASET in str(record.get("error") or ""):
+                continue  # an image the run refused to open is not opened for its thumbnail either
             if image not in self.screens:
                 path = Path(image)
                 if not path.is_absolute() and base is not None:

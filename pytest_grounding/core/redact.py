@@ -1,0 +1,68 @@
+"""Secrets out of every text that comes from a server. A served detector registers the value of
+the API key it sends (`register`); `redact` replaces that value, in the forms a server may echo it
+(as sent, JSON-escaped, URL-encoded), and any `Bearer <token>`, with a mask. Called where server
+error texts and raw answers enter records, and again where records are built, so no artifact
+(terminal, JSON report, predictions file, JUnit XML, HTML) holds a key. Pure; no pytest."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import urllib.parse
+from typing import Any
+
+MASK = "[redacted]"
+MIN_LENGTH = 4  # a shorter "key" would mask ordinary words; such a key is no secret anyway
+BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)[^\s\"'<>&,;\\]{8,}")  # a token, not "bearer of"
+
+_lock = threading.Lock()
+_forms: set[str] = set()
+
+
+def register(value: str | None) -> None:
+    """Mask `value` (an API key) from now on in this process."""
+    if not value or len(value) < MIN_LENGTH:
+        return
+    escaped = json.dumps(value)[1:-1]
+    forms = {
+        value,
+        escaped,
+        escaped.replace("/", "\\/"),
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote_plus(value),
+    }
+    with _lock:
+        _forms.update(form for form in forms if len(form) >= MIN_LENGTH)
+
+
+def register_env(name: str | None) -> None:
+    """Mask the value of the environment variable `name` (a detector's api_key_env)."""
+    if name:
+        register(os.environ.get(name))
+
+
+def redact(text: Any) -> Any:
+    """`text` without any registered secret nor bearer token; a non-str is returned as it is."""
+    if not isinstance(text, str):
+        return text
+    with _lock:
+        forms = sorted(_forms, key=len, reverse=True)
+    for form in forms:
+        if form in text:
+            text = text.replace(form, MASK)
+    if "earer" in text or "EARER" in text:
+        text = BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    return text
+
+
+def redact_deep(value: Any) -> Any:
+    """`redact` through dicts and lists (a record's meta)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_deep(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_deep(v) for v in value]
+    return value
