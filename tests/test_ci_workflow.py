@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from helpers import FIXTURES, REPO
 from pytest_grounding.cli.main import main
 from pytest_grounding.render.markdown import report_markdown
 
@@ -27,7 +27,7 @@ from pytest_grounding.core.types import Prediction
 
 
 class Replay:
-    name = "replay"
+    name = "recorded"
 
     def __init__(self):
         with open(os.environ["GROUNDING_REPLAY"], encoding="utf-8") as handle:
@@ -39,7 +39,7 @@ class Replay:
 
 
 def pytest_grounding_register_detectors(registry):
-    registry.register("replay", Replay)
+    registry.register("recorded", Replay)
 """
 
 
@@ -67,7 +67,7 @@ def report(**baseline):
 
 def test_markdown_says_the_verdict_and_names_what_failed():
     passed = report_markdown(report())
-    assert "**passed**" in passed and "| d | 50.0% | 1/2 | 1 | 0 | 0 | 1.0 | 2.0 |" in passed
+    assert "**passed**" in passed and "| d | 50.0% | 1/2 | 1 | 0 | 0 | 1.00 | 2.00 |" in passed  # core/numbers.ms
     failed = report_markdown(
         report(
             path="ci/b.json",
@@ -95,9 +95,18 @@ def test_markdown_says_the_verdict_and_names_what_failed():
     assert "| d | app=X | 100.0% | 50.0% | -50.0 | 2.0 |" in failed
 
 
-def test_summary_command_appends_and_says_when_there_is_no_report(tmp_path, capsys):
+def test_summary_command_appends_and_says_when_there_is_no_report(project, tmp_path, capsys):
     path, out = tmp_path / "r.json", tmp_path / "summary.md"
-    path.write_text(json.dumps(report()))
+    # a real report: `summary` checks it against the schema before it says anything (issue 29)
+    project.runpytest(
+        f"--dataset={FIXTURES / 'mini'}",
+        "--detector",
+        "center",
+        "--grounding-limit",
+        "2",
+        "--grounding-json",
+        str(path),
+    )
     assert main(["summary", str(path), "--append", str(out)]) == 0
     assert main(["summary", str(path), "--append", str(out)]) == 0
     assert out.read_text().count("## Grounding benchmark") == 2
@@ -122,8 +131,8 @@ def script(step, update=False):
     text = step["run"].strip()
     text = re.sub(r"\$\{\{[^}]*\}\}", "--grounding-update-baseline" if update else "", text)
     if text.startswith("pytest "):
-        text = text.replace("--detector ocr", "--detector replay") + f" --grounding-limit {LIMIT}"
-        assert "--detector replay" in text
+        text = text.replace("--detector ocr", "--detector recorded") + f" --grounding-limit {LIMIT}"
+        assert "--detector recorded" in text
     return text
 
 
@@ -210,14 +219,14 @@ def test_workflow_commands_fail_a_broken_slice_pass_unchanged_and_report_an_impr
 
     _, broken, markdown = run_workflow(lambda s: usual(s) and s.element_type != "icon")
     assert broken.returncode == 1
-    assert "baseline FAILED: detector replay element_type=icon: accuracy 0.0% (baseline" in broken.stdout
+    assert "baseline FAILED: detector recorded element_type=icon: accuracy 0.0% (baseline" in broken.stdout
     assert "REGRESSION against the baseline" in broken.stdout
-    assert "| replay | element_type=icon |" in markdown and "**FAILED**" in markdown
+    assert "| recorded | element_type=icon |" in markdown and "**FAILED**" in markdown
     assert "element_type=text" not in markdown.split("### Baseline")[1]  # the slice that did not drop: not named
 
     missed = next(s for s in samples if not usual(s))
     _, better, markdown = run_workflow(lambda s: usual(s) or s is missed or s.id == missed.id)
     assert better.returncode == 0, better.stdout[-3000:]
-    assert f"improvement: replay synthetic/{missed.id}" in better.stdout
+    assert f"improvement: recorded synthetic/{missed.id}" in better.stdout
     assert "**Improvements** (1):" in markdown and f"synthetic/{missed.id}: now hit" in markdown
     assert (work / "grounding-out" / "junit.xml").is_file() and (work / "grounding-out" / "report.json").is_file()

@@ -64,12 +64,12 @@ def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
         "boom",
         "--detector",
         "garbage",
-        "--detector",
-        "broken",
         "--grounding-limit",
         "4",
     )
-    assert document["summary"]["broken"]["accuracy"] is None and document["summary"]["broken"]["errors"] == 4
+    # (a detector that cannot be built stops the run with one message and writes no report: test_hub.py)
+    assert document["summary"]["garbage"]["accuracy"] is None and document["summary"]["garbage"]["errors"] == 4
+    assert document["summary"]["boom"]["errors"] >= 1
     assert problems(validator, document) == []
 
 

@@ -179,6 +179,11 @@ class Pipeline:
             return read_image(sample)  # the runner says what is wrong with it
         return self.screens.get(key, lambda: _read_with_digest(sample))
 
+    @property
+    def prefetching(self) -> bool:
+        """Some detector of this process runs ahead (the progress line then says what is in flight)."""
+        return any(lane is not None for lane in self.lanes.values())
+
     # -- which items, which detector ---------------------------------------------------------------
     def _lane(self, index: int) -> Lane | None:
         item = self.items[index]
@@ -426,7 +431,7 @@ class PrefetchHooks:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         pipeline = pipeline_of(self.config)
-        if pipeline is not None and call.when == "call":  # the call report only: junitxml writes teardown's
+        if pipeline is not None and pipeline.prefetching and call.when == "call":  # call report only (junitxml)
             outcome.get_result().user_properties.append((IN_FLIGHT, pipeline.in_flight()))
 
     @pytest.hookimpl(tryfirst=True)  # before the report is written and the detectors closed
