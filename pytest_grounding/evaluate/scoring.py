@@ -4,9 +4,10 @@ is made here, whole, as plain built-in types (core.record)."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec
 
 from ..core.record import Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
@@ -14,6 +15,7 @@ from ..core.targets import Absent, is_refusal_point, target_of
 from ..core.types import Prediction, Sample
 
 RAW_LIMIT = 500
+P = ParamSpec("P")
 
 
 def base_record(sample: Sample, detector: str, image_size: tuple[int, int] | None = None) -> dict[str, Any]:
@@ -63,13 +65,18 @@ def _target_fields(sample: Sample) -> dict[str, Any]:
     return out
 
 
+def made_whole(build: Callable[P, dict[str, Any]]) -> Callable[P, Record]:
+    """A record builder whose result leaves as a Record of plain types (enum members as values)."""
+
+    @functools.wraps(build)
+    def whole(*args: P.args, **kwargs: P.kwargs) -> Record:
+        return to_json(build(*args, **kwargs))
+
+    return whole
+
+
+@made_whole
 def score(
-    sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float, image_size: tuple[int, int]
-) -> Record:
-    return to_json(_score(sample, prediction, detector=detector, latency_ms=latency_ms, image_size=image_size))
-
-
-def _score(
     sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float, image_size: tuple[int, int]
 ) -> dict[str, Any]:
     """Hit, miss or wrong format against the sample's target (targets.py): a refusal is a hit on an
@@ -108,30 +115,8 @@ def _score(
     return record
 
 
+@made_whole
 def score_located(
-    sample: Sample,
-    outcome: Any,
-    *,
-    detector: str,
-    latency_ms: float,
-    image_size: tuple[int, int],
-    click: tuple[float, float],
-    threshold: float,
-) -> Record:
-    return to_json(
-        _score_located(
-            sample,
-            outcome,
-            detector=detector,
-            latency_ms=latency_ms,
-            image_size=image_size,
-            click=click,
-            threshold=threshold,
-        )
-    )
-
-
-def _score_located(
     sample: Sample,
     outcome: Any,
     *,
