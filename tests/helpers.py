@@ -2,6 +2,7 @@
 
 import base64
 import contextlib
+import importlib.util
 import io
 import json
 import threading
@@ -15,6 +16,9 @@ FIXTURES = REPO / "fixtures"
 SHARED_DATA = REPO.parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"{SHARED_DATA} is not here (a user's machine)")
 
+needs_openai = pytest.mark.skipif(
+    importlib.util.find_spec("httpx") is None, reason="the openai extra (httpx) is not installed"
+)
 XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 SUITE = REPO / "suites" / "test_grounding.py"
 

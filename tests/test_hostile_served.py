@@ -3,7 +3,7 @@ processor keeps as they are (12,845,056 by default), unless server_max_pixels sa
 
 import pytest
 
-from helpers import LoopbackServer, decode_data_url
+from helpers import LoopbackServer, decode_data_url, needs_openai
 
 pytest.importorskip("PIL")
 
@@ -27,6 +27,7 @@ def sent_pixels(detector, size):
     return image.width * image.height
 
 
+@needs_openai
 def test_a_served_qwen25_preset_stays_within_the_processor_budget(server):
     from pytest_grounding.detectors.served import OpenAIDetector
 

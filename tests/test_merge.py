@@ -14,7 +14,7 @@ from pytest_grounding.cli.main import main
 SETS = [str(FIXTURES / name) for name in ("mini", "screenspot", "harness", "showdown-clicks")]
 DETECTORS = ["--detector", "center", "--detector", "random"]
 SAME_RUN_ASIDE = {"started", "duration_s", "args", "notes", "merge", "shard", "workers"}
-TIMINGS = {"latency_ms", "load_s", "predict_s"}
+TIMINGS = {"latency_ms", "load_s", "predict_s", "throughput"}
 
 
 def run_args(*more):

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, make_project, read_json
+from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, make_project, needs_openai, read_json
 from pytest_grounding.detectors.vlm import (
     all_presets,
     answer_to_prediction,
@@ -402,6 +402,7 @@ E2E = [(name, SMALL, (590, 400, 629, 419)) for name in SHIPPED] + [
 ]
 
 
+@needs_openai
 @pytest.mark.parametrize("name, size, box", E2E)
 def test_each_preset_end_to_end_through_openai(name, size, box, preset_server):
     needs_parser(name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import LoopbackServer, decode_data_url, json_body
+from helpers import LoopbackServer, decode_data_url, json_body, needs_openai
 from pytest_grounding.detectors.vlm import answer_to_prediction, get_preset, resolve_preset
 from pytest_grounding.detectors.vlm.prompts import openai_messages
 
@@ -209,6 +209,7 @@ def run_openai(server, name, size, box, **options):
     return detector, prediction, body
 
 
+@needs_openai
 @pytest.mark.parametrize("name", NEW)
 def test_each_new_preset_end_to_end_through_openai(name, red_server):
     box = (590, 400, 629, 419)
@@ -245,6 +246,7 @@ HOSTED = [
 ]
 
 
+@needs_openai
 @pytest.mark.slow
 @pytest.mark.parametrize("name, options, side, area", HOSTED)
 def test_a_huge_screen_is_sent_within_the_provider_frame_and_mapped_back_exactly(name, options, side, area, red_server):

@@ -8,7 +8,7 @@ import threading
 import pytest
 from PIL import Image
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json
+from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, needs_openai, read_json
 from pytest_grounding.core.types import Box, Prediction, Query
 from pytest_grounding.detectors.strategies.screenseeker import (
     ELSEWHERE,
@@ -269,6 +269,7 @@ def _image_of(body):
     return decode_data_url(body["messages"][-1]["content"][0]["image_url"]["url"])
 
 
+@needs_openai
 def test_the_openai_planner_proposes_and_checks(planner):
     grounder = DarkSquare()
     strategy = ScreenSeekeR(grounder, planner="openai", base_url=planner.url, model="planner-m")
@@ -288,6 +289,7 @@ def test_the_openai_planner_proposes_and_checks(planner):
     assert strategy.describe()["planner"] == {"kind": "openai", "model": "planner-m", "base_urls": [planner.url]}
 
 
+@needs_openai
 def test_the_openai_planner_saying_not_found_leaves_the_answer_unconfirmed(planner):
     planner.verdict = "target_not_found"
     prediction = ScreenSeekeR(DarkSquare(), planner="openai", base_url=planner.url, model="m").predict(_screen())
@@ -295,6 +297,7 @@ def test_the_openai_planner_saying_not_found_leaves_the_answer_unconfirmed(plann
     assert Box(3000, 1800, 3040, 1840).contains(prediction.click)  # the fallback: the first answer
 
 
+@needs_openai
 def test_the_openai_planner_saying_no_target_ends_the_search(planner):
     planner.references = "No target"
     strategy = ScreenSeekeR(DarkSquare(), planner="openai", base_url=planner.url, model="m", fallback=False)
@@ -302,6 +305,7 @@ def test_the_openai_planner_saying_no_target_ends_the_search(planner):
     assert prediction.click is None and prediction.meta["planner_calls"] == 1
 
 
+@needs_openai
 @XDIST
 def test_screenseeker_through_the_plugin_with_both_planners(project, planner, tmp_path, workers):
     report = tmp_path / "r.json"

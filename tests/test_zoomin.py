@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, read_json
+from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, needs_openai, read_json
 from pytest_grounding.core.types import Prediction, Query
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}  # the mini fixture's squares
@@ -129,6 +129,7 @@ def mirrored(folder):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+@needs_openai
 @pytest.mark.slow
 @XDIST
 def test_zoomin_end_to_end_named_compared_and_blind_to_the_boxes(suite, server, workers, tmp_path):

@@ -253,6 +253,8 @@ def merged_document(
             found_datasets.setdefault(entry["name"], entry)
         for name, info in part.document.get("run", {}).get("detectors", {}).items():
             detector_info.setdefault(name, info)
+            if part is not kept[0]:
+                detector_info[name] = _with_throughput(detector_info[name], info.get("throughput"))
     datasets = document_mod.dataset_entries(found_datasets, records, scoring.limit)
     figures = None
     if records:
@@ -317,3 +319,18 @@ def _merge_entry(chosen: Selection, parts: Sequence[Part]) -> dict[str, Any]:
 def prediction_order(record: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """The merged predictions file: dataset by dataset, sample by sample, each detector's line."""
     return (record["dataset"], record["uid"], record.get("task", "grounding"), record["detector"])
+
+
+def _with_throughput(info: Mapping[str, Any], more: Any) -> dict[str, Any]:
+    """Shards that ran side by side: their samples and rates add up, the wall time is the longest."""
+    mine = info.get("throughput")
+    if not isinstance(mine, Mapping) or not isinstance(more, Mapping):
+        return dict(info)
+    return {
+        **info,
+        "throughput": {
+            "samples": int(mine.get("samples", 0)) + int(more.get("samples", 0)),
+            "wall_s": max(float(mine.get("wall_s", 0.0)), float(more.get("wall_s", 0.0))),
+            "samples_per_s": round(float(mine.get("samples_per_s", 0.0)) + float(more.get("samples_per_s", 0.0)), 3),
+        },
+    }
