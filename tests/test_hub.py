@@ -205,10 +205,18 @@ class FakeHub:
         self.httpd.server_close()
 
 
+def online(monkeypatch):
+    """Online for this test even where the session started offline (CI exports HF_HUB_OFFLINE=1):
+    huggingface_hub reads the variable once, at import."""
+    constants = pytest.importorskip("huggingface_hub.constants")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
 def test_an_unknown_hub_id_online_says_so(monkeypatch, tmp_path):
     hub = FakeHub()
     try:
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        online(monkeypatch)
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
         with pytest.raises(ModelUnavailable, match="no model nobody/no-such-model on the hub") as caught:
@@ -418,6 +426,7 @@ def test_online_the_controller_downloads_the_default_model_once(
     try:
         monkeypatch.delenv("HF_HUB_OFFLINE")
         monkeypatch.delenv("TRANSFORMERS_OFFLINE")
+        online(monkeypatch)
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
         report = tmp_path / "r.json"

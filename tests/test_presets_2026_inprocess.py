@@ -78,5 +78,6 @@ def test_qwen3_5_is_built_by_this_transformers_but_qwenvl_says_to_serve_it(tmp_p
     from pytest_grounding.detectors.qwenvl import QwenVLDetector
 
     transformers.Qwen3_5Config().save_pretrained(tmp_path)
+    (tmp_path / "model.safetensors").write_bytes(b"")  # weights present as far as the folder check goes
     with pytest.raises(ValueError, match=r"holds a 'qwen3_5' model.*in-process \(others: serve them"):
         QwenVLDetector(model=str(tmp_path), preset="qwen3-vl")

@@ -222,6 +222,7 @@ class HttpClient:
 
     def request(self, path: str, body: dict[str, Any] | None = None) -> Reply:
         """One JSON request with retries; the decoded JSON object, or ServerError."""
+        import httpcore  # httpx's transport: installed with it
         import httpx
 
         data = None if body is None else json.dumps(body).encode()
@@ -239,7 +240,8 @@ class HttpClient:
             try:
                 response = self._http.request("GET" if data is None else "POST", url, content=data, headers=headers)
                 raw = response.content
-            except httpx.TimeoutException as exc:
+            except (httpx.TimeoutException, httpcore.TimeoutException, TimeoutError) as exc:
+                # httpcore's own timeout can escape httpx's mapping while a slow body is read
                 overloaded = True
                 raise ServerError(f"no answer from {public_url(url)} within {self.timeout:g} s") from exc
             except httpx.ConnectError as exc:
