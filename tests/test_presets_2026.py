@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_presets import PresetServer
 
-from helpers import LoopbackServer, decode_data_url, json_body, needs_openai
+from helpers import decode_data_url, needs_openai
 from pytest_grounding.detectors.vlm import answer_to_prediction, get_preset, resolve_preset
 from pytest_grounding.detectors.vlm.prompts import openai_messages
 
@@ -147,19 +148,8 @@ ANSWERS = {
 }
 
 
-class RedSquareServer:
-    def __init__(self):
-        self.preset = None
-        self.requests = []
-        server = self
-
-        def reply(handler):
-            body = json_body(handler)
-            server.requests.append(body)
-            return 200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": server.answer(body)}}]}
-
-        self.loopback = LoopbackServer(reply)
-        self.url = self.loopback.url
+class RedSquareServer(PresetServer):
+    """test_presets' loopback model, answering in the 2026 families' forms."""
 
     def image(self, body):
         url = next(
