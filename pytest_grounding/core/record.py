@@ -5,7 +5,8 @@ read by every figure in `analysis`.
 On the wire and on disk a record is a plain dict of built-in types (execnet and JSON take nothing
 else), so the type is a TypedDict; `Outcome` and `Task` are `str` enums whose members equal their
 values, and records hold the values (`to_json` makes sure of it). A record is made whole by
-`evaluate.scoring` and not grown afterwards: what the plugin knows later (the dataset's fingerprint,
+`evaluate.scoring` and not grown afterwards (every field is `ReadOnly`: mypy refuses code that
+changes a record in place): what the plugin knows later (the dataset's fingerprint,
 the baseline's verdict) is added by `with_fields`, which returns a new record."""
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .redact import redact
+
+if TYPE_CHECKING:  # a typing-only word: the record's fields are read-only to mypy
+    from typing_extensions import ReadOnly
 
 
 class _Vocabulary(str, enum.Enum):
@@ -50,43 +54,43 @@ TASKS = tuple(Task)
 
 class Record(TypedDict, total=False):
     # what was run
-    task: str  # a Task value
-    detector: str
-    dataset: str
-    fingerprint: str | None
+    task: ReadOnly[str]  # a Task value
+    detector: ReadOnly[str]
+    dataset: ReadOnly[str]
+    fingerprint: ReadOnly[str | None]
     # the sample
-    id: str
-    uid: str
-    image: str
-    instruction: str
-    element_type: str
-    app: str
-    app_category: str
-    platform: str
-    target: list[float]  # [x1, y1, x2, y2] px
-    target_shape: dict[str, Any]  # several boxes, a polygon, ordered steps (core.targets)
-    benchmark: dict[str, Any]  # the public benchmark's own slices (analysis.headlines)
-    negative: bool  # the target is absent: a refusal is the right answer
-    size_px: float  # sqrt(w * h) of the target box
-    size: str  # its bucket
-    area_share: float | None
-    image_size: list[int] | None
+    id: ReadOnly[str]
+    uid: ReadOnly[str]
+    image: ReadOnly[str]
+    instruction: ReadOnly[str]
+    element_type: ReadOnly[str]
+    app: ReadOnly[str]
+    app_category: ReadOnly[str]
+    platform: ReadOnly[str]
+    target: ReadOnly[list[float]]  # [x1, y1, x2, y2] px
+    target_shape: ReadOnly[dict[str, Any]]  # several boxes, a polygon, ordered steps (core.targets)
+    benchmark: ReadOnly[dict[str, Any]]  # the public benchmark's own slices (analysis.headlines)
+    negative: ReadOnly[bool]  # the target is absent: a refusal is the right answer
+    size_px: ReadOnly[float]  # sqrt(w * h) of the target box
+    size: ReadOnly[str]  # its bucket
+    area_share: ReadOnly[float | None]
+    image_size: ReadOnly[list[int] | None]
     # the answer and its verdict
-    outcome: str  # an Outcome value
-    refusal: bool
-    point: list[float] | None
-    points: list[list[float]]
-    box: list[float] | None
-    iou: float | None
-    distance: float | None
-    latency_ms: float | None
-    attempts: int
-    transform: str | None  # locate: the transform that gave the answer
-    threshold: float  # locate: the IoU a hit needs
-    raw: str | None
-    error: str | None
-    meta: dict[str, Any]
-    baseline: str  # the baseline's verdict on this sample (analysis.baseline)
+    outcome: ReadOnly[str]  # an Outcome value
+    refusal: ReadOnly[bool]
+    point: ReadOnly[list[float] | None]
+    points: ReadOnly[list[list[float]]]
+    box: ReadOnly[list[float] | None]
+    iou: ReadOnly[float | None]
+    distance: ReadOnly[float | None]
+    latency_ms: ReadOnly[float | None]
+    attempts: ReadOnly[int]
+    transform: ReadOnly[str | None]  # locate: the transform that gave the answer
+    threshold: ReadOnly[float]  # locate: the IoU a hit needs
+    raw: ReadOnly[str | None]
+    error: ReadOnly[str | None]
+    meta: ReadOnly[dict[str, Any]]
+    baseline: ReadOnly[str]  # the baseline's verdict on this sample (analysis.baseline)
 
 
 def with_fields(record: Record, **fields: Any) -> Record:
