@@ -225,8 +225,12 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     start = time.perf_counter()
     if html is not None:
         from ..render.html import write_html
+        from .images import dataset_images
 
-        written = write_html(document, html, base=json_path.resolve().parent)
+        own = dataset_images(document)  # thumbnails only of the report's datasets' own images
+        for note in own.notes():
+            print(f"note: {terminal_line(note)}", file=sys.stderr)
+        written = write_html(document, html, base=json_path.resolve().parent, withhold=own.withhold)
         partial = " (partial run)" if document.get("partial") else ""
         print(
             f"wrote {written.path}{partial}: {written.entries} gallery entries from {written.screens} screens, "
