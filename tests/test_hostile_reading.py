@@ -47,11 +47,9 @@ def placeholders(page):
     return re.findall(r'<div class="missing" data-missing="1"[^>]*>([^<]*)</div>', page)
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def make_run(folder, workers=()):
     """A real run on a copy of the mini set with one more row: `link.png`, a symlink inside the
     dataset folder to a file outside it (the run refuses it). The JSON report and the run's page."""
-    folder = tmp_path_factory.mktemp("outside")
     secret = make_secret(folder / "secret.png")
     dataset = folder / "set"
     shutil.copytree(FIXTURES / "mini", dataset)
@@ -60,12 +58,17 @@ def run(tmp_path_factory):
     rows = [json.loads(line) for line in (test / "metadata.jsonl").read_text().splitlines() if line.strip()]
     linked = {**rows[0], "file_name": "link.png", "id": "m99", "source_id": "m99"}
     (test / "metadata.jsonl").write_text("".join(json.dumps(row) + "\n" for row in [*rows, linked]))
-    command = [sys.executable, "-m", "pytest", str(REPO / "suites"), "-p", "no:cacheprovider", "-q", "-p", "no:xdist"]
-    command += [f"--dataset={dataset}", "--detector=center"]
+    command = [sys.executable, "-m", "pytest", str(REPO / "suites"), "-p", "no:cacheprovider", "-q"]
+    command += [*(workers or ["-p", "no:xdist"]), f"--dataset={dataset}", "--detector=center"]
     command += ["--grounding-json", str(folder / "r.json"), "--grounding-html", str(folder / "run.html")]
     done = subprocess.run(command, cwd=folder, env=ENV, capture_output=True, text=True, timeout=300)
     assert (folder / "r.json").exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return folder, json.loads((folder / "r.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return make_run(tmp_path_factory.mktemp("outside"))
 
 
 def report_html(folder, document, name):
@@ -85,8 +88,9 @@ def misses(document):
 # -- the gallery during the run ------------------------------------------------------------------
 
 
-def test_the_run_page_does_not_read_the_refused_image_and_says_why(run):
-    folder, document = run
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_run_page_does_not_read_the_refused_image_and_says_why(run, workers, tmp_path):
+    folder, document = run if not workers else make_run(tmp_path, workers)
     refused = next(r for r in document["samples"] if r["id"] == "m99")
     assert refused["outcome"] == "error" and "outside the dataset" in refused["error"]
     page = (folder / "run.html").read_text(encoding="utf-8")
@@ -226,3 +230,16 @@ def test_review_preview_of_an_outside_image_is_refused(review_folder):
     out = io.StringIO()
     show(state, review_folder, "file", {}, out)  # the screen inside the folder is shown
     assert (review_folder.parent / ".review-preview.png").exists(), out.getvalue()
+
+
+def test_a_new_file_gets_the_umask_default_not_0600(tmp_path):
+    """write_atomic makes its temporary file with mkstemp (0600); the file it leaves has the mode
+    any new file would: 0666 less the umask (here 027: 0640)."""
+    code = (
+        "import os, sys; os.umask(0o027); from pathlib import Path; "
+        "from pytest_grounding.render.output import write_atomic; write_atomic(Path(sys.argv[1]), b'x')"
+    )
+    target = tmp_path / "new.html"
+    subprocess.run([sys.executable, "-c", code, str(target)], env=ENV, check=True, timeout=60)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["new.html"]  # no temporary left beside it

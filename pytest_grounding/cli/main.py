@@ -58,9 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="make the HTML page (and plots) of a JSON report written by --grounding-json",
-        description="The same page as --grounding-html, from a report written earlier. The screens are read from "
-        "the image paths in the report (relative paths: from the report's folder); a missing image is shown as "
-        "missing. Exit 0: written; 2: the report cannot be read, or nothing to write.",
+        description="The same page as --grounding-html, from a report written earlier. Each dataset the report "
+        "names is read again from its recorded path, and a thumbnail is made only of an image that dataset lists "
+        "as its own; any other image is not read, and its entry says why. Exit 0: written; 2: the report cannot "
+        "be read, or nothing to write.",
     )
     report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
     report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
