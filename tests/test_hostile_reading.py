@@ -110,6 +110,16 @@ def test_report_command_shows_the_datasets_own_images(run):
     assert "from 5 screens" in output  # s1, s2, s3, broken.png, missing.png: the set's screens with a non-hit
 
 
+def test_report_command_reads_a_folder_again_by_the_format_it_is_recognised_as(run):
+    """A hub repository of files is recorded as format `hf` and read by the format of its files."""
+    folder, document = run
+    recorded = json.loads(json.dumps(document))
+    recorded["run"]["datasets"][0]["format"] = "hf"
+    status, output, page = report_html(folder, recorded, "hub")
+    assert status == 0, output
+    assert "from 5 screens" in output and not shows_secret(page)
+
+
 def test_report_command_reads_no_image_a_crafted_record_names(run):
     folder, document = run
     crafted = json.loads(json.dumps(document))

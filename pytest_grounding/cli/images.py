@@ -71,13 +71,17 @@ def dataset_images(document: Mapping[str, Any]) -> DatasetImages:
         elif not Path(raw).exists():
             why = "no such file or folder"
         else:
-            try:
-                dataset = load_dataset(f"{format_name}:{raw}", registry=registry)
-            except Exception as exc:  # any loader's failure: that dataset's entries say it, the page is written
-                why = f"{type(exc).__name__}: {str(exc)[:300]}"
-            else:
+            # The recorded format first; then the format the folder is recognised as: a hub repository
+            # of JSON files and images is recorded as `hf` but read by the format made for its files.
+            for spec in (f"{format_name}:{raw}", raw):
+                try:
+                    dataset = load_dataset(spec, registry=registry)
+                except Exception as exc:  # any loader's failure: its entries say it, the page is written
+                    why = why or f"{type(exc).__name__}: {str(exc)[:300]}"
+                    continue
                 own = {str(s.image) for s in dataset.samples if OUTSIDE_DATASET not in str(s.defect or "")}
                 result.images[name] = result.images.get(name, frozenset()) | own
+                break
         if why is not None and name not in result.images:
             result.unreadable[name] = why
     return result
