@@ -58,9 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="make the HTML page (and plots) of a JSON report written by --grounding-json",
-        description="The same page as --grounding-html, from a report written earlier. The screens are read from "
-        "the image paths in the report (relative paths: from the report's folder); a missing image is shown as "
-        "missing. Exit 0: written; 2: the report cannot be read, or nothing to write.",
+        description="The same page as --grounding-html, from a report written earlier. Each dataset the report "
+        "names is read again from its recorded path, and a thumbnail is made only of an image that dataset lists "
+        "as its own; any other image is not read, and its entry says why. Exit 0: written; 2: the report cannot "
+        "be read, or nothing to write.",
     )
     report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
     report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
@@ -225,8 +226,12 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     start = time.perf_counter()
     if html is not None:
         from ..render.html import write_html
+        from .images import dataset_images
 
-        written = write_html(document, html, base=json_path.resolve().parent)
+        own = dataset_images(document)  # thumbnails only of the report's datasets' own images
+        for note in own.notes():
+            print(f"note: {terminal_line(note)}", file=sys.stderr)
+        written = write_html(document, html, base=json_path.resolve().parent, withhold=own.withhold)
         partial = " (partial run)" if document.get("partial") else ""
         print(
             f"wrote {written.path}{partial}: {written.entries} gallery entries from {written.screens} screens, "

@@ -27,7 +27,8 @@ def add_commands(commands: Any) -> None:
         help="review an annotations.json in the terminal: accept, reject, fix boxes and instructions",
         description="One draft element at a time. Keys: a accept, r reject, e edit the box (Tab picks the edge, "
         "arrows move it), i edit the instruction, n add an element, s skip, q quit. Saved after every decision; "
-        "a second run resumes where the first stopped. Exit 0; 2 when the file cannot be read.",
+        "a second run resumes where the first stopped. Screens outside the file's folder are not read. Exit 0; "
+        "2 when the file cannot be read, or standard input is not a terminal while drafts are left.",
     )
     review.add_argument("file", type=Path, metavar="annotations.json")
     review.add_argument(

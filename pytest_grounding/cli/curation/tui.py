@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...core.safetext import terminal_line
 from ...render.output import write_atomic
 from . import preview
 from .boxedit import BoxEdit, clamp_box, default_box
@@ -32,6 +33,7 @@ DECISION_KEYS = {
 HELP = "  ".join(f"[{key}] {what}" for key, what in DECISION_KEYS.items())
 BOX_HELP = "Tab: next edge  arrows: move  Shift+arrows: x10  +/-: step  Enter: keep  Esc: cancel"
 PREVIEW_NAME = ".review-preview.png"
+NOT_A_TERMINAL = "run it in a terminal (nothing was decided; `validate` checks a file without one)"
 
 
 def run_review(path: Path, mode: str = "auto", out: TextIO | None = None) -> int:
@@ -48,6 +50,9 @@ def run_review(path: Path, mode: str = "auto", out: TextIO | None = None) -> int
     if review.done:
         print(f"{path}: nothing left to review ({summary(document)})", file=out)
         return 0
+    if not sys.stdin.isatty():  # the keys are read from a terminal; without one, one line, not a traceback
+        print(f"error: review reads keys from a terminal; standard input is not one: {NOT_A_TERMINAL}", file=sys.stderr)
+        return 2
     attributes = preview.query_device_attributes() if mode == "auto" else None
     mode = preview.choose_mode(mode, os.environ, attributes)
     screens: dict[str, Any] = {}
@@ -88,34 +93,53 @@ def summary(document: dict[str, Any]) -> str:
 
 def fill_sizes(document: dict[str, Any], folder: Path, out: TextIO) -> bool:
     """Screens without width/height get them from their image header (boxes are fractions of it)."""
-    from ...datasets.harness import header_size, image_path
+    from ...datasets.harness import header_size
 
     changed = False
     for sample in document["samples"]:
         if sample.get("width") and sample.get("height"):
             continue
-        size = header_size(image_path(folder, sample["image"]))
+        image, refused = screen_file(folder, sample["image"])
+        if refused is not None:
+            print(f"note: {terminal_line(refused)}: not read; its boxes cannot be edited", file=out)
+            continue
+        size = header_size(image)
         if size is None:
-            print(f"note: {sample['image']}: cannot read the image; its boxes cannot be edited", file=out)
+            name = terminal_line(sample["image"])
+            print(f"note: {name}: cannot read the image; its boxes cannot be edited", file=out)
             continue
         sample["width"], sample["height"] = size
         changed = True
     return changed
 
 
+def screen_file(folder: Path, name: str) -> tuple[Path, str | None]:
+    """The screen's file, and why it must not be read: an image is read only inside the folder
+    under review (an absolute path, `..` or a symlink leading out of it is refused, as the
+    loaders refuse it), so an annotations file cannot pull another file into the preview or
+    into its own width and height."""
+    from ...datasets._common import DatasetRoot
+    from ...datasets.harness import image_path
+
+    image = image_path(folder, name)
+    return image, DatasetRoot(folder).problem(image, name)
+
+
 def screen_of(review: Review, folder: Path, screens: dict[str, Any]) -> Any:
     from PIL import Image
-
-    from ...datasets.harness import image_path
 
     name = review.sample["image"]
     if name not in screens:
         screens.clear()  # one screen at a time in memory; elements come screen by screen
+        file, refused = screen_file(folder, name)
+        if refused is not None:
+            screens[name] = f"not read: {refused}"
+            return screens[name]
         try:
-            with Image.open(image_path(folder, name)) as image:
+            with Image.open(file) as image:
                 screens[name] = image.convert("RGB")
         except (OSError, ValueError) as exc:
-            screens[name] = f"{type(exc).__name__}: {exc}"
+            screens[name] = f"cannot read {name}: {type(exc).__name__}: {exc}"
     return screens[name]
 
 
@@ -135,7 +159,7 @@ def show(review: Review, path: Path, mode: str, screens: dict[str, Any], out: Te
     print("box: " + ("none" if box is None else "[" + ", ".join(f"{v:.0f}" for v in box) + "] px"), file=out)
     screen = screen_of(review, path.parent, screens)
     if isinstance(screen, str):
-        print(f"image: cannot read {sample['image']}: {screen}", file=out)
+        print(f"image: {terminal_line(screen)}", file=out)
         return
     image = preview.render(screen, box, instruction_of(element))
     if mode == preview.KITTY:

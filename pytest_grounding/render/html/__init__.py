@@ -14,7 +14,7 @@ from typing import Any
 from ..output import write_atomic
 from .assets import CSS, SCRIPT
 from .page import NON_HITS, banner, figures_section, gallery_section, gates_section, run_section, summary_section
-from .thumbs import Thumbnails
+from .thumbs import Thumbnails, Withhold
 
 
 @dataclass(frozen=True)
@@ -25,11 +25,14 @@ class Written:
     bytes: int
 
 
-def render(document: Mapping[str, Any], base: Path | None = None) -> tuple[str, int, int]:
-    """(the page, gallery entries, screens decoded). `base`: where relative image paths start."""
+def render(
+    document: Mapping[str, Any], base: Path | None = None, withhold: Withhold | None = None
+) -> tuple[str, int, int]:
+    """(the page, gallery entries, screens decoded). `base`: where relative image paths start;
+    `withhold`: why a record's image must not be read (a report from elsewhere: see cli/images.py)."""
     records = document.get("samples") or []
     non_hits = [r for r in records if r.get("outcome") in NON_HITS]
-    thumbs = Thumbnails(non_hits, base=base)
+    thumbs = Thumbnails(non_hits, base=base, withhold=withhold)
     partial = bool(document.get("partial"))
     title = ("[partial] " if partial else "") + "pytest-grounding report"
     started = escape(str(document.get("started") or ""))
@@ -45,9 +48,11 @@ def render(document: Mapping[str, Any], base: Path | None = None) -> tuple[str, 
     return page, len(non_hits), len(thumbs.screens)
 
 
-def write_html(document: Mapping[str, Any], path: Path, base: Path | None = None) -> Written:
+def write_html(
+    document: Mapping[str, Any], path: Path, base: Path | None = None, withhold: Withhold | None = None
+) -> Written:
     """Written to a temporary file and renamed, like the JSON report."""
-    page, entries, screens = render(document, base=base)
+    page, entries, screens = render(document, base=base, withhold=withhold)
     path = Path(path)
     data = page.encode("utf-8")
     write_atomic(path, data)

@@ -316,6 +316,9 @@ def shot(css_class: str, region: Region, limit: tuple[int, int], record: Mapping
 
 
 def pictures(record: Mapping[str, Any], thumbs: Thumbnails) -> str:
+    withheld = thumbs.withheld_reason(record)
+    if withheld is not None:
+        return f'<div class="missing" data-missing="1" data-withheld="1">{e(withheld)}</div>'
     screen = thumbs.screen(record)
     if screen is None:
         return '<div class="missing">no image in the record</div>'

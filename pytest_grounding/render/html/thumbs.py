@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,9 @@ OVERVIEW_MAX = (200, 130)  # the whole screen, px
 MIN_REGION = (240, 150)  # the least screen area shown around a target, px
 QUALITY = 72
 Region = tuple[int, int, int, int]
+# Why an image is not read for a record's thumbnail (None: it may be read); see Thumbnails.
+Withhold = Callable[[Mapping[str, Any]], "str | None"]
+REFUSED_BY_RUN = "not shown: the run refused this image: it leads outside the dataset folder"
 
 
 def region_of(target: Any, image_size: tuple[int, int]) -> Region:
@@ -104,14 +107,30 @@ def draw(screen: Screen) -> Screen:
 
 
 class Thumbnails:
-    """Every screen of the records given, decoded in a few threads (Pillow releases the GIL)."""
+    """Every screen of the records given, decoded in a few threads (Pillow releases the GIL).
+    A record whose image the run refused as outside its dataset is never read, nor one that
+    `withhold` gives a reason for (`report --html`: an image that is not its dataset's own);
+    such a record's entry shows the reason instead of pixels."""
 
-    def __init__(self, records: Iterable[Mapping[str, Any]], base: Path | None = None, workers: int = 4) -> None:
+    def __init__(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        base: Path | None = None,
+        workers: int = 4,
+        withhold: Withhold | None = None,
+    ) -> None:
         self.screens: dict[str, Screen] = {}
+        self.withheld: dict[tuple[str, str], str] = {}  # (dataset, image) -> why it is not read
         for record in records:
             image = str(record.get("image") or "")
-            if not image or image == "?" or OUTSIDE_DATASET in str(record.get("error") or ""):
-                continue  # an image the run refused to open is not opened for its thumbnail either
+            if not image or image == "?":
+                continue
+            reason = REFUSED_BY_RUN if OUTSIDE_DATASET in str(record.get("error") or "") else None
+            if reason is None and withhold is not None:
+                reason = withhold(record)
+            if reason is not None:
+                self.withheld[_key(record)] = reason
+                continue
             if image not in self.screens:
                 path = Path(image)
                 if not path.is_absolute() and base is not None:
@@ -125,7 +144,12 @@ class Thumbnails:
             for number, region in enumerate(screen.crops):
                 self.crop_class[(image, region)] = f"c{screen.index}-{number}"
 
+    def withheld_reason(self, record: Mapping[str, Any]) -> str | None:
+        return self.withheld.get(_key(record))
+
     def screen(self, record: Mapping[str, Any]) -> Screen | None:
+        if _key(record) in self.withheld:
+            return None  # the same path may be read for another record, whose dataset owns it
         return self.screens.get(str(record.get("image") or ""))
 
     def crop(self, record: Mapping[str, Any]) -> tuple[str, Region] | None:
@@ -145,3 +169,7 @@ class Thumbnails:
             for region, uri in screen.crops.items():
                 rules.append(f".{self.crop_class[(image, region)]}{{background-image:url({uri})}}")
         return "\n".join(rules)
+
+
+def _key(record: Mapping[str, Any]) -> tuple[str, str]:
+    return str(record.get("dataset") or ""), str(record.get("image") or "")
