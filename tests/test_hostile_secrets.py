@@ -64,6 +64,7 @@ def test_an_echoed_key_is_in_no_artifact(pytester, monkeypatch, echo_server, wor
         *workers,
     )
     records = {r["id"]: r for r in read_json(outputs["r.json"])["samples"]}
+    assert "m01" in records, "\n".join(result.outlines[-60:])  # the run's own words when it broke
     assert records["m01"]["outcome"] == "error" and "invalid credentials" in records["m01"]["error"]
     assert records["m02"]["outcome"] == "error" and "HTTP 500" in records["m02"]["error"]
     assert records["m03"]["outcome"] == "error" and "not JSON" in records["m03"]["error"]
