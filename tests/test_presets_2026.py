@@ -386,3 +386,18 @@ def test_this_transformers_runs_a_tiny_qwen35_on_an_image_offline():
             do_sample=False,
         )
     assert out.shape == (1, len(ids) + 3)
+
+
+@needs_openai
+@pytest.mark.slow
+def test_kv_ground_served_sends_the_whole_screen_only_when_the_server_says_it_takes_it(red_server):
+    """The authors run the screen at its own size (99,999,999 px); a served preset keeps within the server
+    processor's default budget (16,777,216 px at factor 32) unless server_max_pixels says more."""
+    box = (4000, 2000, 4119, 2059)
+    _, capped, body = run_openai(red_server, "kv-ground", HUGE, box)
+    sent = red_server.image(body).size
+    assert sent[0] * sent[1] <= 16_777_216 and sent[0] % 32 == 0 and sent[1] % 32 == 0, sent
+    _, whole, body = run_openai(red_server, "kv-ground", HUGE, box, server_max_pixels=99_999_999)
+    assert red_server.image(body).size == (6016, 3392)  # 3384 rounds up to 106 x 32
+    for prediction in (capped, whole):
+        assert prediction.click == pytest.approx((4059.5, 2029.5), abs=2 + HUGE[0] / 1000)
