@@ -16,7 +16,7 @@ from pytest_grounding.detectors.vlm.prompts import openai_messages
 
 PROMPTS = json.loads((Path(__file__).parent / "data" / "preset_prompts_2026.json").read_text(encoding="utf-8"))
 SMALL, WIDE, HUGE = (1024, 768), (5120, 1440), (6016, 3384)
-NEW = ["mai-ui", "evocua", "groundnext", "holo3", "holo2"]
+NEW = ["mai-ui", "evocua", "groundnext", "holo3", "holo2", "kv-ground", "qwen3.5"]
 
 
 def decode(preset, answer, screen):
@@ -38,7 +38,11 @@ def test_each_new_preset_ships_with_a_source_and_is_listed():
 # 5120x1440 = 7.37 MP > 6.55 MP: / sqrt(7372800/6553600) = 1.0607 -> floor(4827.1/32)*32 = 4800,
 # floor(1357.6/32)*32 = 1344. EvoCUA: factor 32, max 13,107,200 px: both kept. GroundNext: factor 28,
 # 12,845,056 px: 1036x756 and 5124x1428 (7.3 MP). Holo2: Qwen3-VL's defaults keep both; Holo3 sends the original.
+# KV-Ground: factor 32 up to 99,999,999 px keeps both (sides already multiples of 32); Qwen3.5: factor 32 up to
+# 8,294,400 px keeps both too (5120x1440 = 7.37 MP).
 FRAMES = {
+    "kv-ground": (SMALL, WIDE),
+    "qwen3.5": (SMALL, WIDE),
     "mai-ui": ((1024, 768), (4800, 1344)),
     "evocua": ((1024, 768), (5120, 1440)),
     "groundnext": ((1036, 756), (5124, 1428)),
@@ -54,6 +58,7 @@ def test_each_new_preset_gives_the_model_the_frame_worked_out_by_hand(name):
 
 
 TOOL = '<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [%s]}}\n</tool_call>'
+KV_ANSWER = TOOL + "<|im_end|>"  # the authors decode with special tokens kept
 # (preset, the authors' answer form, expected on 1024x768, expected on 5120x1440)
 CASES = [
     # MAI-UI (ClawGUI maiui_parse's example [73, 19]; 0-1000 as the authors' evaluation script divides)
@@ -85,6 +90,16 @@ CASES = [
         (512 * 5120 / 5124, 301 * 1440 / 1428),
     ),
     ("holo3", '{"x": 500, "y": 250}', (512.0, 192.0), (2560.0, 360.0)),
+    # KV-Ground: an answer as its published ScreenSpot-Pro report holds it (illustrator_windows_0), x W / 1000
+    ("kv-ground", KV_ANSWER % "526, 144", (538.624, 110.592), (2693.12, 207.36)),
+    # Qwen3.5 (the ScreenSpot-Pro harness): a tool call after the thinking block; four numbers are a box, its centre
+    (
+        "qwen3.5",
+        "<think>\nThe gear icon.\n</think>\n\n" + TOOL % "500, 250",
+        (512.0, 192.0),
+        (2560.0, 360.0),
+    ),
+    ("qwen3.5", TOOL % "100, 200, 300, 400", (204.8, 230.4), (1024.0, 432.0)),
     ("holo2", '{"x":73,"y":19}', (74.752, 14.592), (373.76, 27.36)),
 ]
 
@@ -94,6 +109,60 @@ def test_authors_answers_land_where_their_code_puts_them(name, answer, small, wi
     preset = get_preset(name)
     for screen, expected in ((SMALL, small), (WIDE, wide)):
         assert decode(preset, answer, screen).click == pytest.approx(expected, abs=1e-9), (name, screen)
+
+
+# Rows of vocaela/kv-ground@04cf530's published reports (KV-Ground-8B-BaseGuiOwl1.5-0315 on ScreenSpot-Pro and, the
+# last, ScreenSpot-v2): (id, screen, the model's coordinate, the pixel the authors scored, round(W * x / 1000)).
+KV_REPORT = [
+    ("android_studio_macos_0", (3840, 2160), "506, 702", (1943, 1516)),
+    ("illustrator_windows_0", (5120, 1440), "526, 144", (2693, 207)),
+    ("macos_common_macos_2", (6016, 3384), "291, 243", (1751, 822)),
+    ("davinci_macos_0", (3456, 2234), "593, 523", (2049, 1168)),
+    ("quartus_windows_2", (1920, 1080), "675, 316", (1296, 341)),
+    ("ssv2 62e459759d2299a34a128c909e9383fb", (960, 540), "968, 174", (929, 94)),
+]
+
+
+@pytest.mark.parametrize("row, size, coordinate, scored", KV_REPORT)
+def test_kv_ground_lands_within_half_a_pixel_of_the_point_its_authors_scored(row, size, coordinate, scored):
+    """The authors round the pixel; the preset keeps the fraction, whatever the frame's rounding to 32 px
+    (3384 -> 3392, 2234 -> 2240 sent: the answer is a fraction of the image sent)."""
+    click = decode(get_preset("kv-ground"), KV_ANSWER % coordinate, size).click
+    assert click is not None and abs(click[0] - scored[0]) <= 0.5 and abs(click[1] - scored[1]) <= 0.5, row
+
+
+def test_a_tool_call_the_authors_json_loads_rejects_still_reads_here():
+    """inventor_windows_19 of the same report: a stray quote breaks the JSON, the authors count a wrong format;
+    the shared tool_call extractor reads the coordinate (docs/presets-2026.md says so): one row of 1,581."""
+    broken = '<tool_call>\n{"name": "computer_use", " "arguments": {"action": "left_click", "coordinate": [22, 71]}}'
+    assert decode(get_preset("kv-ground"), broken, SMALL).click == pytest.approx((22.528, 54.528))
+
+
+def test_kv_ground_and_qwen35_send_the_screenspot_pro_harness_prompt_with_their_own_budgets():
+    kv, qwen = get_preset("kv-ground"), get_preset("qwen3.5")
+    assert kv.prompt.system == qwen.prompt.system and kv.prompt.image_first and qwen.prompt.image_first
+    assert "1000x1000" in kv.prompt.system and kv.prompt.user == qwen.prompt.user == "{instruction}"
+    assert (kv.decoding.max_new_tokens, qwen.decoding.max_new_tokens) == (512, 4096)
+    assert kv.decoding.greedy and qwen.decoding.greedy and not qwen.decoding.chat_template_kwargs
+    # Qwen3.5's 8,294,400 px: 6016x3384 (20.4 MP) / 1.5667 -> 3840x2160, floored to 32 px: 3840x2144
+    assert qwen.preprocess.frame(HUGE).model == (3840, 2144) and kv.preprocess.frame(HUGE).model == (6016, 3392)
+
+
+@pytest.mark.parametrize(
+    "preset, model, figure",
+    [
+        ("kv-ground", "vocaela/KV-Ground-8B-BaseGuiOwl1.5-0315", 73.2),
+        ("kv-ground", "vocaela/KV-Ground-4B-BaseGuiOwl1.5-0228", 67.0),
+        ("kv-ground", "vocaela/KV-Ground-4B-BaseQw3vl", 63.2),
+        ("qwen3.5", "Qwen/Qwen3.5-397B-A17B-FP8", 68.5),
+        ("qwen3.5", "Qwen/Qwen3.5-4B", 60.8),
+    ],
+)
+def test_published_screenspot_pro_figure_is_found_for_each_size(preset, model, figure):
+    from pytest_grounding.analysis.reproduce import choose, shipped_table
+
+    entry, why = choose(shipped_table().candidates(preset, "screenspot-pro"), model)
+    assert entry is not None and entry.figure == figure and entry.source, why
 
 
 def test_evocua_terminate_is_a_refusal_and_mai_ui_prose_is_a_wrong_format():
@@ -142,6 +211,8 @@ ANSWERS = {
     "groundnext": (TOOL_FORMAT, 0),
     "holo3": ('{{"x": {x}, "y": {y}}}', 1000),
     "holo2": ('{{"x": {x}, "y": {y}}}', 1000),
+    "kv-ground": (TOOL_FORMAT + "<|im_end|>", 1000),
+    "qwen3.5": ("<think>\nthe red one\n</think>\n\n" + TOOL_FORMAT, 1000),
     "claude": ("({x}, {y})", 0),
     "qwen3-vl": ("[{x},{y}]", 1000),
     "gemini-point": ("(500,500) first guess\n({x},{y})", 1000),
@@ -274,3 +345,59 @@ def test_max_side_and_max_pixels_wrap_any_preprocessing_and_say_so():
     from pytest_grounding.detectors.vlm.preset import preset_headline
 
     assert "max_side 2000" in preset_headline(again)
+
+
+@pytest.mark.slow
+def test_this_transformers_runs_a_tiny_qwen35_on_an_image_offline():
+    """docs/presets-2026.md says what this environment's transformers does with Qwen3.5: it builds one
+    (hybrid linear and full attention, 16 px patches merged 2x2) and generates from an image on CPU."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if not hasattr(transformers, "Qwen3_5ForConditionalGeneration"):
+        pytest.skip("this transformers has no Qwen3.5")
+    torch.manual_seed(0)
+    text = {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "layer_types": ["linear_attention", "full_attention"],
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "linear_key_head_dim": 16,
+        "linear_value_head_dim": 16,
+        "linear_num_key_heads": 2,
+        "linear_num_value_heads": 4,
+    }
+    vision = {"depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": 64}
+    config = transformers.Qwen3_5Config(text_config=text, vision_config=vision)
+    assert (config.vision_config.patch_size, config.vision_config.spatial_merge_size) == (16, 2)  # factor 32
+    model = transformers.Qwen3_5ForConditionalGeneration(config).eval()
+    # a 64x64 image: 4x4 patches of 16 px (each 3 channels x 2 frames x 16 x 16 values), merged 2x2 into 4 tokens
+    ids = [config.vision_start_token_id, *[config.image_token_id] * 4, config.vision_end_token_id, 100, 200]
+    input_ids = torch.tensor([ids])
+    with torch.no_grad():
+        out = model.generate(
+            input_ids=input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            pixel_values=torch.randn(16, 3 * 2 * 16 * 16),
+            image_grid_thw=torch.tensor([[1, 4, 4]]),
+            max_new_tokens=3,
+            do_sample=False,
+        )
+    assert out.shape == (1, len(ids) + 3)
+
+
+@needs_openai
+@pytest.mark.slow
+def test_kv_ground_served_sends_the_whole_screen_only_when_the_server_says_it_takes_it(red_server):
+    """The authors run the screen at its own size (99,999,999 px); a served preset keeps within the server
+    processor's default budget (16,777,216 px at factor 32) unless server_max_pixels says more."""
+    box = (4000, 2000, 4119, 2059)
+    _, capped, body = run_openai(red_server, "kv-ground", HUGE, box)
+    sent = red_server.image(body).size
+    assert sent[0] * sent[1] <= 16_777_216 and sent[0] % 32 == 0 and sent[1] % 32 == 0, sent
+    _, whole, body = run_openai(red_server, "kv-ground", HUGE, box, server_max_pixels=99_999_999)
+    assert red_server.image(body).size == (6016, 3392)  # 3384 rounds up to 106 x 32
+    for prediction in (capped, whole):
+        assert prediction.click == pytest.approx((4059.5, 2029.5), abs=2 + HUGE[0] / 1000)

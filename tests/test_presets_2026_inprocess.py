@@ -25,9 +25,16 @@ IN_PROCESS = [
     ),
     ("qwen3_vl", "evocua", "Action: click it.\n" + TOOL % "999, 0", [160, 128]),
     ("qwen3_vl", "holo2", '{"x": 250, "y": 750}', [320, 224]),
+    ("qwen3_vl", "kv-ground", TOOL % "250, 750" + "<|im_end|>", [320, 224]),  # 65,536 px minimum, as Holo2
     ("qwen2_5_vl", "groundnext", TOOL % "84, 56", [168, 112]),
 ]
-EXPECTED = {"mai-ui": (80.0, 60.0), "evocua": (160.0, 0.0), "holo2": (40.0, 90.0), "groundnext": (80.0, 60.0)}
+EXPECTED = {
+    "mai-ui": (80.0, 60.0),
+    "evocua": (160.0, 0.0),
+    "holo2": (40.0, 90.0),
+    "kv-ground": (40.0, 90.0),
+    "groundnext": (80.0, 60.0),
+}
 
 
 @pytest.fixture(scope="module")

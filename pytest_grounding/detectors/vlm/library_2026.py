@@ -1,9 +1,11 @@
 """The 2026 families (issue 28): presets read from each family's own evaluation or agent code, at the
 commits given. ../shared/reference/field-2026.md lists the families; those whose prompt or answer
-format could not be confirmed in a public source are not here (docs/presets.md lists them and why).
+format could not be confirmed in a public source are not here (docs/presets-2026.md lists them and
+why).
 
 All of these run behind a server (`openai`); the Qwen2.5-VL and Qwen3-VL based ones (GroundNext,
-MAI-UI, EvoCUA, Holo2) also in-process with `qwenvl` (a checkpoint folder and preset=NAME)."""
+MAI-UI, EvoCUA, Holo2, KV-Ground) also in-process with `qwenvl` (a checkpoint folder and preset=NAME);
+Qwen3.5 is served only (`qwenvl` does not run its architecture)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ EVOCUA = "meituan/EvoCUA@4a0ad5f"
 GROUNDCUA = "ServiceNow/GroundCUA@81136d4"
 CUACTSPOT = "microsoft/Phi-Ground@3956408 benchmark/CUActSpot/cuactspot/models/builtins.py"
 CLAW = "ZJU-REAL/ClawGUI@d990d3e clawgui-eval/"
+KV_GROUND = "vocaela/kv-ground@04cf530"
+SSP_QWEN35 = "likaixin2000/ScreenSpot-Pro-GUI-Grounding@4a04544 models/qwen3_5.py"
 QWEN3_PROCESSOR = SmartResize(factor=32, min_pixels=65_536, max_pixels=16_777_216)  # Qwen3-VL's defaults
 
 PRESETS_2026: tuple[Preset, ...] = (
@@ -97,5 +101,46 @@ PRESETS_2026: tuple[Preset, ...] = (
         notes="The card was read through a copy whose indentation is not the card's: the wording around the "
         "schema is taken from H Company's Holo3 docs (same sentences). Figures are the single-shot ones; the "
         "leaderboard's 'Agentic' rows are a different protocol.",
+    ),
+    Preset(
+        "kv-ground",
+        "KV-Ground 4B / 8B (GUI-Owl-1.5 / Qwen3-VL)",
+        Prompt("{instruction}", system=p.QWEN3VL_GROUNDING_SYSTEM),
+        SmartResize(factor=32, min_pixels=65_536, max_pixels=99_999_999),
+        ("tool_call",),
+        "rel1000",
+        Decoding(max_new_tokens=512),
+        source=f"{KV_GROUND} utils.py (QWEN3VL_GROUNDING_SYSTEM_MESSAGE_TEXT; system, then the image, then the "
+        "instruction alone; extract_coordinates: the tool call's coordinate x W / 1000), eval_sspro_hf_dp.py "
+        "(65,536..99,999,999 px: the screen at its own size; temperature 0, 512 tokens), README (figures)",
+        notes="The authors evaluate every model with the ScreenSpot-Pro harness's Qwen3-VL prompt (the same "
+        "bytes as its models/qwen3vl.py), not GUI-Owl-1.5's own. They round the pixel (round(W * x / 1000)); "
+        "the preset keeps the fraction. For OSWorld-G they send another system prompt with a `refusal` action "
+        "(QWEN3VL_GROUNDING_W_REFUSAL_SYSTEM_MESSAGE_TEXT): not shipped, as no refusal form reads that action. "
+        "Their json.loads makes a call with a stray quote a wrong format; the shared tool_call extractor reads "
+        "its coordinate (1 row of 1,581 in their 8B report). Their zoom-in crops half the screen's sides around "
+        "the first answer and resizes the crop back to the screen's size (eval_sspro_zoomin_hf_dp.py): "
+        "`+zoomin:ratio=0.5` crops the same window but sends it at its own size.",
+    ),
+    Preset(
+        "qwen3.5",
+        "Qwen3.5 (4B ... 397B-A17B)",
+        Prompt("{instruction}", system=p.QWEN3VL_GROUNDING_SYSTEM),
+        SmartResize(factor=32, min_pixels=32 * 32, max_pixels=8_294_400),
+        ("tool_call",),
+        "rel1000",
+        Decoding(max_new_tokens=4096),
+        source=f"{SSP_QWEN35} (pull request 25, merged by the harness's maintainer: the Qwen3-VL grounding "
+        "system prompt, image then the instruction, the transformers path: 1,024..8,294,400 px, greedy, 4096 "
+        "tokens, the tool call's coordinate / 1000; a 4B run there gives 58.1 against the card's 60.8)",
+        notes="Qwen publishes no grounding prompt for Qwen3.5: this is the ScreenSpot-Pro harness's. Its "
+        "transformers path (taken: the one its author reproduced the card with, and says the 8,294,400 px and "
+        "4096 tokens are needed) resizes to a multiple of 8 and lets the processor round to 32; its vLLM path "
+        "samples at temperature 0.7 within 2,073,600 px after a pre-filled tool call. One step of factor 32 "
+        "here: a side differs by under 32 px, and the answer is 0-1000 of the image sent either way. The chat "
+        "template's default thinking mode is left as the harness leaves it; the harness reads the last tool "
+        "call, the shared extractor the first coordinate (they differ only if the thinking writes a call). "
+        "transformers 5.23 builds Qwen3.5 "
+        "(qwen3_5, qwen3_5_moe) but `qwenvl` does not run it: serve it (`openai`).",
     ),
 )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from .prompts import TOOLS_FOOTER, TOOLS_HEADER
+
 # MAI-UI (Tongyi-MAI/MAI-UI@4dd07b9 evaluation/grounding/eval_server.py SYSTEM_PROMPT, the script behind
 # the README's evaluation table; models/MAI_UI.py has the same text). The double space after
 # "instructions," and the trailing "## Input instruction\n" are the source's. src/prompt.py's agent copy
@@ -171,4 +173,28 @@ HOLO2_SCHEMA = (
 HOLO2 = (
     "Localize an element on the GUI image according to the provided target and output a click position.\n"
     " * You must output a valid JSON following the format: " + HOLO2_SCHEMA + "\n Your target is:\n{instruction}"
+)
+
+# The Qwen3-VL computer-use grounding prompt of the ScreenSpot-Pro harness (likaixin2000/
+# ScreenSpot-Pro-GUI-Grounding models/qwen3vl.py@573b40e, models/qwen3_5.py@4a04544, the same bytes), which
+# KV-Ground's own evaluation uses too (vocaela/kv-ground@04cf530 utils.py, .strip()'ed): a 1000x1000 screen,
+# left_click only, the tool JSON with raw newlines and one closing brace short ("required" inside
+# "properties", as GroundNext's). A third-party copy (models/zoom_consistency_router.py) escapes the newlines
+# and balances the braces; the authors' text is kept.
+QWEN3VL_GROUNDING_TOOL = (
+    '{"type": "function", "function": {"name": "computer_use", "description": "Use a mouse to interact with a '
+    "computer.\n* The screen's resolution is 1000x1000.\n* Make sure to click any buttons, links, icons, etc with "
+    "the cursor tip in the center of the element. \n* You can only use the left_click action to interact with the "
+    'computer.", "parameters": {"properties": {"action": {"description": "The action to perform. The available '
+    'actions are:\n* `left_click`: Click the left mouse button with coordinate (x, y).", "enum": ["left_click"], '
+    '"type": "string"}, "coordinate": {"description": "(x, y): The x (pixels from the left edge) and y (pixels '
+    'from the top edge) coordinates to move the mouse to. Required only by `action=left_click`.", "type": "array"}, '
+    '"required": ["action"], "type": "object"}}}'
+)
+QWEN3VL_GROUNDING_SYSTEM = (
+    "You are a helpful assistant. The user will give you an instruction, and you MUST left click on the "
+    "corresponding UI element via tool call. If you are not sure about where to click, guess a most likely one.\n\n"
+    + TOOLS_HEADER
+    + QWEN3VL_GROUNDING_TOOL
+    + TOOLS_FOOTER
 )
