@@ -32,8 +32,10 @@ PRESETS = [
 ]
 REFERENCE = SHARED_DATA.parent / "reference" / "model-presets.md"
 FIELD_2026 = SHARED_DATA.parent / "reference" / "field-2026.md"  # the 2026 families' figures
-# figures read later from the families' own sources, each written there with its source
+# Figures read later from the families' own sources (not in ../shared): each is written on this
+# page beside its source, and only these presets' figures are looked for there.
 PRESETS_2026_PAGE = Path(__file__).parent.parent / "docs" / "presets-2026.md"
+READ_LATER = {"kv-ground", "qwen3.5"}
 
 
 def table(*results, samples=10, within=2.0, average="micro"):
@@ -109,11 +111,12 @@ def test_every_shipped_figure_is_written_in_the_reference():
     text = REFERENCE.read_text(encoding="utf-8")
     if FIELD_2026.is_file():
         text += FIELD_2026.read_text(encoding="utf-8")
-    text += PRESETS_2026_PAGE.read_text(encoding="utf-8")
+    page = PRESETS_2026_PAGE.read_text(encoding="utf-8")
     absent = []
     for found in shipped_table().results:
         forms = {f"{found.figure:g}", f"{found.figure:.1f}", f"{found.figure:.2f}"}
-        if not any(re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", text) for form in forms):
+        where = text + page if found.preset in READ_LATER else text
+        if not any(re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", where) for form in forms):
             absent.append((found.preset, found.model, found.figure))
     assert absent == []
 
