@@ -243,11 +243,11 @@ def build_sample(
     )
 
 
-def with_defect(sample: Sample, defect: str) -> Sample:
+def with_defect(sample: Sample, defect: str, keep_outside: bool = True) -> Sample:
     """The loader's own, more specific reason a row cannot be scored (a path outside the dataset
     keeps its defect: validate reports it by that text)."""
     import dataclasses
 
-    if sample.defect and OUTSIDE_DATASET in sample.defect:
+    if keep_outside and sample.defect and OUTSIDE_DATASET in sample.defect:
         return sample
     return dataclasses.replace(sample, defect=defect)
