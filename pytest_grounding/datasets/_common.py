@@ -109,13 +109,6 @@ def two_numbers(value: Any) -> tuple[float, float] | None:
     return (x, y) if math.isfinite(x) and math.isfinite(y) else None
 
 
-def size_of(value: Any) -> tuple[int, int] | None:
-    pair = two_numbers(value)
-    if pair is None or pair[0] <= 0 or pair[1] <= 0:
-        return None
-    return (int(pair[0]), int(pair[1]))
-
-
 def box_defect(box: Box | None, raw: Any) -> str | None:
     if box is None:
         return f"unusable bbox {raw!r}"

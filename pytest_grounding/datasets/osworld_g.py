@@ -86,7 +86,7 @@ def target_of(box_type: Any, coordinates: Any) -> tuple[Any, Box | None, str | N
     return None, None, f"unknown box_type {box_type!r} (expected {', '.join(BOX_TYPES)})"
 
 
-def _target(row: Row, size: tuple[int, int] | None) -> tuple[Any, Box | None, str | None]:
+def _target(row: Row, size: tuple[int, int] | None, problems: list[str]) -> tuple[Any, Box | None, str | None]:
     return target_of(row.fields.get("box_type"), row.fields.get("box_coordinates"))
 
 

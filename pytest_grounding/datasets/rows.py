@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.targets import Absent
 from ..core.types import Box, Sample
 from ._common import (
     PLACEHOLDER_BOX,
@@ -52,8 +53,9 @@ class Row:
     defect: str | None = None  # what the reader already knows is wrong (no image at all)
 
 
-# A benchmark's own target rule: (target or None, its bounding box, defect) from the row and size.
-TargetRule = Callable[[Row, tuple[int, int] | None], tuple[Any, Box | None, str | None]]
+# A benchmark's own target rule: (target or None, its bounding box, defect) from the row, the
+# image's size and the dataset's notes (where it reports what it noticed).
+TargetRule = Callable[[Row, tuple[int, int] | None, list[str]], tuple[Any, Box | None, str | None]]
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class RowSchema:
     corners: str = "keep"  # keep | swap (reversed corners swapped and reported, as the authors' evaluators)
     extra: Callable[[Row], dict[str, Any]] | None = None  # what the record's `extra` carries
     target: TargetRule | None = None  # the benchmark's own target rule, instead of one box
+    absent: Callable[[Row], bool] | None = None  # the element is not on the screen (a refusal is right)
+    header_size: bool = True  # a size read from the image's header is the sample's image_size too
 
     def required(self) -> tuple[str, ...]:
         kind = (self.box_type,) if self.rows and self.box_type else ()
@@ -150,13 +154,14 @@ def sample_of(row: Row, schema: RowSchema, root: DatasetRoot | None, problems: l
         sample_id = sample_id_of(row, schema)
         check = root if root is not None and not row.trusted else None
         outside = check.problem(row.image, row.raw_image if row.raw_image is not None else row.image) if check else None
-        size, size_defect = declared_size(value(row, schema.image_size))
-        if size is None and not (outside or size_defect):
+        declared, size_defect = declared_size(value(row, schema.image_size))
+        size = declared
+        if size is None and not (outside or size_defect):  # never a header outside the dataset
             size = row.size() if callable(row.size) else row.size
         target, box, rule_defect = None, None, None
         raw_box = value(row, schema.bbox)
         if schema.target is not None:
-            target, box, rule_defect = schema.target(row, size)
+            target, box, rule_defect = schema.target(row, size, problems)
         else:
             numbers = four_numbers(raw_box)
             if numbers is not None:
@@ -167,7 +172,9 @@ def sample_of(row: Row, schema: RowSchema, root: DatasetRoot | None, problems: l
         point = two_numbers(value(row, schema.point))
         if point is not None and schema.units == "normalized":
             point = (point[0] * size[0], point[1] * size[1]) if size else None
-        if extra.get("negative") is True and box is None:  # an absent target has no box to score against
+        if schema.absent is not None and schema.absent(row):
+            target = Absent()
+        if (extra.get("negative") is True or isinstance(target, Absent)) and box is None:  # nothing to score
             box, rule_defect = PLACEHOLDER_BOX, None
         sample = build_sample(
             sample_id=sample_id,
@@ -182,13 +189,13 @@ def sample_of(row: Row, schema: RowSchema, root: DatasetRoot | None, problems: l
             app=value(row, schema.app),
             app_category=value(row, schema.app_category),
             platform=value(row, schema.platform),
-            image_size=size,
+            image_size=size if schema.header_size else declared,
             point=point,
             extra=extra,
             target=target,
         )
     except (TypeError, ValueError, OverflowError) as exc:
-        return row_failure(sample_id, row.image, problems, exc)
+        return row_failure(sample_id, row.image, problems, ValueError(f"{row.where}: {exc}") if row.where else exc)
     defect = row.defect or size_defect or rule_defect
     if defect:
         sample = with_defect(sample, defect)
