@@ -69,3 +69,18 @@ def test_screenspot_pro_is_declared_once_for_its_folders_and_its_hub_mirrors():
     for field in ("instruction", "bbox", "box", "units", "id", "element_type", "app", "app_category", "platform"):
         assert getattr(mirror, field) == getattr(folder, field), field
     assert (mirror.image_size, mirror.instruction_cn, mirror.file_name) == ("img_size", "instruction_cn", folder.image)
+
+
+def test_every_builtin_row_format_reads_through_the_one_loop():
+    """Each built-in format declares a RowSchema and hands its rows to rows.sample_of; none builds
+    its Samples by hand."""
+    import importlib
+
+    from pytest_grounding.datasets import BUILTIN, rows
+
+    for name, target in BUILTIN.items():
+        module = importlib.import_module(target.partition(":")[0])
+        assert module.sample_of is rows.sample_of, name
+        assert not hasattr(module, "build_sample"), name
+        if name != "hf":  # hf's schemas are the mirrors' mappings (hf_columns) and the benchmarks' own
+            assert isinstance(module.SCHEMA, rows.RowSchema), name

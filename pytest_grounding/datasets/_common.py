@@ -196,6 +196,7 @@ def build_sample(
     point: tuple[float, float] | None = None,
     extra: dict | None = None,
     target: Any = None,
+    outside: str | None = None,  # the caller's own finding that the image path leads outside
 ) -> Sample:
     """One Sample from converted fields; what cannot be scored becomes its `defect`, what is
     merely odd (a box past the image edge) goes to the dataset's problems. `target` (targets.py)
@@ -208,7 +209,7 @@ def build_sample(
     absent = isinstance(target, Absent)
     if absent:
         box = PLACEHOLDER_BOX
-    defect = root.problem(image, raw_image if raw_image is not None else image) if root is not None else None
+    defect = outside or (root.problem(image, raw_image if raw_image is not None else image) if root else None)
     defect = defect or (None if absent else box_defect(box, raw_box))
     instruction_text = text(instruction)
     if defect is None and not instruction_text:

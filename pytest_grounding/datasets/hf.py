@@ -227,8 +227,9 @@ def load_table(table: Table, options: dict[str, str]) -> Loaded:
     else:
         images = [{"path": p} if isinstance(p, str) and p else None for p in paths_column]
     table = dataclasses.replace(table, classes=classes)
-    # Paths a row refers to stay inside the folder the table is in (a hub table: the library's cache).
-    root = DatasetRoot(table.base or table.path)
+    # Paths a row refers to stay inside the folder of a local table. A hub table's paths are the
+    # datasets library's own (it wrote them, into its cache, when it downloaded the files).
+    root = DatasetRoot(table.base) if table.base is not None else None
     schema = SCHEMAS.get(mapping.rows or "") or dataclasses.replace(
         mapping, extra=functools.partial(_hf_extra, mapping)
     )

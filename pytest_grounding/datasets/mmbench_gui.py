@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
-from .rows import Row, RowSchema, sample_of
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
 
 
 def _extra(row: Row) -> dict:
@@ -54,16 +54,12 @@ def load(path: Path) -> Loaded:
     file = annotation_file(path)
     if file is None:
         raise DatasetError(f"{path}: no {FILE}")
-    rows = read_json(file)
-    if not isinstance(rows, list):
-        raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
+    rows = json_rows(file, "image_path")
     folder = file.parent
     root = DatasetRoot(folder)
     problems: list[str] = []
     samples = []
-    for index, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("image_path"), str):
-            raise DatasetError(f"{file}: row {index} has no image_path")
+    for index, row in rows:
         platform = str(row.get("platform") or "unknown")
         image = folder / "offline_images" / platform / row["image_path"]
         found = Row(row, f"row{index:05d}", image, row["image_path"], {"platform": platform})

@@ -18,7 +18,7 @@ from typing import Any
 from ..core.targets import RAY, Absent, AnyOf, Polygon
 from ..core.types import Box
 from ._common import DatasetError, DatasetRoot, Format, Loaded, four_numbers, read_json
-from .rows import Row, RowSchema, sample_id_of, sample_of
+from .rows import Row, RowSchema, json_rows, sample_id_of, sample_of
 
 ORIGINAL, REFINED = "OSWorld-G.json", "OSWorld-G_refined.json"
 CLASSES = "classification_result.json"
@@ -128,18 +128,14 @@ def load(path: Path) -> Loaded:
     if file is None:
         raise DatasetError(f"{path}: no {ORIGINAL} or {REFINED}")
     folder = file.parent
-    rows = read_json(file)
-    if not isinstance(rows, list):
-        raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
+    rows = json_rows(file, "image_path")
     classes, class_files = categories(folder)
     variant = "refined" if file.name == REFINED else "original"
     images = folder / "images"
     root = DatasetRoot(folder)
     problems: list[str] = []
     samples = []
-    for index, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("image_path"), str):
-            raise DatasetError(f"{file}: row {index} has no image_path")
+    for index, row in rows:
         context = {"origin": {"source_file": file.name}, "classes": classes, "variant": variant}
         found = Row(row, f"row{index:04d}", images / row["image_path"], row["image_path"], context)
         samples.append(sample_of(found, SCHEMA, root, problems))

@@ -21,10 +21,12 @@ from ..core.targets import Absent
 from ..core.types import Box, Sample
 from ._common import (
     PLACEHOLDER_BOX,
+    DatasetError,
     DatasetRoot,
     build_sample,
     corners_fixed,
     four_numbers,
+    read_json,
     row_failure,
     two_numbers,
     with_defect,
@@ -179,8 +181,7 @@ def sample_of(row: Row, schema: RowSchema, root: DatasetRoot | None, problems: l
         sample = build_sample(
             sample_id=sample_id,
             image=row.image,
-            root=check,
-            raw_image=row.raw_image,
+            outside=outside,
             instruction=value(row, schema.instruction),
             box=box,
             raw_box=raw_box,
@@ -202,6 +203,18 @@ def sample_of(row: Row, schema: RowSchema, root: DatasetRoot | None, problems: l
     if row.where and sample.defect:
         sample = with_defect(sample, f"{row.where}: {sample.defect}", keep_outside=False)
     return sample
+
+
+def json_rows(file: Path, image: str) -> list[tuple[int, dict]]:
+    """A JSON file's list of rows, each an object naming its image in the string field `image`:
+    anything else is the whole file's error, naming it and the row."""
+    rows = read_json(file)
+    if not isinstance(rows, list):
+        raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get(image), str):
+            raise DatasetError(f"{file}: row {index} has no {image}")
+    return list(enumerate(rows))
 
 
 def finite(value: Any, column: str) -> float:

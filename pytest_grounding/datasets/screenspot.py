@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
-from .rows import Row, RowSchema, sample_of
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
 
 IMAGE_DIRS = ("images", "screenspot_imgs", "imgs", ".")
 SCHEMA = RowSchema(  # rows have no ids: the reader gives `<split>_<row>`
@@ -48,15 +48,10 @@ def load(path: Path) -> Loaded:
     root = DatasetRoot(files[0].parent)
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
         split = split_of(file)
         version = "v2" if file.stem.endswith("_v2") else "v1"
         context = {"split": split, "version": version, "source_file": file.name}
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
-                raise DatasetError(f"{file}: row {index} has no img_filename")
+        for index, row in json_rows(file, "img_filename"):
             found = Row(row, f"{split}_{index:04d}", images / row["img_filename"], row["img_filename"], context)
             samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
-from .rows import Row, RowSchema, sample_of
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
 
 # The one declaration of ScreenSpot-Pro's row: this loader and the hub mirrors (hf_columns) read it.
 SCHEMA = RowSchema(
@@ -45,13 +45,8 @@ def load(path: Path) -> Loaded:
     root = DatasetRoot(path)
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
         context = {"source_file": file.name}
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
-                raise DatasetError(f"{file}: row {index} has no img_filename")
+        for index, row in json_rows(file, "img_filename"):
             image = resolve_image(path, file, row["img_filename"])
             found = Row(row, f"{file.stem}_{index:04d}", image, row["img_filename"], context)
             samples.append(sample_of(found, SCHEMA, root, problems))

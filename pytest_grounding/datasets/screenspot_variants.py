@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
-from .rows import Row, RowSchema, sample_of
+from .rows import Row, RowSchema, json_rows, sample_of
 
 PLATFORM_FILES = ("desktop.json", "mobile.json", "web.json")
 STYLE_FIELDS = (  # style -> the fields that hold it, first present wins
@@ -86,12 +86,7 @@ def load(path: Path) -> Loaded:
     problems: list[str] = []
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
-                raise DatasetError(f"{file}: row {index} has no img_filename")
+        for index, row in json_rows(file, "img_filename"):
             base_id = str(row.get("id") or f"{file.stem}_{index:04d}")
             image = images / row["img_filename"]
             platform = str(row.get("platform") or file.stem)

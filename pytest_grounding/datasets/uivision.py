@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
-from .rows import Row, RowSchema, sample_of
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
 
 
 def _extra(row: Row) -> dict:
@@ -75,14 +75,9 @@ def load(path: Path) -> Loaded:
     problems: list[str] = []
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
         split = file.stem[len(PREFIX) :]
         context = {"split": split, "source_file": file.name}
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("image_path"), str):
-                raise DatasetError(f"{file}: row {index} has no image_path")
+        for index, row in json_rows(file, "image_path"):
             image = resolve_image(root_folder, row["image_path"])
             found = Row(row, f"{split}_{index:05d}", image, row["image_path"], context)
             samples.append(sample_of(found, SCHEMA, root, problems))
