@@ -109,13 +109,6 @@ def two_numbers(value: Any) -> tuple[float, float] | None:
     return (x, y) if math.isfinite(x) and math.isfinite(y) else None
 
 
-def size_of(value: Any) -> tuple[int, int] | None:
-    pair = two_numbers(value)
-    if pair is None or pair[0] <= 0 or pair[1] <= 0:
-        return None
-    return (int(pair[0]), int(pair[1]))
-
-
 def box_defect(box: Box | None, raw: Any) -> str | None:
     if box is None:
         return f"unusable bbox {raw!r}"
@@ -203,6 +196,7 @@ def build_sample(
     point: tuple[float, float] | None = None,
     extra: dict | None = None,
     target: Any = None,
+    outside: str | None = None,  # the caller's own finding that the image path leads outside
 ) -> Sample:
     """One Sample from converted fields; what cannot be scored becomes its `defect`, what is
     merely odd (a box past the image edge) goes to the dataset's problems. `target` (targets.py)
@@ -215,7 +209,7 @@ def build_sample(
     absent = isinstance(target, Absent)
     if absent:
         box = PLACEHOLDER_BOX
-    defect = root.problem(image, raw_image if raw_image is not None else image) if root is not None else None
+    defect = outside or (root.problem(image, raw_image if raw_image is not None else image) if root else None)
     defect = defect or (None if absent else box_defect(box, raw_box))
     instruction_text = text(instruction)
     if defect is None and not instruction_text:
@@ -243,11 +237,11 @@ def build_sample(
     )
 
 
-def with_defect(sample: Sample, defect: str) -> Sample:
+def with_defect(sample: Sample, defect: str, keep_outside: bool = True) -> Sample:
     """The loader's own, more specific reason a row cannot be scored (a path outside the dataset
     keeps its defect: validate reports it by that text)."""
     import dataclasses
 
-    if sample.defect and OUTSIDE_DATASET in sample.defect:
+    if keep_outside and sample.defect and OUTSIDE_DATASET in sample.defect:
         return sample
     return dataclasses.replace(sample, defect=defect)

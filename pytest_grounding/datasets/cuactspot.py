@@ -16,7 +16,8 @@ from typing import Any
 
 from ..core.targets import INCLUSIVE, Polygon, Steps, bounds_of
 from ..core.types import Box
-from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, read_json, row_failure, with_defect
+from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
+from .rows import Row, RowSchema, sample_of
 
 MODALITIES = ("Canvas", "GUI", "Image", "Table", "Text")
 
@@ -89,6 +90,33 @@ def target_of(document: dict) -> tuple[Steps | None, Box | None, str | None]:
     return Steps(((),), tuple(banned), ordered=True), bounds, None
 
 
+def _target(row: Row, size: tuple[int, int] | None, problems: list[str]) -> tuple[Steps | None, Box | None, str | None]:
+    target, bounds, defect = row.context["target"]
+    if target is not None and target.steps == ((),):
+        problems.append(f"{row.default_id}: mixed ranked and unranked targets: every answer fails (as the authors')")
+    return target, bounds, f"{defect} in {row.context['source_file']}" if defect else None
+
+
+def _extra(row: Row) -> dict:
+    target = row.context["target"][0]
+    kind = task_kind(target) if target is not None else "unusable"
+    benchmark = {"name": "cuactspot", "modality": row.context["modality"], "task_kind": kind}
+    return {"source_file": row.context["source_file"], "benchmark": benchmark}
+
+
+# One document per screen; the reader gives its id (image_id), its target (target_of) and modality.
+SCHEMA = RowSchema(
+    name="cuactspot",
+    image="image_id",
+    instruction=lambda row: row.fields.get("task_en") or row.fields.get("task"),
+    bbox=lambda row: f"polygons of {row.context['source_file']}",
+    app=lambda row: row.context["modality"],
+    app_category=lambda row: row.context["modality"],
+    target=_target,
+    extra=_extra,
+)
+
+
 def load(path: Path) -> Loaded:
     folder = folder_of(path)
     if folder is None:
@@ -103,37 +131,9 @@ def load(path: Path) -> Loaded:
             raise DatasetError(f"{file}: expected a JSON object, got {type(document).__name__}")
         sample_id = str(document.get("image_id") or file.stem)
         image = folder / f"{sample_id}.png"
-        try:
-            target, bounds, defect = target_of(document)
-            modality = str(document.get("modality") or sample_id.split("-")[0])
-            instruction = document.get("task_en") or document.get("task")
-            sample = build_sample(
-                sample_id=sample_id,
-                image=image,
-                root=root,
-                instruction=instruction,
-                box=bounds,
-                raw_box=f"polygons of {file.name}",
-                problems=problems,
-                app=modality,
-                app_category=modality,
-                target=target,
-                extra={
-                    "source_file": file.name,
-                    "benchmark": {
-                        "name": "cuactspot",
-                        "modality": modality,
-                        "task_kind": task_kind(target) if target is not None else "unusable",
-                    },
-                },
-            )
-            if target is not None and target.steps == ((),):
-                problems.append(f"{sample_id}: mixed ranked and unranked targets: every answer fails (as the authors')")
-            if defect:
-                sample = with_defect(sample, f"{defect} in {file.name}")
-            samples.append(sample)
-        except (TypeError, ValueError, OverflowError) as exc:
-            samples.append(row_failure(sample_id, image, problems, exc))
+        modality = str(document.get("modality") or sample_id.split("-")[0])
+        context = {"source_file": file.name, "modality": modality, "target": target_of(document)}
+        samples.append(sample_of(Row(document, sample_id, image, None, context), SCHEMA, root, problems))
     return Loaded(name="cuactspot", samples=samples, files=files, problems=problems)
 
 

@@ -10,22 +10,13 @@ other status makes that element's sample an error naming it."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from pathlib import Path
 
 from ..core.types import Box
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    four_numbers,
-    read_json,
-    row_failure,
-    size_of,
-    two_numbers,
-)
+from ._common import DatasetError, DatasetRoot, Format, Loaded, four_numbers, read_json, row_failure
+from .rows import Row, RowSchema, sample_of
 
 DRAFT, ACCEPTED, REJECTED = "draft", "accepted", "rejected"
 STATUSES = (DRAFT, ACCEPTED, REJECTED)
@@ -43,6 +34,7 @@ def image_path(folder: Path, name: str) -> Path:
     return direct if direct.exists() or not (folder / "images" / name).exists() else folder / "images" / name
 
 
+@functools.lru_cache(maxsize=4096)
 def header_size(path: Path) -> tuple[int, int] | None:
     """Image size from the file header (no decode), for rows that declare none."""
     from PIL import Image
@@ -52,6 +44,42 @@ def header_size(path: Path) -> tuple[int, int] | None:
             return image.size
     except Exception:  # a missing or broken image is reported when its sample runs
         return None
+
+
+def _target(row: Row, size: tuple[int, int] | None, problems: list[str]) -> tuple[None, Box | None, str | None]:
+    """The element's 0-1 box scaled by the screen's size (declared, else its header)."""
+    raw = row.fields.get("bbox")
+    numbers = four_numbers(raw)
+    if numbers and size:
+        return None, Box.from_normalized(*numbers, *size), None
+    return None, None, None if size else f"unusable bbox {f'{raw!r} (image size unknown)'!r}"
+
+
+def _screen(row: Row, key: str) -> object:
+    """The element's own value, else its screen's (app: else the dataset's name)."""
+    return row.fields.get(key) or row.context["entry"].get(key)
+
+
+# One sample per element of a screen (row.fields: the element; row.context: its screen).
+SCHEMA = RowSchema(
+    name="harness",
+    image="image",
+    instruction=lambda row: row.fields.get("instruction") or row.fields.get("text"),
+    units="normalized",  # the click point; the box by _target
+    element_type="type",
+    app=lambda row: _screen(row, "app") or row.context["dataset"],
+    app_category=lambda row: _screen(row, "app_category"),
+    platform=lambda row: _screen(row, "platform"),
+    image_size=lambda row: [row.context["entry"].get("width"), row.context["entry"].get("height")],
+    header_size=False,  # the sample's image_size is what the file declares
+    point="click_point",
+    target=_target,
+    extra=lambda row: {
+        "text": row.fields.get("text"),
+        "screen_id": row.context["screen_id"],
+        "status": row.fields.get("status") or ACCEPTED,
+    },
+)
 
 
 def load(path: Path) -> Loaded:
@@ -68,11 +96,9 @@ def load(path: Path) -> Loaded:
         if not isinstance(entry, dict) or not isinstance(entry.get("image"), str):
             raise DatasetError(f"{file}: samples[{index}] has no image")
         image = image_path(file.parent, entry["image"])
-        outside = root.problem(image, entry["image"])
-        declared = size_of((entry.get("width"), entry.get("height")))
-        # The header is read only inside the dataset folder: a path outside is never opened.
-        size = declared or (None if outside else header_size(image))
         screen_id = str(entry.get("id") or f"s{index:04d}")
+        context = {"entry": entry, "screen_id": screen_id, "dataset": document.get("dataset")}
+        header = functools.partial(header_size, image)  # read once per screen, only when needed
         for position, element in enumerate(entry.get("elements") or []):
             if not isinstance(element, dict):
                 raise DatasetError(f"{file}: samples[{index}].elements[{position}] is not an object")
@@ -82,68 +108,21 @@ def load(path: Path) -> Loaded:
                 continue
             try:
                 sample_id = f"{screen_id}-{element.get('id') or position}"
-                if status == DRAFT and not str(element.get("instruction") or element.get("text") or "").strip():
-                    problems.append(f"{sample_id}: draft element without an instruction left out (review it)")
-                    continue
-                samples.append(
-                    _element_sample(
-                        document,
-                        entry,
-                        element,
-                        sample_id=sample_id,
-                        image=image,
-                        size=size,
-                        declared=declared,
-                        screen_id=screen_id,
-                        root=root,
-                        problems=problems,
-                    )
-                )
             except (TypeError, ValueError, OverflowError) as exc:
                 samples.append(row_failure(sample_id, image, problems, exc))
                 continue
+            if status == DRAFT and not str(element.get("instruction") or element.get("text") or "").strip():
+                problems.append(f"{sample_id}: draft element without an instruction left out (review it)")
+                continue
+            samples.append(
+                sample_of(Row(element, sample_id, image, entry["image"], context, header), SCHEMA, root, problems)
+            )
             if status is not None and status not in STATUSES:
                 samples[-1] = replace(
                     samples[-1], defect=f"unknown status {status!r} in {file} (expected one of {', '.join(STATUSES)})"
                 )
     return Loaded(
         name=str(document.get("dataset") or file.parent.name), samples=samples, files=[file], problems=problems
-    )
-
-
-def _element_sample(
-    document: dict,
-    entry: dict,
-    element: dict,
-    *,
-    sample_id: str,
-    image: Path,
-    size: tuple[int, int] | None,
-    declared: tuple[int, int] | None,
-    screen_id: str,
-    root: DatasetRoot,
-    problems: list[str],
-):
-    raw_box = element.get("bbox")
-    numbers = four_numbers(raw_box)
-    box = Box.from_normalized(*numbers, *size) if numbers and size else None
-    click = two_numbers(element.get("click_point"))
-    return build_sample(
-        sample_id=sample_id,
-        image=image,
-        root=root,
-        raw_image=entry["image"],
-        instruction=element.get("instruction") or element.get("text"),
-        box=box,
-        raw_box=raw_box if size else f"{raw_box!r} (image size unknown)",
-        problems=problems,
-        element_type=element.get("type"),
-        app=element.get("app") or entry.get("app") or document.get("dataset"),
-        app_category=element.get("app_category") or entry.get("app_category"),
-        platform=element.get("platform") or entry.get("platform"),
-        image_size=declared,
-        point=(click[0] * size[0], click[1] * size[1]) if click and size else None,
-        extra={"text": element.get("text"), "screen_id": screen_id, "status": element.get("status") or ACCEPTED},
     )
 
 

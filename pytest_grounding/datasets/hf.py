@@ -17,44 +17,28 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import io
 import json
 import os
 import re
-import shutil
 import socket
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from ..core import safejson
-from ..core.cache import cache_root as core_cache_root
-from ..core.types import Box
 from . import hf_columns, hf_files, osworld_g
-from ._common import PLACEHOLDER_BOX, DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, size_of
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .hf_arrow import INSTALL_HINT, cache_root, embedded, extract_images, read_table, schema_of
 from .hf_columns import ColumnMap, MappingError
+from .rows import Row, sample_id_of, sample_of
 
 TABLE_SUFFIXES = (".parquet", ".arrow")
 SHARD = re.compile(r"^(?P<split>.+?)-\d{5}-of-\d{5}$")
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
 CONNECT_TIMEOUT_S = 5.0
-INSTALL_HINT = "the hf extra is not installed: pip install 'pytest-grounding[hf]'"
 CLASSIFICATION = "classification"  # OSWorld-G's classification_result.json, beside a mirror of its rows
-
-
-def _pyarrow():
-    try:
-        import pyarrow
-        import pyarrow.ipc
-        import pyarrow.parquet
-    except ImportError:
-        raise DatasetError(INSTALL_HINT) from None
-    return pyarrow
 
 
 # ---- the spec ------------------------------------------------------------------------------
@@ -156,135 +140,6 @@ def sniff(path: Path) -> bool:
     return bool(table_files(path))
 
 
-# ---- reading -------------------------------------------------------------------------------
-
-
-def read_table(file: Path, columns: Sequence[str] | None = None):
-    """One parquet or arrow file as a pyarrow Table (arrow: memory-mapped, stream or file format)."""
-    pa = _pyarrow()
-    try:
-        if file.suffix == ".parquet":
-            return pa.parquet.read_table(file, columns=list(columns) if columns is not None else None, memory_map=True)
-        source = pa.memory_map(str(file))
-        try:
-            table = pa.ipc.open_stream(source).read_all()
-        except pa.ArrowInvalid:
-            table = pa.ipc.open_file(source).read_all()
-        return table.select(list(columns)) if columns is not None else table
-    except (OSError, pa.ArrowException) as exc:
-        raise DatasetError(f"{file}: cannot read as {file.suffix[1:]}: {exc}") from None
-
-
-def schema_of(file: Path):
-    pa = _pyarrow()
-    try:
-        if file.suffix == ".parquet":
-            return pa.parquet.read_schema(file, memory_map=True)
-        return read_table(file).schema  # memory-mapped: no column is read
-    except (OSError, pa.ArrowException) as exc:
-        raise DatasetError(f"{file}: cannot read as {file.suffix[1:]}: {exc}") from None
-
-
-def embedded(field_type) -> bool:
-    """An image column holding bytes: the datasets Image feature (struct of bytes, path) or binary."""
-    pa = _pyarrow()
-    if pa.types.is_struct(field_type):
-        return field_type.get_field_index("bytes") >= 0
-    return bool(pa.types.is_binary(field_type) or pa.types.is_large_binary(field_type))
-
-
-def image_batches(file: Path, column: str, rows: int = 32) -> Iterator[list[Any]]:
-    """The image column in small batches (a parquet file of screenshots is gigabytes)."""
-    pa = _pyarrow()
-    try:
-        if file.suffix == ".parquet":
-            for batch in pa.parquet.ParquetFile(file, memory_map=True).iter_batches(batch_size=rows, columns=[column]):
-                yield batch.column(0).to_pylist()
-        else:
-            array = read_table(file, [column]).column(0)
-            for start in range(0, len(array), rows):
-                yield array.slice(start, rows).to_pylist()
-    except (OSError, pa.ArrowException) as exc:
-        raise DatasetError(f"{file}: cannot read column {column!r}: {exc}") from None
-
-
-# ---- the image cache -----------------------------------------------------------------------
-
-
-def cache_root() -> Path:
-    return core_cache_root() / "hf"
-
-
-MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"BM", ".bmp"))
-
-
-def suffix_of(data: bytes, hint: Any) -> str:
-    if isinstance(hint, str) and Path(hint).suffix.lower() in (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"):
-        return Path(hint).suffix.lower()
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return ".webp"
-    return next((ext for magic, ext in MAGIC if data.startswith(magic)), ".img")
-
-
-def header_size(data: bytes) -> list[int] | None:
-    """The image's size from its header (Pillow reads no pixels until asked)."""
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            return list(image.size)
-    except Exception:  # Pillow raises many types for bad bytes; validate reports the file
-        return None
-
-
-def extract_images(files: Sequence[Path], column: str, folder: Path) -> list[Any]:
-    """Per row: [file name, width, height] (width/height None when the header is unreadable), or
-    {"path": P} for a row that refers to a file instead of holding bytes, or None (no image).
-    Each distinct screenshot is written once, named by its digest."""
-    manifest = folder / MANIFEST
-    if manifest.is_file():
-        return read_manifest(manifest)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        rows: list[Any] = []
-        written: dict[str, list[Any]] = {}
-        for file in files:
-            for batch in image_batches(file, column):
-                for value in batch:
-                    data, hint = (value.get("bytes"), value.get("path")) if isinstance(value, dict) else (value, None)
-                    if not data:
-                        rows.append({"path": hint} if isinstance(hint, str) and hint else None)
-                        continue
-                    digest = hashlib.sha256(data).hexdigest()[:24]
-                    if digest not in written:
-                        name = digest + suffix_of(data, hint)
-                        (scratch / name).write_bytes(data)
-                        size = header_size(data)
-                        written[digest] = [name, *(size or (None, None))]
-                    rows.append(written[digest])
-        (scratch / MANIFEST).write_text(json.dumps({"version": MANIFEST_VERSION, "rows": rows}))
-        try:
-            os.rename(scratch, folder)
-        except OSError:  # another process (an xdist worker) renamed its copy first
-            if not manifest.is_file():
-                raise
-    finally:
-        if scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
-    return read_manifest(manifest)
-
-
-def read_manifest(manifest: Path) -> list[Any]:
-    try:
-        document = safejson.loads(manifest.read_text())
-        if document.get("version") != MANIFEST_VERSION or not isinstance(document.get("rows"), list):
-            raise ValueError(f"not a version {MANIFEST_VERSION} manifest")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise DatasetError(f"{manifest}: unreadable image cache ({exc}); delete {manifest.parent}") from None
-    return document["rows"]
-
-
 # ---- rows to samples -----------------------------------------------------------------------
 
 
@@ -304,22 +159,8 @@ def truthy(raw: Any) -> bool:
     return bool(raw)
 
 
-def convert_box(raw: Any, mapping: ColumnMap, size: tuple[int, int] | None) -> tuple[Box | None, str | None]:
-    """The row's box in absolute pixels x1 y1 x2 y2, or a reason it has none."""
-    numbers = four_numbers(_value(raw))
-    if numbers is None:
-        return None, None  # build_sample names the unusable value
-    box = Box.from_xywh(*numbers) if mapping.box == "xywh" else Box(*numbers)
-    if mapping.units == "normalized":
-        if not all(-0.01 <= v <= 1.01 for v in numbers):
-            return None, (
-                f"bbox {list(numbers)} is not in 0-1 fractions, as mapping {mapping.name} says this column is "
-                "(give units=px in the spec if the table holds pixels)"
-            )
-        if size is None:
-            return None, f"bbox {list(numbers)} is normalized and the image size is unknown (no size column, no header)"
-        box = Box.from_normalized(box.x1, box.y1, box.x2, box.y2, *size)
-    return box, None
+# Benchmarks whose mirrors are converted by the benchmark's own row rules (ColumnMap.rows).
+SCHEMAS = {"osworld-g": osworld_g.SCHEMA}
 
 
 @dataclass(frozen=True)
@@ -330,6 +171,8 @@ class Table:
     split: str | None
     hub_name: str | None  # a hub name picks its mirror's mapping
     base: Path | None  # the folder relative image paths are inside
+    images: Path | None = None  # the folder its embedded screenshots were extracted to
+    classes: Mapping[str, list[str]] = dataclasses.field(default_factory=dict)  # OSWorld-G's categories
 
 
 def load_table(table: Table, options: dict[str, str]) -> Loaded:
@@ -378,19 +221,24 @@ def load_table(table: Table, options: dict[str, str]) -> Loaded:
     if holds_bytes:
         extracted = cache_root() / fingerprint
         images: list[Any] = extract_images(table.files, mapping.image, extracted)
-        image_dir: Path | None = extracted
         if len(images) != len(origin):
             raise DatasetError(f"{extracted}: image cache has {len(images)} rows, the table {len(origin)}; delete it")
+        table = dataclasses.replace(table, images=extracted)
     else:
         images = [{"path": p} if isinstance(p, str) and p else None for p in paths_column]
-        image_dir = None
-    problems: list[str] = []
+    table = dataclasses.replace(table, classes=classes)
+    # Paths a row refers to stay inside the folder of a local table. A hub table's paths are the
+    # datasets library's own (it wrote them, into its cache, when it downloaded the files).
     root = DatasetRoot(table.base) if table.base is not None else None
+    schema = SCHEMAS.get(mapping.rows or "") or dataclasses.replace(
+        mapping, extra=functools.partial(_hf_extra, mapping)
+    )
+    problems: list[str] = []
     samples = []
     for index, (file, row_in_file) in enumerate(origin):
         row = {c: values[c][index] for c in annotations}
         samples.append(
-            _sample(index, file, row_in_file, row, images[index], mapping, table, root, image_dir, problems, classes)
+            sample_of(_row(index, file, row_in_file, row, images[index], mapping, table), schema, root, problems)
         )
     return Loaded(
         name=table.name,
@@ -420,99 +268,54 @@ def _file_size(path: Path) -> tuple[int, int] | None:
         return None
 
 
-def _sample(
-    index: int,
-    file: Path,
-    row_in_file: int,
-    row: dict[str, Any],
-    image: Any,
-    mapping: ColumnMap,
-    table: Table,
-    root: DatasetRoot | None,
-    image_dir: Path | None,
-    problems: list[str],
-    classes: dict[str, list[str]],
-):
-    where = f"row {row_in_file} of {file.name}"
-    raw_id = row.get(mapping.id) if mapping.id else None
-    sample_id = str(raw_id) if raw_id not in (None, "") else f"{table.split or 'row'}_{index:05d}"
-    size = size_of(_value(row.get(mapping.image_size))) if mapping.image_size else None
-    image_defect = None
-    raw_image: Any = None
-    if isinstance(image, list):  # extracted: [name, width, height]
-        path = _child(image_dir, image[0])
-        if size is None and image[1]:
-            size = (int(image[1]), int(image[2]))
-        check_root = None
-    elif isinstance(image, dict):  # a file the row refers to
-        raw_image = image["path"]
-        base = table.base or table.path
-        path = _child(base, raw_image)
-        check_root = root
-        if size is None and mapping.units == "normalized" and path.is_file():
-            size = _file_size(path)
-    else:
-        path, check_root = (image_dir or table.path) / f"{sample_id}.missing", None
-        image_defect = f"{where}: no image (column {mapping.image!r} holds neither bytes nor a path)"
-    if mapping.rows == "osworld-g":  # the benchmark's own row rules
-        origin_fields: dict[str, Any] = {"source_file": file.name, "row": row_in_file}
-        if table.split:
-            origin_fields["split"] = table.split
+def _row(
+    index: int, file: Path, row_in_file: int, row: dict[str, Any], image: Any, mapping: ColumnMap, table: Table
+) -> Row:
+    """One table row for the row loop, under the mapping's columns (or, for a benchmark's mirror,
+    under that benchmark's own field names), with where its image is."""
+    context: dict[str, Any] = {"source_file": file.name, "row": row_in_file}
+    if table.split:
+        context["split"] = table.split
+    if mapping.rows == "osworld-g":  # the benchmark's own row rules read the row by its own names
         fields = {
+            "id": row.get(mapping.id) if mapping.id else None,
             "instruction": row.get(mapping.instruction),
             "box_type": row.get(mapping.box_type),  # type: ignore[arg-type]
             "box_coordinates": _value(row.get(mapping.bbox)),
-            "image_size": list(size) if size else None,
+            "image_size": _value(row.get(mapping.image_size)) if mapping.image_size else None,
             "GUI_types": _value(row.get(mapping.gui_types)) if mapping.gui_types else None,
         }
-        sample = osworld_g.sample_from_row(
-            fields,
-            sample_id=sample_id,
-            image=path,
-            root=check_root,
-            raw_image=raw_image,
-            problems=problems,
-            classes=classes,
-            variant=mapping.instruction,  # which text the column holds is the mirror's (docs/huggingface.md)
-            extra=origin_fields,
-        )
-        defect = image_defect or (f"{where}: {sample.defect}" if sample.defect else None)
-        return dataclasses.replace(sample, defect=defect) if defect != sample.defect else sample
-    negative = bool(mapping.negative) and truthy(row.get(mapping.negative))  # type: ignore[arg-type]
-    raw_box = row.get(mapping.bbox)
-    box, box_defect = convert_box(raw_box, mapping, size)
-    if negative and box is None:  # an absent target has no box to score against
-        box, box_defect = PLACEHOLDER_BOX, None
-    extra: dict[str, Any] = {"source_file": file.name, "row": row_in_file}
-    if table.split:
-        extra["split"] = table.split
-    if negative:
+        # which text the instruction column holds is the mirror's (docs/huggingface.md)
+        context = {"origin": context, "classes": table.classes, "variant": mapping.instruction}
+    else:
+        fields = dict(row)
+        fields[mapping.bbox] = _value(row.get(mapping.bbox))
+        if mapping.image_size:
+            fields[mapping.image_size] = _value(row.get(mapping.image_size))
+    default_id = f"{table.split or 'row'}_{index:05d}"
+    where = f"row {row_in_file} of {file.name}"
+    if isinstance(image, list):  # extracted: [name, width, height]
+        size = (int(image[1]), int(image[2])) if image[1] else None
+        return Row(fields, default_id, _child(table.images, image[0]), None, context, size, True, where)
+    if isinstance(image, dict):  # a file the row refers to: read only inside the dataset, and only when needed
+        path = _child(table.base or table.path, image["path"])
+        header = functools.partial(_file_size, path) if mapping.units == "normalized" else None
+        return Row(fields, default_id, path, image["path"], context, header, False, where)
+    sample_id = sample_id_of(Row(fields, default_id, table.path), SCHEMAS.get(mapping.rows or "", mapping))
+    missing = (table.images or table.path) / f"{sample_id}.missing"
+    defect = f"no image (column {mapping.image!r} holds neither bytes nor a path)"
+    return Row(fields, default_id, missing, None, context, None, True, where, defect)
+
+
+def _hf_extra(mapping: ColumnMap, row: Row) -> dict[str, Any]:
+    """What a table row's sample carries: where it came from, the mirror's negative flag and
+    Chinese instruction (kept as the screenspot-pro format keeps it, for --grounding-language cn)."""
+    extra = dict(row.context)
+    if mapping.negative and truthy(row.fields.get(mapping.negative)):
         extra["negative"] = True
-    if mapping.instruction_cn:  # kept as the screenspot-pro format keeps it, for --grounding-language cn
-        extra["instruction_cn"] = row.get(mapping.instruction_cn)
-    sample = build_sample(
-        sample_id=sample_id,
-        image=path,
-        root=check_root,
-        raw_image=raw_image,
-        instruction=row.get(mapping.instruction),
-        box=box,
-        raw_box=raw_box,
-        problems=problems,
-        element_type=row.get(mapping.element_type) if mapping.element_type else None,
-        app=row.get(mapping.app) if mapping.app else None,
-        app_category=row.get(mapping.app_category) if mapping.app_category else None,
-        platform=row.get(mapping.platform) if mapping.platform else None,
-        image_size=size,
-        extra=extra,
-    )
-    defect = image_defect or (f"{where}: {box_defect}" if box_defect else None)
-    absent_box = negative and box is PLACEHOLDER_BOX and str(sample.defect).startswith("degenerate bbox")
-    if defect is None and sample.defect and not absent_box:
-        defect = f"{where}: {sample.defect}"
-    if defect != sample.defect:
-        sample = dataclasses.replace(sample, defect=defect)
-    return sample
+    if mapping.instruction_cn:
+        extra["instruction_cn"] = row.fields.get(mapping.instruction_cn)
+    return extra
 
 
 # ---- sources: a local folder or file, a hub name ---------------------------------------------

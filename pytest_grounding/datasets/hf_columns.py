@@ -12,62 +12,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from . import screenspot_pro
+from .rows import RowSchema
 
 BOX_FORMATS = ("xyxy", "xywh")
 UNITS = ("px", "normalized")
 
 
-@dataclass(frozen=True)
-class ColumnMap:
-    """Where a table keeps each field. `box` and `units` are the bbox column's convention."""
+# Where a table keeps each field: the one row schema (rows.py) with column names for fields.
+ColumnMap = RowSchema
 
-    name: str
-    image: str = "image"
-    instruction: str = "instruction"
-    bbox: str = "bbox"
-    box: str = "xyxy"  # xyxy | xywh
-    units: str = "px"  # px | normalized (0-1 of the image's width and height)
-    id: str | None = None
-    element_type: str | None = None
-    app: str | None = None
-    app_category: str | None = None
-    platform: str | None = None
-    image_size: str | None = None  # [w, h]
-    file_name: str | None = None  # names the extracted image file; several rows may share a screen
-    negative: str | None = None  # a truthy value: the target is absent (carried as extra["negative"])
-    instruction_cn: str | None = None  # ScreenSpot-Pro's Chinese instruction (--grounding-language cn)
-    box_type: str | None = None  # OSWorld-G: bbox | polygon | refusal, which says how to read `bbox`
-    gui_types: str | None = None  # OSWorld-G: the element's GUI types (a list)
-    # A benchmark whose own row rules convert each row (its loader's code, not a second copy): the
-    # row is handed over under the benchmark's field names; `box` and `units` do not apply.
-    rows: str | None = None
-    source: str = ""  # where the convention comes from (shown by errors and the docs)
-
-    def required(self) -> tuple[str, ...]:
-        kind = (self.box_type,) if self.rows and self.box_type else ()
-        return (self.image, self.instruction, self.bbox, *kind)
-
-    def optional(self) -> tuple[str, ...]:
-        fields = (self.id, self.element_type, self.app, self.app_category, self.platform, self.image_size)
-        more = (self.file_name, self.negative, self.instruction_cn, self.box_type, self.gui_types)
-        return tuple(c for c in (*fields, *more) if c and c not in self.required())
-
-
-# ScreenSpot-Pro's own row schema (annotations/*.json) as the table mirrors keep it, image embedded.
-_PRO = ColumnMap(
-    name="screenspot-pro",
-    id="id",
-    element_type="ui_type",
-    app="application",
-    app_category="group",
-    platform="platform",
-    image_size="img_size",
-    file_name="img_filename",
-    instruction_cn="instruction_cn",
-    source="ScreenSpot-Pro's annotations/*.json schema: bbox [x1, y1, x2, y2] in pixels",
-)
+# ScreenSpot-Pro's own row schema (screenspot_pro.SCHEMA, declared once) as the table mirrors keep
+# it: the image embedded in `image`, its file name in img_filename.
+_PRO = dataclasses.replace(screenspot_pro.SCHEMA, image="image", file_name="img_filename", extra=None)
 # OS-Copilot's ScreenSpot-v2 JSON rows with the screenshot embedded: bbox [x, y, w, h] in pixels.
 _V2_RAW = ColumnMap(
     name="screenspot-v2",
@@ -140,7 +99,10 @@ LAYOUTS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
 )
 
 # Spec options that set one field of the mapping (`image=screenshot`, `box=xywh`).
-FIELD_OPTIONS = tuple(f.name for f in dataclasses.fields(ColumnMap) if f.name not in ("name", "source", "rows"))
+FIELD_OPTIONS = (
+    *("image", "instruction", "bbox", "box", "units", "id", "element_type", "app", "app_category", "platform"),
+    *("image_size", "file_name", "negative", "instruction_cn", "box_type", "gui_types"),
+)
 
 
 class MappingError(ValueError):
@@ -206,13 +168,12 @@ def choose(
             f"{', '.join(columns)}; name the right ones in the spec, e.g. hf:SOURCE:SPLIT:image=COL:bbox=COL"
         )
     # Optional columns a mirror does not have are simply not read.
-    fields_of = dataclasses.fields(ColumnMap)
-    absent: dict[str, Any] = {f.name: None for f in fields_of if _optional_missing(mapping, f.name, columns)}
+    absent: dict[str, Any] = {f: None for f in FIELD_OPTIONS if _optional_missing(mapping, f, columns)}
     return dataclasses.replace(mapping, **absent) if absent else mapping
 
 
 def _optional_missing(mapping: ColumnMap, field: str, columns: list[str]) -> bool:
-    if field in ("name", "source", "box", "units", "image", "instruction", "bbox", "rows"):
+    if field in ("box", "units", "image", "instruction", "bbox"):
         return False
     if getattr(mapping, field) in mapping.required():
         return False

@@ -12,18 +12,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.types import Box
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    corners_fixed,
-    four_numbers,
-    read_json,
-    row_failure,
-    size_of,
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
+
+
+def _extra(row: Row) -> dict:
+    return {
+        "benchmark": {
+            "name": "mmbench-gui",
+            "grounding_type": str(row.fields.get("grounding_type")),
+            "platform": row.context["platform"],
+            "data_type": str(row.fields.get("data_type")),
+        }
+    }
+
+
+SCHEMA = RowSchema(
+    name="mmbench-gui",
+    image="image_path",
+    id="index",
+    units="auto",  # as the authors' loader: all values <= 1 are fractions, else pixels; -1 read as 0
+    corners="swap",
+    element_type="data_type",
+    app="app_name",
+    app_category="grounding_type",
+    platform=lambda row: row.context["platform"],
+    image_size="image_size",
+    extra=_extra,
 )
 
 FILE = "L2_annotations.json"
@@ -35,65 +50,20 @@ def annotation_file(path: Path) -> Path | None:
     return path / FILE if (path / FILE).is_file() else None
 
 
-def to_pixels(numbers: tuple[float, float, float, float], size: tuple[int, int] | None) -> Box | None:
-    """As the authors' loader: -1 coerced to 0; all values <= 1 are normalised, else pixels."""
-    values = [0.0 if v == -1 else v for v in numbers]
-    if all(v <= 1.0 for v in values):
-        if size is None:
-            return None
-        x1, y1, x2, y2 = values
-        return Box.from_normalized(x1, y1, x2, y2, size[0], size[1])
-    return Box(*values)
-
-
 def load(path: Path) -> Loaded:
     file = annotation_file(path)
     if file is None:
         raise DatasetError(f"{path}: no {FILE}")
-    rows = read_json(file)
-    if not isinstance(rows, list):
-        raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
+    rows = json_rows(file, "image_path")
     folder = file.parent
     root = DatasetRoot(folder)
     problems: list[str] = []
     samples = []
-    for index, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("image_path"), str):
-            raise DatasetError(f"{file}: row {index} has no image_path")
-        sample_id = str(row.get("index", f"row{index:05d}"))
+    for index, row in rows:
         platform = str(row.get("platform") or "unknown")
         image = folder / "offline_images" / platform / row["image_path"]
-        try:
-            size = size_of(row.get("image_size"))
-            numbers = four_numbers(row.get("bbox"))
-            box = corners_fixed(to_pixels(numbers, size) if numbers else None, sample_id, problems)
-            samples.append(
-                build_sample(
-                    sample_id=sample_id,
-                    image=image,
-                    root=root,
-                    raw_image=row["image_path"],
-                    instruction=row.get("instruction"),
-                    box=box,
-                    raw_box=row.get("bbox"),
-                    problems=problems,
-                    element_type=row.get("data_type"),
-                    app=row.get("app_name"),
-                    app_category=row.get("grounding_type"),
-                    platform=platform,
-                    image_size=size,
-                    extra={
-                        "benchmark": {
-                            "name": "mmbench-gui",
-                            "grounding_type": str(row.get("grounding_type")),
-                            "platform": platform,
-                            "data_type": str(row.get("data_type")),
-                        }
-                    },
-                )
-            )
-        except (TypeError, ValueError, OverflowError) as exc:
-            samples.append(row_failure(sample_id, image, problems, exc))
+        found = Row(row, f"row{index:05d}", image, row["image_path"], {"platform": platform})
+        samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name="mmbench-gui-l2", samples=samples, files=[file], problems=problems)
 
 

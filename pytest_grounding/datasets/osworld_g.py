@@ -16,19 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.targets import RAY, Absent, AnyOf, Polygon
-from ..core.types import Box, Sample
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    four_numbers,
-    read_json,
-    row_failure,
-    size_of,
-    with_defect,
-)
+from ..core.types import Box
+from ._common import DatasetError, DatasetRoot, Format, Loaded, four_numbers, read_json
+from .rows import Row, RowSchema, json_rows, sample_id_of, sample_of
 
 ORIGINAL, REFINED = "OSWorld-G.json", "OSWorld-G_refined.json"
 CLASSES = "classification_result.json"
@@ -96,52 +86,41 @@ def target_of(box_type: Any, coordinates: Any) -> tuple[Any, Box | None, str | N
     return None, None, f"unknown box_type {box_type!r} (expected {', '.join(BOX_TYPES)})"
 
 
-def sample_from_row(
-    row: Mapping[str, Any],
-    *,
-    sample_id: str,
-    image: Path,
-    root: DatasetRoot | None,
-    raw_image: Any,
-    problems: list[str],
-    classes: Mapping[str, list[str]],
-    variant: str,
-    extra: Mapping[str, Any],
-) -> Sample:
-    """One row under the authors' field names (instruction, box_type, box_coordinates, image_size,
-    GUI_types) as a Sample: the JSON files and the hub mirror (hf.py) share these rules."""
-    try:
-        target, box, defect = target_of(row.get("box_type"), row.get("box_coordinates"))
-        raw_types = row.get("GUI_types")
-        gui_types: list = raw_types if isinstance(raw_types, list) else []
-        sample = build_sample(
-            sample_id=sample_id,
-            image=image,
-            root=root,
-            raw_image=raw_image,
-            instruction=row.get("instruction"),
-            box=box,
-            raw_box=row.get("box_coordinates"),
-            problems=problems,
-            image_size=size_of(row.get("image_size")),
-            app_category=row.get("box_type"),
-            target=target,
-            extra={
-                **extra,
-                "benchmark": {
-                    # the refined split is its own benchmark (re-annotated; its scores differ from the
-                    # original's by points): its headline never pools with the original's
-                    "name": "osworld-g-refined" if variant == "refined" else "osworld-g",
-                    "category": list(classes.get(sample_id, ["unclassified"])),
-                    "box_type": str(row.get("box_type")),
-                    "instructions": variant,
-                    "gui_types": [str(t) for t in gui_types],
-                },
-            },
-        )
-        return with_defect(sample, defect) if defect else sample
-    except (TypeError, ValueError, OverflowError) as exc:
-        return row_failure(sample_id, image, problems, exc)
+def _target(row: Row, size: tuple[int, int] | None, problems: list[str]) -> tuple[Any, Box | None, str | None]:
+    return target_of(row.fields.get("box_type"), row.fields.get("box_coordinates"))
+
+
+def _extra(row: Row) -> dict[str, Any]:
+    raw_types = row.fields.get("GUI_types")
+    gui_types: list = raw_types if isinstance(raw_types, list) else []
+    classes: Mapping[str, list[str]] = row.context.get("classes") or {}
+    sample_id = sample_id_of(row, SCHEMA)
+    return {
+        **row.context["origin"],
+        "benchmark": {
+            # the refined split is its own benchmark (re-annotated; its scores differ from the
+            # original's by points): its headline never pools with the original's
+            "name": "osworld-g-refined" if row.context["variant"] == "refined" else "osworld-g",
+            "category": list(classes.get(sample_id, ["unclassified"])),
+            "box_type": str(row.fields.get("box_type")),
+            "instructions": row.context["variant"],
+            "gui_types": [str(t) for t in gui_types],
+        },
+    }
+
+
+# The authors' field names; the hub mirror (hf.py) hands its rows over under these names. The row's
+# context: origin (extra fields), classes (id -> categories), variant (original | refined).
+SCHEMA = RowSchema(
+    name="osworld-g",
+    image="image_path",
+    id="id",
+    bbox="box_coordinates",
+    image_size="image_size",
+    app_category="box_type",
+    target=_target,
+    extra=_extra,
+)
 
 
 def load(path: Path) -> Loaded:
@@ -149,32 +128,17 @@ def load(path: Path) -> Loaded:
     if file is None:
         raise DatasetError(f"{path}: no {ORIGINAL} or {REFINED}")
     folder = file.parent
-    rows = read_json(file)
-    if not isinstance(rows, list):
-        raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
+    rows = json_rows(file, "image_path")
     classes, class_files = categories(folder)
     variant = "refined" if file.name == REFINED else "original"
     images = folder / "images"
     root = DatasetRoot(folder)
     problems: list[str] = []
     samples = []
-    for index, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("image_path"), str):
-            raise DatasetError(f"{file}: row {index} has no image_path")
-        sample_id = str(row.get("id") or f"row{index:04d}")
-        samples.append(
-            sample_from_row(
-                row,
-                sample_id=sample_id,
-                image=images / row["image_path"],
-                root=root,
-                raw_image=row["image_path"],
-                problems=problems,
-                classes=classes,
-                variant=variant,
-                extra={"source_file": file.name},
-            )
-        )
+    for index, row in rows:
+        context = {"origin": {"source_file": file.name}, "classes": classes, "variant": variant}
+        found = Row(row, f"row{index:04d}", images / row["image_path"], row["image_path"], context)
+        samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name=f"osworld-g-{variant}", samples=samples, files=[file, *class_files], problems=problems)
 
 

@@ -6,21 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.types import Box
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    four_numbers,
-    read_jsonl,
-    row_failure,
-    size_of,
-    two_numbers,
-)
+from ._common import DatasetError, DatasetRoot, Format, Loaded, read_jsonl
+from .rows import Row, RowSchema, sample_of
 
-_KNOWN = {
+_KNOWN = {  # the fields SCHEMA reads; the others go to extra
     "file_name",
     "id",
     "instruction",
@@ -32,6 +21,19 @@ _KNOWN = {
     "platform",
     "image_size",
 }
+
+SCHEMA = RowSchema(
+    name="pointerbench",
+    image="file_name",
+    id="id",
+    element_type=lambda row: row.fields.get("element_type") or row.fields.get("data_type"),
+    app="app",
+    app_category="app_category",
+    platform="platform",
+    image_size="image_size",
+    point="point",
+    extra=lambda row: {k: v for k, v in row.fields.items() if k not in _KNOWN},
+)
 
 
 def metadata_file(path: Path) -> Path | None:
@@ -63,33 +65,8 @@ def load(path: Path) -> Loaded:
         file_name = row.get("file_name")
         if not isinstance(file_name, str) or not file_name:
             raise DatasetError(f"{meta}:{lineno}: row {row.get('id')!r} has no file_name")
-        image = meta.parent / file_name
-        sample_id = f"line{lineno}"
-        try:
-            sample_id = str(row.get("id") or sample_id)
-            raw_box = row.get("bbox")
-            numbers = four_numbers(raw_box)
-            samples.append(
-                build_sample(
-                    sample_id=sample_id,
-                    image=image,
-                    instruction=row.get("instruction"),
-                    box=Box(*numbers) if numbers else None,
-                    raw_box=raw_box,
-                    problems=problems,
-                    root=root,
-                    raw_image=file_name,
-                    element_type=row.get("element_type") or row.get("data_type"),
-                    app=row.get("app"),
-                    app_category=row.get("app_category"),
-                    platform=row.get("platform"),
-                    image_size=size_of(row.get("image_size")),
-                    point=two_numbers(row.get("point")),
-                    extra={k: v for k, v in row.items() if k not in _KNOWN},
-                )
-            )
-        except (TypeError, ValueError, OverflowError) as exc:
-            samples.append(row_failure(sample_id, image, problems, exc))
+        found = Row(row, f"line{lineno}", meta.parent / file_name, file_name)
+        samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name=dataset_name(meta), samples=samples, files=[meta], problems=problems)
 
 

@@ -6,10 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.types import Box
-from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, four_numbers, read_json, row_failure
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
 
 IMAGE_DIRS = ("images", "screenspot_imgs", "imgs", ".")
+SCHEMA = RowSchema(  # rows have no ids: the reader gives `<split>_<row>`
+    name="screenspot",
+    image="img_filename",
+    box="xywh",
+    element_type="data_type",
+    app="data_source",
+    app_category=lambda row: row.context["split"],
+    platform=lambda row: row.context["split"],
+    extra=lambda row: dict(row.context),
+)
 
 
 def annotation_files(path: Path) -> list[Path]:
@@ -38,37 +48,12 @@ def load(path: Path) -> Loaded:
     root = DatasetRoot(files[0].parent)
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
         split = split_of(file)
         version = "v2" if file.stem.endswith("_v2") else "v1"
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
-                raise DatasetError(f"{file}: row {index} has no img_filename")
-            sample_id, image = f"{split}_{index:04d}", images / row["img_filename"]
-            try:
-                raw_box = row.get("bbox")
-                numbers = four_numbers(raw_box)
-                samples.append(
-                    build_sample(
-                        sample_id=sample_id,
-                        image=image,
-                        root=root,
-                        raw_image=row["img_filename"],
-                        instruction=row.get("instruction"),
-                        box=Box.from_xywh(*numbers) if numbers else None,
-                        raw_box=raw_box,
-                        problems=problems,
-                        element_type=row.get("data_type"),
-                        app=row.get("data_source"),
-                        app_category=split,
-                        platform=split,
-                        extra={"split": split, "version": version, "source_file": file.name},
-                    )
-                )
-            except (TypeError, ValueError, OverflowError) as exc:
-                samples.append(row_failure(sample_id, image, problems, exc))
+        context = {"split": split, "version": version, "source_file": file.name}
+        for index, row in json_rows(file, "img_filename"):
+            found = Row(row, f"{split}_{index:04d}", images / row["img_filename"], row["img_filename"], context)
+            samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(
         name=path.name if path.is_dir() else path.parent.name, samples=samples, files=files, problems=problems
     )

@@ -6,17 +6,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.types import Box
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    four_numbers,
-    read_json,
-    row_failure,
-    size_of,
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
+
+# The one declaration of ScreenSpot-Pro's row: this loader and the hub mirrors (hf_columns) read it.
+SCHEMA = RowSchema(
+    name="screenspot-pro",
+    image="img_filename",
+    id="id",
+    element_type="ui_type",
+    app="application",
+    app_category="group",
+    platform="platform",
+    image_size="img_size",
+    instruction_cn="instruction_cn",
+    source="ScreenSpot-Pro's annotations/*.json schema: bbox [x1, y1, x2, y2] in pixels",
+    extra=lambda row: {"instruction_cn": row.fields.get("instruction_cn"), **row.context},
 )
 
 
@@ -40,38 +45,11 @@ def load(path: Path) -> Loaded:
     root = DatasetRoot(path)
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
-                raise DatasetError(f"{file}: row {index} has no img_filename")
-            sample_id = f"{file.stem}_{index:04d}"
+        context = {"source_file": file.name}
+        for index, row in json_rows(file, "img_filename"):
             image = resolve_image(path, file, row["img_filename"])
-            try:
-                sample_id = str(row.get("id") or sample_id)
-                raw_box = row.get("bbox")
-                numbers = four_numbers(raw_box)
-                samples.append(
-                    build_sample(
-                        sample_id=sample_id,
-                        image=image,
-                        root=root,
-                        raw_image=row["img_filename"],
-                        instruction=row.get("instruction"),
-                        box=Box(*numbers) if numbers else None,
-                        raw_box=raw_box,
-                        problems=problems,
-                        element_type=row.get("ui_type"),
-                        app=row.get("application"),
-                        app_category=row.get("group"),
-                        platform=row.get("platform"),
-                        image_size=size_of(row.get("img_size")),
-                        extra={"instruction_cn": row.get("instruction_cn"), "source_file": file.name},
-                    )
-                )
-            except (TypeError, ValueError, OverflowError) as exc:
-                samples.append(row_failure(sample_id, image, problems, exc))
+            found = Row(row, f"{file.stem}_{index:04d}", image, row["img_filename"], context)
+            samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name=path.name, samples=samples, files=files, problems=problems)
 
 

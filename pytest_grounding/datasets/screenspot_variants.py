@@ -14,20 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.targets import Absent
-from ..core.types import Box
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    corners_fixed,
-    four_numbers,
-    read_json,
-    row_failure,
-    size_of,
-)
+from ._common import DatasetError, DatasetRoot, Format, Loaded, read_json
+from .rows import Row, RowSchema, json_rows, sample_of
 
 PLATFORM_FILES = ("desktop.json", "mobile.json", "web.json")
 STYLE_FIELDS = (  # style -> the fields that hold it, first present wins
@@ -37,6 +25,29 @@ STYLE_FIELDS = (  # style -> the fields that hold it, first present wins
     ("negative", ("negative_instruction",)),
 )
 MARKERS = ("decription", "negative_instruction", "negative_action", "negative_description")
+
+
+def _extra(row: Row) -> dict:
+    style, platform = row.context["style"], row.context["platform"]
+    benchmark = {"name": "screenspot-v2-variants", "style": style, "platform": platform}
+    benchmark["ui_type"] = str(row.fields.get("ui_type"))
+    return {"source_file": row.context["source_file"], "benchmark": benchmark}
+
+
+# One sample per style a row carries: the reader gives each its text and its id `<id>-<style>`.
+SCHEMA = RowSchema(
+    name="screenspot-v2-variants",
+    image="img_filename",
+    instruction=lambda row: row.context["text"],
+    corners="swap",
+    element_type="ui_type",
+    app="application",
+    app_category=lambda row: row.context["style"],
+    platform=lambda row: row.context["platform"],
+    image_size="img_size",
+    absent=lambda row: row.context["style"] == "negative",
+    extra=_extra,
+)
 
 
 def looks_like_variants(file: Path) -> bool:
@@ -75,12 +86,7 @@ def load(path: Path) -> Loaded:
     problems: list[str] = []
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("img_filename"), str):
-                raise DatasetError(f"{file}: row {index} has no img_filename")
+        for index, row in json_rows(file, "img_filename"):
             base_id = str(row.get("id") or f"{file.stem}_{index:04d}")
             image = images / row["img_filename"]
             platform = str(row.get("platform") or file.stem)
@@ -91,38 +97,9 @@ def load(path: Path) -> Loaded:
             for style, text_value in styles:
                 if text_value is None:
                     continue
-                sample_id = f"{base_id}-{style}"
-                try:
-                    numbers = four_numbers(row.get("bbox"))
-                    samples.append(
-                        build_sample(
-                            sample_id=sample_id,
-                            image=image,
-                            root=root,
-                            raw_image=row["img_filename"],
-                            instruction=text_value,
-                            box=corners_fixed(Box(*numbers) if numbers else None, sample_id, problems),
-                            raw_box=row.get("bbox"),
-                            problems=problems,
-                            element_type=row.get("ui_type"),
-                            app=row.get("application"),
-                            app_category=style,
-                            platform=platform,
-                            image_size=size_of(row.get("img_size")),
-                            target=Absent() if style == "negative" else None,
-                            extra={
-                                "source_file": file.name,
-                                "benchmark": {
-                                    "name": "screenspot-v2-variants",
-                                    "style": style,
-                                    "platform": platform,
-                                    "ui_type": str(row.get("ui_type")),
-                                },
-                            },
-                        )
-                    )
-                except (TypeError, ValueError, OverflowError) as exc:
-                    samples.append(row_failure(sample_id, image, problems, exc))
+                context = {"style": style, "text": text_value, "platform": platform, "source_file": file.name}
+                found = Row(row, f"{base_id}-{style}", image, row["img_filename"], context)
+                samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name="screenspot-v2-variants", samples=samples, files=files, problems=problems)
 
 

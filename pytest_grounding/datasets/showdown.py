@@ -9,14 +9,39 @@ score a click inside the box, edges included, and report accuracy with a 95% boo
 from __future__ import annotations
 
 import csv
-import math
 from pathlib import Path
 
-from ..core.types import Box
-from ._common import DatasetError, DatasetRoot, Format, Loaded, build_sample, corners_fixed, row_failure
+from ._common import DatasetError, DatasetRoot, Format, Loaded, row_failure
+from .rows import Row, RowSchema, finite, sample_of
 
 COLUMNS = ("id", "image", "instruction", "x1", "y1", "x2", "y2")
 NAME = "data.csv"
+CORNERS = ("x1", "y1", "x2", "y2")
+
+
+def _corners(row: Row) -> list[float]:
+    """The four columns as numbers; one that is not makes the row an error naming its line."""
+    try:
+        return [finite(row.fields.get(c), c) for c in CORNERS]
+    except ValueError as exc:
+        raise ValueError(f"line {row.context['line']}: {exc}") from None
+
+
+def _size(row: Row) -> list | None:
+    width, height = row.fields.get("width"), row.fields.get("height")
+    return [width, height] if width and height else None
+
+
+SCHEMA = RowSchema(  # the reader gives the id (`line<N>` where the row has none)
+    name="showdown-clicks",
+    image="image",
+    bbox=_corners,
+    corners="swap",
+    app=lambda row: Path(row.context["image"]).parent.name or "unknown",  # the recording
+    platform=lambda row: "macos",
+    image_size=_size,
+    extra=lambda row: {"line": row.context["line"], "benchmark": {"name": "showdown-clicks"}},
+)
 
 
 def csv_file(path: Path) -> Path | None:
@@ -33,13 +58,6 @@ def header(file: Path) -> list[str]:
             return next(csv.reader(handle), [])
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
-
-
-def number(value: str | None, column: str) -> float:
-    result = float(value if value is not None else "nan")
-    if not math.isfinite(result):
-        raise ValueError(f"column {column} is {value!r}, not a number")
-    return result
 
 
 def load(path: Path) -> Loaded:
@@ -60,30 +78,12 @@ def load(path: Path) -> Loaded:
         sample_id = (row.get("id") or "").strip() or f"line{line}"
         raw_image = (row.get("image") or "").strip()
         image = folder / raw_image
-        try:
-            if not raw_image:
-                raise ValueError(f"{file}:{line} has no image")
-            box = corners_fixed(Box(*(number(row.get(c), c) for c in ("x1", "y1", "x2", "y2"))), sample_id, problems)
-            width, height = row.get("width"), row.get("height")
-            size = (int(number(width, "width")), int(number(height, "height"))) if width and height else None
-            samples.append(
-                build_sample(
-                    sample_id=sample_id,
-                    image=image,
-                    root=root,
-                    raw_image=raw_image,
-                    instruction=row.get("instruction"),
-                    box=box,
-                    raw_box=[row.get(c) for c in ("x1", "y1", "x2", "y2")],
-                    problems=problems,
-                    app=Path(raw_image).parent.name or "unknown",  # the recording
-                    platform="macos",
-                    image_size=size,
-                    extra={"line": line, "benchmark": {"name": "showdown-clicks"}},
-                )
-            )
-        except (TypeError, ValueError, OverflowError) as exc:
-            samples.append(row_failure(sample_id, image, problems, ValueError(f"line {line}: {exc}")))
+        if not raw_image:
+            failure = ValueError(f"line {line}: {file}:{line} has no image")
+            samples.append(row_failure(sample_id, image, problems, failure))
+            continue
+        found = Row(row, sample_id, image, raw_image, {"line": line, "image": raw_image})
+        samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name="showdown-clicks", samples=samples, files=[file], problems=problems)
 
 

@@ -12,18 +12,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.targets import normalised
-from ..core.types import Box
-from ._common import (
-    DatasetError,
-    DatasetRoot,
-    Format,
-    Loaded,
-    build_sample,
-    four_numbers,
-    read_json,
-    row_failure,
-    size_of,
+from ._common import DatasetError, DatasetRoot, Format, Loaded
+from .rows import Row, RowSchema, json_rows, sample_of
+
+
+def _extra(row: Row) -> dict:
+    benchmark = {"name": "ui-vision", "split": row.context["split"]}
+    benchmark.update({key: str(row.fields.get(key)) for key in ("platform", "category", "element_type")})
+    return {"source_file": row.context["source_file"], "benchmark": benchmark}
+
+
+SCHEMA = RowSchema(
+    name="ui-vision",
+    image="image_path",
+    id="id",
+    instruction="prompt_to_evaluate",
+    corners="swap",  # as the authors' evaluator
+    element_type="element_type",
+    app="platform",  # the row's platform is the application
+    app_category="category",
+    platform=lambda row: row.context["split"],
+    image_size="image_size",
+    extra=_extra,
 )
 
 SPLITS = ("basic", "functional", "spatial")
@@ -65,52 +75,12 @@ def load(path: Path) -> Loaded:
     problems: list[str] = []
     samples = []
     for file in files:
-        rows = read_json(file)
-        if not isinstance(rows, list):
-            raise DatasetError(f"{file}: expected a JSON list of rows, got {type(rows).__name__}")
         split = file.stem[len(PREFIX) :]
-        for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("image_path"), str):
-                raise DatasetError(f"{file}: row {index} has no image_path")
-            sample_id = str(row.get("id") or f"{split}_{index:05d}")
+        context = {"split": split, "source_file": file.name}
+        for index, row in json_rows(file, "image_path"):
             image = resolve_image(root_folder, row["image_path"])
-            try:
-                numbers = four_numbers(row.get("bbox"))
-                box = None
-                if numbers:
-                    box, swapped = normalised(Box(*numbers))
-                    if swapped:
-                        note = f"bbox {list(numbers)} has reversed corners; read as {box.as_list()}"
-                        problems.append(f"{sample_id}: {note}")
-                samples.append(
-                    build_sample(
-                        sample_id=sample_id,
-                        image=image,
-                        root=root,
-                        raw_image=row["image_path"],
-                        instruction=row.get("prompt_to_evaluate"),
-                        box=box,
-                        raw_box=row.get("bbox"),
-                        problems=problems,
-                        element_type=row.get("element_type"),
-                        app=row.get("platform"),
-                        app_category=row.get("category"),
-                        platform=split,
-                        image_size=size_of(row.get("image_size")),
-                        extra={
-                            "source_file": file.name,
-                            "benchmark": {
-                                "name": "ui-vision",
-                                "split": split,
-                                "platform": str(row.get("platform")),
-                                "category": str(row.get("category")),
-                                "element_type": str(row.get("element_type")),
-                            },
-                        },
-                    )
-                )
-            except (TypeError, ValueError, OverflowError) as exc:
-                samples.append(row_failure(sample_id, image, problems, exc))
+            found = Row(row, f"{split}_{index:05d}", image, row["image_path"], context)
+            samples.append(sample_of(found, SCHEMA, root, problems))
     return Loaded(name="ui-vision", samples=samples, files=files, problems=problems)
 
 
