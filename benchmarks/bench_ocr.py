@@ -16,6 +16,8 @@
     python benchmarks/bench_ocr.py --quick              # the same on 16 + 8 screens (accuracy on those only)
     python benchmarks/bench_ocr.py --quick --variant "ocr:threads=2" --variant "ocr:rec_width=320"
     python benchmarks/bench_ocr.py --only latency       # or: accuracy, runs (whole pytest runs), all
+    python benchmarks/bench_ocr.py --predictions before.jsonl                      # every answer on the real set
+    python benchmarks/bench_ocr.py --predictions after.jsonl --against before.jsonl  # exit 1 if one changed
 
 Timings depend on what else the machine runs: the load average is printed with them.
 """
@@ -349,6 +351,47 @@ def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequ
     return [*lines, ""]
 
 
+# -- the detector's answers, to hold a change of its parse against ----------------------------------
+
+
+def prediction_lines(folder: Path, limit: int, spec: str) -> list[str]:
+    """One JSON line per sample of the set: the detector's point, box and answer text, rounded to
+    the micro-pixel (a faster parse must give these same lines)."""
+    from pytest_grounding.core.types import Query
+    from pytest_grounding.detectors import parse_spec
+    from pytest_grounding.detectors.ocr import OcrDetector
+    from pytest_grounding.evaluate.runner import read_image
+
+    os.environ.update(OFFLINE)
+    name, options = parse_spec(spec)
+    if name != "ocr":
+        raise SystemExit(f"--predictions: {spec!r} is not an ocr[:options] spec")
+    detector = OcrDetector(**options)
+    lines = []
+    for _, samples in screens_of(folder, limit):
+        image, problem = read_image(samples[0])
+        if image is None:
+            raise SystemExit(problem)
+        for sample in samples:
+            prediction = detector.predict(Query(image, sample.instruction))
+            point = None if prediction.point is None else [round(float(v), 6) for v in prediction.point]
+            box = None if prediction.box is None else [round(float(v), 6) for v in prediction.box.as_list()]
+            lines.append(json.dumps({"id": sample.id, "point": point, "box": box, "raw": prediction.raw}))
+    return lines
+
+
+def check_predictions(lines: Sequence[str], against: Path) -> int:
+    """0 when every line equals the file's, else 1 after naming the samples that differ."""
+    before = against.read_text(encoding="utf-8").splitlines()
+    differ = [f"{json.loads(a)['id']}: {a} != {b}" for a, b in zip(before, lines, strict=False) if a != b]
+    if len(before) != len(lines):
+        differ.append(f"{len(before)} samples in {against}, {len(lines)} now")
+    print(f"{len(lines)} predictions, {len(differ)} differ from {against}", file=sys.stderr)
+    for line in differ[:20]:
+        print(f"  {line}", file=sys.stderr)
+    return 1 if differ else 0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -375,7 +418,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=[],
         help="speed: a detector spec to time (repeatable; default: ocr, the defaults)",
     )
+    parser.add_argument(
+        "--predictions",
+        type=Path,
+        help="write the default detector's (or the first --variant's) answers on the real set (--limit screens, "
+        "0 = all) to this JSONL file and stop; with --against, exit 1 when they differ from that file's",
+    )
+    parser.add_argument("--against", type=Path, help="with --predictions: the answers before a change")
     args = parser.parse_args(argv)
+    if args.predictions:
+        sys.path.insert(0, str(REPO))
+        lines = prediction_lines(args.real, args.limit, (args.variant or ["ocr"])[0])
+        args.predictions.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        raise SystemExit(check_predictions(lines, args.against) if args.against else 0)
     if args.only == "all":
         args.only = None
 

@@ -6,308 +6,71 @@ The icon detector is AGPL-3.0 and never ships with this package: the model file 
 `model=PATH`, else $PYTEST_GROUNDING_OMNIPARSER_MODEL, else
 $PYTEST_GROUNDING_CACHE/models/omniparser-v2-icon-detect-640.onnx (cache default
 ~/.cache/pytest-grounding). onnxruntime, rapidocr, OpenCV, torch and transformers are imported when
-the detector is built, never at import of the package. The pure geometry is in `_yolo`.
+the detector is built, never at import of the package. The parts, each importable from here as before:
+the model file and its session in `omniparser_session`, the pure choices on a parsed screen in
+`omniparser_elements` (geometry in `_yolo`), the optional selector model in `omniparser_select`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import re
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.cache import cache_root
-from ..core.redact import register_env
-from ..core.types import Box, Point, Prediction, Query, image_digest
+from ..core.types import Box, Prediction, Query, image_digest
 from ..evaluate.locate import LocateQuery
 from . import _yolo
-from .textmatch import MAX_LABEL_WORDS, Label, Thresholds, choose, label_similarities
+from .ocr_engine import _ort_distribution
+from .omniparser_elements import BoxT, OcrText, ParsedElements, element_at, merge_elements, snap
+from .omniparser_select import (
+    SELECTOR_KEY_ENV,
+    Selector,
+    draw_elements,
+    element_listing,
+    parse_element_id,
+    selector_prompt,
+)
+from .omniparser_session import (
+    CPU,
+    CUDA,
+    MODEL_ENV,
+    MODEL_FILE,
+    create_session,
+    model_candidates,
+    provider_note,
+    resolve_model,
+)
+from .textmatch import Label, Thresholds, choose, label_similarities
 
 if TYPE_CHECKING:
     import numpy as np
 
+__all__ = [
+    "CPU",
+    "CUDA",
+    "MODEL_ENV",
+    "MODEL_FILE",
+    "SELECTOR_KEY_ENV",
+    "BoxT",
+    "OcrText",
+    "OmniParserDetector",
+    "ParsedElements",
+    "Selector",
+    "create_session",
+    "draw_elements",
+    "element_at",
+    "element_listing",
+    "merge_elements",
+    "model_candidates",
+    "parse_element_id",
+    "provider_note",
+    "resolve_model",
+    "selector_prompt",
+    "snap",
+]
+
 log = logging.getLogger(__name__)
-
-CUDA = "CUDAExecutionProvider"
-CPU = "CPUExecutionProvider"
-MODEL_FILE = "omniparser-v2-icon-detect-640.onnx"
-MODEL_ENV = "PYTEST_GROUNDING_OMNIPARSER_MODEL"
-_ORT_DEFAULT_SEVERITY = 2  # onnxruntime's logger severity when nothing changed it (it has no getter)
-# Lines of more words are running text, not a row of labels (as the ocr detector counts them).
-# Instructions naming a control that sits beside its label rather than around it.
-_TOGGLE_WORDS = re.compile(r"\b(check ?box(es)?|tick|untick|check|uncheck|radio|toggle|switch)\b", re.I)
-
-BoxT = tuple[float, float, float, float]
-
-
-def model_candidates(model: str | None = None) -> list[tuple[Path, str]]:
-    """Where the model is looked for, in order, each with where that place came from."""
-    if model:
-        return [(Path(model).expanduser(), "model= option")]
-    env = os.environ.get(MODEL_ENV)
-    if env:
-        return [(Path(env).expanduser(), f"${MODEL_ENV}")]
-    return [
-        (
-            cache_root() / "models" / MODEL_FILE,
-            "the cache folder ($PYTEST_GROUNDING_CACHE or ~/.cache/pytest-grounding)",
-        )
-    ]
-
-
-def resolve_model(model: str | None = None) -> Path:
-    """The model file, or a FileNotFoundError that says where it looked and how to make the file."""
-    for path, _source in model_candidates(model):
-        if path.is_file():
-            return path
-    path, source = model_candidates(model)[0]
-    raise FileNotFoundError(
-        f"omniparser: no icon detector model at {path} (from {source}). Make it from OmniParser v2's "
-        f"weights/icon_detect/model.pt (AGPL-3.0, not shipped here) on a machine with PyTorch and torchvision: "
-        f"`yolo export model=model.pt format=onnx imgsz=640`, then put it there, set ${MODEL_ENV}, "
-        f"or pass --detector omniparser:model=PATH"
-    )
-
-
-def create_session(path: Path, device: str = "auto", threads: int = 1) -> tuple[Any, list[str], list[str]]:
-    """An onnxruntime session on the model: CUDA asked for when onnxruntime lists it (and device is
-    auto), CPU otherwise. Returns (session, providers requested, providers really used, read back).
-    A listed CUDA provider that cannot run falls back to CPU with loud logger lines: they are
-    silenced for the creation only, and the read-back says what runs."""
-    import onnxruntime as ort
-
-    if device not in ("auto", "cpu"):
-        raise ValueError(f"omniparser: device must be 'auto' or 'cpu', not {device!r}")
-    requested = [CUDA, CPU] if device == "auto" and CUDA in ort.get_available_providers() else [CPU]
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = max(1, int(threads))
-    options.log_severity_level = 3
-    ort.set_default_logger_severity(4)
-    try:
-        session = ort.InferenceSession(str(path), sess_options=options, providers=requested)
-    finally:
-        ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
-    return session, requested, list(session.get_providers())
-
-
-def provider_note(requested: Sequence[str], used: Sequence[str]) -> str | None:
-    missing = [p for p in requested if p not in used and p != CPU]
-    if not missing:
-        return None
-    return (
-        f"onnxruntime lists {', '.join(missing)} but could not use it here; the icon detector runs on {', '.join(used)}"
-    )
-
-
-# --- the parsed screen and the choices made on it (pure) ----------------------------------------
-
-
-@dataclass(frozen=True)
-class OcrText:
-    """An OCR text as this module uses it: what ScreenText gives, kept to the fields read here."""
-
-    text: str
-    box: BoxT
-    kind: str  # line | word | span
-    line_words: int = 1
-
-
-@dataclass(frozen=True)
-class ParsedElements:
-    elements: tuple[_yolo.Element, ...]
-    texts: tuple[OcrText, ...]  # every OCR candidate (lines, words, runs of words)
-    labels: tuple[Label, ...]  # texts[i] prepared for matching
-    icons_found: int  # icon boxes after NMS, before the merge
-    icon_seconds: float
-    ocr_seconds: float
-
-    @property
-    def icons(self) -> tuple[_yolo.Element, ...]:
-        return tuple(e for e in self.elements if e.type == "icon")
-
-
-def merge_elements(
-    icon_boxes: Sequence[BoxT],
-    icon_scores: Sequence[float],
-    texts: Sequence[OcrText],
-    iou: float = 0.7,
-    inside: float = 0.8,
-) -> list[_yolo.Element]:
-    """OmniParser's merge with the OCR lines as its text boxes (OmniParser merges the boxes its OCR
-    reads, lines or segments; words and runs of words stay candidates for matching only)."""
-    lines = [(t.box, t.text) for t in texts if t.kind == "line"]
-    return _yolo.merge(icon_boxes, lines, iou=iou, inside=inside, icon_scores=icon_scores)
-
-
-def snap(
-    text_box: BoxT, instruction: str, icons: Sequence[_yolo.Element], snap_area: float = 4.0, inside: float = 0.8
-) -> tuple[BoxT, str]:
-    """The box to answer for a matched text: the smallest icon around it (a label inside a button:
-    the button), when that icon is at most `snap_area` times the text's area and the text sits in
-    its middle (a sidebar row with an icon, then its label, is not a button); else, when the
-    instruction names a toggle (checkbox, radio, switch...), the nearest small square icon on the
-    same row just left or right of it; else the text's own box. Returns (box, how) with how in
-    inside | beside | text."""
-    text_area = _yolo.area(text_box)
-    text_cx = (text_box[0] + text_box[2]) / 2.0
-    around = [
-        e
-        for e in icons
-        if _yolo.inside_share(text_box, e.box) > inside
-        and _yolo.area(e.box) <= snap_area * max(text_area, 1.0)
-        and abs((e.box[0] + e.box[2]) / 2.0 - text_cx) <= 0.25 * (e.box[2] - e.box[0])
-    ]
-    if around:
-        return min(around, key=lambda e: _yolo.area(e.box)).box, "inside"
-    if _TOGGLE_WORDS.search(instruction):
-        height = text_box[3] - text_box[1]
-        cy = (text_box[1] + text_box[3]) / 2.0
-        best: tuple[float, BoxT] | None = None
-        for e in icons:
-            w, h = e.box[2] - e.box[0], e.box[3] - e.box[1]
-            if not (0.6 <= w / max(h, 1e-6) <= 1.6 and 0.5 * height <= h <= 2.5 * height):
-                continue
-            if abs((e.box[1] + e.box[3]) / 2.0 - cy) > 0.5 * max(height, h):
-                continue
-            gap = text_box[0] - e.box[2] if e.box[2] <= (text_box[0] + text_box[2]) / 2 else e.box[0] - text_box[2]
-            if -0.25 * height <= gap <= 2.0 * height and (best is None or gap < best[0]):
-                best = (gap, e.box)
-        if best is not None:
-            return best[1], "beside"
-    return text_box, "text"
-
-
-def element_at(point: Point, parsed: ParsedElements, radius: float = 4.0) -> tuple[BoxT, str, str | None] | None:
-    """The element under a click point: the smallest element containing it (edges included);
-    for a text line of labels (a menu bar read as one line), the word under the point; else the
-    nearest element within `radius` px. Returns (box, type, content) or None."""
-
-    def contains(box: BoxT) -> bool:
-        return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
-
-    under = [e for e in parsed.elements if contains(e.box)]
-    if under:
-        element = min(under, key=lambda e: _yolo.area(e.box))
-        if element.type == "text":
-            line = [t for t in parsed.texts if t.kind == "line" and t.box == element.box]
-            if line and 1 < line[0].line_words <= MAX_LABEL_WORDS:
-                words = [
-                    t
-                    for t in parsed.texts
-                    if t.kind == "word" and contains(t.box) and _yolo.inside_share(t.box, element.box) > 0.8
-                ]
-                if words:
-                    word = min(words, key=lambda t: _yolo.area(t.box))
-                    return word.box, "text", word.text
-        return element.box, element.type, element.content
-    near = [(Box(*e.box).distance_to(point), i) for i, e in enumerate(parsed.elements)]
-    near = [(d, i) for d, i in near if d <= radius]
-    if not near:
-        return None
-    element = parsed.elements[min(near)[1]]
-    return element.box, element.type, element.content
-
-
-# --- the optional selector model (OpenAI-compatible chat endpoint) ------------------------------
-
-SELECTOR_KEY_ENV = "PYTEST_GROUNDING_SELECTOR_API_KEY"
-_ELEMENT_ID = re.compile(r"\b(?:id|box|element)?\s*#?\s*(\d+)\b", re.I)
-
-
-def element_listing(elements: Sequence[_yolo.Element]) -> str:
-    """The numbered element list the selector reads, OmniParser's way ("ID 3, icon: Save As")."""
-    return "\n".join(f"ID {i}, {e.type}: {e.content or '(no text)'}" for i, e in enumerate(elements))
-
-
-def selector_prompt(instruction: str, elements: Sequence[_yolo.Element]) -> str:
-    return (
-        "The screenshot shows numbered boxes around the elements of a screen, listed here:\n"
-        f"{element_listing(elements)}\n\nWhich element should be clicked to do this: {instruction}\n"
-        "Answer with the element's ID number only."
-    )
-
-
-def parse_element_id(answer: str, count: int) -> int | None:
-    """The first number in the answer that is a valid element id, or None (wrong format)."""
-    for match in _ELEMENT_ID.finditer(answer or ""):
-        value = int(match.group(1))
-        if 0 <= value < count:
-            return value
-    return None
-
-
-def draw_elements(image: Any, elements: Sequence[_yolo.Element]) -> Any:
-    """The screenshot with each element's box and id drawn (OmniParser's set-of-marks picture)."""
-    from PIL import ImageDraw
-
-    marked = image.convert("RGB").copy()
-    draw = ImageDraw.Draw(marked)
-    for i, e in enumerate(elements):
-        colour = (230, 40, 40) if e.type == "icon" else (40, 90, 230)
-        draw.rectangle(e.box, outline=colour, width=2)
-        draw.text((e.box[0] + 2, max(0.0, e.box[1] - 11)), str(i), fill=colour)
-    return marked
-
-
-@dataclass(frozen=True)
-class Selector:
-    """A chat model behind an OpenAI-compatible endpoint picking an element id. The API key is read
-    from the environment variable `key_env` at each call, never stored, printed or written."""
-
-    base_url: str
-    model: str
-    key_env: str = SELECTOR_KEY_ENV
-    timeout: float = 120.0
-
-    def request(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> dict[str, Any]:
-        import base64
-        import io
-
-        buffer = io.BytesIO()
-        draw_elements(image, elements).save(buffer, format="PNG")
-        picture = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-        return {
-            "model": self.model,
-            "temperature": 0,
-            "max_tokens": 16,
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": selector_prompt(instruction, elements)},
-                        {"type": "image_url", "image_url": {"url": picture}},
-                    ],
-                }
-            ],
-        }
-
-    def answer(self, instruction: str, elements: Sequence[_yolo.Element], image: Any) -> str:
-        import json
-        import urllib.request
-
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.key_env)
-        if key:
-            register_env(self.key_env)  # a server that echoes the header back: masked in every output
-            headers["Authorization"] = f"Bearer {key}"
-        body = json.dumps(self.request(instruction, elements, image)).encode()
-        url = self.base_url.rstrip("/") + "/chat/completions"
-        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=self.timeout) as reply:
-            document = json.loads(reply.read().decode("utf-8"))
-        return str(document["choices"][0]["message"]["content"] or "")
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "key_env": self.key_env,
-            "key_set": bool(os.environ.get(self.key_env)),
-        }
 
 
 class OmniParserDetector:
@@ -362,7 +125,7 @@ class OmniParserDetector:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.snap_area, self.radius = float(snap_area), float(radius)
         self.device = device
-        from .ocr import default_threads  # the same rule as `ocr`, so that the two share one OCR parse
+        from .ocr_engine import default_threads  # the same rule as `ocr`, so that the two share one OCR parse
 
         self.threads = int(threads) or default_threads()
         self.cache_size = max(1, int(cache_size))
@@ -508,8 +271,6 @@ class OmniParserDetector:
 
     def describe(self) -> dict[str, Any]:
         import onnxruntime as ort
-
-        from .ocr import _ort_distribution
 
         runtime = f"{_ort_distribution()} {ort.__version__}"
         headline = (

@@ -1,0 +1,207 @@
+"""RapidOCR as the `ocr` detector runs it: the engine settings, one engine per distinct settings
+and one parse per screen for the whole process (`shared_parse`: an LRU cache keyed by the settings
+and the pixels' digest), the execution providers read back from its sessions. rapidocr and
+onnxruntime are imported when an engine is loaded, never at import of the package."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..core.types import Query
+from .ocr_text import ParsedScreen, screen_texts, words_by_line
+from .textmatch import Label
+
+CUDA = "CUDAExecutionProvider"
+_FONT = Path(__file__).resolve().parent.parent / "datasets" / "synth" / "fonts" / "DejaVuSans.ttf"
+# onnxruntime's logger severity when nothing has changed it (it has no getter to save it with).
+_ORT_DEFAULT_SEVERITY = 2
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What changes RapidOCR's output or speed; one engine (and one parse per screen) per distinct value.
+
+    `det_side`/`det_limit` are RapidOCR's `Det.limit_side_len`/`Det.limit_type` (the detection
+    model's input size); `rec_batch` is `Rec.rec_batch_num`; `rec_width` is the width of
+    `Rec.rec_img_shape`, the least width every text line is padded to before recognition;
+    `threads` is ONNX Runtime's intra-op threads (0 = `default_threads()`).
+    """
+
+    threads: int = 0
+    device: str = "auto"
+    text_score: float = 0.5
+    max_side: int = 2000
+    det_side: int = 736
+    det_limit: str = "min"
+    # RapidOCR's 6 and 320 pad every line to the widest of its batch and to at least 320 px: most
+    # UI labels are short, so that padding was most of the recognition time (README, "OCR speed").
+    rec_batch: int = 1
+    rec_width: int = 48
+
+    def resolved(self) -> EngineSettings:
+        """The settings with `threads` made concrete (so equal engines share one cache entry)."""
+        if self.device not in ("auto", "cpu"):
+            raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {self.device!r}")
+        if self.det_limit not in ("min", "max"):
+            raise ValueError(f"ocr: det_limit must be 'min' or 'max', not {self.det_limit!r}")
+        return replace(self, threads=int(self.threads) or default_threads())
+
+
+def default_threads(cores: int | None = None, workers: int | None = None, load: float | None = None) -> int:
+    """ONNX Runtime's intra-op threads for one process: the cores shared out between xdist workers,
+    and one when the machine is already busy (1-minute load average at least the cores), where
+    more threads only wait for each other (measured: README, "OCR speed")."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    if workers is None:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    share = max(1, cores // max(1, workers))
+    return 1 if load >= cores else share
+
+
+@dataclass(frozen=True)
+class OcrEngine:
+    """One RapidOCR pipeline and the execution providers its sessions really use."""
+
+    settings: EngineSettings
+    rapid: Any
+    providers_requested: tuple[str, ...]
+    providers: tuple[str, ...]
+
+    @classmethod
+    def load(cls, settings: EngineSettings) -> OcrEngine:
+        import onnxruntime as ort
+        from rapidocr import RapidOCR
+
+        use_cuda = settings.device == "auto" and CUDA in ort.get_available_providers()
+        rapid = RapidOCR(
+            params={
+                "Global.use_cls": False,  # UI text is upright; the classifier turned "Edit" upside down
+                "Global.text_score": settings.text_score,
+                "Global.max_side_len": settings.max_side,
+                "Global.log_level": "error",
+                "Det.limit_side_len": settings.det_side,
+                "Det.limit_type": settings.det_limit,
+                "Rec.rec_batch_num": settings.rec_batch,
+                "Rec.rec_img_shape": [3, 48, settings.rec_width],
+                "EngineConfig.onnxruntime.use_cuda": use_cuda,
+                "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
+            }
+        )
+        # A CUDA provider that is listed but cannot run (no device, no CUDA libraries) falls back
+        # to CPU with loud error lines; the providers read back below say what really runs.
+        ort.set_default_logger_severity(4)
+        try:
+            rapid(_warmup_image())  # builds the detection and recognition sessions
+        finally:
+            ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
+        engines: Any = (rapid.text_det, rapid.text_rec)  # both built by the warm-up call above
+        sessions = [engine.session.session for engine in engines]
+        used = tuple(dict.fromkeys(s.get_providers()[0] for s in sessions))
+        requested = (CUDA, "CPUExecutionProvider") if use_cuda else ("CPUExecutionProvider",)
+        return cls(settings, rapid, requested, used)
+
+    def read(self, image: Any) -> ParsedScreen:
+        """Parse one screen (a PIL image): every text line, its words and runs of words."""
+        started = time.perf_counter()
+        result = self.rapid(image.convert("RGB"), return_word_box=True)
+        elapsed = time.perf_counter() - started
+        line_texts = list(getattr(result, "txts", None) or ())  # None (or no attribute) when nothing was read
+        lines = list(zip(line_texts, result.boxes if line_texts else (), result.scores or (), strict=False))
+        words = words_by_line(line_texts, result.word_results if line_texts else ())
+        texts = screen_texts(lines, words)
+        return ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
+
+
+def _warmup_image() -> Any:
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (160, 48), "white")
+    ImageDraw.Draw(image).text((12, 12), "Warm up", fill="black", font=ImageFont.truetype(str(_FONT), 20))
+    return image
+
+
+class ParseCache:
+    """Parsed screens by (engine settings, pixels' digest), least recently used dropped first."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.capacity = max(1, int(capacity))
+        self._screens: OrderedDict[tuple[EngineSettings, str], ParsedScreen] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, settings: EngineSettings, key: str) -> ParsedScreen | None:
+        with self._lock:
+            screen = self._screens.get((settings, key))
+            if screen is not None:
+                self._screens.move_to_end((settings, key))
+            return screen
+
+    def put(self, settings: EngineSettings, key: str, screen: ParsedScreen) -> None:
+        with self._lock:
+            self._screens[(settings, key)] = screen
+            while len(self._screens) > self.capacity:
+                self._screens.popitem(last=False)
+
+    def __contains__(self, item: tuple[EngineSettings, str]) -> bool:
+        return item in self._screens
+
+    def clear(self) -> None:
+        with self._lock:
+            self._screens.clear()
+
+
+# One engine per distinct settings and one parse per screen, for the whole process.
+_ENGINES: dict[EngineSettings, OcrEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+SHARED_PARSES = ParseCache(16)
+
+
+def ocr_engine(settings: EngineSettings = EngineSettings()) -> OcrEngine:
+    """The process's engine for these settings, loaded (and warmed up) on first use."""
+    settings = settings.resolved()
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(settings)
+        if engine is None:
+            engine = _ENGINES[settings] = OcrEngine.load(settings)
+        return engine
+
+
+def shared_parse(query: Query, settings: EngineSettings = EngineSettings()) -> ParsedScreen:
+    """The OCR parse of the query's screen, read at most once per process for equal settings.
+
+    For detectors that need the screen's text (`ocr`, `omniparser`): calling this (or
+    `OcrDetector.parse`, which uses it) with the same settings in one process runs RapidOCR once
+    per screen. `SHARED_PARSES.capacity` (16 by default; an `OcrDetector` raises it to its
+    `cache_size`) is how many screens are kept.
+    """
+    screen, _ = _parse(query, ocr_engine(settings), SHARED_PARSES)
+    return screen
+
+
+def _parse(query: Query, engine: OcrEngine, cache: ParseCache) -> tuple[ParsedScreen, bool]:
+    """(the parse, whether it came from the cache)."""
+    screen = cache.get(engine.settings, query.image_key)
+    if screen is not None:
+        return screen, True
+    screen = engine.read(query.image)
+    cache.put(engine.settings, query.image_key, screen)
+    return screen, False
+
+
+def _ort_distribution() -> str:
+    """onnxruntime-gpu and onnxruntime install the same module: name the one that is there."""
+    for name in ("onnxruntime-gpu", "onnxruntime"):
+        try:
+            metadata.version(name)
+            return name
+        except metadata.PackageNotFoundError:
+            continue
+    return "onnxruntime"
