@@ -30,6 +30,7 @@ from ..evaluate import resume as resume_mod
 from ..evaluate.scoring import error_record
 from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions, write_atomic
 from .environment import register_project_presets, registered_preset, versions
+from .ledger import Ledger, NotRun, describe_not_run, item_identity, not_run_line, params_of, placeholder
 from .pool import DetectorLoadError, DetectorPool
 from .settings import SettingError, Settings, missing_extra
 
@@ -80,6 +81,8 @@ class GroundingRun:
     preflighted: set[str] = field(default_factory=set)  # detector specs whose preflight passed
     timeline: Timeline = field(default_factory=Timeline)  # when records arrived: throughput
     served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
+    ledger: Ledger = field(default_factory=Ledger)  # controller: every item to score, one record each
+    not_run: list[NotRun] = field(default_factory=list)  # controller: items no report came for
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -193,24 +196,13 @@ class GroundingRun:
         """An error record for an item whose worker died: the sample is found by its test id among
         the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
         that names the test id."""
-        from ..core.types import Sample
-        from ..datasets import slug
-        from ..datasets._common import PLACEHOLDER_BOX
-
-        if "@" in nodeid.rpartition("]")[2]:  # xdist's loadgroup suffix: "...[params]@group"
-            nodeid = nodeid[: nodeid.rindex("@")]
-        params = nodeid.rpartition("[")[2].rstrip("]")
-        specs = {(slug(spec).replace("_", "-") if ":" in spec else spec): spec for spec in self.settings.detector_specs}
-        detector = next(
-            (spec for key, spec in sorted(specs.items(), key=lambda kv: -len(kv[0])) if params.startswith(key + "-")),
-            "?",
-        )
-        samples = (sample for dataset in self.datasets.values() for sample in dataset.samples)
-        sample = next((s for s in samples if params.endswith("-" + s.uid) or params == s.uid), None)
-        if sample is None and detector == "?":
+        samples = [sample for dataset in self.datasets.values() for sample in dataset.samples]
+        identity = item_identity(nodeid, self.settings.detector_specs, {s.uid: s for s in reversed(samples)}, samples)
+        if identity is None:
             return None  # not a grounding item (another test of the same session)
+        detector, sample = identity
         if sample is None:
-            sample = Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
+            sample = placeholder(params_of(nodeid))
         return error_record(
             sample,
             detector=detector,
@@ -451,15 +443,45 @@ class GroundingRun:
 
     # -- controller: results ----------------------------------------------------------------------
 
-    def add_record(self, record: Record) -> None:
-        self.records.append(record)
+    def add_record(self, record: Record, item: str | None = None, *, crash: bool = False) -> bool:
+        """One record per item (`ledger.py` says which one an item keeps; False: the item had one).
+        A crash record reaches the predictions file at the end, if no real one replaced it."""
+        if not self.ledger.place(self.records, item, record, crash=crash):
+            return False
         self.timeline.add(record, time.monotonic())
+        if not crash:
+            self._stream(record)
+        return True
+
+    def _stream(self, record: Record) -> None:
         if self.settings.predictions_path is not None:
             self.open_predictions()
             assert self._writer is not None
             self._writer.write(record)
 
+    def _account_not_run(self, interrupted: bool) -> None:
+        """The items the run was to score that no report came for: listed, and the run is partial."""
+        self.not_run = describe_not_run(
+            self.ledger.missing(),
+            self.settings.detector_specs,
+            list({id(d): d for d in self.datasets.values()}.values()),
+        )
+        if not self.not_run:
+            return
+        if self.ledger.crashes and not interrupted:
+            reason = f"xdist stopped after {self.ledger.crashes} worker crashes, --max-worker-restart"
+        elif interrupted:
+            reason = "the run was interrupted: Ctrl-C, -x or --maxfail"
+        else:
+            reason = "no report came for them"
+        total = len(self.ledger.placed) + len(self.not_run)
+        self.note(not_run_line(self.not_run, total, reason, resumable=self.settings.predictions_path is not None))
+
     def finish(self, interrupted: bool) -> None:
+        for record in self.ledger.take_stand_ins():
+            self._stream(record)
+        self._account_not_run(interrupted)
+        interrupted = interrupted or bool(self.not_run)
         self.interrupted = interrupted
         if self._writer is not None:
             self._writer.close()
@@ -521,7 +543,7 @@ class GroundingRun:
         found = None
         if self.summary is not None:
             found = document_mod.Figures(self.summary, self.cost, tuple(self.reproductions), tuple(self.verdicts))
-        extra = {}
+        extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
         if self.settings.shard is not None:
             fingerprints: dict[str, str | None] = {d.name: d.fingerprint for d in self.datasets.values()}
             for name, summary in self.worker_datasets.items():
