@@ -115,35 +115,38 @@ def placeholder(params: str) -> Sample:
     return Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
 
 
-def not_run_line(not_run: Sequence[NotRun], total: int, reason: str, *, resumable: bool) -> str:
+def not_run_line(not_run: Sequence[NotRun], total: int, *, crashes: int, interrupted: bool, resumable: bool) -> str:
     """The summary's line (a note): how many, why, and the first few ids."""
+    if crashes and not interrupted:
+        reason = f"xdist stopped after {crashes} worker crashes, --max-worker-restart"
+    elif interrupted:
+        reason = "the run was interrupted: Ctrl-C, -x or --maxfail"
+    else:
+        reason = "no report came for them"
     shown = ", ".join(entry.id for entry in not_run[:SHOWN])
     more = f" and {len(not_run) - SHOWN} more" if len(not_run) > SHOWN else ""
     resume = ", --grounding-resume runs them" if resumable else ""
     return f"not run: {len(not_run)} of {total} samples ({reason}): {shown}{more} (the JSON report's not_run{resume})"
 
 
-def params_of(nodeid: str) -> str:
-    if "@" in nodeid.rpartition("]")[2]:
-        nodeid = nodeid[: nodeid.rindex("@")]
-    return nodeid.rpartition("[")[2].rstrip("]")
-
-
-def describe_not_run(nodeids: Sequence[str], specs: Sequence[str], datasets: Iterable[Any]) -> list[NotRun]:
-    """The grounding samples among items no report came for (other tests of the session left out)."""
+def identify(nodeids: Sequence[str], specs: Sequence[str], datasets: Iterable[Any]) -> list[tuple[str, str, Sample]]:
+    """(node id, detector spec, sample) of each grounding item among `nodeids` (other tests of the
+    session left out); a sample this process never loaded (pinned by a suite) is named by its test id."""
     if not nodeids:
         return []
-    samples = [sample for dataset in datasets for sample in dataset.samples]
+    samples = [sample for dataset in {id(d): d for d in datasets}.values() for sample in dataset.samples]
     by_uid: dict[str, Sample] = {}
     for sample in samples:
         by_uid.setdefault(sample.uid, sample)
     found = []
     for nodeid in nodeids:
         identity = item_identity(nodeid, specs, by_uid, samples)
-        if identity is None:
-            continue
-        detector, sample = identity
-        if sample is None:
-            sample = placeholder(params_of(nodeid))
-        found.append(NotRun(nodeid, detector, sample.dataset, sample.id, sample.uid))
+        if identity is not None:
+            found.append((nodeid, identity[0], identity[1] or placeholder(params_of(nodeid))))
     return found
+
+
+def params_of(nodeid: str) -> str:
+    if "@" in nodeid.rpartition("]")[2]:
+        nodeid = nodeid[: nodeid.rindex("@")]
+    return nodeid.rpartition("[")[2].rstrip("]")

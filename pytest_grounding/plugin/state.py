@@ -1,6 +1,8 @@
 """The run's state, kept on one object in `config.stash` (module-level state would leak between
 in-process pytester runs). Worker side: datasets and loaded detectors. Controller side: the
-records from every worker, the predictions stream, the summary and the gates' verdicts."""
+records from every worker, the predictions stream, the summary and the gates' verdicts. Steps of
+their own elsewhere: `ledger.py` (one record per item, the items not run), `baseline_state.py`
+(the baseline read, compared or written), `resume_state.py` (a resumed predictions file read back)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..analysis import baseline as baseline_mod
 from ..analysis import document as document_mod
 from ..analysis import reproduce
 from ..analysis.throughput import Timeline, merge_served
-from ..core.record import Outcome, Record, Task
+from ..core.record import Record
 from ..core.registry import Registry, UnknownName
 from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_language
 from ..datasets import builtin_registry as builtin_formats
@@ -26,11 +28,11 @@ from ..detectors.preflight import run_preflight
 from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
-from ..evaluate import resume as resume_mod
 from ..evaluate.scoring import error_record
-from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions, write_atomic
+from ..render.output import PredictionsWriter
+from . import baseline_state, resume_state
 from .environment import register_project_presets, registered_preset, versions
-from .ledger import Ledger, NotRun, describe_not_run, item_identity, not_run_line, params_of, placeholder
+from .ledger import Ledger, NotRun, identify, not_run_line
 from .pool import DetectorLoadError, DetectorPool
 from .settings import SettingError, Settings, missing_extra
 
@@ -193,23 +195,13 @@ class GroundingRun:
         return next((d.fingerprint for d in self.datasets.values() if d.name == dataset_name), None)
 
     def crash_record(self, nodeid: str, message: str) -> Record | None:
-        """An error record for an item whose worker died: the sample is found by its test id among
-        the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
-        that names the test id."""
-        samples = [sample for dataset in self.datasets.values() for sample in dataset.samples]
-        identity = item_identity(nodeid, self.settings.detector_specs, {s.uid: s for s in reversed(samples)}, samples)
-        if identity is None:
-            return None  # not a grounding item (another test of the same session)
-        detector, sample = identity
-        if sample is None:
-            sample = placeholder(params_of(nodeid))
-        return error_record(
-            sample,
-            detector=detector,
-            message=message,
-            task=self.settings.task,
-            fingerprint=self.fingerprint_of(sample.dataset),
-        )
+        """An error record for an item whose worker died (None: not a grounding item)."""
+        for _, detector, sample in identify([nodeid], self.settings.detector_specs, self.datasets.values()):
+            fingerprint = self.fingerprint_of(sample.dataset)
+            return error_record(
+                sample, detector=detector, message=message, task=self.settings.task, fingerprint=fingerprint
+            )
+        return None
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -279,93 +271,15 @@ class GroundingRun:
     # -- controller: baseline -------------------------------------------------------------------
 
     def load_baseline(self) -> None:
-        """Read and check the baseline before any sample runs: another dataset version, detector spec
-        or task is a usage error. Absent (or to be rewritten): the folder must be writable."""
-        path = self.settings.baseline_path
-        if path is None:
-            return
-        if self.settings.update_baseline or not path.exists():
-            try:
-                check_writable(path)
-            except OutputError as exc:
-                raise SettingError(f"--grounding-baseline: {exc}") from None
-            return
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SettingError(f"--grounding-baseline: cannot read {path}: {exc}") from None
-        try:
-            baseline = baseline_mod.loads(text, str(path))
-            baseline_mod.check_compatible(
-                baseline,
-                where=str(path),
-                task=self.settings.task,
-                datasets={d.name: d.fingerprint for d in self.datasets.values()},
-                detectors=self.settings.detector_specs,
-            )
-        except baseline_mod.BaselineError as exc:
-            raise SettingError(f"--grounding-baseline: {exc}") from None
-        self.baseline = baseline
-        self.expected = dict(baseline.outcomes)
-        self.baseline_loaded = True
-
-    def _finish_baseline(self) -> None:
-        path = self.settings.baseline_path
-        if path is None:
-            return
-        if self.interrupted or not self.records:
-            # Neither a partial run nor an empty one (--co, -k matching nothing) is a baseline.
-            self.baseline_status = "not written" if self.baseline is None else None
-            return
-        if self.baseline is not None:
-            self.comparison = baseline_mod.compare(
-                self.baseline, self.records, self.settings.tolerances, self.settings.max_slowdown
-            )
-            self.baseline_status = "compared"
-            if not self.comparison.passed:
-                found = self.comparison
-                worse = [f"{len(found.regressions)} regressions"] if found.regressions else []
-                worse += [f"{len(found.failed_slices)} slices beyond their tolerance"] if found.failed_slices else []
-                slower = [v for v in found.latency if not v.passed]
-                worse += [f"{len(slower)} latency figures beyond --grounding-max-slowdown"] if slower else []
-                self.baseline_problem = f"the run is worse than the baseline {path}: {', '.join(worse)}"
-            return
-        document = baseline_mod.build(self.records, self.settings.task)
-        try:
-            write_atomic(path, baseline_mod.dumps(document))
-        except OSError as exc:
-            self.baseline_status = "not written"
-            self.baseline_problem = f"baseline {path} not written: {exc}"
-            return
-        samples = len(document["samples"])
-        if self.settings.update_baseline:
-            self.baseline_status = "updated"
-            self.note(f"baseline {path} rewritten from this run: {samples} samples (--grounding-update-baseline)")
-        else:
-            self.baseline_status = "written"
-            self.baseline_problem = (
-                f"baseline {path} did not exist: written now with {samples} samples; check it, commit it and "
-                "run again to compare with it"
-            )
+        """Read and check the baseline before any sample runs (baseline_state.py)."""
+        baseline_state.load(self)
 
     @property
     def baseline_failed(self) -> bool:
         return self.baseline_problem is not None
 
     def baseline_document(self) -> dict[str, Any] | None:
-        if self.settings.baseline_path is None:
-            return None
-        found: dict[str, Any] = {
-            "path": str(self.settings.baseline_path),
-            "status": self.baseline_status,
-            "problem": self.baseline_problem,
-            "tolerance": self.settings.tolerances.default,
-            "tolerances": [{"slice": t.label, "tolerance": t.share} for t in self.settings.tolerances.per_slice],
-            "max_slowdown": self.settings.max_slowdown,
-        }
-        if self.comparison is not None:
-            found.update(baseline_mod.document_of(self.comparison))
-        return found
+        return baseline_state.document(self)
 
     # -- controller: published figures -------------------------------------------------------------
 
@@ -384,55 +298,8 @@ class GroundingRun:
     # -- controller: resume -----------------------------------------------------------------------
 
     def load_resume(self) -> None:
-        """Read the predictions file being resumed: keep the records of this run's detectors and
-        datasets (errors are run again); refuse a file from another dataset version or detector."""
-        path = self.settings.predictions_path
-        if not self.settings.resume or path is None or not path.exists():
-            return
-        fingerprints = {d.name: d.fingerprint for d in self.datasets.values()}
-        try:
-            lines = read_predictions(path)
-        except OutputError as exc:
-            raise SettingError(f"--grounding-resume: {exc}") from None
-        kept: dict[tuple[str, str, str, str], Record] = {}
-        samples = {(d.name, s.uid): s for d in self.datasets.values() for s in d.samples}
-        for lineno, line in lines:
-            where = f"{path}:{lineno}"
-            if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
-                raise SettingError(
-                    f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
-                    "dataset, uid, fingerprint and outcome); refusing to mix it into this run"
-                )
-            if line["detector"] not in self.settings.detector_specs:
-                raise SettingError(
-                    f"--grounding-resume: {where} is from detector {line['detector']!r}; this run's detectors are "
-                    f"{', '.join(self.settings.detector_specs)}. Refusing to mix them: use another predictions file "
-                    "or drop --grounding-resume"
-                )
-            task = line.get("task", Task.GROUNDING)
-            if task != self.settings.task:
-                raise SettingError(
-                    f"--grounding-resume: {where} is from the {task} task; this run measures {self.settings.task}. "
-                    "Refusing to mix them: use another predictions file or drop --grounding-resume"
-                )
-            if fingerprints.get(line["dataset"]) != line["fingerprint"]:
-                now = fingerprints.get(line["dataset"])
-                what = f"fingerprint {now}" if now else "no such dataset"
-                raise SettingError(
-                    f"--grounding-resume: {where} is from dataset {line['dataset']!r} with fingerprint "
-                    f"{line['fingerprint']}; this run has {what}. Refusing to mix dataset versions: use another "
-                    "predictions file or drop --grounding-resume"
-                )
-            key = (task, line["detector"], line["dataset"], line["uid"])
-            kept.pop(key, None)
-            rescored = resume_mod.rescore(line, samples, where)  # never trust a stored outcome
-            if rescored.note:
-                self.note(f"--grounding-resume: {rescored.note}")
-            if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:
-                kept[key] = rescored.record
-        self.resumed = list(kept.values())
-        self.done_keys = frozenset(kept)
-        self.records.extend(self.resumed)
+        """Keep what a resumed predictions file holds for this run (resume_state.py)."""
+        resume_state.load(self)
 
     def open_predictions(self) -> None:
         """Opened before the first sample runs: a resumed run rewrites what it keeps first."""
@@ -461,21 +328,13 @@ class GroundingRun:
 
     def _account_not_run(self, interrupted: bool) -> None:
         """The items the run was to score that no report came for: listed, and the run is partial."""
-        self.not_run = describe_not_run(
-            self.ledger.missing(),
-            self.settings.detector_specs,
-            list({id(d): d for d in self.datasets.values()}.values()),
-        )
-        if not self.not_run:
-            return
-        if self.ledger.crashes and not interrupted:
-            reason = f"xdist stopped after {self.ledger.crashes} worker crashes, --max-worker-restart"
-        elif interrupted:
-            reason = "the run was interrupted: Ctrl-C, -x or --maxfail"
-        else:
-            reason = "no report came for them"
-        total = len(self.ledger.placed) + len(self.not_run)
-        self.note(not_run_line(self.not_run, total, reason, resumable=self.settings.predictions_path is not None))
+        missing = identify(self.ledger.missing(), self.settings.detector_specs, self.datasets.values())
+        self.not_run = [NotRun(nodeid, spec, sample.dataset, sample.id, sample.uid) for nodeid, spec, sample in missing]
+        if self.not_run:
+            total = len(self.ledger.placed) + len(self.not_run)
+            resumable = self.settings.predictions_path is not None
+            crashes = self.ledger.crashes
+            self.note(not_run_line(self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable))
 
     def finish(self, interrupted: bool) -> None:
         for record in self.ledger.take_stand_ins():
@@ -488,7 +347,7 @@ class GroundingRun:
             if self._writer.error:
                 self.output_errors.append(self._writer.error)
         if not self.records:
-            self._finish_baseline()
+            baseline_state.finish(self)
             return
         found = document_mod.figures(
             self.records,
@@ -500,7 +359,7 @@ class GroundingRun:
         )
         self.summary, self.cost = found.summary, found.cost
         self.reproductions, self.verdicts = list(found.reproductions), list(found.verdicts)
-        self._finish_baseline()
+        baseline_state.finish(self)
 
     @property
     def failed_gates(self) -> list[Any]:
