@@ -8,11 +8,14 @@ runs into.
   under `--dist load`); the rest of its unit goes back to the queue.
 - A unit handed out while a replacement worker is still collecting is looked up in that worker's
   collection, which it has not sent yet (KeyError, an INTERNALERROR that ends the run with no report).
-  Here a worker is given work once its collection is in; xdist schedules it then."""
+  Here a worker is given work once its collection is in; xdist schedules it then. A replacement that
+  sees the same items from another rootdir (`tests0/test_suite.py::...`) is given the same work."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from .ledger import item_key
 
 SCOPE_MODES = ("loadscope", "loadfile", "loadgroup")
 
@@ -37,6 +40,15 @@ def make_scheduler(config: Any, log: Any, dist: str) -> Any:
             for other in self.assigned_work:
                 self._reschedule(other)
             return crashitem
+
+        def add_node_collection(self, node: Any, collection: Any) -> None:
+            official = self.collection
+            same = official is not None and [item_key(i) for i in collection] == [item_key(i) for i in official]
+            if same:
+                collection = official  # the same items, seen from another rootdir (a replacement worker)
+            super().add_node_collection(node, collection)
+            if official is not None and node not in self.registered_collections:
+                node.shutdown()  # another collection: xdist gives it no work, so it must not wait for any
 
         def _reschedule(self, node: Any) -> None:
             if node not in self.registered_collections:

@@ -38,21 +38,31 @@ class NotRun:
         return asdict(self)
 
 
+def item_key(nodeid: str) -> str:
+    """An item's identity across processes: its test id without xdist's loadgroup suffix and with
+    the file named from its own folder (a replacement worker may see the same file from another
+    rootdir: `tests0/test_suite.py::...` for `test_suite.py::...`)."""
+    if "@" in nodeid.rpartition("]")[2]:  # "...[params]@group"
+        nodeid = nodeid[: nodeid.rindex("@")]
+    path, sep, rest = nodeid.partition("::")
+    return path.rpartition("/")[2] + sep + rest
+
+
 @dataclass
 class Ledger:
-    expected: dict[str, None] = field(default_factory=dict)  # items' node ids, in collection order
-    reported: set[str] = field(default_factory=set)  # items any report came for
-    placed: dict[str, int] = field(default_factory=dict)  # node id -> index of its record in the run's records
+    expected: dict[str, str] = field(default_factory=dict)  # item key -> test id, in collection order
+    reported: set[str] = field(default_factory=set)  # keys of the items any report came for
+    placed: dict[str, int] = field(default_factory=dict)  # item key -> index of its record in the run's records
     stand_ins: dict[str, Record] = field(default_factory=dict)  # crash records nothing has replaced (yet)
     crashes: int = 0  # items a worker died in (xdist)
 
     def expect(self, nodeids: Iterable[str]) -> None:
         """The items collected (serially: the session's; under xdist: each worker's, all the same)."""
         for nodeid in nodeids:
-            self.expected.setdefault(nodeid)
+            self.expected.setdefault(item_key(nodeid), nodeid)
 
     def saw(self, nodeid: str) -> None:
-        self.reported.add(nodeid)
+        self.reported.add(item_key(nodeid))
 
     def place(self, records: list[Record], nodeid: str | None, record: Record, *, crash: bool) -> bool:
         """Put an item's record among the run's records; False when the item has one already (the
@@ -60,17 +70,18 @@ class Ledger:
         if nodeid is None:  # a record that names no item: counted as it comes
             records.append(record)
             return True
-        index = self.placed.get(nodeid)
+        key = item_key(nodeid)
+        index = self.placed.get(key)
         if index is None:
-            self.placed[nodeid] = len(records)
+            self.placed[key] = len(records)
             records.append(record)
             if crash:
                 self.crashes += 1
-                self.stand_ins[nodeid] = record
+                self.stand_ins[key] = record
             return True
-        if crash or nodeid not in self.stand_ins:
+        if crash or key not in self.stand_ins:
             return False  # the item's first real word stands
-        del self.stand_ins[nodeid]
+        del self.stand_ins[key]
         records[index] = record
         return True
 
@@ -81,7 +92,8 @@ class Ledger:
         return found
 
     def missing(self) -> list[str]:
-        return [nodeid for nodeid in self.expected if nodeid not in self.reported]
+        """The test ids of the items no report came for, in collection order."""
+        return [nodeid for key, nodeid in self.expected.items() if key not in self.reported]
 
 
 def item_identity(
