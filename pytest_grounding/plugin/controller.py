@@ -60,7 +60,8 @@ class Controller:
             writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
 
     def pytest_runtest_logreport(self, report) -> None:
-        self.run.ledger.saw(report.nodeid)
+        if report.when in ("call", "???") or (report.when == "setup" and not report.passed):
+            self.run.ledger.saw(report.nodeid)  # an item ran to its end (not one Ctrl-C cut off after set-up)
         record = record_of(report)
         if record is not None and is_record_report(report):
             if not self.run.add_record(record, report.nodeid, crash=report.when == "???"):
@@ -187,9 +188,9 @@ class XdistHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
-        """loadgroup, loadscope, loadfile: xdist's scheduler, a crashing item run once (crash_scheduling.py)."""
+        """loadgroup, loadscope, loadfile, each: xdist's scheduler, a crashing item run once (crash_scheduling.py)."""
         dist = config.getvalue("dist")
-        return crash_scheduling.make_scheduler(config, log, dist) if dist in crash_scheduling.SCOPE_MODES else None
+        return crash_scheduling.make_scheduler(config, log, dist) if dist in crash_scheduling.MODES else None
 
     def pytest_configure_node(self, node: Any) -> None:
         run = get_run(self.config)

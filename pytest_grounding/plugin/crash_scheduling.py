@@ -1,6 +1,6 @@
 """On the xdist controller, for `--dist loadgroup`, `loadscope` and `loadfile`: xdist's own scope
 schedulers without two faults that a sample which kills its worker (a native crash in a model)
-runs into.
+runs into; and for `--dist each`, the replacement fix below.
 
 - xdist puts a crashed worker's whole work unit back in the queue, the item it died in included, so
   that sample kills every replacement until `--max-worker-restart` is spent and the rest of its
@@ -18,10 +18,22 @@ from typing import Any
 from .ledger import item_key
 
 SCOPE_MODES = ("loadscope", "loadfile", "loadgroup")
+MODES = (*SCOPE_MODES, "each")
 
 
 def make_scheduler(config: Any, log: Any, dist: str) -> Any:
-    from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
+    from xdist.scheduler import EachScheduling, LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
+
+    if dist == "each":
+
+        class SameItemsEachScheduling(EachScheduling):
+            def add_node_collection(self, node: Any, collection: Any) -> None:
+                official = next(iter(self.node2collection.values()), None) if self.collection_is_completed else None
+                if official is not None and [item_key(i) for i in collection] == [item_key(i) for i in official]:
+                    collection = official  # the same items, seen from another rootdir (a replacement worker)
+                super().add_node_collection(node, collection)
+
+        return SameItemsEachScheduling(config, log)
 
     base = {"loadscope": LoadScopeScheduling, "loadfile": LoadFileScheduling, "loadgroup": LoadGroupScheduling}[dist]
 
