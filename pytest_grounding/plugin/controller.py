@@ -12,7 +12,7 @@ from ..core.safetext import terminal_line
 from ..datasets import sharding
 from ..render import terminal as report
 from ..render.outputs import asked_for
-from . import baseline_hooks, pipeline
+from . import baseline_hooks, crash_scheduling, pipeline
 from . import replay as replay_check
 from .fixtures import BENCHMARK_GROUP
 from .items import detector_specs_of
@@ -50,6 +50,7 @@ class Controller:
         self.progress.expect(len(session.items))
         if config.option.collectonly:
             return
+        self.run.ledger.expect(item.nodeid for item in session.items)
         writer = config.pluginmanager.get_plugin("terminalreporter")
         try:
             lines = self.run.detector_lines(detector_specs_of(session.items))
@@ -59,9 +60,12 @@ class Controller:
             writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
 
     def pytest_runtest_logreport(self, report) -> None:
+        if report.when in ("call", "???") or (report.when == "setup" and not report.passed):
+            self.run.ledger.saw(report.nodeid)  # an item ran to its end (not one Ctrl-C cut off after set-up)
         record = record_of(report)
         if record is not None and is_record_report(report):
-            self.run.add_record(record)
+            if not self.run.add_record(record, report.nodeid, crash=report.when == "???"):
+                return  # the item was counted already (xdist ran it again)
             line = self.progress.advance(record["detector"], pipeline.in_flight_of(report))
             if line:
                 _write_own_line(self.config.pluginmanager.get_plugin("terminalreporter"), line)
@@ -182,6 +186,12 @@ class XdistHooks:
     def __init__(self, config: Any) -> None:
         self.config = config
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
+        """loadgroup, loadscope, loadfile, each: xdist's scheduler, a crashing item run once (crash_scheduling.py)."""
+        dist = config.getvalue("dist")
+        return crash_scheduling.make_scheduler(config, log, dist) if dist in crash_scheduling.MODES else None
+
     def pytest_configure_node(self, node: Any) -> None:
         run = get_run(self.config)
         found = run.baseline if run.baseline_loaded else None
@@ -193,7 +203,9 @@ class XdistHooks:
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:
         controller = self.config.pluginmanager.get_plugin("grounding-controller")
-        controller.progress.expect(len(ids))
+        if not get_run(self.config).ledger.expected:  # a replacement worker collects the same items again
+            controller.progress.expect(len(ids))
+        get_run(self.config).ledger.expect(ids)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = WorkerOutput.received(getattr(node, "workeroutput", {}))

@@ -1,6 +1,8 @@
 """The run's state, kept on one object in `config.stash` (module-level state would leak between
 in-process pytester runs). Worker side: datasets and loaded detectors. Controller side: the
-records from every worker, the predictions stream, the summary and the gates' verdicts."""
+records from every worker, the predictions stream, the summary and the gates' verdicts. Steps of
+their own elsewhere: `ledger.py` (one record per item, the items not run), `baseline_state.py`
+(the baseline read, compared or written), `resume_state.py` (a resumed predictions file read back)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..analysis import baseline as baseline_mod
 from ..analysis import document as document_mod
 from ..analysis import reproduce
 from ..analysis.throughput import Timeline, merge_served
-from ..core.record import Outcome, Record, Task
+from ..core.record import Record
 from ..core.registry import Registry, UnknownName
 from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_language
 from ..datasets import builtin_registry as builtin_formats
@@ -26,10 +28,11 @@ from ..detectors.preflight import run_preflight
 from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
-from ..evaluate import resume as resume_mod
 from ..evaluate.scoring import error_record
-from ..render.output import OutputError, PredictionsWriter, check_writable, read_predictions, write_atomic
+from ..render.output import PredictionsWriter
+from . import baseline_state, resume_state
 from .environment import register_project_presets, registered_preset, versions
+from .ledger import Ledger, NotRun, identify, not_run_line
 from .pool import DetectorLoadError, DetectorPool
 from .settings import SettingError, Settings, missing_extra
 
@@ -80,6 +83,8 @@ class GroundingRun:
     preflighted: set[str] = field(default_factory=set)  # detector specs whose preflight passed
     timeline: Timeline = field(default_factory=Timeline)  # when records arrived: throughput
     served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
+    ledger: Ledger = field(default_factory=Ledger)  # controller: every item to score, one record each
+    not_run: list[NotRun] = field(default_factory=list)  # controller: items no report came for
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -190,34 +195,13 @@ class GroundingRun:
         return next((d.fingerprint for d in self.datasets.values() if d.name == dataset_name), None)
 
     def crash_record(self, nodeid: str, message: str) -> Record | None:
-        """An error record for an item whose worker died: the sample is found by its test id among
-        the run's datasets; a sample this process never loaded (pinned by a suite) gets a record
-        that names the test id."""
-        from ..core.types import Sample
-        from ..datasets import slug
-        from ..datasets._common import PLACEHOLDER_BOX
-
-        if "@" in nodeid.rpartition("]")[2]:  # xdist's loadgroup suffix: "...[params]@group"
-            nodeid = nodeid[: nodeid.rindex("@")]
-        params = nodeid.rpartition("[")[2].rstrip("]")
-        specs = {(slug(spec).replace("_", "-") if ":" in spec else spec): spec for spec in self.settings.detector_specs}
-        detector = next(
-            (spec for key, spec in sorted(specs.items(), key=lambda kv: -len(kv[0])) if params.startswith(key + "-")),
-            "?",
-        )
-        samples = (sample for dataset in self.datasets.values() for sample in dataset.samples)
-        sample = next((s for s in samples if params.endswith("-" + s.uid) or params == s.uid), None)
-        if sample is None and detector == "?":
-            return None  # not a grounding item (another test of the same session)
-        if sample is None:
-            sample = Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
-        return error_record(
-            sample,
-            detector=detector,
-            message=message,
-            task=self.settings.task,
-            fingerprint=self.fingerprint_of(sample.dataset),
-        )
+        """An error record for an item whose worker died (None: not a grounding item)."""
+        for _, detector, sample in identify([nodeid], self.settings.detector_specs, self.datasets.values()):
+            fingerprint = self.fingerprint_of(sample.dataset)
+            return error_record(
+                sample, detector=detector, message=message, task=self.settings.task, fingerprint=fingerprint
+            )
+        return None
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -287,93 +271,15 @@ class GroundingRun:
     # -- controller: baseline -------------------------------------------------------------------
 
     def load_baseline(self) -> None:
-        """Read and check the baseline before any sample runs: another dataset version, detector spec
-        or task is a usage error. Absent (or to be rewritten): the folder must be writable."""
-        path = self.settings.baseline_path
-        if path is None:
-            return
-        if self.settings.update_baseline or not path.exists():
-            try:
-                check_writable(path)
-            except OutputError as exc:
-                raise SettingError(f"--grounding-baseline: {exc}") from None
-            return
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SettingError(f"--grounding-baseline: cannot read {path}: {exc}") from None
-        try:
-            baseline = baseline_mod.loads(text, str(path))
-            baseline_mod.check_compatible(
-                baseline,
-                where=str(path),
-                task=self.settings.task,
-                datasets={d.name: d.fingerprint for d in self.datasets.values()},
-                detectors=self.settings.detector_specs,
-            )
-        except baseline_mod.BaselineError as exc:
-            raise SettingError(f"--grounding-baseline: {exc}") from None
-        self.baseline = baseline
-        self.expected = dict(baseline.outcomes)
-        self.baseline_loaded = True
-
-    def _finish_baseline(self) -> None:
-        path = self.settings.baseline_path
-        if path is None:
-            return
-        if self.interrupted or not self.records:
-            # Neither a partial run nor an empty one (--co, -k matching nothing) is a baseline.
-            self.baseline_status = "not written" if self.baseline is None else None
-            return
-        if self.baseline is not None:
-            self.comparison = baseline_mod.compare(
-                self.baseline, self.records, self.settings.tolerances, self.settings.max_slowdown
-            )
-            self.baseline_status = "compared"
-            if not self.comparison.passed:
-                found = self.comparison
-                worse = [f"{len(found.regressions)} regressions"] if found.regressions else []
-                worse += [f"{len(found.failed_slices)} slices beyond their tolerance"] if found.failed_slices else []
-                slower = [v for v in found.latency if not v.passed]
-                worse += [f"{len(slower)} latency figures beyond --grounding-max-slowdown"] if slower else []
-                self.baseline_problem = f"the run is worse than the baseline {path}: {', '.join(worse)}"
-            return
-        document = baseline_mod.build(self.records, self.settings.task)
-        try:
-            write_atomic(path, baseline_mod.dumps(document))
-        except OSError as exc:
-            self.baseline_status = "not written"
-            self.baseline_problem = f"baseline {path} not written: {exc}"
-            return
-        samples = len(document["samples"])
-        if self.settings.update_baseline:
-            self.baseline_status = "updated"
-            self.note(f"baseline {path} rewritten from this run: {samples} samples (--grounding-update-baseline)")
-        else:
-            self.baseline_status = "written"
-            self.baseline_problem = (
-                f"baseline {path} did not exist: written now with {samples} samples; check it, commit it and "
-                "run again to compare with it"
-            )
+        """Read and check the baseline before any sample runs (baseline_state.py)."""
+        baseline_state.load(self)
 
     @property
     def baseline_failed(self) -> bool:
         return self.baseline_problem is not None
 
     def baseline_document(self) -> dict[str, Any] | None:
-        if self.settings.baseline_path is None:
-            return None
-        found: dict[str, Any] = {
-            "path": str(self.settings.baseline_path),
-            "status": self.baseline_status,
-            "problem": self.baseline_problem,
-            "tolerance": self.settings.tolerances.default,
-            "tolerances": [{"slice": t.label, "tolerance": t.share} for t in self.settings.tolerances.per_slice],
-            "max_slowdown": self.settings.max_slowdown,
-        }
-        if self.comparison is not None:
-            found.update(baseline_mod.document_of(self.comparison))
-        return found
+        return baseline_state.document(self)
 
     # -- controller: published figures -------------------------------------------------------------
 
@@ -392,55 +298,8 @@ class GroundingRun:
     # -- controller: resume -----------------------------------------------------------------------
 
     def load_resume(self) -> None:
-        """Read the predictions file being resumed: keep the records of this run's detectors and
-        datasets (errors are run again); refuse a file from another dataset version or detector."""
-        path = self.settings.predictions_path
-        if not self.settings.resume or path is None or not path.exists():
-            return
-        fingerprints = {d.name: d.fingerprint for d in self.datasets.values()}
-        try:
-            lines = read_predictions(path)
-        except OutputError as exc:
-            raise SettingError(f"--grounding-resume: {exc}") from None
-        kept: dict[tuple[str, str, str, str], Record] = {}
-        samples = {(d.name, s.uid): s for d in self.datasets.values() for s in d.samples}
-        for lineno, line in lines:
-            where = f"{path}:{lineno}"
-            if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
-                raise SettingError(
-                    f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
-                    "dataset, uid, fingerprint and outcome); refusing to mix it into this run"
-                )
-            if line["detector"] not in self.settings.detector_specs:
-                raise SettingError(
-                    f"--grounding-resume: {where} is from detector {line['detector']!r}; this run's detectors are "
-                    f"{', '.join(self.settings.detector_specs)}. Refusing to mix them: use another predictions file "
-                    "or drop --grounding-resume"
-                )
-            task = line.get("task", Task.GROUNDING)
-            if task != self.settings.task:
-                raise SettingError(
-                    f"--grounding-resume: {where} is from the {task} task; this run measures {self.settings.task}. "
-                    "Refusing to mix them: use another predictions file or drop --grounding-resume"
-                )
-            if fingerprints.get(line["dataset"]) != line["fingerprint"]:
-                now = fingerprints.get(line["dataset"])
-                what = f"fingerprint {now}" if now else "no such dataset"
-                raise SettingError(
-                    f"--grounding-resume: {where} is from dataset {line['dataset']!r} with fingerprint "
-                    f"{line['fingerprint']}; this run has {what}. Refusing to mix dataset versions: use another "
-                    "predictions file or drop --grounding-resume"
-                )
-            key = (task, line["detector"], line["dataset"], line["uid"])
-            kept.pop(key, None)
-            rescored = resume_mod.rescore(line, samples, where)  # never trust a stored outcome
-            if rescored.note:
-                self.note(f"--grounding-resume: {rescored.note}")
-            if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:
-                kept[key] = rescored.record
-        self.resumed = list(kept.values())
-        self.done_keys = frozenset(kept)
-        self.records.extend(self.resumed)
+        """Keep what a resumed predictions file holds for this run (resume_state.py)."""
+        resume_state.load(self)
 
     def open_predictions(self) -> None:
         """Opened before the first sample runs: a resumed run rewrites what it keeps first."""
@@ -451,22 +310,44 @@ class GroundingRun:
 
     # -- controller: results ----------------------------------------------------------------------
 
-    def add_record(self, record: Record) -> None:
-        self.records.append(record)
+    def add_record(self, record: Record, item: str | None = None, *, crash: bool = False) -> bool:
+        """One record per item (`ledger.py` says which one an item keeps; False: the item had one).
+        A crash record reaches the predictions file at the end, if no real one replaced it."""
+        if not self.ledger.place(self.records, item, record, crash=crash):
+            return False
         self.timeline.add(record, time.monotonic())
+        if not crash:
+            self._stream(record)
+        return True
+
+    def _stream(self, record: Record) -> None:
         if self.settings.predictions_path is not None:
             self.open_predictions()
             assert self._writer is not None
             self._writer.write(record)
 
+    def _account_not_run(self, interrupted: bool) -> None:
+        """The items the run was to score that no report came for: listed, and the run is partial."""
+        missing = identify(self.ledger.missing(), self.settings.detector_specs, self.datasets.values())
+        self.not_run = [NotRun(nodeid, spec, sample.dataset, sample.id, sample.uid) for nodeid, spec, sample in missing]
+        if self.not_run:
+            total = len(self.ledger.placed) + len(self.not_run)
+            resumable = self.settings.predictions_path is not None
+            crashes = self.ledger.crashes
+            self.note(not_run_line(self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable))
+
     def finish(self, interrupted: bool) -> None:
+        for record in self.ledger.take_stand_ins():
+            self._stream(record)
+        self._account_not_run(interrupted)
+        interrupted = interrupted or bool(self.not_run)
         self.interrupted = interrupted
         if self._writer is not None:
             self._writer.close()
             if self._writer.error:
                 self.output_errors.append(self._writer.error)
         if not self.records:
-            self._finish_baseline()
+            baseline_state.finish(self)
             return
         found = document_mod.figures(
             self.records,
@@ -478,7 +359,7 @@ class GroundingRun:
         )
         self.summary, self.cost = found.summary, found.cost
         self.reproductions, self.verdicts = list(found.reproductions), list(found.verdicts)
-        self._finish_baseline()
+        baseline_state.finish(self)
 
     @property
     def failed_gates(self) -> list[Any]:
@@ -521,7 +402,7 @@ class GroundingRun:
         found = None
         if self.summary is not None:
             found = document_mod.Figures(self.summary, self.cost, tuple(self.reproductions), tuple(self.verdicts))
-        extra = {}
+        extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
         if self.settings.shard is not None:
             fingerprints: dict[str, str | None] = {d.name: d.fingerprint for d in self.datasets.values()}
             for name, summary in self.worker_datasets.items():

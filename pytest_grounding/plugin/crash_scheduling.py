@@ -1,0 +1,70 @@
+"""On the xdist controller, for `--dist loadgroup`, `loadscope` and `loadfile`: xdist's own scope
+schedulers without two faults that a sample which kills its worker (a native crash in a model)
+runs into; and for `--dist each`, the replacement fix below.
+
+- xdist puts a crashed worker's whole work unit back in the queue, the item it died in included, so
+  that sample kills every replacement until `--max-worker-restart` is spent and the rest of its
+  screen never runs. Here the item a worker died in counts as done (its crash is its record, as
+  under `--dist load`); the rest of its unit goes back to the queue.
+- A unit handed out while a replacement worker is still collecting is looked up in that worker's
+  collection, which it has not sent yet (KeyError, an INTERNALERROR that ends the run with no report).
+  Here a worker is given work once its collection is in; xdist schedules it then. A replacement that
+  sees the same items from another rootdir (`tests0/test_suite.py::...`) is given the same work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ledger import item_key
+
+SCOPE_MODES = ("loadscope", "loadfile", "loadgroup")
+MODES = (*SCOPE_MODES, "each")
+
+
+def make_scheduler(config: Any, log: Any, dist: str) -> Any:
+    from xdist.scheduler import EachScheduling, LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
+
+    if dist == "each":
+
+        class SameItemsEachScheduling(EachScheduling):
+            def add_node_collection(self, node: Any, collection: Any) -> None:
+                official = next(iter(self.node2collection.values()), None) if self.collection_is_completed else None
+                if official is not None and [item_key(i) for i in collection] == [item_key(i) for i in official]:
+                    collection = official  # the same items, seen from another rootdir (a replacement worker)
+                super().add_node_collection(node, collection)
+
+        return SameItemsEachScheduling(config, log)
+
+    base = {"loadscope": LoadScopeScheduling, "loadfile": LoadFileScheduling, "loadgroup": LoadGroupScheduling}[dist]
+
+    class CrashOnceScheduling(base):  # type: ignore[valid-type,misc]
+        def remove_node(self, node: Any) -> str | None:
+            workload = self.assigned_work.pop(node)
+            crashitem = next(
+                (nodeid for unit in workload.values() for nodeid, completed in unit.items() if not completed), None
+            )
+            if crashitem is None:
+                return None  # a worker that finished its work
+            for unit in workload.values():
+                if crashitem in unit:
+                    unit[crashitem] = True  # done: recorded as the crash, never run again
+            self.workqueue.update((scope, unit) for scope, unit in workload.items() if False in unit.values())
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashitem
+
+        def add_node_collection(self, node: Any, collection: Any) -> None:
+            official = self.collection
+            same = official is not None and [item_key(i) for i in collection] == [item_key(i) for i in official]
+            if same:
+                collection = official  # the same items, seen from another rootdir (a replacement worker)
+            super().add_node_collection(node, collection)
+            if official is not None and node not in self.registered_collections:
+                node.shutdown()  # another collection: xdist gives it no work, so it must not wait for any
+
+        def _reschedule(self, node: Any) -> None:
+            if node not in self.registered_collections:
+                return  # still collecting: xdist schedules it when its collection is in
+            super()._reschedule(node)
+
+    return CrashOnceScheduling(config, log)
