@@ -15,6 +15,7 @@ ratio to the bare client, and the most requests the server saw in flight during 
 
     python benchmarks/bench_served.py                       # N=32, 300 samples (a few minutes)
     python benchmarks/bench_served.py --concurrency 16 --limit 100
+    python benchmarks/bench_served.py --cold    # every process compiles its modules (no bytecode cache)
 
 Timings depend on the machine's load (printed with them): the images are encoded on the CPU.
 """
@@ -107,6 +108,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="samples (default: all 300)")
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--capacity", type=int, default=64)
+    parser.add_argument(
+        "--cold", action="store_true", help="compile every module in every process (PYTHONDONTWRITEBYTECODE as set)"
+    )
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--bare", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -121,6 +125,12 @@ def main() -> None:
 
     default_dataset_dir()  # generated before any timing
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    if not args.cold:
+        # As on a user's machine: bytecode (and pytest's rewritten-assertion bytecode of this plugin's
+        # package, which pytest rewrites as a plugin's) is cached once, not compiled in every process.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        warm = [sys.executable, "-m", "pytest", "suites/", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        subprocess.run(warm, capture_output=True, env=env, cwd=REPO, timeout=600, check=False)
     port_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_served.{os.getpid()}.url"
     server = subprocess.Popen(
         [
@@ -156,6 +166,7 @@ def main() -> None:
         ]
         print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores here: other work slows every run)")
         print(f"server: {args.latency:g} s a request, {args.capacity} at once; samples: {args.limit or 300}")
+        print("bytecode: " + ("compiled in every process (--cold)" if args.cold else "cached, as on a user's machine"))
         rows = []
         for name, command in runs:
             httpx.post(url + "/reset", trust_env=False)

@@ -169,6 +169,7 @@ class Pipeline:
         self.started_at = time.monotonic()
         self.finished = 0
         self.screens = EncodingCache(SCREENS_KEPT)
+        self._lane_of: dict[int, Lane | None] = {}
 
     def read(self, sample: Any) -> Any:
         """A screen's image, decoded once for its samples (a sample's items are consecutive)."""
@@ -186,6 +187,12 @@ class Pipeline:
 
     # -- which items, which detector ---------------------------------------------------------------
     def _lane(self, index: int) -> Lane | None:
+        # fill() asks again for every item within the horizon each time a window moves: one lookup each
+        if index not in self._lane_of:
+            self._lane_of[index] = self._find_lane(index)
+        return self._lane_of[index]
+
+    def _find_lane(self, index: int) -> Lane | None:
         item = self.items[index]
         if "grounding_check" not in getattr(item, "fixturenames", ()):
             return None
