@@ -286,7 +286,10 @@ def merged_document(
         resumed=sum(int(p.document.get("resumed") or 0) for p in kept),
         notes=tuple(notes),
         baseline=None,
-        extra={"merge": _merge_entry(chosen, parts)},
+        extra={
+            "not_run": [entry for part in kept for entry in part.document.get("not_run", [])],  # partial already
+            "merge": _merge_entry(chosen, parts),
+        },
     )
     document = document_mod.build(records, figures, scoring, header, datasets=datasets, detector_info=detector_info)
     return document, figures

@@ -28,10 +28,33 @@ def make_scheduler(config: Any, log: Any, dist: str) -> Any:
 
         class SameItemsEachScheduling(EachScheduling):
             def add_node_collection(self, node: Any, collection: Any) -> None:
-                official = next(iter(self.node2collection.values()), None) if self.collection_is_completed else None
+                replacing = self.collection_is_completed
+                official = next(iter(self.node2collection.values()), None) if replacing else None
                 if official is not None and [item_key(i) for i in collection] == [item_key(i) for i in official]:
                     collection = official  # the same items, seen from another rootdir (a replacement worker)
                 super().add_node_collection(node, collection)
+                if replacing:
+                    # xdist keeps no collection for a replacement (KeyError when it schedules it or
+                    # when it dies in turn), and gives one whose dead worker had nothing left (it died
+                    # in its last item) the whole run again: it runs nothing and stops instead.
+                    self.node2collection[node] = list(collection)
+                    if not self.node2pending.get(node):
+                        self._started.append(node)
+                        node.shutdown()
+
+            def schedule(self) -> None:
+                # xdist's, but a replacement still collecting (it has no collection yet: KeyError) waits
+                # until its collection is in; this is called again then
+                for node, pending in self.node2pending.items():
+                    if node in self._started or node not in self.node2collection:
+                        continue
+                    if not pending:
+                        pending[:] = range(len(self.node2collection[node]))
+                        node.send_runtest_all()
+                        node.shutdown()
+                    else:
+                        node.send_runtest_some(pending)
+                    self._started.append(node)
 
         return SameItemsEachScheduling(config, log)
 
