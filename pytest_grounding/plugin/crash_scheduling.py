@@ -43,18 +43,15 @@ def make_scheduler(config: Any, log: Any, dist: str) -> Any:
                         node.shutdown()
 
             def schedule(self) -> None:
-                # xdist's, but a replacement still collecting (it has no collection yet: KeyError) waits
-                # until its collection is in; this is called again then
-                for node, pending in self.node2pending.items():
-                    if node in self._started or node not in self.node2collection:
-                        continue
-                    if not pending:
-                        pending[:] = range(len(self.node2collection[node]))
-                        node.send_runtest_all()
-                        node.shutdown()
-                    else:
-                        node.send_runtest_some(pending)
-                    self._started.append(node)
+                # A replacement still collecting has no collection yet (xdist's KeyError): it is left
+                # out of this round, as if started, and scheduled when its collection is in.
+                collecting = [n for n in self.node2pending if n not in self.node2collection and n not in self._started]
+                self._started.extend(collecting)
+                try:
+                    super().schedule()
+                finally:
+                    for node in collecting:
+                        self._started.remove(node)
 
         return SameItemsEachScheduling(config, log)
 
