@@ -35,6 +35,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 
+FOREIGN_PLUGINS = ("hypothesispytest", "anyio")
+
+
 def serve(latency: float, capacity: int, port_file: Path) -> None:
     """The server process: the paced model plus /stats (peak in flight, chats) and /reset."""
     from paced_server import PacedModel
@@ -111,6 +114,11 @@ def main() -> None:
     parser.add_argument(
         "--cold", action="store_true", help="compile every module in every process (PYTHONDONTWRITEBYTECODE as set)"
     )
+    parser.add_argument(
+        "--all-plugins",
+        action="store_true",
+        help="keep the pytest plugins of packages outside the card's dependencies that this environment has",
+    )
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--bare", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -154,6 +162,10 @@ def main() -> None:
         n = args.concurrency
         limit = ["--grounding-limit", str(args.limit)] if args.limit else []
         suite = [sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *limit]
+        if not args.all_plugins:
+            # Plugins this machine has that a user of the card's dependencies does not: hypothesis's
+            # (0.6 s a process) and anyio's, which probes the trio backend installed here (0.5 s).
+            suite += [arg for name in FOREIGN_PLUGINS for arg in ("-p", f"no:{name}")]
         spec = f"openai:base_url={url},model=paced,retries=0,concurrency="
         runs = [
             (
@@ -166,6 +178,9 @@ def main() -> None:
         ]
         print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores here: other work slows every run)")
         print(f"server: {args.latency:g} s a request, {args.capacity} at once; samples: {args.limit or 300}")
+        print(
+            "pytest plugins: " + ("all installed" if args.all_plugins else f"not loaded: {', '.join(FOREIGN_PLUGINS)}")
+        )
         print("bytecode: " + ("compiled in every process (--cold)" if args.cold else "cached, as on a user's machine"))
         rows = []
         for name, command in runs:

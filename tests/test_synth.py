@@ -26,6 +26,7 @@ from pytest_grounding.datasets.synth import (
     render_screen,
     screens_for,
 )
+from pytest_grounding.datasets.synth import default as default_set
 from pytest_grounding.datasets.synth.archetypes import ARCHETYPES
 from pytest_grounding.datasets.synth.themes import PLATFORMS
 from pytest_grounding.datasets.validate import check_dataset
@@ -232,8 +233,8 @@ def test_targets_mix_types_forms_and_sizes(small_set):
 
 @pytest.fixture
 def tiny_default(monkeypatch):
-    monkeypatch.setattr(generator, "DEFAULT_COUNT", 6)
-    return generator
+    monkeypatch.setattr(default_set, "DEFAULT_COUNT", 6)
+    return default_set
 
 
 def test_default_set_is_generated_once_into_the_cache_and_reused(tmp_path, tiny_default, monkeypatch):
@@ -246,7 +247,7 @@ def test_default_set_is_generated_once_into_the_cache_and_reused(tmp_path, tiny_
     def must_not_run(*args, **kwargs):
         raise AssertionError("a finished default set must be reused")
 
-    monkeypatch.setattr(tiny_default, "generate", must_not_run)
+    monkeypatch.setattr(generator, "generate", must_not_run)
     assert tiny_default.default_dataset_dir() == folder
     assert tiny_default.default_dataset_dir(tmp_path / "cache") == folder
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [folder.name]  # no temporary folder left
@@ -254,23 +255,35 @@ def test_default_set_is_generated_once_into_the_cache_and_reused(tmp_path, tiny_
 
 def test_losing_the_race_to_another_process_keeps_its_set(tmp_path, tiny_default, monkeypatch):
     """Another process renamed its finished set into place while we generated ours: ours is dropped."""
-    real_generate = tiny_default.generate
-    final = tmp_path / f"synthetic-v{generator.GENERATOR_VERSION}-{generator.source_digest()}-seed0-n6"
+    real_generate = generator.generate
+    final = tmp_path / f"synthetic-v{generator.GENERATOR_VERSION}-{default_set.source_digest()}-seed0-n6"
 
     def racing_generate(out, count, seed):
         real_generate(final, count, seed, workers=1)  # the other process, finishing first
         (final / "theirs").write_text("")
         return real_generate(out, count, seed, workers=1)
 
-    monkeypatch.setattr(tiny_default, "generate", racing_generate)
+    monkeypatch.setattr(generator, "generate", racing_generate)
     assert tiny_default.default_dataset_dir(tmp_path) == final
     assert (final / "theirs").exists()
     assert [p.name for p in tmp_path.iterdir()] == [final.name]
 
 
 def test_default_set_constants_are_a_few_hundred_samples():
-    assert 200 <= generator.DEFAULT_COUNT <= 500
-    assert 40 <= len(screens_for(generator.DEFAULT_COUNT, generator.DEFAULT_SEED)) <= 120
+    assert 200 <= default_set.DEFAULT_COUNT <= 500
+    assert 40 <= len(screens_for(default_set.DEFAULT_COUNT, default_set.DEFAULT_SEED)) <= 120
+
+
+def test_finding_the_cached_default_set_imports_no_drawing_code():
+    """Every run and every xdist worker looks the default set up: that must not import the
+    generator (0.5 s of archetypes, widgets and fonts per process)."""
+    default_set.default_dataset_dir()  # generated here first if this cache has no set yet
+    code = (
+        "import sys; from pytest_grounding.datasets.synth import default_dataset_dir; default_dataset_dir(); "
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_grounding.datasets.synth.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['pytest_grounding.datasets.synth.default']"
 
 
 # ---- the archetype registry ----------------------------------------------------------------------
@@ -293,7 +306,7 @@ def test_an_edit_to_an_archetype_module_changes_the_cache_key(tmp_path):
     """The default set's folder is keyed on source_digest(): it must see into archetypes/."""
     copy = tmp_path / "synth"
     shutil.copytree(Path(generator.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "fonts"))
-    assert generator.source_digest(copy) == generator.source_digest()
+    assert default_set.source_digest(copy) == default_set.source_digest()
     with open(copy / "archetypes" / "cad.py", "a") as module:
         module.write("# edited\n")
-    assert generator.source_digest(copy) != generator.source_digest()
+    assert default_set.source_digest(copy) != default_set.source_digest()

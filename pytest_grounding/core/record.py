@@ -107,8 +107,17 @@ def to_json(record: Mapping[str, Any]) -> Record:
 
 def plain(value: Any) -> Any:
     """Built-in types only (a numpy float in user_properties crashes an xdist worker)."""
-    if value is None or type(value) is bool:
+    kind = type(value)  # the exact built-in types first: a record is made of them (called per item)
+    if value is None or kind is bool or kind is int:
         return value
+    if kind is str:
+        return redact(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {str(k): plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if isinstance(value, str):  # a subclass (an Outcome, torch's TorchVersion) cannot cross xdist's wire
         return redact(str(value))  # a meta text may quote a server's answer
     from .types import Box  # core.types imports PIL lazily only; no cycle at import time

@@ -19,6 +19,7 @@ BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)[^\s\"'<>&,;\\]{8,}")  # a token
 
 _lock = threading.Lock()
 _forms: set[str] = set()
+_longest_first: tuple[str, ...] = ()  # _forms, the longest first (a form inside another masks last)
 
 
 def register(value: str | None) -> None:
@@ -33,8 +34,10 @@ def register(value: str | None) -> None:
         urllib.parse.quote(value, safe=""),
         urllib.parse.quote_plus(value),
     }
+    global _longest_first
     with _lock:
         _forms.update(form for form in forms if len(form) >= MIN_LENGTH)
+        _longest_first = tuple(sorted(_forms, key=len, reverse=True))
 
 
 def register_env(name: str | None) -> None:
@@ -47,9 +50,7 @@ def redact(text: Any) -> Any:
     """`text` without any registered secret nor bearer token; a non-str is returned as it is."""
     if not isinstance(text, str):
         return text
-    with _lock:
-        forms = sorted(_forms, key=len, reverse=True)
-    for form in forms:
+    for form in _longest_first:  # read once: a tuple, replaced whole by register
         if form in text:
             text = text.replace(form, MASK)
     if "earer" in text or "EARER" in text:

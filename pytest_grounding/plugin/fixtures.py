@@ -21,6 +21,15 @@ class GroundingSampleError(Exception):
     """A sample that could not be scored (unreadable image, detector crash): an error, not a miss."""
 
 
+class GroundingMiss(pytest.fail.Exception):  # type: ignore[name-defined]
+    """A miss: the item fails with the explanation as its whole report (no traceback: the run's
+    hook keeps only the frame that raised it, so pytest does not inspect ~25 frames per miss)."""
+
+
+class GroundingExpectedMiss(pytest.xfail.Exception):  # type: ignore[name-defined]
+    """A miss under --grounding-misses xfail (its report as short as a miss's)."""
+
+
 @pytest.fixture
 def grounding_detector(request, grounding_detector_name: str) -> Any:
     """The detector for this item, loaded once per worker (before the first item: a load failure
@@ -90,8 +99,8 @@ def grounding_check(request):
             if run.settings.baseline_path is not None:
                 baseline_hooks.judge_miss(run, record, explain(record))
             if run.settings.misses == "xfail":
-                pytest.xfail(explain(record))
-            pytest.fail(explain(record), pytrace=False)
+                raise GroundingExpectedMiss(explain(record))
+            raise GroundingMiss(explain(record), pytrace=False)
         return record
 
     return check

@@ -20,6 +20,8 @@ the predictions file (so --grounding-resume does not pay for them again) but not
 from __future__ import annotations
 
 import contextlib
+import itertools
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -150,7 +152,44 @@ class Lane:
         return max(1, lane_width(self.detector)[0])
 
 
-Peek = Callable[[int], tuple[list[int], bool]]  # current index -> (indices after it, known to be all)
+class Workers:
+    """The daemon threads that run a pipeline's evaluations, reused from item to item. Starting a
+    thread makes the starting one wait until the new one runs, which cost pytest's thread about a
+    second per 300 items while the others encode images; daemon, so a request that hangs never holds
+    up the interpreter's exit. A thread is added only when none is idle: a job never waits for one."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.idle = 0
+        self.count = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self.lock:
+            spawn = self.idle == 0
+            if spawn:
+                self.count += 1
+            else:
+                self.idle -= 1
+        self.jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._serve, name=f"grounding-prefetch-{self.count}", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            job()  # never raises: the pipeline's jobs record their own failures
+            with self.lock:
+                self.idle += 1
+
+    def close(self) -> None:
+        """Each thread ends once the jobs before its stop mark are done (in-flight ones finish)."""
+        with self.lock:
+            count, self.count, self.idle = self.count, 0, 0
+        for _ in range(count):
+            self.jobs.put(None)
+
+
+Peek = Callable[[int], tuple[Sequence[int], bool]]  # current index -> (indices after it, known to be all)
 
 
 class Pipeline:
@@ -169,6 +208,7 @@ class Pipeline:
         self.started_at = time.monotonic()
         self.finished = 0
         self.screens = EncodingCache(SCREENS_KEPT)
+        self.workers = Workers()
         self._lane_of: dict[int, Lane | None] = {}
 
     def read(self, sample: Any) -> Any:
@@ -225,9 +265,9 @@ class Pipeline:
         if self.stopped:
             return
         after, complete = self.peek(index)
-        candidates = [index, *after[:HORIZON]]
+        room: dict[str, int] = {}  # what each single-query lane may still start in this fill
         waiting: dict[str, list[int]] = {}  # a batch lane's items not started yet, in order
-        for position, candidate in enumerate(candidates):
+        for position, candidate in enumerate(itertools.chain((index,), after[:HORIZON])):
             if candidate in self.slots:
                 continue
             lane = self._lane(candidate)
@@ -236,8 +276,11 @@ class Pipeline:
             if lane.batch > 1:
                 waiting.setdefault(lane.spec, []).append(candidate)
                 continue
-            if position == 0 or lane.outstanding < lane.window():
+            if lane.spec not in room:  # read once per fill: an adaptive detector's limit moves
+                room[lane.spec] = lane.window() - lane.outstanding
+            if position == 0 or room[lane.spec] > 0:
                 self._start(candidate, lane)
+                room[lane.spec] -= 1
         for spec, indices in waiting.items():
             lane = self.lanes[spec]
             assert lane is not None
@@ -294,7 +337,7 @@ class Pipeline:
                     group.leave(slot.index)
                 slot.done.set()
 
-        threading.Thread(target=work, name=f"grounding-prefetch-{slot.index}", daemon=True).start()
+        self.workers.submit(work)
 
     # -- the item's side ---------------------------------------------------------------------------
     def take(self, item: Any, sample: Any, detector: Any, name: str) -> Evaluation | None:
@@ -330,6 +373,7 @@ class Pipeline:
     def stop(self) -> list[Record]:
         """No more starts. The records of evaluations that finished for items that did not run."""
         self.stopped = True
+        self.workers.close()
         return [
             slot.evaluation.record
             for slot in self.slots.values()
@@ -354,8 +398,8 @@ def _read_with_digest(sample: Any) -> Any:
 
 
 def serial_peek(count: int) -> Peek:
-    def peek(index: int) -> tuple[list[int], bool]:
-        return list(range(index + 1, min(count, index + 1 + HORIZON))), True
+    def peek(index: int) -> tuple[Sequence[int], bool]:
+        return range(index + 1, min(count, index + 1 + HORIZON)), True
 
     return peek
 

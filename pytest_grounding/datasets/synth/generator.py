@@ -13,32 +13,24 @@ import io
 import json
 import os
 import random
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
-from ...core.cache import cache_root as default_cache_root
 from .archetypes import ARCHETYPES, ARCHETYPES_BY_NAME, Archetype, open_menu_for
 from .canvas import Canvas, Key, Phrase, Recorded, Rect, text_width
+from .default import GENERATOR_VERSION, METADATA, SPLIT
 from .phrases import icon_spec, other_spec, text_spec
 from .themes import DARK_THEMES, LIGHT_THEMES, PLATFORMS, RESOLUTIONS, THEMES, mix
 from .widgets import UI
 
-# Bump whenever the output for a given seed changes: the default set's cache folder is keyed on it.
-GENERATOR_VERSION = 1
-DEFAULT_COUNT = 300
-DEFAULT_SEED = 0
 TARGETS_PER_SCREEN = (3, 4, 5, 5, 6, 7)
 TYPE_WEIGHTS = (("icon", 0.4), ("text", 0.35), ("other", 0.25))
 FUNCTIONAL_SHARE = 0.5
 MIN_SIDE = 4  # px: a target thinner than this is not a fair target
 MAX_AREA_SHARE = 0.2  # of the screen: larger elements are layout, not targets
-SPLIT = ("data", "test")
-METADATA = "metadata.jsonl"
 
 
 @dataclass(frozen=True)
@@ -431,48 +423,3 @@ def write_metadata(path: Path, rows: Iterable[dict]) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-# ---- the embedded default ------------------------------------------------------------------------
-
-
-def cache_root_dir(cache_root=None) -> Path:
-    if cache_root is not None:
-        return Path(cache_root)
-    return default_cache_root()
-
-
-def source_digest(root: Path | None = None) -> str:
-    """A digest of the generator's code (every module under `root`, by default this package,
-    archetypes/ included): an edited generator never reuses a set another one made."""
-    root = root or Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:8]
-
-
-def default_dataset_dir(cache_root=None, on_generate=None) -> Path:
-    """The folder of the default synthetic set, generated on first use. It is written to a temporary
-    folder and renamed into place, so concurrent processes (xdist workers, parallel runs) never see
-    a half-written set: the first rename wins, the others drop their copy. `on_generate(folder)` is
-    called before a set is generated, so a caller can say why the first run takes longer."""
-    root = cache_root_dir(cache_root)
-    final = root / f"synthetic-v{GENERATOR_VERSION}-{source_digest()}-seed{DEFAULT_SEED}-n{DEFAULT_COUNT}"
-    if final.joinpath(*SPLIT, METADATA).is_file():
-        return final
-    if on_generate is not None:
-        on_generate(final)
-    root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=root))
-    try:
-        generate(scratch, DEFAULT_COUNT, DEFAULT_SEED)
-        try:
-            os.rename(scratch, final)
-        except OSError:
-            if not final.joinpath(*SPLIT, METADATA).is_file():
-                raise
-    finally:
-        if scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
-    return final
