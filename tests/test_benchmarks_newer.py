@@ -233,3 +233,19 @@ def test_validate_checks_the_newer_formats(folder, status, expected):
     out = io.StringIO()
     assert validate_path(str(FIXTURES / folder), out=out) == status, out.getvalue()
     assert any(fnmatch(line, expected) for line in out.getvalue().splitlines()), out.getvalue()
+
+
+def test_a_folder_of_datasets_is_not_taken_for_windeskground_conditions():
+    with pytest.raises(DatasetError, match="not a dataset this plugin recognises"):
+        load_dataset(str(FIXTURES))
+
+
+def test_a_full_venusbench_gd_run_is_known_to_the_reproduction_check():
+    from pytest_grounding.analysis.reproduce import shipped_table
+
+    table = shipped_table()
+    found = table.identify({"format": "venusbench-gd", "samples": 6166, "name": "venusbench-gd"})
+    assert found is not None and found.id == "venusbench-gd"
+    assert table.identify({"format": "venusbench-gd", "samples": 7, "name": "venusbench-gd"}) is None
+    figures = {r.model: r.figure for r in table.candidates("ui-venus-1.5", "venusbench-gd")}
+    assert figures == {"UI-Venus-1.5-2B": 67.3, "UI-Venus-1.5-8B": 72.3, "UI-Venus-1.5-30B-A3B": 75.0}

@@ -96,12 +96,14 @@ SCHEMA = RowSchema(  # the reader gives the id (the row's id, else its index) an
 
 def annotation_files(path: Path) -> list[Path]:
     """A named JSON file; a folder's test.json; else the test.json of each condition below it
-    (`eval_outputs/simulation/L1/test.json`, `eval_outputs/sensitivity/<experiment>/<condition>/`)."""
+    (`<condition>/test.json`, `simulation/L1/test.json`, `sensitivity/<experiment>/<condition>/`)."""
     if path.is_file():
         return [path] if path.suffix == ".json" and looks_like(path) else []
     if (path / NAME).is_file():
         return [path / NAME] if looks_like(path / NAME) else []
-    found = sorted([*path.glob(f"*/{NAME}"), *path.glob(f"*/*/{NAME}"), *path.glob(f"*/*/*/{NAME}")])
+    # the folders of its generate_commands.py, nothing deeper (a folder of datasets is not one)
+    patterns = (f"*/{NAME}", f"simulation/*/{NAME}", f"sensitivity/*/*/{NAME}")
+    found = sorted({file for pattern in patterns for file in path.glob(pattern)})
     return [file for file in found if looks_like(file)]
 
 
