@@ -142,6 +142,10 @@ def test_windeskground_counts_only_the_rows_its_authors_count(project, workers):
     result.stdout.fnmatch_lines(
         ["*windeskground (windeskground) headline 50.0%: accuracy: correct over the rows counted*3 rows not counted*"]
     )
+    from pytest_grounding.render.markdown import report_markdown
+
+    row = "| table | windeskground | windeskground | 50.0% (3 rows not counted) | 50.0% | - |"
+    assert row in report_markdown(document)
     check_schema(document)
 
 
