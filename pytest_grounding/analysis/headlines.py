@@ -10,6 +10,11 @@ left out everywhere, as in the pooled accuracy; wrong-format answers stay in as 
 - CUActSpot: the unweighted mean over modalities.
 - Showdown-Clicks: accuracy with a 95% bootstrap interval (percentile method, as its utils.py).
 - ScreenSpot-v2 variants: accuracy per instruction style, negative rows scored on refusal.
+- VenusBench-GD: eval.py's action_acc, correct over all rows (micro), by task, group, application...
+- WinDeskGround: correct over the rows counted; the rows its evaluate_model.py skips (no image,
+  instruction or box) are errors here and their number is said beside the figure (`not_counted`).
+- CAGUI-Grounding: the mean of the fun2point and text2point accuracies (the README's "average"
+  also holds bbox2text, which is no grounding task).
 """
 
 from __future__ import annotations
@@ -101,6 +106,18 @@ def bootstrap(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {**found, "interval": [quantile(means, 0.025), quantile(means, 0.975)]}
 
 
+def counted(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Accuracy over the rows counted, one part per data file (condition) when there are several,
+    and how many rows were not counted (errors: rows the authors' code skips, or that failed)."""
+    parts = {row["value"]: row["accuracy"] for row in slice_rows(records, "condition")}
+    return {
+        "value": accuracy(records),
+        "parts": parts if len(parts) > 1 else {},
+        "missing": [],
+        "not_counted": sum(1 for r in records if r["outcome"] == Outcome.ERROR),
+    }
+
+
 def quantile(ordered: Sequence[float], q: float) -> float:
     position = (len(ordered) - 1) * q
     low = int(position)
@@ -139,6 +156,19 @@ HEADLINES: dict[str, Headline] = {
         "accuracy per instruction style (negative: a refusal is right)",
         ("style", "platform", "ui_type"),
         mean_over("style"),
+    ),
+    "venusbench-gd": Headline(
+        "action_acc: correct over all rows (micro), refusal rows scored on refusal",
+        ("task", "tier", "group", "application", "platform", "ui_type"),
+        micro,
+    ),
+    "windeskground": Headline(
+        "accuracy: correct over the rows counted (evaluate_model.py)", ("condition", "category"), counted
+    ),
+    "cagui-grounding": Headline(
+        "mean of fun2point and text2point (the README's average also holds bbox2text, not grounding)",
+        ("task",),
+        mean_over("task", ("fun2point", "text2point")),
     ),
 }
 
@@ -186,6 +216,8 @@ def summary_lines(block: Mapping[str, Any]) -> list[str]:
         ci = f" [95% CI {pct(interval[0])} - {pct(interval[1])}]" if interval else ""
         parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
         missing = f"; not in this run: {', '.join(found['missing'])}" if found["missing"] else ""
+        if found.get("not_counted"):
+            missing += f"; {found['not_counted']} rows not counted (skipped as the authors' code skips them, or errors)"
         lines.append(
             f"  {found['dataset']} ({found['benchmark']}) headline {pct(found['value'])}{ci}: {found['label']}"
             + (f" ({parts})" if parts else "")
@@ -206,6 +238,7 @@ def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for found in block.get("benchmarks", ()):
             interval = found.get("interval")
             ci = f" (95% CI {pct(interval[0])} - {pct(interval[1])})" if interval else ""
+            ci += f" ({found['not_counted']} rows not counted)" if found.get("not_counted") else ""
             parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
             rows.append(
                 f"| {md(name)} | {md(found['dataset'])} | {md(found['benchmark'])} | {pct(found['value'])}{ci} | "

@@ -35,6 +35,9 @@ BUILTIN = {
     "mmbench-gui": "pytest_grounding.datasets.mmbench_gui:FORMAT",
     "showdown-clicks": "pytest_grounding.datasets.showdown:FORMAT",
     "cuactspot": "pytest_grounding.datasets.cuactspot:FORMAT",
+    "venusbench-gd": "pytest_grounding.datasets.venusbench_gd:FORMAT",
+    "windeskground": "pytest_grounding.datasets.windeskground:FORMAT",
+    "cagui-grounding": "pytest_grounding.datasets.cagui:FORMAT",
 }
 
 
@@ -118,16 +121,18 @@ LANGUAGE_FIELDS = {"cn": "instruction_cn"}  # --grounding-language -> the Sample
 
 def with_language(dataset: Dataset, language: str) -> Dataset:
     """The dataset asked in `language` (`--grounding-language`): each sample's instruction taken
-    from its translation (ScreenSpot-Pro's instruction_cn); a row without one becomes that sample's
-    defect. The fingerprint changes with the language, so a baseline or a resumed file of the
-    English run is never mixed with it. "en" returns the dataset unchanged."""
+    from its translation (ScreenSpot-Pro's instruction_cn, VenusBench-GD's instruction_zh); a row
+    without one becomes that sample's defect. The fingerprint changes with the language, so a
+    baseline or a resumed file of the English run is never mixed with it. "en" returns the dataset
+    unchanged."""
     key = LANGUAGE_FIELDS.get(language)
     if key is None:
         return dataset
     if not any(isinstance(s.extra.get(key), str) and s.extra[key].strip() for s in dataset.samples):
         raise DatasetError(
             f"dataset {dataset.name} ({dataset.format}, {dataset.path}) has no {key} in any row: "
-            f"--grounding-language {language} needs a dataset with {language} instructions (ScreenSpot-Pro)"
+            f"--grounding-language {language} needs a dataset with {language} instructions "
+            "(ScreenSpot-Pro, VenusBench-GD)"
         )
     samples = []
     for sample in dataset.samples:
@@ -169,7 +174,8 @@ def sniff_format(path: Path, registry: Registry) -> str:
             "annotations/*.json (screenspot-pro), annotations.json (harness), OSWorld-G.json (osworld-g), "
             "annotations/element_grounding/element_grounding_*.json (ui-vision), L2_annotations.json (mmbench-gui), "
             "{desktop,mobile,web}.json (screenspot-v2-variants), data.csv (showdown-clicks), "
-            "<image_id>.json with polygons (cuactspot), *.parquet or *.arrow (hf)); "
+            "<image_id>.json with polygons (cuactspot), instruction/<task>.json (venusbench-gd), "
+            "test.json (windeskground), cap.jsonl / ocr.jsonl (cagui-grounding), *.parquet or *.arrow (hf)); "
             f"force one with FORMAT:PATH, formats: {', '.join(registry.names())}"
         )
     # The built-in sniffers are exclusive by construction; the first wins if a plugin's overlaps.
