@@ -1,4 +1,4 @@
-"""The 2026 presets whose models are Qwen2.5-VL or Qwen3-VL checkpoints, in-process with `qwenvl` on
+"""The 2026 presets whose models are Qwen2.5-VL, Qwen3-VL or Qwen3.5 checkpoints, in-process with `qwenvl` on
 tiny random checkpoints built offline: the preset's prompt reaches the chat template in its order,
 the image is the preset's frame, and a forced answer in the family's format lands where it should."""
 
@@ -27,6 +27,7 @@ IN_PROCESS = [
     ("qwen3_vl", "holo2", '{"x": 250, "y": 750}', [320, 224]),
     ("qwen3_vl", "kv-ground", TOOL % "250, 750" + "<|im_end|>", [320, 224]),  # 65,536 px minimum, as Holo2
     ("qwen2_5_vl", "groundnext", TOOL % "84, 56", [168, 112]),
+    ("qwen3_5", "qwen3.5", "<think>\nthe red one\n</think>\n\n" + TOOL % "250, 750", [160, 128]),  # 1,024 px min
 ]
 EXPECTED = {
     "mai-ui": (80.0, 60.0),
@@ -34,6 +35,7 @@ EXPECTED = {
     "holo2": (40.0, 90.0),
     "kv-ground": (40.0, 90.0),
     "groundnext": (80.0, 60.0),
+    "qwen3.5": (40.0, 90.0),
 }
 
 
@@ -75,16 +77,13 @@ def test_qwenvl_runs_the_2026_presets_on_a_tiny_checkpoint(tiny, tmp_path, monke
     assert (text_at < image_at) == (preset == "mai-ui")
 
 
-@pytest.mark.slow
-def test_qwen3_5_is_built_by_this_transformers_but_qwenvl_says_to_serve_it(tmp_path):
-    """transformers 5.23 has Qwen3.5 (hybrid linear attention; a tiny random one generates offline), but
-    qwenvl runs Qwen2-VL, Qwen2.5-VL and Qwen3-VL only: a Qwen3.5 folder is one clear message."""
+def test_an_architecture_qwenvl_does_not_run_is_one_clear_message(tmp_path):
+    """Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5 (dense and MoE) run in-process; any other model type
+    (here LLaVA, a VLM transformers has) is refused with one message that says to serve it."""
     transformers = pytest.importorskip("transformers")
-    if not hasattr(transformers, "Qwen3_5Config"):
-        pytest.skip("this transformers has no Qwen3.5")
     from pytest_grounding.detectors.qwenvl import QwenVLDetector
 
-    transformers.Qwen3_5Config().save_pretrained(tmp_path)
+    transformers.LlavaConfig().save_pretrained(tmp_path)
     (tmp_path / "model.safetensors").write_bytes(b"")  # weights present as far as the folder check goes
-    with pytest.raises(ValueError, match=r"holds a 'qwen3_5' model.*in-process \(others: serve them"):
+    with pytest.raises(ValueError, match=r"holds a 'llava' model.*runs qwen2_vl, .*qwen3_5, qwen3_5_moe in-process"):
         QwenVLDetector(model=str(tmp_path), preset="qwen3-vl")

@@ -21,7 +21,7 @@ from ..detectors.hub import ModelUnavailable, cached_models, hub_cache, hub_offl
 from ..plugin.settings import missing_extra
 
 # Architectures the in-process detectors run (qwenvl.ARCHITECTURES, without importing torch).
-IN_PROCESS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+IN_PROCESS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5", "qwen3_5_moe")
 MARKS = {True: "ok ", False: "NO ", None: "-- "}
 
 

@@ -1,7 +1,8 @@
-"""The `qwenvl` detector: a checkpoint of the Qwen2-VL, Qwen2.5-VL or Qwen3-VL architecture run
-in-process with torch + transformers, prompted and decoded by any preset (`pytest_grounding.detectors.vlm`)
-whose preprocessing is the architecture's smart_resize. `uitars` is the same detector with the
-UI-TARS presets as defaults (UI-TARS-1.5 is a Qwen2.5-VL, UI-TARS 1.0 a Qwen2-VL).
+"""The `qwenvl` detector: a checkpoint of the Qwen2-VL, Qwen2.5-VL, Qwen3-VL or Qwen3.5 (dense or
+MoE) architecture run in-process with torch + transformers, prompted and decoded by any preset
+(`pytest_grounding.detectors.vlm`) whose preprocessing is the architecture's smart_resize.
+`uitars` is the same detector with the UI-TARS presets as defaults (UI-TARS-1.5 is a Qwen2.5-VL,
+UI-TARS 1.0 a Qwen2-VL).
 
 The model comes from a local folder or a hub id, resolved by `hub.resolve_checkpoint` (the
 user's hub cache, a download when online, the cache alone with HF_HUB_OFFLINE=1); transformers
@@ -28,14 +29,18 @@ from .vlm.presets import DEFAULT_PRESET, resolve_preset
 
 UITARS_10 = "uitars-1.0"
 DEFAULT_UITARS = "ByteDance-Seed/UI-TARS-1.5-7B"  # `uitars` with no model: the card's model
-# The processor class and smart_resize factor (patch size x merge size) of each architecture.
+# The processor class and smart_resize factor (patch size x merge size) of each architecture, as
+# transformers' AutoProcessor maps them (Qwen3.5 has no processor of its own: Qwen3-VL's, with the
+# Qwen2-VL image processor; 16 px patches merged 2x2). The loaded image processor must agree.
 ARCHITECTURES = {
     "qwen2_vl": ("Qwen2VLProcessor", 28),
     "qwen2_5_vl": ("Qwen2_5_VLProcessor", 28),
     "qwen3_vl": ("Qwen3VLProcessor", 32),
+    "qwen3_5": ("Qwen3VLProcessor", 32),
+    "qwen3_5_moe": ("Qwen3VLProcessor", 32),
 }
 # The preset a checkpoint gets when none is named.
-QWENVL_DEFAULTS = {"qwen2_5_vl": "qwen2.5-vl", "qwen3_vl": "qwen3-vl"}
+QWENVL_DEFAULTS = {"qwen2_5_vl": "qwen2.5-vl", "qwen3_vl": "qwen3-vl", "qwen3_5": "qwen3.5", "qwen3_5_moe": "qwen3.5"}
 UITARS_DEFAULTS = {"qwen2_5_vl": DEFAULT_PRESET, "qwen2_vl": UITARS_10}
 
 MODEL_ENV = "PYTEST_GROUNDING_UITARS_MODEL"
@@ -96,10 +101,10 @@ class QwenVLDetector:
 
     - ``model``: a hub id (org/name) or a checkpoint folder (else $PYTEST_GROUNDING_QWENVL_MODEL);
       ``revision``: a hub branch, tag or commit (default: main). Never remote code: Qwen2-VL,
-      Qwen2.5-VL and Qwen3-VL architectures only.
-    - ``preset`` (qwen2.5-vl for a Qwen2.5-VL checkpoint, qwen3-vl for a Qwen3-VL one; a Qwen2-VL one
-      needs one named): any preset whose preprocessing is smart_resize with the architecture's factor;
-      every part overridable (``python -m pytest_grounding presets``; docs: presets).
+      Qwen2.5-VL, Qwen3-VL and Qwen3.5 (qwen3_5, qwen3_5_moe) architectures only.
+    - ``preset`` (qwen2.5-vl for a Qwen2.5-VL checkpoint, qwen3-vl for a Qwen3-VL one, qwen3.5 for a
+      Qwen3.5 one; a Qwen2-VL one needs one named): any preset whose preprocessing is smart_resize
+      with the architecture's factor; every part overridable (``python -m pytest_grounding presets``; docs: presets).
     - ``device`` (auto): auto | cuda | cuda:K | cpu. auto/cuda under xdist: worker gwN -> cuda:N mod GPUs.
     - ``dtype`` (auto): bf16 on CUDA, fp32 on CPU; or bfloat16 | float16 | float32.
     - ``attn`` (sdpa): transformers' attn_implementation (sdpa | eager | flash_attention_2).
@@ -179,6 +184,13 @@ class QwenVLDetector:
             image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template(self.folder, tokenizer)
         )
         self.patch = int(getattr(image_processor, "patch_size", 14))
+        processor_factor = self.patch * int(getattr(image_processor, "merge_size", 2))
+        if processor_factor != factor:  # the frame the preset computes would not be the one the model sees
+            raise ValueError(
+                f"{self.name}: {self.folder}'s image processor has {self.patch} px patches merged "
+                f"{processor_factor // self.patch}x{processor_factor // self.patch} (factor {processor_factor}); "
+                f"a {self.model_type} model has factor {factor}"
+            )
         auto_model: Any = AutoModelForImageTextToText  # its stub types .to() as taking a model
         self.model = (
             auto_model.from_pretrained(

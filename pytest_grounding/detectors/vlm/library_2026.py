@@ -3,9 +3,9 @@ commits given. ../shared/reference/field-2026.md lists the families; those whose
 format could not be confirmed in a public source are not here (docs/presets-2026.md lists them and
 why).
 
-All of these run behind a server (`openai`); the Qwen2.5-VL and Qwen3-VL based ones (GroundNext,
-MAI-UI, EvoCUA, Holo2, KV-Ground) also in-process with `qwenvl` (a checkpoint folder and preset=NAME);
-Qwen3.5 is served only (`qwenvl` does not run its architecture)."""
+All of these run behind a server (`openai`); the Qwen2.5-VL, Qwen3-VL and Qwen3.5 based ones
+(GroundNext, MAI-UI, EvoCUA, Holo2, KV-Ground, Qwen3.5) also in-process with `qwenvl` (a checkpoint
+folder or hub id and preset=NAME)."""
 
 from __future__ import annotations
 
@@ -140,7 +140,6 @@ PRESETS_2026: tuple[Preset, ...] = (
         "here: a side differs by under 32 px, and the answer is 0-1000 of the image sent either way. The chat "
         "template's default thinking mode is left as the harness leaves it; the harness reads the last tool "
         "call, the shared extractor the first coordinate (they differ only if the thinking writes a call). "
-        "transformers 5.23 builds Qwen3.5 "
-        "(qwen3_5, qwen3_5_moe) but `qwenvl` does not run it: serve it (`openai`).",
+        "In-process, `qwenvl` runs Qwen3.5 checkpoints (qwen3_5, qwen3_5_moe) with this preset as default.",
     ),
 )

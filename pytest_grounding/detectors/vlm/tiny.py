@@ -1,6 +1,6 @@
-"""A tiny random Qwen2.5-VL (or Qwen2-VL, or Qwen3-VL) checkpoint built offline (no hub): a
-byte-level BPE tokenizer trained in memory with Qwen's special tokens, the PIL image processor
-and a 2-layer model. For tests and for smoke-testing an install (CPU or CUDA) without downloading
+"""A tiny random Qwen2.5-VL (or Qwen2-VL, Qwen3-VL, Qwen3.5, Qwen3.5-MoE) checkpoint built offline
+(no hub): a byte-level BPE tokenizer trained in memory with Qwen's special tokens, the PIL image
+processor and a 2-layer model. For tests and for smoke-testing an install (CPU or CUDA) without downloading
 weights; it answers garbage."""
 
 from __future__ import annotations
@@ -44,13 +44,16 @@ _CORPUS = [
     "0123456789 ,()[]<>=' abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ",
     '<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [500, 250]}}',
 ]
-FAMILIES = ("qwen2_5_vl", "qwen2_vl", "qwen3_vl")
+FAMILIES = ("qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_5", "qwen3_5_moe")
+# 16 px patches (merged 2x2: smart_resize factor 32); the others 14 px (factor 28).
+PATCH_16 = ("qwen3_vl", "qwen3_5", "qwen3_5_moe")
 
 
 def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400, family: str = "qwen2_5_vl") -> Path:
     """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL (or Qwen2-VL, the
     architecture of UI-TARS 1.0, with family="qwen2_vl"; Qwen3-VL with "qwen3_vl": 16 px patches,
-    so smart_resize's factor is 32) to `folder`."""
+    so smart_resize's factor is 32; Qwen3.5 with "qwen3_5" / "qwen3_5_moe": 16 px patches, one
+    gated-delta-net (linear attention) layer and one full-attention layer) to `folder`."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -81,7 +84,7 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(folder)
-    patch = 16 if family == "qwen3_vl" else 14
+    patch = 16 if family in PATCH_16 else 14
     Qwen2VLImageProcessorPil(
         min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28, patch_size=patch, merge_size=2
     ).save_pretrained(folder)
@@ -119,6 +122,8 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
         )
         rope["mrope_interleaved"] = True
         text_extra["head_dim"] = 16
+    if family in ("qwen3_5", "qwen3_5_moe"):
+        return _save_qwen3_5(folder, family, len(tokenizer), ids, seed)
     config_class: Any
     model_class: Any
     config_class, model_class = {
@@ -149,6 +154,71 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
     )
     torch.manual_seed(seed)
     model = model_class(config).eval()
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    model.save_pretrained(folder)
+    return folder
+
+
+def _save_qwen3_5(folder: Path, family: str, vocab: int, ids: dict[str, Any], seed: int) -> Path:
+    """Qwen3.5 (or its MoE): a linear-attention (gated delta net) layer, then a full-attention one,
+    as the real models interleave them (3:1); a one-block vision tower of 16 px patches."""
+    import torch
+    import transformers
+
+    rope = {
+        "rope_type": "default",
+        "rope_theta": 10000.0,
+        "partial_rotary_factor": 0.25,  # head_dim 32 -> 8 rotary dims -> 4 frequencies: t, h, w sections
+        "mrope_section": [2, 1, 1],
+        "mrope_interleaved": True,
+    }
+    text: dict[str, Any] = dict(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        layer_types=["linear_attention", "full_attention"],
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        linear_key_head_dim=16,
+        linear_value_head_dim=16,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        max_position_embeddings=4096,
+        rope_parameters=rope,
+        bos_token_id=ids["<|endoftext|>"],
+        eos_token_id=ids["<|im_end|>"],
+        pad_token_id=ids["<|endoftext|>"],
+    )
+    if family == "qwen3_5_moe":
+        text.update(moe_intermediate_size=16, shared_expert_intermediate_size=16, num_experts=4, num_experts_per_tok=2)
+    vision = dict(
+        depth=1,
+        hidden_size=32,
+        intermediate_size=64,
+        num_heads=2,
+        out_hidden_size=32,
+        patch_size=16,
+        spatial_merge_size=2,
+        temporal_patch_size=2,
+        num_position_embeddings=64,
+    )
+    prefix = "Qwen3_5Moe" if family == "qwen3_5_moe" else "Qwen3_5"
+    config = getattr(transformers, prefix + "Config")(
+        text_config=text,
+        vision_config=vision,
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    model = getattr(transformers, prefix + "ForConditionalGeneration")(config).eval()
+    with torch.no_grad():  # a trained model's pad token has an embedding; a zero one would hide padding
+        model.get_input_embeddings().weight[ids["<|endoftext|>"]].normal_(0.0, 0.02)  # that leaks into a state
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(folder)
