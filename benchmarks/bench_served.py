@@ -49,10 +49,10 @@ def serve(latency: float, capacity: int, port_file: Path) -> None:
     def reply(handler):
         if handler.path.endswith("/stats"):
             with model.lock:
-                return 200, {"peak": model.peak, "chats": len(model.chats)}
+                return 200, {"peak": model.peak, "chats": len(model.chats), "first": model.first, "last": model.last}
         if handler.path.endswith("/reset"):
             with model.lock:
-                model.peak, model.chats = 0, []
+                model.peak, model.chats, model.first, model.last = 0, [], None, None
             return 200, {}
         return model.reply(handler)
 
@@ -99,10 +99,20 @@ def bare(url: str, concurrency: int, limit: int | None) -> None:
         list(pool.map(one, samples))
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
-    started = time.perf_counter()
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall s, wall clock at the start, the output's tail)."""
+    clock, started = time.time(), time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
-    return time.perf_counter() - started, done.stdout[-400:] + done.stderr[-400:]
+    return time.perf_counter() - started, clock, done.stdout[-400:] + done.stderr[-400:]
+
+
+def phases(wall: float, clock: float, stats: dict) -> tuple[float, float, float]:
+    """(before the first request, while requests ran, after the last answer) in seconds."""
+    if stats.get("first") is None:
+        return wall, 0.0, 0.0
+    before = stats["first"] - clock
+    during = stats["last"] - stats["first"]
+    return before, during, wall - before - during
 
 
 def main() -> None:
@@ -185,17 +195,33 @@ def main() -> None:
         rows = []
         for name, command in runs:
             httpx.post(url + "/reset", trust_env=False)
-            wall, tail = timed(command, env)
+            wall, clock, tail = timed(command, env)
             stats = httpx.get(url + "/stats", trust_env=False).json()
+            stats["phases"] = [round(x, 2) for x in phases(wall, clock, stats)]
             rows.append((name, wall, stats))
             if stats["chats"] == 0:
                 print(f"{name}: no requests reached the server:\n{tail}")
         bare_wall = rows[0][1]
-        print(f"{'run':<42} {'wall s':>7} {'ratio':>6} {'requests':>8} {'max in flight':>13}")
+        print(
+            f"{'run':<42} {'wall s':>7} {'ratio':>6} {'requests':>8} {'max in flight':>13}"
+            f" {'before':>7} {'serving':>7} {'after':>6}"
+        )
         for name, wall, stats in rows:
-            print(f"{name:<42} {wall:7.1f} {wall / bare_wall:6.2f} {stats['chats']:8d} {stats['peak']:13d}")
+            before, during, after = stats["phases"]
+            print(
+                f"{name:<42} {wall:7.1f} {wall / bare_wall:6.2f} {stats['chats']:8d} {stats['peak']:13d}"
+                f" {before:7.1f} {during:7.1f} {after:6.1f}"
+            )
+        print("before: start to the first request; serving: first request to last answer; after: to the exit")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
-        print(json.dumps({name: {"wall_s": round(wall, 2), **stats} for name, wall, stats in rows}))
+        print(
+            json.dumps(
+                {
+                    name: {"wall_s": round(wall, 2), **{k: v for k, v in stats.items() if k not in ("first", "last")}}
+                    for name, wall, stats in rows
+                }
+            )
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)

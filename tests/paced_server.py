@@ -23,6 +23,7 @@ class PacedModel:
         self.chats = []  # the instruction texts, in arrival order
         self.refused = 0
         self.fail_next = 0  # the next n chats answer with `overload_status`, whatever the load
+        self.first = self.last = None  # wall clock (time.time) of the first chat's start, the last's end
 
     def reply(self, handler):
         length = int(handler.headers.get("Content-Length") or 0)
@@ -38,6 +39,8 @@ class PacedModel:
             with self.lock:
                 self.in_flight += 1
                 self.peak = max(self.peak, self.in_flight)
+                if self.first is None:
+                    self.first = time.time()
             try:
                 time.sleep(self.latency)
                 content = body["messages"][-1]["content"]
@@ -50,6 +53,7 @@ class PacedModel:
             finally:
                 with self.lock:
                     self.in_flight -= 1
+                    self.last = time.time()
         return 200, {
             "id": "c",
             "object": "chat.completion",

@@ -323,3 +323,23 @@ def grounding_detector():
     result = run(project, "--grounding-limit", "2", "-v")
     result.stdout.fnmatch_lines(["*test_grounding[[]mini-m01-blender-icon[]] PASSED*"])
     result.stdout.fnmatch_lines(["detector colour*"])
+
+
+@XDIST
+def test_a_miss_reports_its_explanation_alone_and_fulltrace_keeps_the_frames(project, workers, tmp_path):
+    """A miss's failure (JUnit XML, -rf) is its one-line explanation: no traceback, so pytest need not
+    walk the frames of every miss; --fulltrace still shows them."""
+    import xml.etree.ElementTree as ET
+
+    xml = tmp_path / "junit.xml"
+    args = ("--detector", "center", "--grounding-limit", "2", "--grounding-misses", "fail", f"--junitxml={xml}")
+    result = run(project, *args, *workers)
+    assert_counts(result, missed=2)
+    failures = [f.text or "" for f in ET.parse(xml).getroot().iter("failure")]
+    assert len(failures) == 2
+    for text in failures:
+        assert text.startswith("miss: clicked (80, 60)") and "in mini/m0" in text, text
+        assert "fixtures.py" not in text and "def check" not in text and "Traceback" not in text
+    run(project, *args, "--fulltrace", *workers)
+    failures = [f.text or "" for f in ET.parse(xml).getroot().iter("failure")]
+    assert len(failures) == 2 and all("fixtures.py" in text for text in failures)

@@ -341,3 +341,40 @@ def test_a_failing_query_in_a_prefetched_batch_loses_no_other_answer():
     assert isinstance(results[1], ValueError)
     assert results[0] == results[2] == Prediction(point=(1.0, 2.0))
     assert group.sizes == [3]
+
+
+def test_the_pipeline_threads_are_reused_grow_only_when_all_are_busy_and_end_on_close():
+    """Evaluations run on a few reused daemon threads (not one new thread per item): as many as
+    ever ran at once, so a job never waits for a thread; close() ends them after their jobs."""
+    import threading
+
+    from pytest_grounding.plugin.pipeline import Workers
+
+    workers = Workers()
+    release, ran = threading.Event(), []
+    for i in range(3):  # three held at once: three threads
+        workers.submit(lambda i=i: (release.wait(5), ran.append(i)))
+    assert workers.count == 3
+    release.set()
+    deadline = threading.Event()
+    while len(ran) < 3 and not deadline.wait(0.01):
+        pass
+    for _ in range(50):
+        if workers.idle == 3:
+            break
+        deadline.wait(0.01)
+    for _ in range(20):  # one at a time afterwards: no new thread
+        done = threading.Event()
+        workers.submit(done.set)
+        assert done.wait(5)
+        for _ in range(50):  # the thread counts itself idle just after the job
+            if workers.idle == 3:
+                break
+            deadline.wait(0.01)
+    assert workers.count == 3
+    names = {t.name for t in threading.enumerate() if t.name.startswith("grounding-prefetch-")}
+    assert len(names) >= 3 and all(t.daemon for t in threading.enumerate() if t.name in names)
+    workers.close()
+    for thread in [t for t in threading.enumerate() if t.name in names]:
+        thread.join(5)
+        assert not thread.is_alive()
