@@ -46,7 +46,8 @@ def test_parallel_line_recognition_gives_the_points_of_one_line_at_a_time(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out, report = tmp_path / "p.jsonl", tmp_path / "r.json"
     specs = ("ocr:threads=2,rec_streams=2", "ocr:threads=2,rec_streams=1")
-    result = project.runpytest(
+    # In a subprocess: a second in-process run cannot import torch's extension modules again.
+    result = project.runpytest_subprocess(
         f"--dataset={screens}",
         *(arg for spec in specs for arg in ("--detector", spec)),
         "--grounding-predictions",

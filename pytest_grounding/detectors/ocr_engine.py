@@ -33,7 +33,8 @@ class EngineSettings:
     `Rec.rec_img_shape`, the least width every text line is padded to before recognition;
     `threads` is ONNX Runtime's intra-op threads (0 = `default_threads()`); `rec_streams` the
     text lines recognised at once, each on one thread (0 = the cores shared out between xdist
-    workers, whatever the load; 1 = one line at a time on `threads` threads); `spin` is ONNX Runtime's `session.intra_op.allow_spinning`.
+    workers, whatever the load; 1 = one line at a time on `threads` threads); `spin` is ONNX
+    Runtime's `session.intra_op.allow_spinning`.
     """
 
     threads: int = 0
