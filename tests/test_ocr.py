@@ -515,6 +515,8 @@ def test_rec_streams_default_to_the_cores_of_this_worker_whatever_the_load(monke
     settings = EngineSettings().resolved()
     assert (settings.threads, settings.rec_streams) == (1, 4)  # one intra-op thread, four lines at once
     assert EngineSettings(rec_streams=1).resolved().rec_streams == 1
+    assert EngineSettings(threads=1).resolved().rec_streams == 1  # threads asked for: no more streams
+    assert EngineSettings(threads=3).resolved().rec_streams == 3
 
 
 def test_negative_rec_streams_is_refused():

@@ -95,9 +95,9 @@ class OcrDetector:
     - ``rec_batch`` (1): text lines recognised per model call (RapidOCR's default: 6).
     - ``rec_width`` (48): the least width (at height 48) a text line is padded to for recognition
       (RapidOCR's default: 320).
-    - ``rec_streams`` (0 = the cores shared out between xdist workers, whatever the load): text
-      lines recognised at once, one ONNX Runtime thread each; 1 recognises one line at a time on
-      ``threads`` threads. The answers are the same.
+    - ``rec_streams`` (0 = ``threads`` when it is set, else the cores shared out between xdist
+      workers, whatever the load): text lines recognised at once, one ONNX Runtime thread each; 1
+      recognises one line at a time on ``threads`` threads. The answers are the same.
     - ``spin`` (true): ONNX Runtime's intra-op threads busy-wait between operators (its
       default); false lets them sleep, which pays on a machine shared with other work.
     """

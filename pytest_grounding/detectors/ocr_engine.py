@@ -32,8 +32,9 @@ class EngineSettings:
     model's input size); `rec_batch` is `Rec.rec_batch_num`; `rec_width` is the width of
     `Rec.rec_img_shape`, the least width every text line is padded to before recognition;
     `threads` is ONNX Runtime's intra-op threads (0 = `default_threads()`); `rec_streams` the
-    text lines recognised at once, each on one thread (0 = the cores shared out between xdist
-    workers, whatever the load; 1 = one line at a time on `threads` threads); `spin` is ONNX
+    text lines recognised at once, each on one thread (0 = `threads` when it is set, else the
+    cores shared out between xdist workers, whatever the load; 1 = one line at a time on `threads`
+    threads); `spin` is ONNX
     Runtime's `session.intra_op.allow_spinning`.
     """
 
@@ -48,7 +49,7 @@ class EngineSettings:
     rec_batch: int = 1
     rec_width: int = 48
     # Text lines are small: one ONNX Runtime thread per line, several lines at once, keeps the
-    # cores busier than several threads on one line (0 = the cores shared out between xdist workers).
+    # cores busier than several threads on one line (0 = `threads`, or the worker's share of the cores).
     rec_streams: int = 0
     # ONNX Runtime's intra-op threads busy-wait between operators by default; on a machine shared
     # with other work that spinning takes the cores the other threads wait for (figures.md).
@@ -62,11 +63,12 @@ class EngineSettings:
         if self.det_limit not in ("min", "max"):
             raise ValueError(f"ocr: det_limit must be 'min' or 'max', not {self.det_limit!r}")
         if int(self.rec_streams) < 0:
-            raise ValueError(f"ocr: rec_streams must be 0 (= threads) or more, not {self.rec_streams!r}")
+            raise ValueError(f"ocr: rec_streams must be 0 (= as many as threads) or more, not {self.rec_streams!r}")
         threads = int(self.threads) or default_threads()
-        # Not cut to one on a busy machine as `threads` is: a one-thread session has no threads to
-        # spin, and two lines at once beat one line at a time there too (figures.md).
-        streams = int(self.rec_streams) or default_threads(load=0.0)
+        # As many as the threads asked for; when they are not, the worker's share of the cores, not
+        # cut to one on a busy machine as `threads` is: a one-thread session has no threads to spin,
+        # and two lines at once beat one line at a time there too (figures.md).
+        streams = int(self.rec_streams) or int(self.threads) or default_threads(load=0.0)
         return replace(self, threads=threads, rec_streams=streams)
 
 
