@@ -346,8 +346,11 @@ def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequ
                 f"{100 * sum(hits) / len(hits):.1f}% ({sum(hits)}/{len(hits)}) |"
             )
     for contender in contenders[1:]:
-        threads = contender.detector.describe()["threads"]
-        lines.append(f"\n`{contender.label}`: {threads} ONNX Runtime thread(s).")
+        info = contender.detector.describe()
+        lines.append(
+            f"\n`{contender.label}`: {info['threads']} ONNX Runtime thread(s), "
+            f"{info['rec_streams']} text line(s) recognised at once, spin {str(info['spin']).lower()}."
+        )
     return [*lines, ""]
 
 

@@ -403,3 +403,124 @@ def test_elements_lists_each_label_for_annotate(detector):
     for name in ("File", "Edit", "Help", "Open", "Record"):
         assert listed[name].type == "text"
         assert screen.targets[name].contains(listed[name].box.center), (name, listed[name].box)
+
+
+def spin_setting(session) -> str | None:
+    """ONNX Runtime's `session.intra_op.allow_spinning` of a session, None when left to its default."""
+    try:
+        return session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning")
+    except Exception:  # onnxruntime raises when the entry was never set
+        return None
+
+
+def stages(built):
+    return built._engine.rapid.text_det, built._engine.rapid.text_rec
+
+
+def test_spin_false_lets_the_threads_sleep_and_reads_the_same():
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    sleeping = OcrDetector(semantic=False, threads=2, rec_streams=1, spin=False, shared=False)
+    spinning = OcrDetector(semantic=False, threads=2, rec_streams=1, shared=False)
+    assert [spin_setting(stage.session.session) for stage in stages(sleeping)] == ["0", "0"]
+    assert [spin_setting(stage.session.session) for stage in stages(spinning)] == [None, None]
+    for stage in stages(sleeping):  # RapidOCR's own options are kept
+        options = stage.session.session.get_session_options()
+        assert options.intra_op_num_threads == 2 and options.graph_optimization_level.name == "ORT_ENABLE_ALL"
+    assert sleeping.describe()["spin"] is False and spinning.describe()["spin"] is True
+    assert sleeping.providers == spinning.providers
+    screen = draw_screen(DARK, 12)
+    read = [built.parse(Query(screen.image, "")).texts for built in (sleeping, spinning)]
+    assert read[0] == read[1] and any(t.text == "Cancel" for t in read[0])
+
+
+def first_real_screens(count: int) -> list[Image.Image]:
+    folder = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "screenagent-dev"
+    files = sorted(folder.rglob("*.jpg"))[:count] if folder.is_dir() else []
+    if not files:
+        pytest.skip(f"no real screens in {folder}")
+    return [Image.open(p).convert("RGB") for p in files]
+
+
+def test_lines_recognised_in_parallel_read_as_one_at_a_time():
+    from pytest_grounding.detectors.ocr import OcrDetector
+    from pytest_grounding.detectors.ocr_engine import ParallelRecognizer
+
+    parallel = OcrDetector(semantic=False, threads=2, rec_streams=2, shared=False)
+    serial = OcrDetector(semantic=False, threads=2, rec_streams=1, shared=False)
+    assert parallel.settings.rec_streams == 2 and parallel.describe()["rec_streams"] == 2
+    det, rec = stages(parallel)
+    assert isinstance(rec, ParallelRecognizer) and rec.streams == 2
+    assert not isinstance(stages(serial)[1], ParallelRecognizer)
+    # Two lines at once on one thread each; the detection model keeps both threads.
+    assert rec.session.session.get_session_options().intra_op_num_threads == 1
+    assert det.session.session.get_session_options().intra_op_num_threads == 2
+    assert parallel.providers == serial.providers
+    for image in [draw_screen(LIGHT, 13).image, *first_real_screens(2)]:
+        read = [built.parse(Query(image, "")) for built in (parallel, serial)]
+        assert len(read[0].texts) > 5
+        assert read[0].texts == read[1].texts  # texts, boxes, word boxes, in the same order
+
+
+@dataclass(frozen=True)
+class FakeLine:
+    shape: tuple[int, int, int]
+
+
+def test_parallel_recognizer_puts_every_line_back_in_its_place():
+    """Lines of many widths, dealt out to three streams: each answer comes back at its line's index."""
+    import threading
+
+    from rapidocr.ch_ppocr_rec.typings import TextRecOutput
+
+    from pytest_grounding.detectors.ocr_engine import ParallelRecognizer
+
+    seen: list[tuple[str, int]] = []
+
+    class Recognizer:
+        session = "the session"
+
+        def __call__(self, args):
+            seen.append((threading.current_thread().name, len(args.img)))
+            widths = [img.shape[1] for img in args.img]
+            return TextRecOutput(
+                list(args.img),
+                tuple(f"w{w}" for w in widths),
+                tuple(w / 1000 for w in widths),
+                tuple(((f"w{w}",), (w / 1000,), None) for w in widths),
+                0.0,
+            )
+
+    lines = [FakeLine((30, width, 3)) for width in (400, 90, 700, 60, 250, 130, 900, 45, 320, 510)]
+    from rapidocr.ch_ppocr_rec.typings import TextRecInput
+
+    output = ParallelRecognizer(Recognizer(), 3)(TextRecInput(img=lines, return_word_box=True))
+    assert output.txts == tuple(f"w{line.shape[1]}" for line in lines)
+    assert output.scores == tuple(line.shape[1] / 1000 for line in lines)
+    assert [words[0] for words in output.word_results] == [(f"w{line.shape[1]}",) for line in lines]
+    assert sorted(count for _, count in seen) == [3, 3, 4] and all(n.startswith("ocr-rec") for n, _ in seen)
+    seen.clear()
+    one = ParallelRecognizer(Recognizer(), 3)(TextRecInput(img=[lines[0]], return_word_box=True))
+    assert one.txts == ("w400",) and len(seen) == 1
+
+
+def test_rec_streams_default_to_the_cores_of_this_worker_whatever_the_load(monkeypatch):
+    import os
+
+    from pytest_grounding.detectors.ocr import EngineSettings
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "getloadavg", lambda: (30.0, 30.0, 30.0))  # a busy machine
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    settings = EngineSettings().resolved()
+    assert (settings.threads, settings.rec_streams) == (1, 4)  # one intra-op thread, four lines at once
+    assert EngineSettings(rec_streams=1).resolved().rec_streams == 1
+    assert EngineSettings(threads=1).resolved().rec_streams == 1  # threads asked for: no more streams
+    assert EngineSettings(threads=3).resolved().rec_streams == 3
+
+
+def test_negative_rec_streams_is_refused():
+    from pytest_grounding.detectors.ocr import OcrDetector
+
+    with pytest.raises(ValueError, match="rec_streams"):
+        OcrDetector(semantic=False, rec_streams=-1)

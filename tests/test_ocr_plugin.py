@@ -32,3 +32,36 @@ def test_ocr_runs_in_the_suite_and_reports_its_provider(project, workers, screen
     result.stdout.fnmatch_lines([f"detector ocr  (rapidocr * providers {', '.join(info['providers'])}*"])
     if not workers:  # after collection: the detector loads in this process, before the first sample
         result.stdout.fnmatch_lines([f"grounding: detector ocr: rapidocr * providers {', '.join(info['providers'])}*"])
+
+
+@pytest.mark.slow
+@XDIST
+def test_parallel_line_recognition_gives_the_points_of_one_line_at_a_time(
+    project, workers, screens, tmp_path, monkeypatch
+):
+    """`rec_streams` (two lines at once, one thread each) next to one line at a time on two threads,
+    in one run through the plugin, serial and under `-n 2`: the same point for every sample."""
+    from helpers import read_jsonl
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out, report = tmp_path / "p.jsonl", tmp_path / "r.json"
+    specs = ("ocr:threads=2,rec_streams=2", "ocr:threads=2,rec_streams=1")
+    # In a subprocess: a second in-process run cannot import torch's extension modules again.
+    result = project.runpytest_subprocess(
+        f"--dataset={screens}",
+        *(arg for spec in specs for arg in ("--detector", spec)),
+        "--grounding-predictions",
+        str(out),
+        "--grounding-json",
+        str(report),
+        *workers,
+    )
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]
+    detectors = read_json(report)["run"]["detectors"]
+    assert [detectors[spec]["rec_streams"] for spec in specs] == [2, 1]
+    points: dict[str, dict[str, tuple]] = {spec: {} for spec in specs}
+    for record in read_jsonl(out):
+        points[record["detector"]][record["id"]] = (record["point"], record["outcome"])
+    assert len(points[specs[1]]) == 8 and points[specs[0]] == points[specs[1]]
+    answered = sum(point is not None for point, _ in points[specs[1]].values())
+    assert answered >= 3, points[specs[1]]  # answers worth comparing

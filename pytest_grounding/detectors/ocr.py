@@ -95,6 +95,11 @@ class OcrDetector:
     - ``rec_batch`` (1): text lines recognised per model call (RapidOCR's default: 6).
     - ``rec_width`` (48): the least width (at height 48) a text line is padded to for recognition
       (RapidOCR's default: 320).
+    - ``rec_streams`` (0 = ``threads`` when it is set, else the cores shared out between xdist
+      workers, whatever the load): text lines recognised at once, one ONNX Runtime thread each; 1
+      recognises one line at a time on ``threads`` threads. The answers are the same.
+    - ``spin`` (true): ONNX Runtime's intra-op threads busy-wait between operators (its
+      default); false lets them sleep, which pays on a machine shared with other work.
     """
 
     name = "ocr"
@@ -114,6 +119,8 @@ class OcrDetector:
         rec_batch: int = 1,
         rec_width: int = 48,
         shared: bool = True,
+        rec_streams: int = 0,
+        spin: bool = True,
     ) -> None:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.cache_size = max(1, int(cache_size))
@@ -126,6 +133,8 @@ class OcrDetector:
             det_limit=det_limit,
             rec_batch=max(1, int(rec_batch)),
             rec_width=max(8, int(rec_width)),
+            rec_streams=int(rec_streams),
+            spin=bool(spin),
         ).resolved()
         self.threads = self.settings.threads
         self.device = device
@@ -249,6 +258,8 @@ class OcrDetector:
             "det_limit": self.settings.det_limit,
             "rec_batch": self.settings.rec_batch,
             "rec_width": self.settings.rec_width,
+            "rec_streams": self._engine.rec_streams,
+            "spin": self.settings.spin,
             "shared_parses": self._parses is SHARED_PARSES,
             "text_score": self.text_score,
             "min_score": self.thresholds.lexical,

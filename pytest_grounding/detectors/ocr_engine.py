@@ -31,7 +31,11 @@ class EngineSettings:
     `det_side`/`det_limit` are RapidOCR's `Det.limit_side_len`/`Det.limit_type` (the detection
     model's input size); `rec_batch` is `Rec.rec_batch_num`; `rec_width` is the width of
     `Rec.rec_img_shape`, the least width every text line is padded to before recognition;
-    `threads` is ONNX Runtime's intra-op threads (0 = `default_threads()`).
+    `threads` is ONNX Runtime's intra-op threads (0 = `default_threads()`); `rec_streams` the
+    text lines recognised at once, each on one thread (0 = `threads` when it is set, else the
+    cores shared out between xdist workers, whatever the load; 1 = one line at a time on `threads`
+    threads); `spin` is ONNX
+    Runtime's `session.intra_op.allow_spinning`.
     """
 
     threads: int = 0
@@ -44,14 +48,28 @@ class EngineSettings:
     # UI labels are short, so that padding was most of the recognition time (README, "OCR speed").
     rec_batch: int = 1
     rec_width: int = 48
+    # Text lines are small: one ONNX Runtime thread per line, several lines at once, keeps the
+    # cores busier than several threads on one line (0 = `threads`, or the worker's share of the cores).
+    rec_streams: int = 0
+    # ONNX Runtime's intra-op threads busy-wait between operators by default; on a machine shared
+    # with other work that spinning takes the cores the other threads wait for (figures.md).
+    spin: bool = True
 
     def resolved(self) -> EngineSettings:
-        """The settings with `threads` made concrete (so equal engines share one cache entry)."""
+        """The settings with `threads` and `rec_streams` made concrete (so equal engines share one
+        cache entry)."""
         if self.device not in ("auto", "cpu"):
             raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {self.device!r}")
         if self.det_limit not in ("min", "max"):
             raise ValueError(f"ocr: det_limit must be 'min' or 'max', not {self.det_limit!r}")
-        return replace(self, threads=int(self.threads) or default_threads())
+        if int(self.rec_streams) < 0:
+            raise ValueError(f"ocr: rec_streams must be 0 (= as many as threads) or more, not {self.rec_streams!r}")
+        threads = int(self.threads) or default_threads()
+        # As many as the threads asked for; when they are not, the worker's share of the cores, not
+        # cut to one on a busy machine as `threads` is: a one-thread session has no threads to spin,
+        # and two lines at once beat one line at a time there too (figures.md).
+        streams = int(self.rec_streams) or int(self.threads) or default_threads(load=0.0)
+        return replace(self, threads=threads, rec_streams=streams)
 
 
 def default_threads(cores: int | None = None, workers: int | None = None, load: float | None = None) -> int:
@@ -75,6 +93,7 @@ class OcrEngine:
     rapid: Any
     providers_requested: tuple[str, ...]
     providers: tuple[str, ...]
+    rec_streams: int = 1  # text lines recognised at once (1 on CUDA whatever the settings say)
 
     @classmethod
     def load(cls, settings: EngineSettings) -> OcrEngine:
@@ -104,10 +123,22 @@ class OcrEngine:
         finally:
             ort.set_default_logger_severity(_ORT_DEFAULT_SEVERITY)
         engines: Any = (rapid.text_det, rapid.text_rec)  # both built by the warm-up call above
+        # On CUDA the lines stay one at a time (what a GPU does with two small lines at once is not measured).
+        on_cpu = engines[1].session.session.get_providers()[0] == "CPUExecutionProvider"
+        streams = settings.rec_streams if on_cpu else 1
+        rebuilt = False
+        for engine, threads in ((engines[0], settings.threads), (engines[1], 1 if streams > 1 else settings.threads)):
+            if threads != settings.threads or not settings.spin:
+                engine.session.session = _rebuilt(engine.session.session, threads, settings.spin)
+                rebuilt = True
+        if streams > 1:
+            rapid.text_rec = ParallelRecognizer(engines[1], streams)  # type: ignore[assignment]
+        if rebuilt:
+            rapid(_warmup_image())  # the rebuilt sessions' first run
         sessions = [engine.session.session for engine in engines]
         used = tuple(dict.fromkeys(s.get_providers()[0] for s in sessions))
         requested = (CUDA, "CPUExecutionProvider") if use_cuda else ("CPUExecutionProvider",)
-        return cls(settings, rapid, requested, used)
+        return cls(settings, rapid, requested, used, streams)
 
     def read(self, image: Any) -> ParsedScreen:
         """Parse one screen (a PIL image): every text line, its words and runs of words."""
@@ -119,6 +150,85 @@ class OcrEngine:
         words = words_by_line(line_texts, result.word_results if line_texts else ())
         texts = screen_texts(lines, words)
         return ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
+
+
+class ParallelRecognizer:
+    """RapidOCR's text recogniser with its lines dealt out to `streams` threads, each running the
+    same session (ONNX Runtime's `run` is thread-safe and releases the GIL) on its own lines.
+    Every line is still recognised alone at its own width, so the texts, scores and word boxes
+    are the ones the recogniser gives line by line; they come back in the lines' order."""
+
+    def __init__(self, recognizer: Any, streams: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.recognizer = recognizer
+        self.streams = streams
+        self._pool = ThreadPoolExecutor(streams, thread_name_prefix="ocr-rec")
+
+    @property
+    def session(self) -> Any:
+        return self.recognizer.session
+
+    def __getattr__(self, name: str) -> Any:  # the rest of RapidOCR's recogniser, as it is
+        return getattr(self.recognizer, name)
+
+    def __call__(self, args: Any) -> Any:
+        from rapidocr.ch_ppocr_rec.typings import TextRecInput
+
+        images = [args.img] if not isinstance(args.img, (list, tuple)) else list(args.img)
+        if len(images) < 2:
+            return self.recognizer(args)
+        # By width (RapidOCR's own order), dealt round-robin: each stream gets as many pixels.
+        order = sorted(range(len(images)), key=lambda i: images[i].shape[1] / float(images[i].shape[0]))
+        shares = [order[k :: self.streams] for k in range(self.streams) if order[k :: self.streams]]
+        started = time.perf_counter()
+        outputs = list(
+            self._pool.map(
+                lambda share: self.recognizer(
+                    TextRecInput(img=[images[i] for i in share], return_word_box=args.return_word_box)
+                ),
+                shares,
+            )
+        )
+        txts: list[Any] = [None] * len(images)
+        scores: list[Any] = [None] * len(images)
+        words: list[Any] = [None] * len(images)
+        for share, output in zip(shares, outputs, strict=True):
+            for j, i in enumerate(share):
+                txts[i], scores[i], words[i] = output.txts[j], output.scores[j], output.word_results[j]
+        return replace(
+            outputs[0],
+            imgs=images,
+            txts=tuple(txts),
+            scores=tuple(scores),
+            word_results=tuple(words),
+            elapse=time.perf_counter() - started,
+        )
+
+
+def _rebuilt(session: Any, threads: int, spin: bool) -> Any:
+    """The same model on the same providers with these intra-op threads (and spinning). RapidOCR
+    builds its sessions itself, with one thread count for both models and no spinning setting, so
+    the session is rebuilt with RapidOCR's own options (graph optimisation, arena) and these."""
+    import onnxruntime as ort
+
+    built = session.get_session_options()
+    options = ort.SessionOptions()
+    options.log_severity_level = built.log_severity_level
+    options.enable_cpu_mem_arena = built.enable_cpu_mem_arena
+    options.graph_optimization_level = built.graph_optimization_level
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = built.inter_op_num_threads
+    if not spin:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    providers = session.get_providers()
+    provider_options = session.get_provider_options()
+    return ort.InferenceSession(
+        session._model_path,
+        sess_options=options,
+        providers=providers,
+        provider_options=[provider_options.get(p, {}) for p in providers],
+    )
 
 
 def _warmup_image() -> Any:
