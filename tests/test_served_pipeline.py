@@ -11,6 +11,7 @@ pytest.importorskip("httpx")
 
 from pytest_grounding.datasets.synth import default_dataset_dir
 from pytest_grounding.detectors.http import ConcurrencySetting, Limiter
+from pytest_grounding.plugin.pipeline import AHEAD
 
 SUITE = (
     "def test_grounding(grounding_sample, grounding_detector, grounding_check):\n"
@@ -136,7 +137,8 @@ def test_ctrl_c_mid_flight_loses_no_finished_record(suite, synthetic, tmp_path):
         assert result.ret == 2  # interrupted
         lines = read_jsonl(predictions)
         sent = len(model.chats)
-        assert 5 <= sent <= 6 + 8  # never more than the window past the interrupted item
+        # never more than two windows past the interrupted item (at most one in flight)
+        assert 5 <= sent <= 6 + AHEAD * 8
         assert document["partial"] and len(document["samples"]) == 5
         assert {r["uid"] for r in document["samples"]} <= {r["uid"] for r in lines}  # no finished record lost
         assert len(lines) >= 5
@@ -285,6 +287,32 @@ def test_the_xdist_window_comes_from_the_spec_without_loading_the_detector():
     assert window("openai:base_url=http://127.0.0.1:9/v1") == 32  # auto, its default maximum
     assert window("openai:base_url=http://127.0.0.1:9/v1,concurrency=auto,max_concurrency=50") == 50
     assert window("center") == 1
+
+
+def test_an_xdist_chunk_ends_with_its_screen_and_grows_by_at_most_the_spill():
+    from pytest_grounding.plugin.scheduling import SCREEN_SPILL, to_screen_end
+
+    screens = ["a", "a", "a", "b", "b", "c", None, None, "d"]
+    pending = list(range(len(screens)))
+    assert to_screen_end(pending, 2, screens) == 3  # the rest of screen a
+    assert to_screen_end(pending, 3, screens) == 3  # already at a screen's end
+    assert to_screen_end(pending, 4, screens) == 5
+    assert to_screen_end(pending, 7, screens) == 7  # unknown screens are never joined
+    assert to_screen_end(pending, 0, screens) == 0 and to_screen_end(pending, 20, screens) == 9
+    assert to_screen_end([4, 5, 3], 1, screens) == 1  # what is pending, in its order
+    one_screen = ["s"] * 100
+    assert to_screen_end(list(range(100)), 10, one_screen) == 10 + SCREEN_SPILL
+
+
+@pytest.mark.slow
+@XDIST
+def test_one_encoding_per_screen_under_xdist(suite, synthetic, paced, workers, tmp_path):
+    """With --dist load, the default set's 64 screens are each encoded by one worker only."""
+    _, server = paced
+    spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+    _, report, _ = run(suite, synthetic, spec, tmp_path, *workers)
+    served = next(iter(report["run"]["detectors"].values()))["served"]
+    assert served["requests"] == 300 and served["screens_encoded"] == 64, served
 
 
 @pytest.mark.slow
