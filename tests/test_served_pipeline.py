@@ -162,9 +162,13 @@ calls = []
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):
+    # the first worker at its third item dies (each gets at least three): whichever gets there
     calls.append(item.nodeid)
-    if len(calls) == 4 and os.environ.get("PYTEST_XDIST_WORKER") == "gw0" and not os.path.exists("crashed"):
-        open("crashed", "w").close()
+    if len(calls) == 3:
+        try:
+            os.close(os.open("crashed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
         os._exit(3)
 """
 

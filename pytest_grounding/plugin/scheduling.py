@@ -45,7 +45,7 @@ def declared_window(spec: str, registry: Any, strategies: Any) -> int:
     return int(value) if value.isdigit() else 1
 
 
-SCREEN_SPILL = 16  # items a chunk may grow by to end with its screen
+SCREEN_SPILL = 8  # items a chunk may grow by to end with its screen (more: one worker takes the tail)
 
 
 def to_screen_end(pending: Sequence[int], count: int, screens: Sequence[Any]) -> int:
