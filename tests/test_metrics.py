@@ -179,3 +179,29 @@ def test_installed_packages_register_through_entry_points(monkeypatch):
     registry.register_entry_points("pytest_grounding.detectors")
     assert registry.get("shipped").load()(seed=1).seed == 1
     assert registry.get("shipped").origin.startswith("entry point")
+
+
+def test_the_run_reads_every_entry_point_group_in_one_scan(monkeypatch, pytestconfig):
+    from importlib import metadata
+
+    from pytest_grounding.plugin.state import GroundingRun
+
+    entries = metadata.EntryPoints(
+        [
+            metadata.EntryPoint(
+                "shipped", "pytest_grounding.detectors.floors:RandomDetector", "pytest_grounding.detectors"
+            ),
+            metadata.EntryPoint("elsewhere", "some.module:Thing", "another.group"),
+        ]
+    )
+    scans = []
+
+    def entry_points(**selection):
+        scans.append(selection)
+        return entries.select(**selection) if selection else entries
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    run = GroundingRun.create(pytestconfig)
+    assert scans == [{}]  # one scan for the formats, detectors and strategies
+    assert run.detectors.get("shipped").origin.startswith("entry point")
+    assert "elsewhere" not in run.detectors and "shipped" not in run.formats

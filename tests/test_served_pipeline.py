@@ -410,3 +410,126 @@ def test_the_pipeline_threads_are_reused_grow_only_when_all_are_busy_and_end_on_
     for thread in [t for t in threading.enumerate() if t.name in names]:
         thread.join(5)
         assert not thread.is_alive()
+
+
+def test_screen_slots_let_only_the_cores_share_prepare_at_once_and_never_block_their_holder():
+    import threading
+    import time
+
+    from pytest_grounding.detectors.encoding import ScreenSlots
+
+    slots = ScreenSlots(2)
+    lock, busy, most = threading.Lock(), [0], [0]
+
+    def prepare():
+        with slots.held(), slots.held():  # a preparation inside another: no second slot, no deadlock
+            with lock:
+                busy[0] += 1
+                most[0] = max(most[0], busy[0])
+            time.sleep(0.02)
+            with lock:
+                busy[0] -= 1
+
+    threads = [threading.Thread(target=prepare) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert most[0] == 2 and busy[0] == 0
+
+
+def test_waiting_for_a_screen_slot_is_reported_as_waiting(monkeypatch):
+    """The seconds a sample waited for a place among the screens being prepared are queueing (taken
+    out of the request's latency), as is waiting for another sample's encoding of its screen."""
+    import threading
+
+    from pytest_grounding.detectors import encoding
+
+    slots = encoding.ScreenSlots(1)
+    monkeypatch.setattr(encoding, "SCREEN_SLOTS", slots)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with slots.held():
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(10)
+    threading.Timer(0.2, release.set).start()
+    value, waited = encoding.EncodingCache().get_timed("screen", lambda: "encoded")
+    holder.join(10)
+    assert value == "encoded" and waited >= 0.15
+
+
+@pytest.mark.parametrize(("cores", "workers", "share"), [(2, 1, 2), (2, 2, 1), (2, 4, 1), (16, 4, 4), (1, 1, 1)])
+def test_a_process_share_of_the_cores(cores, workers, share):
+    from pytest_grounding.detectors.devices import cores_share
+
+    assert cores_share(cores, workers) == share
+
+
+def test_the_screen_reader_decodes_a_screen_once_until_its_file_changes(tmp_path):
+    import os
+
+    from PIL import Image
+
+    from pytest_grounding.core.types import Box, Sample
+    from pytest_grounding.detectors.encoding import DIGEST_INFO, image_digest
+    from pytest_grounding.evaluate.runner import read_image
+    from pytest_grounding.plugin.screens import ScreenReader
+
+    def sample(sid, image):
+        return Sample(dataset="d", id=sid, uid=sid, image=image, instruction="OK", bbox=Box(0, 0, 4, 4))
+
+    path = tmp_path / "screen.png"
+    Image.new("RGB", (40, 30), "white").save(path)
+    first, second = (sample(f"s{i}", path) for i in (1, 2))
+    reader = ScreenReader()
+    image, problem = reader.read(first)
+    assert problem is None and reader.read(second)[0] is image  # one decoding for the screen's samples
+    assert image_digest(image) == image.info[DIGEST_INFO]  # the file's digest: the pixels are not hashed
+    Image.new("RGB", (40, 30), "black").save(path)
+    os.utime(path, ns=(1, 1))  # a changed file is read again (modification time and size)
+    again, _ = reader.read(second)
+    assert again is not image and again.getpixel((0, 0)) == (0, 0, 0)
+    missing = sample("m", tmp_path / "gone.png")
+    assert reader.read(missing) == read_image(missing) == (None, f"image not found: {missing.image}")
+
+
+SHARED_IMAGES = """
+import json
+
+from pytest_grounding.types import Prediction
+
+SEEN = {}
+
+
+class Recording:
+    name = "recording"
+
+    def predict(self, query):
+        SEEN.setdefault(str(query.image.size), set()).add(id(query.image))
+        return Prediction(point=(1.0, 1.0))
+
+
+def pytest_grounding_register_detectors(registry):
+    registry.register("recording", Recording)
+
+
+def pytest_sessionfinish(session):
+    with open("images.json", "w") as out:
+        json.dump({size: len(ids) for size, ids in SEEN.items()}, out)
+"""
+
+
+def test_items_run_the_plain_way_share_their_screen_s_decoded_image(suite, synthetic, tmp_path):
+    """A detector without prefetching gets one decoded image per screen for its samples (the plain
+    path read every sample's screen from its file before)."""
+    suite.makeconftest(SHARED_IMAGES)
+    result, document, _ = run(suite, synthetic, "recording", tmp_path, "--grounding-limit=12")
+    assert len(document["samples"]) == 12, result.stdout.str()[-2000:]
+    seen = read_json(suite.path / "images.json")
+    screens = {r["image"] for r in document["samples"]}
+    assert sum(seen.values()) <= len(screens) < 12, seen

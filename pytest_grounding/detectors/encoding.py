@@ -6,17 +6,55 @@ in flight, so encoding never holds a request slot."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 DIGEST_INFO = "grounding_digest"  # image.info key: a digest set by whoever read the image from its file
 CACHED_SCREENS = 32  # a data URL of a 4K screen is a few MB: a bounded number of them
+
+
+class ScreenSlots:
+    """At most this process's share of the cores preparing screens (decoding, resizing, encoding)
+    at once, the others waiting their turn (woken in the order they came): with 32 requests in
+    flight, the first request goes out after one screen's work instead of after all the first
+    screens' at once (they share the cores), and the server is fed in item order. A thread that
+    holds a slot takes no second one (a preparation inside another never waits for itself)."""
+
+    def __init__(self, count: int | None = None) -> None:
+        self.count = count  # None: this process's share of the cores, decided on first use
+        self._semaphore: threading.Semaphore | None = None
+        self._lock = threading.Lock()
+        self._held = threading.local()
+
+    def _slots(self) -> threading.Semaphore:
+        with self._lock:
+            if self._semaphore is None:
+                from .devices import cores_share
+
+                self._semaphore = threading.Semaphore(self.count or cores_share())
+            return self._semaphore
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        if getattr(self._held, "inside", False):
+            yield
+            return
+        with self._slots():
+            self._held.inside = True
+            try:
+                yield
+            finally:
+                self._held.inside = False
+
+
+SCREEN_SLOTS = ScreenSlots()
 
 
 def data_url(image: Any) -> str:
@@ -81,7 +119,8 @@ class EncodingCache:
         return self.get_timed(key, compute)[0]
 
     def get_timed(self, key: Hashable, compute: Callable[[], Any]) -> tuple[Any, float]:
-        """The value, and the seconds spent waiting for another thread computing it."""
+        """The value, and the seconds spent waiting: for another thread computing it, or for a
+        place among the screens being prepared (`SCREEN_SLOTS`)."""
         waited = 0.0
         while True:
             with self._lock:
@@ -98,7 +137,10 @@ class EncodingCache:
             waiting.wait()  # another thread is encoding this screen; an encoding that failed is retried
             waited += time.monotonic() - started
         try:
-            value = compute()
+            started = time.monotonic()
+            with SCREEN_SLOTS.held():
+                waited += time.monotonic() - started  # a place among the screens being prepared
+                value = compute()
             with self._lock:
                 self._values[key] = value
                 while len(self._values) > self.size:

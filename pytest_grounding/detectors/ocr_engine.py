@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.types import Query
+from .devices import cores_share
 from .ocr_text import ParsedScreen, screen_texts, words_by_line
 from .textmatch import Label
 
@@ -77,12 +78,9 @@ def default_threads(cores: int | None = None, workers: int | None = None, load: 
     and one when the machine is already busy (1-minute load average at least the cores), where
     more threads only wait for each other (measured: README, "OCR speed")."""
     cores = cores if cores is not None else (os.cpu_count() or 1)
-    if workers is None:
-        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     if load is None:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    share = max(1, cores // max(1, workers))
-    return 1 if load >= cores else share
+    return 1 if load >= cores else cores_share(cores, workers)
 
 
 @dataclass(frozen=True)

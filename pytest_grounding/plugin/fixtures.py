@@ -81,7 +81,12 @@ def grounding_check(request):
             )
         else:
             result = evaluate(
-                sample, detector, detector_name=name, timeout=settings.timeout, around=around if measure else None
+                sample,
+                detector,
+                detector_name=name,
+                timeout=settings.timeout,
+                around=around if measure else None,
+                read=run.screens.read,
             )
         record = with_fields(result.record, fingerprint=run.fingerprint_of(sample.dataset))
         if run.baseline_loaded:

@@ -21,7 +21,6 @@ the predictions file (so --grounding-resume does not pay for them again) but not
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import queue
 import threading
@@ -34,8 +33,7 @@ import pytest
 
 from ..core.record import Outcome, Record, Task, plain, with_fields
 from ..detectors.batching import batch_outcomes
-from ..detectors.encoding import DIGEST_INFO, EncodingCache, file_digest
-from ..evaluate.runner import Evaluation, evaluate, evaluate_locate, read_image
+from ..evaluate.runner import Evaluation, evaluate, evaluate_locate
 from ..evaluate.scoring import error_record
 
 # Answers may wait for their items up to a second window: pytest's thread takes them one item at a
@@ -43,7 +41,6 @@ from ..evaluate.scoring import error_record
 # (measured: the suite serially 1.38x the bare client with one window, 1.15x with two).
 AHEAD = 2
 HORIZON = 4096  # items looked at ahead of the current one when filling the windows
-SCREENS_KEPT = 8  # decoded screens kept (a 4K RGB screen is ~25 MB)
 IN_FLIGHT = "grounding_in_flight"  # a call report's property: predictions in flight in its process
 
 
@@ -215,19 +212,14 @@ class Pipeline:
         self.current = -1
         self.started_at = time.monotonic()
         self.finished = 0
-        self.screens = EncodingCache(SCREENS_KEPT)
         self.workers = Workers()
         self.finishing = threading.Event()  # set by each evaluation that ends: the windows may move
         self._lane_of: dict[int, Lane | None] = {}
 
     def read(self, sample: Any) -> Any:
-        """A screen's image, decoded once for its samples (a sample's items are consecutive)."""
-        try:
-            stat = sample.image.stat()
-            key: Any = (str(sample.image), stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            return read_image(sample)  # the runner says what is wrong with it
-        return self.screens.get(key, lambda: _read_with_digest(sample))
+        """A screen's image, decoded once for its samples (the run's reader, shared with the items
+        that run the plain way)."""
+        return self.run.screens.read(sample)
 
     @property
     def prefetching(self) -> bool:
@@ -405,16 +397,6 @@ class Pipeline:
             and slot.evaluation is not None
             and slot.evaluation.record.get("outcome") != Outcome.ERROR
         ]
-
-
-def _read_with_digest(sample: Any) -> Any:
-    """read_image, and the file's digest in the image's info (a served detector's encoding cache
-    key, cheaper than hashing the decoded pixels)."""
-    image, problem = read_image(sample)
-    if image is not None:
-        with contextlib.suppress(OSError):  # else the pixels are hashed
-            image.info[DIGEST_INFO] = file_digest(sample.image.read_bytes(), image)
-    return image, problem
 
 
 # -- where the next items come from -------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..analysis import document as document_mod
 from ..analysis import reproduce
 from ..analysis.throughput import Timeline, merge_served
 from ..core.record import Record
-from ..core.registry import Registry, UnknownName
+from ..core.registry import Registry, UnknownName, installed_entry_points
 from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_language
 from ..datasets import builtin_registry as builtin_formats
 from ..detectors import EXTRAS, OptionError, bind_options, parse_spec
@@ -34,9 +34,11 @@ from . import baseline_state, resume_state
 from .environment import register_project_presets, registered_preset, versions
 from .ledger import Ledger, NotRun, identify, not_run_line
 from .pool import DetectorLoadError, DetectorPool
+from .screens import ScreenReader
 from .settings import SettingError, Settings, missing_extra
 
 DEFAULT_DATASET_NAME = "synthetic"
+ENTRY_POINT_KINDS = ("formats", "detectors", "strategies")  # pytest_grounding.<kind> entry-point groups
 RUN_KEY = pytest.StashKey["GroundingRun"]()
 
 __all__ = ["DetectorLoadError", "GroundingRun", "SettingError", "Settings"]  # SettingError: the plugin's
@@ -85,6 +87,7 @@ class GroundingRun:
     served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
     ledger: Ledger = field(default_factory=Ledger)  # controller: every item to score, one record each
     not_run: list[NotRun] = field(default_factory=list)  # controller: items no report came for
+    screens: ScreenReader = field(default_factory=ScreenReader)  # screens decoded once for their samples
     _writer: PredictionsWriter | None = None
 
     @classmethod
@@ -95,9 +98,9 @@ class GroundingRun:
         config.hook.pytest_grounding_register_strategies.call_historic(kwargs={"registry": strategies})
         settings = Settings.from_config(config)
         register_project_presets(config, settings.presets_path)
-        formats.register_entry_points("pytest_grounding.formats")
-        detectors.register_entry_points("pytest_grounding.detectors")
-        strategies.register_entry_points("pytest_grounding.strategies")
+        installed = installed_entry_points(*(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS))
+        for kind, registry in zip(ENTRY_POINT_KINDS, (formats, detectors, strategies), strict=True):
+            registry.register_entry_points(f"pytest_grounding.{kind}", installed[f"pytest_grounding.{kind}"])
         return cls(
             config=config,
             settings=settings,
