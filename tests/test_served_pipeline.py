@@ -391,18 +391,19 @@ def test_the_pipeline_threads_are_reused_grow_only_when_all_are_busy_and_end_on_
     deadline = threading.Event()
     while len(ran) < 3 and not deadline.wait(0.01):
         pass
-    for _ in range(50):
-        if workers.idle == 3:
-            break
-        deadline.wait(0.01)
+
+    def all_idle():  # a thread counts itself idle just after its job: up to 5 s on a busy machine
+        for _ in range(500):
+            if workers.idle == 3:
+                return
+            deadline.wait(0.01)
+
+    all_idle()
     for _ in range(20):  # one at a time afterwards: no new thread
         done = threading.Event()
         workers.submit(done.set)
         assert done.wait(5)
-        for _ in range(50):  # the thread counts itself idle just after the job
-            if workers.idle == 3:
-                break
-            deadline.wait(0.01)
+        all_idle()
     assert workers.count == 3
     names = {t.name for t in threading.enumerate() if t.name.startswith("grounding-prefetch-")}
     assert len(names) >= 3 and all(t.daemon for t in threading.enumerate() if t.name in names)
@@ -476,7 +477,7 @@ def test_the_screen_reader_decodes_a_screen_once_until_its_file_changes(tmp_path
     from PIL import Image
 
     from pytest_grounding.core.types import Box, Sample
-    from pytest_grounding.detectors.encoding import DIGEST_INFO, image_digest
+    from pytest_grounding.detectors.encoding import file_digest, image_digest
     from pytest_grounding.evaluate.runner import read_image
     from pytest_grounding.plugin.screens import ScreenReader
 
@@ -489,7 +490,12 @@ def test_the_screen_reader_decodes_a_screen_once_until_its_file_changes(tmp_path
     reader = ScreenReader()
     image, problem = reader.read(first)
     assert problem is None and reader.read(second)[0] is image  # one decoding for the screen's samples
-    assert image_digest(image) == image.info[DIGEST_INFO]  # the file's digest: the pixels are not hashed
+    assert image_digest(image) == file_digest(path.read_bytes(), image)  # the file's: the pixels are not hashed
+    # PIL copies `info` into crops, resizes and copies: each is hashed as the other pixels it is
+    # (a zoom-in's crop once got the whole screen's encoding)
+    crop, copy = image.crop((0, 0, 20, 15)), image.copy()
+    copy.putpixel((0, 0), (1, 2, 3))
+    assert len({image_digest(image), image_digest(crop), image_digest(copy)}) == 3
     Image.new("RGB", (40, 30), "black").save(path)
     os.utime(path, ns=(1, 1))  # a changed file is read again (modification time and size)
     again, _ = reader.read(second)

@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-DIGEST_INFO = "grounding_digest"  # image.info key: a digest set by whoever read the image from its file
 CACHED_SCREENS = 32  # a data URL of a 4K screen is a few MB: a bounded number of them
 
 
@@ -77,10 +76,7 @@ def file_digest(data: bytes, image: Any) -> str:
 
 def image_digest(image: Any) -> str:
     """The image's digest: equal screens read twice are one screen. The file's when the reader
-    gave one (`image.info`), else the pixels' (hashed once per image object)."""
-    given = getattr(image, "info", {}).get(DIGEST_INFO)
-    if isinstance(given, str):  # the pipeline's reader hashed the file: cheaper than the pixels
-        return given
+    gave one (`remember_digest`), else the pixels' (hashed once per image object)."""
     key = id(image)
     with _DIGESTS_LOCK:
         known = _DIGESTS.get(key)
@@ -89,13 +85,20 @@ def image_digest(image: Any) -> str:
     digest = hashlib.blake2b(image.tobytes(), digest_size=16)
     digest.update(f"{image.mode}:{image.size[0]}x{image.size[1]}".encode())
     found = digest.hexdigest()
+    remember_digest(image, found)
+    return found
+
+
+def remember_digest(image: Any, digest: str) -> None:
+    """`image_digest(image)` is `digest` while this image object lives. Kept by identity, not in
+    `image.info`: PIL copies `info` into every crop, resize and copy, which are other pixels."""
+    key = id(image)
     try:
         reference = weakref.ref(image, lambda _ref: _forget(key))
     except TypeError:  # an image type without weak references: hashed each time
-        return found
+        return
     with _DIGESTS_LOCK:
-        _DIGESTS[key] = (reference, found)
-    return found
+        _DIGESTS[key] = (reference, digest)
 
 
 def _forget(key: int) -> None:

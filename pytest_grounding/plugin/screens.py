@@ -1,7 +1,7 @@
 """Screens decoded once per process for the samples that share them (the synthetic set: 300
 samples on 64 screens; ScreenSpot-Pro: several instructions per screenshot). The items of one
 screen run one after another, and the prefetch pipeline reads a few screens ahead, so a small
-number of decoded screens is kept. Each image carries its file's digest (`DIGEST_INFO`), which
+number of decoded screens is kept. Each image's digest is its file's (`remember_digest`), which
 the served detectors' encoding cache uses instead of hashing the pixels.
 
 Samples of one screen share one decoded image: a detector must not draw on `query.image` (the
@@ -13,7 +13,7 @@ import contextlib
 from typing import Any
 
 from ..core.types import Sample
-from ..detectors.encoding import DIGEST_INFO, EncodingCache, file_digest
+from ..detectors.encoding import EncodingCache, file_digest, remember_digest
 from ..evaluate.runner import read_image
 
 SCREENS_KEPT = 8  # decoded screens kept (a 4K RGB screen is ~25 MB)
@@ -36,10 +36,10 @@ class ScreenReader:
 
 
 def _read_with_digest(sample: Sample) -> tuple[Any, str | None]:
-    """read_image, and the file's digest in the image's info (a served detector's encoding cache
-    key, cheaper than hashing the decoded pixels)."""
+    """read_image, and the file's digest remembered for the image (a served detector's encoding
+    cache key, cheaper than hashing the decoded pixels)."""
     image, problem = read_image(sample)
     if image is not None:
         with contextlib.suppress(OSError):  # else the pixels are hashed
-            image.info[DIGEST_INFO] = file_digest(sample.image.read_bytes(), image)
+            remember_digest(image, file_digest(sample.image.read_bytes(), image))
     return image, problem
