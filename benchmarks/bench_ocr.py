@@ -221,6 +221,15 @@ class Contender:
     parse_s: dict[str, list[float]] = field(default_factory=dict)  # per set: RapidOCR's call
     screen_s: dict[str, list[float]] = field(default_factory=dict)  # per set: every instruction of a screen
     hits: dict[str, list[bool]] = field(default_factory=dict)
+    lines: dict[str, list[int]] = field(default_factory=dict)  # per set: [text lines, read from the line cache]
+
+    @property
+    def line_cache(self) -> Any:
+        """The detector's line cache (None for the plain engine, or with `line_cache=0`)."""
+        from pytest_grounding.detectors.ocr_engine import LineCache
+
+        rec = self.detector._engine.rapid.text_rec if self.detector is not None else None
+        return rec if isinstance(rec, LineCache) else None
 
 
 def screens_of(folder: Path, limit: int) -> list[tuple[Path, list[Any]]]:
@@ -271,6 +280,8 @@ def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequen
     SHARED_PARSES.clear()  # a cold screen: the first instruction pays for the parse
     contender.detector.close()
     hits = contender.hits.setdefault(set_name, [])
+    cache = contender.line_cache
+    before = (cache.lines, cache.hits) if cache is not None else (0, 0)
     started = time.perf_counter()
     for sample in samples:
         asked = time.perf_counter()
@@ -283,6 +294,10 @@ def time_screen(contender: Contender, set_name: str, image: Any, samples: Sequen
         if record["meta"].get("parse_cached") is False:
             contender.parse_s.setdefault(set_name, []).append(record["meta"]["ocr_s"])
     contender.screen_s.setdefault(set_name, []).append(time.perf_counter() - started)
+    if cache is not None:
+        counts = contender.lines.setdefault(set_name, [0, 0])
+        counts[0] += cache.lines - before[0]
+        counts[1] += cache.hits - before[1]
 
 
 def median(values: Sequence[float]) -> float:
@@ -301,6 +316,9 @@ def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequ
     started = time.perf_counter()
     step = 0
     for round_index in range(rounds):
+        for contender in contenders:  # every round reads its screens as a run does: once, in order
+            if contender.line_cache is not None:
+                contender.line_cache.clear()
         for set_name, set_screens in screens.items():
             for _, samples in set_screens:
                 image, problem = read_image(samples[0])
@@ -330,8 +348,8 @@ def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequ
         f"{info.get('headline', '-')}.",
         "",
         "| set | screens | samples | detector | plain p50 / p95 | detector parse p50 / p95 | parse ratio | "
-        "detector screen p50 / p95 | screen ratio | accuracy |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "detector screen p50 / p95 | screen ratio | accuracy | lines from the line cache |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for set_name, set_screens in screens.items():
         samples = sum(len(s) for _, s in set_screens)
@@ -339,11 +357,13 @@ def speed_figures(sets: dict[str, tuple[Path, int]], rounds: int, variants: Sequ
         for contender in contenders[1:]:
             hits = contender.hits[set_name]
             parse, whole = contender.parse_s[set_name], contender.screen_s[set_name]
+            read, cached = contender.lines.get(set_name, (0, 0))
+            from_cache = f"{100 * cached / read:.0f}% ({cached}/{read})" if read else "-"
             lines.append(
                 f"| {set_name} | {len(set_screens)} | {samples} | `{contender.label}` | "
                 f"{percentiles(plain.parse_s[set_name])} | {percentiles(parse)} | "
                 f"{median(parse) / base:.2f} | {percentiles(whole)} | {median(whole) / base:.2f} | "
-                f"{100 * sum(hits) / len(hits):.1f}% ({sum(hits)}/{len(hits)}) |"
+                f"{100 * sum(hits) / len(hits):.1f}% ({sum(hits)}/{len(hits)}) | {from_cache} |"
             )
     for contender in contenders[1:]:
         info = contender.detector.describe()

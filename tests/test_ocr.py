@@ -414,7 +414,11 @@ def spin_setting(session) -> str | None:
 
 
 def stages(built):
-    return built._engine.rapid.text_det, built._engine.rapid.text_rec
+    """The detection model and the recogniser under the line cache."""
+    from pytest_grounding.detectors.ocr_engine import LineCache
+
+    rec = built._engine.rapid.text_rec
+    return built._engine.rapid.text_det, rec.recognizer if isinstance(rec, LineCache) else rec
 
 
 def test_spin_false_lets_the_threads_sleep_and_reads_the_same():
@@ -502,6 +506,68 @@ def test_parallel_recognizer_puts_every_line_back_in_its_place():
     seen.clear()
     one = ParallelRecognizer(Recognizer(), 3)(TextRecInput(img=[lines[0]], return_word_box=True))
     assert one.txts == ("w400",) and len(seen) == 1
+
+
+def test_a_line_read_on_an_earlier_screen_is_read_from_the_line_cache_and_reads_the_same():
+    """Two screens sharing their menu bar and toolbar pixel for pixel, and real screens of one task:
+    the lines seen before are not recognised again, and every parse equals the uncached one."""
+    from pytest_grounding.detectors.ocr import OcrDetector
+    from pytest_grounding.detectors.ocr_engine import LineCache
+
+    cached = OcrDetector(semantic=False, threads=2, shared=False)
+    plain = OcrDetector(semantic=False, threads=2, line_cache=0, shared=False)
+    cache = cached._engine.rapid.text_rec
+    assert isinstance(cache, LineCache) and cache.size == 4096 and cached.describe()["line_cache"] == 4096
+    assert not isinstance(plain._engine.rapid.text_rec, LineCache) and plain.describe()["line_cache"] == 0
+    first = draw_screen(LIGHT, 13).image
+    second = first.copy()
+    draw = ImageDraw.Draw(second)  # another dialog: the menu bar and toolbar stay as they were
+    draw.rectangle((300, 200, 700, 420), fill=LIGHT["panel"], outline=LIGHT["border"])
+    draw.text((316, 250), "Print every page in colour", font=font(13), fill=LIGHT["text"])
+    screens = [first, second, *first_real_screens(3)]
+    for number, image in enumerate(screens):
+        hits, lines = cache.hits, cache.lines
+        read = [built.parse(Query(image, "")).texts for built in (cached, plain)]
+        assert read[0] == read[1], number  # texts, scores, boxes, word boxes
+        if number == 1:
+            assert cache.hits - hits >= 5 and cache.lines - lines > cache.hits - hits  # the bars, not the dialog
+    assert cache.lines > cache.hits > 0
+    with pytest.raises(ValueError, match="line_cache"):
+        OcrDetector(semantic=False, line_cache=-1, shared=False)
+
+
+def test_the_line_cache_keeps_its_size_and_recognises_only_the_lines_it_lacks():
+    import numpy as np
+    from rapidocr.ch_ppocr_rec.typings import TextRecInput, TextRecOutput
+
+    from pytest_grounding.detectors.ocr_engine import LineCache
+
+    asked: list[list[int]] = []
+
+    class Recognizer:
+        def __call__(self, args):
+            values = [int(img[0, 0, 0]) for img in args.img]
+            asked.append(values)
+            return TextRecOutput(
+                list(args.img),
+                tuple(f"v{v}" for v in values),
+                tuple(v / 100 for v in values),
+                tuple([v] for v in values),
+                0.0,
+            )
+
+    def lines(*values):
+        return TextRecInput(img=[np.full((8, 20, 3), v, np.uint8) for v in values], return_word_box=True)
+
+    cache = LineCache(Recognizer(), 3)
+    assert cache(lines(1, 2, 1)).txts == ("v1", "v2", "v1") and asked == [[1, 2, 1]]
+    output = cache(lines(2, 3, 1, 4))
+    assert output.txts == ("v2", "v3", "v1", "v4") and output.scores == (0.02, 0.03, 0.01, 0.04)
+    assert asked[-1] == [3, 4] and (cache.lines, cache.hits) == (7, 2)
+    output.word_results[0].append("changed by the caller")
+    assert cache(lines(2)).word_results == ([2],)  # a copy of the kept answer each time
+    assert cache(lines(1)).txts == ("v1",) and asked[-1] == [1]  # 1 was the least recently used of 4: dropped
+    assert cache(TextRecInput(img=[], return_word_box=True)) is not None
 
 
 def test_rec_streams_default_to_the_cores_of_this_worker_whatever_the_load(monkeypatch):

@@ -100,6 +100,9 @@ class OcrDetector:
       recognises one line at a time on ``threads`` threads. The answers are the same.
     - ``spin`` (true): ONNX Runtime's intra-op threads busy-wait between operators (its
       default); false lets them sleep, which pays on a machine shared with other work.
+    - ``line_cache`` (4096): recognised text lines kept by their pixels, so a line cut out of a
+      screen exactly as on an earlier one (an app's toolbar and menus) is not recognised again;
+      0 keeps none. The answers are the same.
     """
 
     name = "ocr"
@@ -121,6 +124,7 @@ class OcrDetector:
         shared: bool = True,
         rec_streams: int = 0,
         spin: bool = True,
+        line_cache: int = 4096,
     ) -> None:
         self.thresholds = Thresholds(lexical=float(min_score), semantic=float(min_semantic))
         self.cache_size = max(1, int(cache_size))
@@ -135,6 +139,7 @@ class OcrDetector:
             rec_width=max(8, int(rec_width)),
             rec_streams=int(rec_streams),
             spin=bool(spin),
+            line_cache=int(line_cache),
         ).resolved()
         self.threads = self.settings.threads
         self.device = device
@@ -260,6 +265,7 @@ class OcrDetector:
             "rec_width": self.settings.rec_width,
             "rec_streams": self._engine.rec_streams,
             "spin": self.settings.spin,
+            "line_cache": self.settings.line_cache,
             "shared_parses": self._parses is SHARED_PARSES,
             "text_score": self.text_score,
             "min_score": self.thresholds.lexical,

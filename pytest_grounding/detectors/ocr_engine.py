@@ -36,7 +36,8 @@ class EngineSettings:
     text lines recognised at once, each on one thread (0 = `threads` when it is set, else the
     cores shared out between xdist workers, whatever the load; 1 = one line at a time on `threads`
     threads); `spin` is ONNX
-    Runtime's `session.intra_op.allow_spinning`.
+    Runtime's `session.intra_op.allow_spinning`; `line_cache` the recognised text lines kept by
+    their pixels (0 = none).
     """
 
     threads: int = 0
@@ -55,6 +56,9 @@ class EngineSettings:
     # ONNX Runtime's intra-op threads busy-wait between operators by default; on a machine shared
     # with other work that spinning takes the cores the other threads wait for (figures.md).
     spin: bool = True
+    # Screens of one app share their toolbars and menus pixel for pixel (27% of the text lines of the
+    # ScreenAgent dev screens were read on an earlier screen): a line read once is read from here.
+    line_cache: int = 4096
 
     def resolved(self) -> EngineSettings:
         """The settings with `threads` and `rec_streams` made concrete (so equal engines share one
@@ -63,6 +67,8 @@ class EngineSettings:
             raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {self.device!r}")
         if self.det_limit not in ("min", "max"):
             raise ValueError(f"ocr: det_limit must be 'min' or 'max', not {self.det_limit!r}")
+        if int(self.line_cache) < 0:
+            raise ValueError(f"ocr: line_cache must be 0 (= none) or more, not {self.line_cache!r}")
         if int(self.rec_streams) < 0:
             raise ValueError(f"ocr: rec_streams must be 0 (= as many as threads) or more, not {self.rec_streams!r}")
         threads = int(self.threads) or default_threads()
@@ -131,6 +137,8 @@ class OcrEngine:
                 rebuilt = True
         if streams > 1:
             rapid.text_rec = ParallelRecognizer(engines[1], streams)  # type: ignore[assignment]
+        if settings.line_cache:
+            rapid.text_rec = LineCache(rapid.text_rec, settings.line_cache)  # type: ignore[assignment]
         if rebuilt:
             rapid(_warmup_image())  # the rebuilt sessions' first run
         sessions = [engine.session.session for engine in engines]
@@ -200,6 +208,80 @@ class ParallelRecognizer:
             txts=tuple(txts),
             scores=tuple(scores),
             word_results=tuple(words),
+            elapse=time.perf_counter() - started,
+        )
+
+
+class LineCache:
+    """A recogniser that reads each distinct text line once: a line's text, score and word
+    positions depend only on its pixels (each line is recognised alone at its own width), so a
+    line cut out of a screen pixel for pixel as on an earlier one is answered from here, the same
+    answer the recogniser would give. The least recently used of `size` lines go first."""
+
+    def __init__(self, recognizer: Any, size: int) -> None:
+        self.recognizer = recognizer
+        self.size = int(size)
+        self.lines = 0  # lines asked for
+        self.hits = 0  # of those, answered from here
+        self._kept: OrderedDict[tuple[bool, str], tuple[Any, Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._template: Any = None  # an output of the recogniser, to shape one made from kept lines
+
+    @property
+    def session(self) -> Any:
+        return self.recognizer.session
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the recogniser, as it is
+        return getattr(self.recognizer, name)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+    def __call__(self, args: Any) -> Any:
+        import copy
+        import hashlib
+
+        from rapidocr.ch_ppocr_rec.typings import TextRecInput
+
+        started = time.perf_counter()
+        images = [args.img] if not isinstance(args.img, (list, tuple)) else list(args.img)
+        if not images:
+            return self.recognizer(args)
+        keys = [
+            (bool(args.return_word_box), hashlib.blake2b(f"{i.shape}{i.dtype}".encode() + i.tobytes()).hexdigest())
+            for i in images
+        ]
+        with self._lock:
+            found = [self._kept.get(key) for key in keys]
+            for key, line in zip(keys, found, strict=True):
+                if line is not None:
+                    self._kept.move_to_end(key)
+        missing = [i for i, line in enumerate(found) if line is None]
+        if missing:
+            output = self.recognizer(
+                TextRecInput(img=[images[i] for i in missing], return_word_box=args.return_word_box)
+            )
+            read = list(zip(output.txts, output.scores, output.word_results, strict=True))
+            with self._lock:
+                self._template = output
+                for i, line in zip(missing, read, strict=True):
+                    found[i] = line
+                    self._kept[keys[i]] = copy.deepcopy(line)  # what the caller does with its copy stays there
+                while len(self._kept) > self.size:
+                    self._kept.popitem(last=False)
+        with self._lock:
+            self.lines += len(images)
+            self.hits += len(images) - len(missing)
+        fresh = set(missing)
+        lines = [line if i in fresh else copy.deepcopy(line) for i, line in enumerate(found) if line is not None]
+        assert self._template is not None  # a kept line was read by an earlier call, which kept its output
+        return replace(
+            self._template,
+            imgs=images,
+            txts=tuple(line[0] for line in lines),
+            scores=tuple(line[1] for line in lines),
+            word_results=tuple(line[2] for line in lines),
             elapse=time.perf_counter() - started,
         )
 
