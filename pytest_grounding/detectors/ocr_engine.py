@@ -158,18 +158,12 @@ class OcrEngine:
         return ParsedScreen(texts, tuple(Label.of(t.text, t.line_words) for t in texts), elapsed)
 
 
-class ParallelRecognizer:
-    """RapidOCR's text recogniser with its lines dealt out to `streams` threads, each running the
-    same session (ONNX Runtime's `run` is thread-safe and releases the GIL) on its own lines.
-    Every line is still recognised alone at its own width, so the texts, scores and word boxes
-    are the ones the recogniser gives line by line; they come back in the lines' order."""
+class WrappedRecognizer:
+    """Stands in for RapidOCR's text recogniser (`rapid.text_rec`): its session and every other
+    attribute are the wrapped recogniser's; subclasses change how lines reach it."""
 
-    def __init__(self, recognizer: Any, streams: int) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+    def __init__(self, recognizer: Any) -> None:
         self.recognizer = recognizer
-        self.streams = streams
-        self._pool = ThreadPoolExecutor(streams, thread_name_prefix="ocr-rec")
 
     @property
     def session(self) -> Any:
@@ -178,10 +172,29 @@ class ParallelRecognizer:
     def __getattr__(self, name: str) -> Any:  # the rest of RapidOCR's recogniser, as it is
         return getattr(self.recognizer, name)
 
+    @staticmethod
+    def lines_of(args: Any) -> list[Any]:
+        """The line images of a `TextRecInput` (one image or a list)."""
+        return [args.img] if not isinstance(args.img, (list, tuple)) else list(args.img)
+
+
+class ParallelRecognizer(WrappedRecognizer):
+    """RapidOCR's text recogniser with its lines dealt out to `streams` threads, each running the
+    same session (ONNX Runtime's `run` is thread-safe and releases the GIL) on its own lines.
+    Every line is still recognised alone at its own width, so the texts, scores and word boxes
+    are the ones the recogniser gives line by line; they come back in the lines' order."""
+
+    def __init__(self, recognizer: Any, streams: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        super().__init__(recognizer)
+        self.streams = streams
+        self._pool = ThreadPoolExecutor(streams, thread_name_prefix="ocr-rec")
+
     def __call__(self, args: Any) -> Any:
         from rapidocr.ch_ppocr_rec.typings import TextRecInput
 
-        images = [args.img] if not isinstance(args.img, (list, tuple)) else list(args.img)
+        images = self.lines_of(args)
         if len(images) < 2:
             return self.recognizer(args)
         # By width (RapidOCR's own order), dealt round-robin: each stream gets as many pixels.
@@ -212,27 +225,20 @@ class ParallelRecognizer:
         )
 
 
-class LineCache:
+class LineCache(WrappedRecognizer):
     """A recogniser that reads each distinct text line once: a line's text, score and word
     positions depend only on its pixels (each line is recognised alone at its own width), so a
     line cut out of a screen pixel for pixel as on an earlier one is answered from here, the same
     answer the recogniser would give. The least recently used of `size` lines go first."""
 
     def __init__(self, recognizer: Any, size: int) -> None:
-        self.recognizer = recognizer
+        super().__init__(recognizer)
         self.size = int(size)
         self.lines = 0  # lines asked for
         self.hits = 0  # of those, answered from here
         self._kept: OrderedDict[tuple[bool, str], tuple[Any, Any, Any]] = OrderedDict()
         self._lock = threading.Lock()
         self._template: Any = None  # an output of the recogniser, to shape one made from kept lines
-
-    @property
-    def session(self) -> Any:
-        return self.recognizer.session
-
-    def __getattr__(self, name: str) -> Any:  # the rest of the recogniser, as it is
-        return getattr(self.recognizer, name)
 
     def clear(self) -> None:
         with self._lock:
@@ -245,7 +251,7 @@ class LineCache:
         from rapidocr.ch_ppocr_rec.typings import TextRecInput
 
         started = time.perf_counter()
-        images = [args.img] if not isinstance(args.img, (list, tuple)) else list(args.img)
+        images = self.lines_of(args)
         if not images:
             return self.recognizer(args)
         keys = [
@@ -274,7 +280,10 @@ class LineCache:
             self.lines += len(images)
             self.hits += len(images) - len(missing)
         fresh = set(missing)
-        lines = [line if i in fresh else copy.deepcopy(line) for i, line in enumerate(found) if line is not None]
+        lines: list[tuple[Any, Any, Any]] = []
+        for i, line in enumerate(found):
+            assert line is not None  # kept, or read just above
+            lines.append(line if i in fresh else copy.deepcopy(line))
         assert self._template is not None  # a kept line was read by an earlier call, which kept its output
         return replace(
             self._template,
