@@ -231,3 +231,49 @@ def test_preset_overrides_reach_the_request(server, model):
     with pytest.raises(ServerError, match="HTTP 404"):
         model.script = [404]
         detector._request("/chat/completions", body)
+
+
+def test_json_bytes_writes_what_json_dumps_writes():
+    from pytest_grounding.detectors.http import json_bytes
+
+    url = "data:image/png;base64," + "iVBORw0KGgo+/=" * 1000
+    text = 'Click "Save as…"\n\tthen\\back é 中'
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": text}],
+            },
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]},
+        ],
+        "note": "a string that merely contains PLACEHOLDER is left alone",
+    }
+    with_placeholder = json.loads(json.dumps(body).replace(json.dumps(url), '"PLACEHOLDER"'))
+    assert json_bytes(with_placeholder, {"PLACEHOLDER": url.encode()}) == json.dumps(body).encode()
+    assert json_bytes(body) == json.dumps(body).encode()
+
+
+def test_the_request_carries_the_bytes_json_would_write(server, model):
+    from PIL import Image, ImageDraw
+
+    from pytest_grounding.core.types import Query
+
+    image = Image.new("RGB", (640, 480), "white")
+    ImageDraw.Draw(image).rectangle((100, 100, 140, 130), fill=COLOURS["red"])
+    detector = OpenAIDetector(base_url=server.url, model="m")
+    sent = []
+    request = detector.client._http.request
+
+    def spy(method, url, *, content=None, headers=None):
+        sent.append(content)
+        return request(method, url, content=content, headers=headers)
+
+    detector.client._http.request = spy
+    query = Query(image, 'Click the "red" square, not the é one\n')
+    prediction = detector.predict(query)
+    assert prediction.click is not None and 100 <= prediction.click[0] <= 140
+    body = detector.request_body(query)
+    assert sent[-1] == json.dumps(body).encode()
+    assert model.requests[-1]["body"] == body
+    assert body["messages"][-1]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")

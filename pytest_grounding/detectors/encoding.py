@@ -58,9 +58,15 @@ SCREEN_SLOTS = ScreenSlots()
 
 def data_url(image: Any) -> str:
     """The image as a base64 PNG data URL (lossless: the model sees our pixels)."""
+    return data_url_bytes(image).decode("ascii")
+
+
+def data_url_bytes(image: Any) -> bytes:
+    """`data_url` as ASCII bytes: what a request body carries, spliced in as it is (base64 needs
+    no JSON escaping; `http.json_bytes`)."""
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return b"data:image/png;base64," + base64.b64encode(buffer.getvalue())
 
 
 _DIGESTS: dict[int, tuple[weakref.ref, str]] = {}  # id(image) -> (the image, its digest): one image shared by samples

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,12 +224,15 @@ class HttpClient:
         with self._url_lock:
             return next(self._next_url)
 
-    def request(self, path: str, body: dict[str, Any] | None = None) -> Reply:
-        """One JSON request with retries; the decoded JSON object, or ServerError."""
+    def request(
+        self, path: str, body: dict[str, Any] | None = None, verbatim: Mapping[str, bytes] | None = None
+    ) -> Reply:
+        """One JSON request with retries; the decoded JSON object, or ServerError. `verbatim`: as
+        `json_bytes` takes it."""
         import httpcore  # httpx's transport: installed with it
         import httpx
 
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else json_bytes(body, verbatim)
         headers = self._headers()
         if data is not None:
             headers["Content-Type"] = "application/json"
@@ -290,6 +293,22 @@ class HttpClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+def json_bytes(body: dict[str, Any], verbatim: Mapping[str, bytes] | None = None) -> bytes:
+    """The body as JSON, `json.dumps`'s bytes. Each string of the body that is a key of
+    `verbatim` is written as that key's bytes, which the caller vouches are a JSON string's
+    content as they are (a base64 data URL: no quote, backslash or control character). A screen's
+    data URL is megabytes: json would scan and copy it for every request while holding the GIL
+    (6 ms for 1.5 MB); spliced in, it is one copy (0.1 ms)."""
+    data = json.dumps(body).encode()
+    for key, value in (verbatim or {}).items():
+        parts = data.split(json.dumps(key).encode())  # the key in quotes: whole strings only
+        pieces = [parts[0]]
+        for part in parts[1:]:
+            pieces += (b'"', value, b'"', part)
+        data = b"".join(pieces)
+    return data
 
 
 def _json_object(raw: bytes, url: str) -> dict[str, Any]:

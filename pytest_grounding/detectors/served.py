@@ -9,13 +9,15 @@ environment variable named by `api_key_env`; it is never printed, described or w
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 from typing import Any
 
 from ..core.redact import redact
 from ..core.types import Prediction, Query
 from .devices import worker_index
-from .encoding import EncodingCache, data_url, image_digest
+from .encoding import EncodingCache, data_url, data_url_bytes, image_digest
 from .http import (
     RETRY_STATUS,
     URL_SEPARATOR,
@@ -25,6 +27,7 @@ from .http import (
     chat_text,
     completion_content,
     first_model,
+    json_bytes,
     public_url,
     split_urls,
 )
@@ -35,6 +38,9 @@ from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
 
 BASE_URL_ENV = "PYTEST_GROUNDING_OPENAI_BASE_URL"
+# Stands for the screen's data URL in a body until it is written (`http.json_bytes`); random, so
+# no instruction or prompt can contain it.
+IMAGE_PLACEHOLDER = "pytest-grounding-image-" + secrets.token_hex(16)
 
 __all__ = [
     "BASE_URL_ENV",
@@ -132,26 +138,27 @@ class OpenAIDetector:
     # -- detector ---------------------------------------------------------------------------------
     def request_body(self, query: Query) -> dict[str, Any]:
         """The chat-completions request for a query (image at the preset's size)."""
-        body, _ = self._body_and_frame(query)
-        return body
+        body, url, _ = self._body_and_frame(query)
+        return json.loads(json_bytes(body, {IMAGE_PLACEHOLDER: url}))
 
-    def _screen(self, image: Any) -> tuple[tuple[str, Any], float]:
-        """The data URL sent and the frame (model size) of a screen, resized and encoded once; and
-        the seconds spent waiting for another sample's encoding of the same screen."""
+    def _screen(self, image: Any) -> tuple[tuple[bytes, Any], float]:
+        """The data URL sent (ASCII bytes) and the frame (model size) of a screen, resized and
+        encoded once; and the seconds spent waiting for another sample's encoding of the same screen."""
 
-        def encode() -> tuple[str, Any]:
+        def encode() -> tuple[bytes, Any]:
             resized, frame = self.preset.preprocess.apply(image)
-            return data_url(resized if self.resize else image), frame
+            return data_url_bytes(resized if self.resize else image), frame
 
         return self.screens.get_timed((image_digest(image), self.resize), encode)
 
     def _body_and_frame(self, query: Query, waits: list[float] | None = None):
+        """The body with `IMAGE_PLACEHOLDER` where the image goes, the screen's data URL, its frame."""
         (url, frame), waited = self._screen(query.image)
         if waits is not None:
             waits.append(waited)
-        messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), url)
+        messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
         body: dict[str, Any] = {"model": self.model, "messages": messages, **decoding_fields(self.preset.decoding)}
-        return body, frame
+        return body, url, frame
 
     def chat(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0) -> str:
         """The text of a chat completion for any messages, through this client's retries, timeout
@@ -160,8 +167,8 @@ class OpenAIDetector:
 
     def predict(self, query: Query) -> Prediction:
         waits: list[float] = []
-        body, frame = self._body_and_frame(query, waits)
-        reply = self.client.request("/chat/completions", body)
+        body, url, frame = self._body_and_frame(query, waits)
+        reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
         document = reply.document
         answer = redact(_content(document))
         meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}

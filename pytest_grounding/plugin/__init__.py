@@ -13,7 +13,7 @@ from ..analysis import baseline
 from ..core.record import Outcome, Task
 from ..core.safetext import terminal_text
 from ..evaluate.scoring import error_record
-from . import baseline_hooks, hookspecs, pipeline
+from . import baseline_hooks, hookspecs, pipeline, process_exit
 from . import items as collection
 from .controller import Controller, XdistHooks, distributed
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
@@ -39,6 +39,7 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
+    process_exit.session_opened()
     config.addinivalue_line(
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
@@ -59,6 +60,12 @@ def pytest_configure(config) -> None:
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(XdistHooks(config), "grounding-xdist")
     pipeline.register(config, get_run(config), worker=is_worker(config), distributed=distributed(config))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    process_exit.session_closed(scored=run is not None and bool(run.records or run.pool.info))
 
 
 @pytest.hookimpl(tryfirst=True)
