@@ -17,6 +17,9 @@ ratio to the bare client, and the most requests the server saw in flight during 
     python benchmarks/bench_served.py --concurrency 16 --limit 100
     python benchmarks/bench_served.py --cold    # every process compiles its modules (no bytecode cache)
 
+When a run takes more than a second from the last answer to its exit, the phases of each of its
+processes and the stacks of those still alive are printed (`phase_probe.py`, loaded in every run).
+
 Timings depend on the machine's load (printed with them): the images are encoded on the CPU.
 """
 
@@ -27,6 +30,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -115,6 +119,23 @@ def phases(wall: float, clock: float, stats: dict) -> tuple[float, float, float]
     return before, during, wall - before - during
 
 
+SLOW_END_S = 1.0  # after the last answer: a run normally exits within ~0.2 s
+
+
+def explain_slow_end(probe: Path, clock: float) -> str:
+    """What phase_probe saw: each process's phases (seconds from the start) and the stacks of any
+    process that was still alive a second after its session ended."""
+    lines = []
+    log = probe / "phases.log"
+    for row in sorted(log.read_text().splitlines()) if log.exists() else []:
+        stamp, who, phase = row.split(" ", 2)
+        lines.append(f"  {float(stamp) - clock:7.2f} {who:<5} {phase}")
+    for stacks in sorted(probe.glob("stacks-*.txt")):
+        if stacks.stat().st_size:
+            lines.append(f"  {stacks.name}:\n" + stacks.read_text()[-6000:])
+    return "\n".join(lines) or "  (no phases: not a pytest run)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=32)
@@ -142,7 +163,8 @@ def main() -> None:
     from pytest_grounding.datasets.synth import default_dataset_dir
 
     default_dataset_dir()  # generated before any timing
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    paths = [str(REPO), str(REPO / "benchmarks"), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
     if not args.cold:
         # As on a user's machine: bytecode (and pytest's rewritten-assertion bytecode of this plugin's
         # package, which pytest rewrites as a plugin's) is cached once, not compiled in every process.
@@ -172,6 +194,7 @@ def main() -> None:
         n = args.concurrency
         limit = ["--grounding-limit", str(args.limit)] if args.limit else []
         suite = [sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *limit]
+        suite += ["-p", "phase_probe"]  # each process's phases, and its stacks if its end is slow
         if not args.all_plugins:
             # Plugins this machine has that a user of the card's dependencies does not: hypothesis's
             # (0.6 s a process) and anyio's, which probes the trio backend installed here (0.5 s).
@@ -195,12 +218,16 @@ def main() -> None:
         rows = []
         for name, command in runs:
             httpx.post(url + "/reset", trust_env=False)
-            wall, clock, tail = timed(command, env)
-            stats = httpx.get(url + "/stats", trust_env=False).json()
-            stats["phases"] = [round(x, 2) for x in phases(wall, clock, stats)]
-            rows.append((name, wall, stats))
-            if stats["chats"] == 0:
-                print(f"{name}: no requests reached the server:\n{tail}")
+            with tempfile.TemporaryDirectory(prefix="bench_served.") as probe:
+                wall, clock, tail = timed(command, {**env, "GROUNDING_PHASE_PROBE": probe})
+                stats = httpx.get(url + "/stats", trust_env=False).json()
+                stats["phases"] = [round(x, 2) for x in phases(wall, clock, stats)]
+                rows.append((name, wall, stats))
+                if stats["chats"] == 0:
+                    print(f"{name}: no requests reached the server:\n{tail}")
+                elif stats["phases"][2] > SLOW_END_S:
+                    print(f"{name}: {stats['phases'][2]:.1f} s from the last answer to the exit:")
+                    print(explain_slow_end(Path(probe), clock))
         bare_wall = rows[0][1]
         print(
             f"{'run':<42} {'wall s':>7} {'ratio':>6} {'requests':>8} {'max in flight':>13}"

@@ -104,3 +104,25 @@ def test_imports_go_one_way():
                 if imported in MAY_IMPORT or imported == "pytest":
                     wrong.append(f"{path.relative_to(REPO)} imports {imported}")
     assert wrong == []
+
+
+def test_importing_the_plugin_leaves_what_only_some_runs_use_unimported():
+    """Every pytest process (each xdist worker too) imports the plugin: what a replay, the
+    reproduction check, the report, the controller's preflight or a detector needs is imported
+    where it is used."""
+    import subprocess
+    import sys
+
+    lazy = (
+        "pytest_grounding.analysis.reproduce",
+        "pytest_grounding.analysis.document",
+        "pytest_grounding.detectors.replay",
+        "pytest_grounding.detectors.preflight",
+        "urllib.request",
+        "httpx",
+        "numpy",
+        "PIL.Image",
+    )
+    script = f"import sys, pytest, pytest_grounding.plugin\nprint([m for m in {lazy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"

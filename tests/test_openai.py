@@ -277,3 +277,23 @@ def test_the_request_carries_the_bytes_json_would_write(server, model):
     assert sent[-1] == json.dumps(body).encode()
     assert model.requests[-1]["body"] == body
     assert body["messages"][-1]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_the_client_imports_httpx_without_its_command_line():
+    """httpx's command line (click, rich, pygments) is not imported by a run; `httpx.main` and an
+    explicit `import httpx._main` still work."""
+    pytest.importorskip("click")
+    pytest.importorskip("rich")
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from pytest_grounding.detectors.http import HttpClient\n"
+        "HttpClient(['http://127.0.0.1:9/v1'])\n"
+        "loaded = sorted(m for m in ('httpx._main', 'click', 'rich') if m in sys.modules)\n"
+        "import httpx, httpx._main\n"
+        "print(loaded, callable(httpx.main), callable(httpx._main.main))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "True", "True"], out

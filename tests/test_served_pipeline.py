@@ -308,6 +308,31 @@ def test_an_xdist_chunk_ends_with_its_screen_and_grows_by_at_most_the_spill():
     assert to_screen_end(list(range(100)), 10, one_screen) == 10 + SCREEN_SPILL
 
 
+def test_xdist_refills_keep_a_window_and_end_the_workers_together():
+    from pytest_grounding.plugin.scheduling import refill
+
+    assert refill(40, 32, 100, [40, 40]) == 0  # a window in flight and the running item: enough
+    assert refill(33, 32, 100, [33, 60]) == 31  # refilled to two windows
+    assert refill(0, 32, 1, [0, 5]) == 1  # a worker with nothing gets something while items are left
+    assert refill(3, 32, 0, [3, 3]) == 0
+    assert refill(20, 32, 30, [20, 40]) == 25  # to its even share of what is left, 45, not 64
+
+    def tail(total: int) -> int:
+        """Two workers taking an item each per step, refilled after each (as check_schedule is):
+        how far apart their queues are when the last item is sent."""
+        pending, queues = total - 74, [37, 37]  # LoadScheduling's first quarter, split
+        while pending:
+            for node in (0, 1):
+                queues[node] -= 1
+                sent = refill(queues[node], 32, pending, queues)
+                queues[node] += sent
+                pending -= sent
+        return abs(queues[0] - queues[1])
+
+    # a whole refill to one worker just before the end would leave it up to a window more
+    assert max(tail(total) for total in range(200, 400, 7)) <= 2
+
+
 @pytest.mark.slow
 @XDIST
 def test_one_encoding_per_screen_under_xdist(suite, synthetic, paced, workers, tmp_path):

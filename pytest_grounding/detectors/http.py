@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sys
 import threading
 import time
 import urllib.parse
@@ -167,6 +168,21 @@ class Reply:
     attempts: int
 
 
+def load_httpx() -> Any:
+    """httpx without its command line: its `__init__` imports `httpx._main` for the `httpx` console
+    script, which pulls in click, rich and pygments where they are installed (~90 ms a process);
+    it catches the ImportError a None entry in sys.modules raises and defines a stand-in `main`."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+        try:
+            import httpx
+        finally:
+            del sys.modules["httpx._main"]  # an explicit `import httpx._main` later still works
+    import httpx
+
+    return httpx
+
+
 class HttpClient:
     """JSON requests to one or more base URLs (round-robin; each xdist worker starts at its own)."""
 
@@ -182,8 +198,7 @@ class HttpClient:
         start: int = 0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import httpx
-
+        httpx = load_httpx()
         if not urls:
             raise ValueError("base_url is empty")
         self.urls = list(urls)
@@ -230,7 +245,8 @@ class HttpClient:
         """One JSON request with retries; the decoded JSON object, or ServerError. `verbatim`: as
         `json_bytes` takes it."""
         import httpcore  # httpx's transport: installed with it
-        import httpx
+
+        httpx = load_httpx()
 
         data = None if body is None else json_bytes(body, verbatim)
         headers = self._headers()

@@ -6,15 +6,11 @@ block (agreement with the file's own verdicts, ScreenSpot-Pro's `metrics` recomp
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.agreement import tally
-from ..analysis.official_metrics import compare_metrics, official_metrics
-from ..core.types import Sample
-from ..detectors.replay.files import ReplayError, ReplayFile
-from ..detectors.replay.match import Index
-from ..render.replay import LISTED
-from ..render.replay import lines as agreement_lines
+if TYPE_CHECKING:  # the rest is imported when a run replays: every process imports this module
+    from ..core.types import Sample
+    from ..detectors.replay.files import ReplayFile
 
 REPLAY = "replay"
 SHOWN_IDS = 5
@@ -47,6 +43,9 @@ def load(spec: str) -> ReplayFile:
 def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
     """Notes for the run: how many answers of each replayed file match no sample. Raises
     ReplayError when a file cannot be read or none of its answers matches."""
+    from ..detectors.replay.files import ReplayError
+    from ..detectors.replay.match import Index
+
     pool = list(samples)
     notes: list[str] = []
     for spec in replay_specs(specs):
@@ -87,6 +86,9 @@ def summary_lines(records: Sequence[Mapping[str, Any]], specs: Sequence[str]) ->
     replays = replay_specs(specs)
     if not replays:
         return []
+    from ..analysis.agreement import tally
+    from ..render.replay import lines as agreement_lines
+
     blocks = tally(records)
     lines = agreement_lines({spec: blocks[spec] for spec in replays if spec in blocks})
     for spec in replays:
@@ -95,6 +97,8 @@ def summary_lines(records: Sequence[Mapping[str, Any]], specs: Sequence[str]) ->
 
 
 def metrics_lines(spec: str, records: Sequence[Mapping[str, Any]]) -> list[str]:
+    from ..detectors.replay.files import ReplayError
+
     try:
         replay = load(spec)
     except (ReplayError, ValueError):
@@ -106,6 +110,9 @@ def metrics_lines(spec: str, records: Sequence[Mapping[str, Any]]) -> list[str]:
             f"replay {spec}: the file's metrics not compared: this run scored {len(records)} samples, "
             f"the file has {len(replay.answers)} rows"
         ]
+    from ..analysis.official_metrics import compare_metrics, official_metrics
+    from ..render.replay import LISTED
+
     differences = compare_metrics(official_metrics(records), replay.metrics)
     if not differences:
         return [f"replay {spec}: the file's ScreenSpot-Pro metrics are reproduced exactly from this run's verdicts"]

@@ -3,9 +3,10 @@ quarter of its share at first, then refills it two at a time, and not at all whi
 has two pending and its last item took 0.1 s or more, so a worker would know too few items to keep
 N requests in flight. For a run whose detectors take several predictions at once, this scheduler is
 xdist's LoadScheduling with two changes: a worker's queue is kept more than a window deep while
-items are left, and a chunk of consecutive items is sent to its screen's end, so a screen's
-samples stay on one worker (one decoding and encoding per screen). A crashed
-worker's items go back to the others as with LoadScheduling."""
+items are left (but not past its even share of them, so the workers end together), and a chunk
+of consecutive items is sent to its screen's end, so a screen's samples stay on one worker (one
+decoding and encoding per screen). A crashed worker's items go back to the others as with
+LoadScheduling."""
 
 from __future__ import annotations
 
@@ -63,6 +64,18 @@ def to_screen_end(pending: Sequence[int], count: int, screens: Sequence[Any]) ->
     return end
 
 
+def refill(have: int, window: int, pending: int, queues: Sequence[int]) -> int:
+    """How many items to send a worker that has `have` queued, `pending` being unsent and `queues`
+    every live worker's queue length (its own included): none while it has a window in flight plus
+    the item running; else up to two windows (a chunk of consecutive items, not one at a time), but
+    never past its even share of what is left, so the workers end together instead of one taking a
+    window's worth of tail (0.5 s at 32 in flight and 0.5 s a request)."""
+    if pending <= 0 or have >= window + 2:
+        return 0
+    share = -(-(pending + sum(queues)) // max(1, len(queues)))
+    return min(pending, max(0, min(2 * window, share) - have))
+
+
 def make_scheduler(config: Any, log: Any, window: int, screen_of: Callable[[Sequence[str]], list[Any]]) -> Any:
     from xdist.scheduler import LoadScheduling
 
@@ -75,11 +88,10 @@ def make_scheduler(config: Any, log: Any, window: int, screen_of: Callable[[Sequ
             super()._send_tests(node, to_screen_end(self.pending, num, self.screens))
 
         def _top_up(self, node: Any) -> None:
-            # a window in flight plus the item running: refill below that, to two windows (a chunk of
-            # consecutive items, not one at a time; not more, or one worker is left with the tail)
-            have = len(self.node2pending[node])
-            if self.pending and have < window + 2:
-                self._send_tests(node, 2 * window - have)
+            queues = [len(self.node2pending[n]) for n in self.nodes if not n.shutting_down]
+            count = refill(len(self.node2pending[node]), window, len(self.pending), queues)
+            if count:
+                self._send_tests(node, count)
 
         def schedule(self) -> None:
             super().schedule()

@@ -10,13 +10,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..analysis import baseline as baseline_mod
-from ..analysis import document as document_mod
-from ..analysis import reproduce
 from ..analysis.throughput import Timeline, merge_served
 from ..core.record import Record
 from ..core.registry import Registry, UnknownName, installed_entry_points
@@ -24,7 +22,6 @@ from ..datasets import Dataset, DatasetError, load_dataset, sharding, with_langu
 from ..datasets import builtin_registry as builtin_formats
 from ..detectors import EXTRAS, OptionError, bind_options, parse_spec
 from ..detectors import builtin_registry as builtin_detectors
-from ..detectors.preflight import run_preflight
 from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
@@ -36,6 +33,10 @@ from .ledger import Ledger, NotRun, identify, not_run_line
 from .pool import DetectorLoadError, DetectorPool
 from .screens import ScreenReader
 from .settings import SettingError, Settings, missing_extra
+
+if TYPE_CHECKING:  # the controller's end of a run: imported there, not by every worker
+    from ..analysis import document as document_mod
+    from ..analysis import reproduce
 
 DEFAULT_DATASET_NAME = "synthetic"
 ENTRY_POINT_KINDS = ("formats", "detectors", "strategies")  # pytest_grounding.<kind> entry-point groups
@@ -136,6 +137,8 @@ class GroundingRun:
                 bound = bind_options(name, factory, options)
                 check_strategies(chain.strategies, self.strategies)
                 if self._preflights() and spec not in self.preflighted:
+                    from ..detectors.preflight import run_preflight  # urllib, ssl: the controller's
+
                     run_preflight(name, factory, bound)  # weights, CUDA, a server: once, before workers start
                     self.preflighted.add(spec)
             except (UnknownName, OptionError, ValueError) as exc:
@@ -260,10 +263,12 @@ class GroundingRun:
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no
         sample of the run's datasets are counted in a note."""
-        from .replay import ReplayError, check, replay_specs
+        from .replay import check, replay_specs
 
         if not replay_specs(self.settings.detector_specs):
             return
+        from ..detectors.replay.files import ReplayError
+
         samples = [sample for dataset in self.datasets.values() for sample in dataset.samples]
         try:
             for text in check(self.settings.detector_specs, samples):
@@ -289,6 +294,8 @@ class GroundingRun:
     def load_published(self) -> None:
         """The shipped figures plus the project's (--grounding-published), read and checked before
         any sample runs."""
+        from ..analysis import reproduce
+
         path = self.settings.published_path
         try:
             table = reproduce.shipped_table()
@@ -352,6 +359,8 @@ class GroundingRun:
         if not self.records:
             baseline_state.finish(self)
             return
+        from ..analysis import document as document_mod
+
         found = document_mod.figures(
             self.records,
             self.scoring(),
@@ -371,6 +380,8 @@ class GroundingRun:
     def dataset_summaries(self) -> list[dict[str, Any]]:
         """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
         described by the workers."""
+        from ..analysis import document as document_mod
+
         found: dict[str, dict[str, Any]] = dict(self.worker_datasets)
         for dataset in self.datasets.values():
             found.setdefault(dataset.name, dataset.summary())
@@ -390,6 +401,8 @@ class GroundingRun:
         return info
 
     def scoring(self) -> document_mod.Scoring:
+        from ..analysis import document as document_mod
+
         settings = self.settings
         return document_mod.Scoring(
             refusal_rows=settings.refusal_rows,
@@ -401,6 +414,8 @@ class GroundingRun:
         )
 
     def document(self) -> dict[str, Any]:
+        from ..analysis import document as document_mod
+
         detector_info = self.all_detector_info()  # first: its notes belong in this document
         found = None
         if self.summary is not None:

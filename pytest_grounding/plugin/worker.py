@@ -18,7 +18,8 @@ class Worker:
         self.config = config
         self.load_failure: str | None = None
 
-    def pytest_collection_finish(self, session: Any) -> None:
+    @pytest.hookimpl(trylast=True)  # after xdist's, which sends the collection: the controller
+    def pytest_collection_finish(self, session: Any) -> None:  # schedules while this one loads
         if not self.config.option.collectonly:
             try:
                 get_run(self.config).detector_lines(detector_specs_of(session.items))

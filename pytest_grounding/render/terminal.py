@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
-from ..analysis import reproduce
 from ..analysis.headlines import summary_lines as benchmark_lines
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
+
+if TYPE_CHECKING:
+    from ..analysis import reproduce  # imported where verdicts are printed: a worker never does
 
 TABLES = (
     ("dataset", "dataset"),
@@ -161,6 +163,8 @@ def summary_lines(
         )
     lines += comparison_block(summary, records, order)
     if reproductions:
+        from ..analysis import reproduce
+
         lines += ["", *reproduce.lines(reproductions)]
     if verdicts:
         lines.append("")
