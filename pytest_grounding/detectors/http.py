@@ -177,7 +177,7 @@ def load_httpx() -> Any:
         try:
             import httpx
         finally:
-            del sys.modules["httpx._main"]  # an explicit `import httpx._main` later still works
+            sys.modules.pop("httpx._main", None)  # an explicit `import httpx._main` later still works
     import httpx
 
     return httpx
