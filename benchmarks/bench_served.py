@@ -20,6 +20,11 @@ ratio to the bare client, and the most requests the server saw in flight during 
 When a run takes more than a second from the last answer to its exit, the phases of each of its
 processes and the stacks of those still alive are printed (`phase_probe.py`, loaded in every run).
 
+Each suite run gets a fresh pytest temp root (PYTEST_DEBUG_TEMPROOT): under xdist the controller
+makes pytest's numbered temp folder, and at its exit pytest deletes the older ones it finds there,
+whatever made them; after this project's test suite (gigabytes of small files) that took 1 to 7 s,
+a cost of what ran before, not of the run (`--shared-temp` keeps the machine's temp root).
+
 Timings depend on the machine's load (printed with them): the images are encoded on the CPU.
 """
 
@@ -150,6 +155,11 @@ def main() -> None:
         action="store_true",
         help="keep the pytest plugins of packages outside the card's dependencies that this environment has",
     )
+    parser.add_argument(
+        "--shared-temp",
+        action="store_true",
+        help="the suite runs use the machine's pytest temp root (an -n run's end deletes older temp folders)",
+    )
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--bare", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -215,11 +225,13 @@ def main() -> None:
             "pytest plugins: " + ("all installed" if args.all_plugins else f"not loaded: {', '.join(FOREIGN_PLUGINS)}")
         )
         print("bytecode: " + ("compiled in every process (--cold)" if args.cold else "cached, as on a user's machine"))
+        print("pytest temp root: " + ("the machine's (--shared-temp)" if args.shared_temp else "a fresh one per run"))
         rows = []
         for name, command in runs:
             httpx.post(url + "/reset", trust_env=False)
             with tempfile.TemporaryDirectory(prefix="bench_served.") as probe:
-                wall, clock, tail = timed(command, {**env, "GROUNDING_PHASE_PROBE": probe})
+                temp = {} if args.shared_temp else {"PYTEST_DEBUG_TEMPROOT": probe}
+                wall, clock, tail = timed(command, {**env, "GROUNDING_PHASE_PROBE": probe, **temp})
                 stats = httpx.get(url + "/stats", trust_env=False).json()
                 stats["phases"] = [round(x, 2) for x in phases(wall, clock, stats)]
                 rows.append((name, wall, stats))

@@ -2,7 +2,8 @@
 a run (the only one, or xdist's controller and workers) appends when it reached each phase to
 $GROUNDING_PHASE_PROBE/phases.log and, from its session's end on, writes every thread's stack to a
 file there once a second while it is still alive. A process normally exits within ~0.2 s of its
-session's end, so a stack file that is not empty shows where a slow end waited."""
+session's end, so a stack file that is not empty shows where a slow end waited. Without that
+variable it does nothing."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from typing import Any
 
 import pytest
 
-FOLDER = Path(os.environ.get("GROUNDING_PHASE_PROBE", "."))
+FOLDER = Path(os.environ["GROUNDING_PHASE_PROBE"]) if os.environ.get("GROUNDING_PHASE_PROBE") else None
 _state: dict[str, Any] = {"who": "?", "items": 0, "last_item": None}
 
 
 def _log(phase: str, at: float | None = None) -> None:
+    if FOLDER is None:
+        return
     with open(FOLDER / "phases.log", "a", encoding="utf-8") as handle:
         handle.write(f"{at or time.time():.3f} {_state['who']} {phase}\n")
 
@@ -39,6 +42,8 @@ def pytest_sessionfinish(session: Any) -> None:
     if _state["last_item"]:
         _log(f"last of its {_state['items']} items ended", at=_state["last_item"])
     _log("sessionfinish")
+    if FOLDER is None:
+        return
     stacks = open(FOLDER / f"stacks-{_state['who']}-{os.getpid()}.txt", "w", encoding="utf-8")  # noqa: SIM115
     _state["stacks"] = stacks  # kept open until the process ends
     faulthandler.dump_traceback_later(1.0, repeat=True, file=stacks)
