@@ -215,6 +215,17 @@ class Pipeline:
         self.workers = Workers()
         self.finishing = threading.Event()  # set by each evaluation that ends: the windows may move
         self._lane_of: dict[int, Lane | None] = {}
+        # What keeps a fill's cost to the windows, not the run's length (a fill runs several times
+        # per item; scanning the whole horizon each time was quadratic in the items):
+        self._open: set[int] = set()  # slots started and neither taken nor dropped
+        self._settled = 0  # serially: from the current item up to here, started or run the plain way
+        self._first_of: dict[str, int] = {}  # each detector spec's first item
+        self._last_of: dict[str, int] = {}  # and its last
+        for index, item in enumerate(items):
+            spec = detector_spec(item)
+            if spec is not None:
+                self._first_of.setdefault(spec, index)
+                self._last_of[spec] = index
 
     def read(self, sample: Any) -> Any:
         """A screen's image, decoded once for its samples (the run's reader, shared with the items
@@ -234,12 +245,8 @@ class Pipeline:
         return self._lane_of[index]
 
     def _find_lane(self, index: int) -> Lane | None:
-        item = self.items[index]
-        if "grounding_check" not in getattr(item, "fixturenames", ()):
-            return None
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        spec = params.get("grounding_detector_name")
-        if "grounding_sample" not in params or not isinstance(spec, str):
+        spec = detector_spec(self.items[index])
+        if spec is None:
             return None
         if spec not in self.lanes:
             from .state import DetectorLoadError
@@ -266,25 +273,31 @@ class Pipeline:
         if self.stopped:
             return
         after, complete = self.peek(index)
+        after = after[:HORIZON]
+        if isinstance(after, range):  # serially, in order: what is settled is not looked at again
+            self._settled = max(self._settled, index + 1)
+            after = range(max(after.start, self._settled), after.stop)
+        end = index if not len(after) else after[-1] if isinstance(after, range) else max(after)
         room: dict[str, int] = {}  # what each single-query lane may still start in this fill
+        for lane in self.lanes.values():
+            if lane is not None and lane.batch == 1:
+                room[lane.spec] = self._room(lane)
         waiting: dict[str, list[int]] = {}  # a batch lane's items not started yet, in order
-        for position, candidate in enumerate(itertools.chain((index,), after[:HORIZON])):
-            if candidate in self.slots:
-                continue
-            lane = self._lane(candidate)
-            if lane is None:
-                continue
-            if lane.batch > 1:
+        for position, candidate in enumerate(itertools.chain((index,), after)):
+            lane = None if candidate in self.slots else self._lane(candidate)
+            if lane is not None and lane.batch > 1:
                 waiting.setdefault(lane.spec, []).append(candidate)
-                continue
-            if lane.spec not in room:  # read once per fill: an adaptive detector's limit moves
-                window = lane.window()
-                with lane.counting:
-                    running = lane.running
-                room[lane.spec] = min(window - running, AHEAD * window - lane.outstanding)
-            if position == 0 or room[lane.spec] > 0:
-                self._start(candidate, lane)
-                room[lane.spec] -= 1
+            elif lane is not None:
+                if lane.spec not in room:  # met for the first time
+                    room[lane.spec] = self._room(lane)
+                if position == 0 or room[lane.spec] > 0:
+                    self._start(candidate, lane)
+                    room[lane.spec] -= 1
+            if candidate == self._settled and (lane is None or candidate in self.slots):
+                self._settled += 1
+            if position and self._nothing_more(index, candidate, end, room, waiting):
+                complete = False  # more items come after: no partial batch now
+                break
         for spec, indices in waiting.items():
             lane = self.lanes[spec]
             assert lane is not None
@@ -302,6 +315,7 @@ class Pipeline:
         params = self.items[index].callspec.params
         slot = Slot(index, params["grounding_sample"], lane.detector, lane.spec)
         self.slots[index] = slot
+        self._open.add(index)
         lane.outstanding += 1
         with lane.counting:
             lane.running += 1
@@ -350,6 +364,35 @@ class Pipeline:
 
         self.workers.submit(work)
 
+    @staticmethod
+    def _room(lane: Lane) -> int:
+        """What a single-query lane may start now: read once per fill (an adaptive limit moves)."""
+        window = lane.window()
+        with lane.counting:
+            running = lane.running
+        return min(window - running, AHEAD * window - lane.outstanding)
+
+    def _nothing_more(
+        self, index: int, at: int, end: int, room: Mapping[str, int], waiting: Mapping[str, list[int]]
+    ) -> bool:
+        """Whether the rest of this fill could start nothing: every lane is full (a batch lane has
+        gathered what may start and one batch more) or has no item after `at`, and no detector not
+        met yet has a first item between `at` and the last candidate."""
+        for spec, lane in self.lanes.items():
+            if lane is None or self._last_of.get(spec, -1) <= at:
+                continue
+            if lane.batch == 1:
+                if room.get(spec, 1) > 0:
+                    return False
+                continue
+            gathered = waiting.get(spec, [])
+            urgent = bool(gathered) and gathered[0] == index
+            if not urgent and lane.outstanding + lane.batch > lane.window():
+                continue
+            if len(gathered) < max(0, lane.window() - lane.outstanding) + lane.batch:
+                return False
+        return not any(at < first <= end for spec, first in self._first_of.items() if spec not in self.lanes)
+
     # -- the item's side ---------------------------------------------------------------------------
     def take(self, item: Any, sample: Any, detector: Any, name: str) -> Evaluation | None:
         """The item's finished evaluation (waiting for it, filling the windows meanwhile), or None
@@ -367,6 +410,7 @@ class Pipeline:
             self.finishing.clear()
             self.fill(slot.index)
         slot.taken = True
+        self._open.discard(slot.index)
         lane.outstanding -= 1
         self.finished += 1
         self.fill(slot.index)
@@ -378,12 +422,13 @@ class Pipeline:
         slot = self.slots.get(index) if index is not None else None
         if slot is not None and not slot.taken:
             slot.taken = True
+            self._open.discard(slot.index)
             lane = self.lanes.get(slot.spec)
             if lane is not None:
                 lane.outstanding -= 1
 
     def in_flight(self) -> int:
-        return sum(1 for slot in self.slots.values() if not slot.taken and not slot.done.is_set())
+        return sum(1 for index in self._open if not self.slots[index].done.is_set())
 
     def stop(self) -> list[Record]:
         """No more starts. The records of evaluations that finished for items that did not run."""
@@ -397,6 +442,17 @@ class Pipeline:
             and slot.evaluation is not None
             and slot.evaluation.record.get("outcome") != Outcome.ERROR
         ]
+
+
+def detector_spec(item: Any) -> str | None:
+    """The detector spec a grounding item runs; None for any other item."""
+    if "grounding_check" not in getattr(item, "fixturenames", ()):
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    spec = params.get("grounding_detector_name")
+    if "grounding_sample" not in params or not isinstance(spec, str):
+        return None
+    return spec
 
 
 # -- where the next items come from -------------------------------------------------------------------
