@@ -231,12 +231,13 @@ def test_the_vllm_detector_starts_one_server_for_the_run_and_stops_it(checkpoint
     installed(VLLM_PYTHON, "vLLM")
     folder = checkpoints["qwen2.5-vl"]
     spec = f"vllm:model={folder},preset=qwen2.5-vl,server={VLLM_PYTHON},server_args='--enforce-eager'"
-    report, records, stdout = scored_run(tmp_path, "harness-n2", spec, "-n", "2")
+    report, _records, stdout = scored_run(tmp_path, "harness-n2", spec, "-n", "2")
     assert stdout.count("grounding: vllm: starting") == 1  # one server, shared by both workers
     (info,) = report["run"]["detectors"].values()
     assert info["engine"]["name"] == "vllm" and info["engine"]["version"] == "0.32.0"
     assert info["server"]["command"].startswith(str(VLLM_PYTHON)) and Path(info["server"]["log"]).is_file()
     assert "--served-model-name tiny-qwen2_5_vl" in info["server"]["command"]
+    KNOWN_GROUPS.setdefault(str(folder), set()).add(info["server"]["pid"])  # the server's group: its leader's pid
     assert vllm_processes(str(folder)) == []
 
 
@@ -269,7 +270,7 @@ def test_a_context_too_small_for_the_largest_screen_is_one_message(checkpoints, 
     spec = (
         f"vllm:model={folder},preset=qwen2.5-vl,server={VLLM_PYTHON},server_args='--enforce-eager --max-model-len 4096'"
     )
-    done, out = suite_run(tmp_path, "small-context", spec)
+    done, _out = suite_run(tmp_path, "small-context", spec)
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
     assert "the server has 4,096" in done.stderr and "--max-model-len" in done.stderr
     assert "too_long=error" in done.stderr

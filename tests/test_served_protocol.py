@@ -18,8 +18,8 @@ from helpers import FIXTURES, XDIST, LoopbackServer, json_body, make_project, re
 pytest.importorskip("httpx")
 
 from pytest_grounding.detectors import parse_spec
-from pytest_grounding.detectors.hub import ModelUnavailable
 from pytest_grounding.detectors.http import AuthError, HttpClient, ServerError
+from pytest_grounding.detectors.hub import ModelUnavailable
 from pytest_grounding.detectors.served_checks import (
     PROBE_INSTRUCTION,
     ServerCheck,
@@ -308,7 +308,7 @@ def test_a_field_the_server_refuses_is_one_message_or_one_line(suite, workers, t
     try:
         result, _, predictions = run(suite, tmp_path, f"openai:base_url={server.url},preset=os-atlas-7b", *workers)
         refused_chats, written = engine.chats, predictions.exists()
-        dropped, report, _ = run(suite, tmp_path, f"openai:base_url={server.url},preset=aria-ui", *workers)
+        _dropped, report, _ = run(suite, tmp_path, f"openai:base_url={server.url},preset=aria-ui", *workers)
     finally:
         server.close()
     assert result.ret == 4  # a usage error: nothing ran
@@ -344,7 +344,7 @@ def test_a_context_too_small_is_one_message_and_too_long_error_runs_what_fits(su
     server = serve(engine)
     try:
         stopped, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m", *workers)
-        ran, report, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,too_long=error", *workers)
+        _ran, report, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,too_long=error", *workers)
     finally:
         server.close()
     assert stopped.ret == 4
