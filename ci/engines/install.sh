@@ -14,7 +14,7 @@ TF_PINS="torch==2.14.1 torchvision==0.29.1 transformers[serving]==5.24.0 pillow"
 python=${PYTHON:-python3}
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers)
 
-fresh_venv() {  # $1 folder, $2 stamp text: 0 when already done
+fresh_venv() {  # $1 folder, $2 stamp text: 1 when it is there already, else a fresh venv and 0
     if [ -f "$1/.stamp" ] && [ "$(cat "$1/.stamp")" = "$2" ]; then return 1; fi
     rm -rf "$1"; "$python" -m venv "$1"; "$1/bin/python" -m pip install -q --upgrade pip
 }
