@@ -1,0 +1,186 @@
+"""The 95% intervals (analysis/intervals.py) against an independent cluster bootstrap, the naive
+binomial interval, and themselves (deterministic, the same in any record order)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from pytest_grounding.analysis import intervals, metrics
+from pytest_grounding.analysis.compare import Method, paired
+
+
+def screens_records(sizes, rate_of_screen, seed=0, detector="d"):
+    """Records on screens of the given sizes; each screen's samples hit with its own rate."""
+    rng = random.Random(seed)
+    records = []
+    for screen, size in enumerate(sizes):
+        rate = rate_of_screen(screen, rng)
+        for k in range(size):
+            records.append(
+                {
+                    "detector": detector,
+                    "dataset": "set",
+                    "uid": f"{screen}-{k}",
+                    "id": f"{screen}-{k}",
+                    "image": f"screens/{screen}.png",
+                    "outcome": "hit" if rng.random() < rate else "miss",
+                    "element_type": "icon" if k % 2 else "text",
+                    "app": f"app{screen % 4}",
+                    "app_category": "c",
+                    "platform": "web",
+                    "size": "<16",
+                    "latency_ms": 1.0,
+                }
+            )
+    return records
+
+
+def cluster_bootstrap(records, resamples=4000, seed=1):
+    """An independent percentile cluster bootstrap: screens drawn with replacement."""
+    by_screen = {}
+    for r in records:
+        if r["outcome"] != "error":
+            slot = by_screen.setdefault(r["image"], [0, 0])
+            slot[0] += r["outcome"] == "hit"
+            slot[1] += 1
+    hits = np.array([v[0] for v in by_screen.values()], float)
+    sizes = np.array([v[1] for v in by_screen.values()], float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(hits), size=(resamples, len(hits)))
+    shares = hits[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    return np.quantile(shares, 0.025), np.quantile(shares, 0.975)
+
+
+def correlated(screen, rng):
+    return 0.9 if rng.random() < 0.45 else 0.1  # a screen the model reads or does not
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_width_matches_an_independent_cluster_bootstrap(seed):
+    rng = random.Random(seed)
+    records = screens_records([rng.randint(2, 9) for _ in range(20)], correlated, seed=seed)
+    found = intervals.proportion(intervals.Outcomes.of(records))
+    low, high = cluster_bootstrap(records, seed=seed)
+    assert found.clusters == 20 and found.samples == len(records)
+    assert abs((found.high - found.low) - (high - low)) < 0.03
+    assert found.low < found.estimate < found.high
+
+
+def test_wider_than_the_naive_binomial_when_screens_hold_several_samples():
+    records = screens_records([6] * 30, correlated, seed=3)
+    found = intervals.proportion(intervals.Outcomes.of(records))
+    naive_low, naive_high = intervals.wilson(found.estimate, len(records))
+    assert found.high - found.low > 1.5 * (naive_high - naive_low)
+    assert found.effective < len(records) / 2
+
+
+def test_one_sample_per_screen_is_about_the_naive_interval():
+    records = screens_records([1] * 200, lambda screen, rng: 0.3, seed=4)
+    found = intervals.proportion(intervals.Outcomes.of(records))
+    naive_low, naive_high = intervals.wilson(found.estimate, 200)
+    assert found.low == pytest.approx(naive_low, abs=0.002) and found.high == pytest.approx(naive_high, abs=0.002)
+
+
+def test_never_narrower_than_the_naive_interval_and_never_outside_0_1():
+    for rate in (0.0, 1.0, 0.5):
+        records = screens_records([3] * 10, lambda screen, rng, rate=rate: rate, seed=5)
+        found = intervals.proportion(intervals.Outcomes.of(records))
+        naive = intervals.wilson(found.estimate, 30)
+        assert 0.0 <= found.low <= found.estimate <= found.high <= 1.0
+        assert found.high - found.low >= naive[1] - naive[0] - 1e-12
+    single = intervals.proportion(intervals.Outcomes.of(screens_records([8], correlated)))
+    assert single.effective == 1.0 and single.high - single.low > 0.5  # one screen is one sample's worth
+
+
+def test_errors_are_left_out_as_in_the_accuracy():
+    records = screens_records([4] * 10, correlated, seed=6)
+    with_errors = [*records, {**records[0], "uid": "e", "outcome": "error"}]
+    assert intervals.proportion(intervals.Outcomes.of(with_errors)) == intervals.proportion(
+        intervals.Outcomes.of(records)
+    )
+    assert intervals.proportion(intervals.Outcomes.of([{**records[0], "outcome": "error"}])) is None
+
+
+def test_summary_is_deterministic_and_independent_of_record_order():
+    records = screens_records([5] * 24, correlated, seed=7)
+    shuffled = list(records)
+    random.Random(8).shuffle(shuffled)
+    first, second = metrics.summarize(records), metrics.summarize(shuffled)
+    assert first == second == metrics.summarize(records)
+    block = first["d"]
+    for key in ("ci95", "macro_app_ci95", "macro_dataset_ci95"):
+        low, high = block[key]
+        assert 0 <= low <= high <= 1
+    assert block["ci95"][0] < block["accuracy"] < block["ci95"][1]
+    for rows in block["by"].values():
+        for row in rows:
+            assert row["ci95"][0] <= row["accuracy"] <= row["ci95"][1]
+
+
+def test_each_slice_interval_is_that_slice_alone():
+    records = screens_records([5] * 24, correlated, seed=9)
+    block = metrics.summarize(records)["d"]
+    for row in block["by"]["element_type"] + block["by"]["app"]:
+        key = "element_type" if row["value"] in ("icon", "text") else "app"
+        alone = intervals.proportion(intervals.Outcomes.of([r for r in records if r[key] == row["value"]]))
+        assert row["ci95"] == alone.as_list()
+
+
+def test_macro_interval_is_around_the_macro_figure_and_matches_a_bootstrap_of_it():
+    records = screens_records([4] * 40, correlated, seed=10)
+    block = metrics.summarize(records)["d"]
+    low, high = block["macro_app_ci95"]
+    assert low < block["macro_app_accuracy"] < high
+    # the bootstrap of the macro figure: screens resampled, the mean over apps recomputed
+    screens = sorted({r["image"] for r in records})
+    rng = np.random.default_rng(2)
+    values = []
+    for _ in range(2000):
+        drawn = [screens[i] for i in rng.integers(0, len(screens), len(screens))]
+        per_app = {}
+        for s in drawn:
+            for r in records:
+                if r["image"] == s:
+                    slot = per_app.setdefault(r["app"], [0, 0])
+                    slot[0] += r["outcome"] == "hit"
+                    slot[1] += 1
+        values.append(np.mean([h / n for h, n in per_app.values()]))
+    b_low, b_high = np.quantile(values, [0.025, 0.975])
+    assert abs((high - low) - (b_high - b_low)) < 0.03
+
+
+def test_paired_difference_matches_a_cluster_bootstrap_and_sits_beside_mcnemar():
+    before = screens_records([5] * 30, correlated, seed=11, detector="a")
+    rng = random.Random(12)
+    after = []
+    for r in before:  # a better model: some misses turn to hits, screen by screen
+        better = int(r["image"].split("/")[1].split(".")[0]) % 3 == 0 and rng.random() < 0.8
+        after.append({**r, "detector": "b", "outcome": "hit" if better else r["outcome"]})
+    pair = paired(Method("a", {}, tuple(before)), Method("b", {}, tuple(after)))
+    found = pair.difference
+    assert found is not None and found.delta == pytest.approx(pair.delta)
+    assert found.clusters == 30 and found.samples == 150
+    diffs = {}
+    for a, b in zip(before, after, strict=True):
+        diffs.setdefault(a["image"], []).append((b["outcome"] == "hit") - (a["outcome"] == "hit"))
+    groups = list(diffs.values())
+    rng2 = np.random.default_rng(3)
+    boot = []
+    for _ in range(4000):
+        drawn = [groups[i] for i in rng2.integers(0, len(groups), len(groups))]
+        boot.append(np.mean([d for g in drawn for d in g]))
+    b_low, b_high = np.quantile(boot, [0.025, 0.975])
+    assert abs((found.high - found.low) - (b_high - b_low)) < 0.03
+    same = intervals.difference([True, False] * 5, [True, False] * 5, range(10))
+    assert (same.delta, same.low, same.high) == (0.0, 0.0, 0.0)
+
+
+def test_detectable_difference_is_the_power_multiple_of_the_standard_error():
+    records = screens_records([5] * 60, correlated, seed=13)
+    found = intervals.proportion(intervals.Outcomes.of(records))
+    assert found.detectable == pytest.approx(2.8016 * found.se, rel=1e-3)
+    bigger = intervals.proportion(intervals.Outcomes.of(screens_records([5] * 240, correlated, seed=13)))
+    assert bigger.detectable < found.detectable
