@@ -19,12 +19,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from ..core.record import Outcome
+
+if TYPE_CHECKING:  # numpy is imported where a figure is computed: every process imports the plugin
+    import numpy as np
+    import numpy.typing as npt
+
+    Floats = npt.NDArray[np.float64]
+    Ints = npt.NDArray[np.int64]
 
 LEVEL = 0.95
 Z = 1.959963984540054  # two-sided 95%
@@ -32,9 +36,6 @@ Z_POWER = 0.8416212335729143  # 80% power: the smallest detectable difference
 METHOD = "cluster-robust Wilson"
 CLUSTER = "screen (dataset + image)"
 DIGITS = 6  # an interval's bounds as the JSON keeps them
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 
 
 def about() -> dict[str, Any]:
@@ -113,6 +114,8 @@ class Outcomes:
 
     @classmethod
     def of(cls, records: Iterable[Mapping[str, Any]]) -> Outcomes:
+        import numpy as np
+
         scored = tuple(r for r in records if r["outcome"] != Outcome.ERROR)
         codes: dict[tuple[str, str], int] = {}
         screen = np.fromiter((codes.setdefault(screen_of(r), len(codes)) for r in scored), np.int64, len(scored))
@@ -149,6 +152,8 @@ def _interval(estimate: float, variance: float, samples: int, clusters: int) -> 
 
 def _variance(influence: Floats, screen: Ints) -> tuple[float, int]:
     """Sum over screens of the squared screen totals of the influence values, times C/(C-1)."""
+    import numpy as np
+
     totals = np.bincount(screen, weights=influence)
     present = np.bincount(screen) > 0
     clusters = int(np.count_nonzero(present))
@@ -159,6 +164,7 @@ def _variance(influence: Floats, screen: Ints) -> tuple[float, int]:
 
 def proportion(outcomes: Outcomes) -> Interval | None:
     """The accuracy of the scored records, None when there are none."""
+
     n = len(outcomes)
     if n == 0:
         return None
@@ -170,6 +176,8 @@ def proportion(outcomes: Outcomes) -> Interval | None:
 def memberships(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> tuple[Ints, Ints, list[str]]:
     """(row, group) pairs from each scored record's group values (a record may be in several, or
     none), and the groups' names by index."""
+    import numpy as np
+
     names: dict[str, int] = {}
     rows: list[int] = []
     groups: list[int] = []
@@ -181,6 +189,8 @@ def memberships(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> tuple[In
 
 
 def _group_shares(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> tuple[Floats, Floats]:
+    import numpy as np
+
     sizes = np.bincount(groups, minlength=count).astype(np.float64)
     hits = np.bincount(groups, weights=outcomes.hit[rows], minlength=count)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -189,6 +199,8 @@ def _group_shares(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> t
 
 def by_group(outcomes: Outcomes, rows: Ints, groups: Ints, names: Sequence[str]) -> dict[str, Interval]:
     """Each group's accuracy and interval, all groups in a few array passes (the slices)."""
+    import numpy as np
+
     if len(rows) == 0:
         return {}
     count = len(names)
@@ -213,6 +225,8 @@ def mean_of_groups(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> 
     """The unweighted mean of the groups' accuracies (macro figures, a benchmark's mean over its
     splits), a record counting in each group it is in; the interval from the clustered variance
     of that mean. None when no group has a scored record."""
+    import numpy as np
+
     if len(rows) == 0:
         return None
     shares, sizes = _group_shares(outcomes, rows, groups, count)
@@ -242,6 +256,8 @@ def difference(before: Sequence[bool], after: Sequence[bool], screens: Sequence[
     """The paired difference after - before (hit rates on the same samples), clustered by screen:
     the same clustered variance of the mean of the per-sample differences, a normal interval
     (a difference of two shares; no discordant pair: no spread, [delta, delta])."""
+    import numpy as np
+
     n = len(before)
     if n == 0:
         return None
