@@ -278,7 +278,7 @@ def test_showdown_clicks_with_bootstrap_interval(project, workers):
     assert document["intervals"]["cluster"].startswith("screen")
     error = next(r["error"] for r in document["samples"] if r["outcome"] == "error")
     assert "line 7" in error and "'abc'" in error
-    result.stdout.fnmatch_lines(["*(showdown-clicks) headline 80.0% ?95% CI *?: accuracy (with its 95% interval*"])
+    result.stdout.fnmatch_lines(["*(showdown-clicks) headline 80.0%: accuracy (with its 95% interval*; 95% CI *-*"])
     check_schema(document)
 
 

@@ -184,3 +184,22 @@ def test_detectable_difference_is_the_power_multiple_of_the_standard_error():
     assert found.detectable == pytest.approx(2.8016 * found.se, rel=1e-3)
     bigger = intervals.proportion(intervals.Outcomes.of(screens_records([5] * 240, correlated, seed=13)))
     assert bigger.detectable < found.detectable
+
+
+def test_a_baseline_comparison_gives_the_paired_difference_beside_mcnemar():
+    from pytest_grounding.analysis import baseline as bl
+    from pytest_grounding.analysis.compare import mcnemar_exact
+
+    then = screens_records([4] * 20, correlated, seed=14)
+    now = [{**r, "outcome": "hit"} if r["image"].endswith(("1.png", "2.png")) else r for r in then]
+    base = bl.Baseline("grounding", {}, ("d",), {bl.sample_key(r): r["outcome"] for r in then})
+    found = bl.compare(base, now, bl.Tolerances.parse(["1"]))
+    (pair,) = found.paired
+    fixed = sum(a["outcome"] != "hit" and b["outcome"] == "hit" for a, b in zip(then, now, strict=True))
+    assert (pair.fixed, pair.broken) == (fixed, 0) and pair.p_value == mcnemar_exact(fixed, 0)
+    hits = [sum(r["outcome"] == "hit" for r in rs) for rs in (then, now)]
+    assert pair.difference.delta == pytest.approx((hits[1] - hits[0]) / 80)
+    assert pair.difference.clusters == 20 and pair.difference.low < pair.difference.delta < pair.difference.high
+    entry = bl.document_of(found)["paired"][0]
+    assert entry["detector"] == "d" and entry["samples"] == 80 and entry["ci95"] == pair.difference.as_dict()["ci95"]
+    assert "McNemar exact p" in bl.comparison_lines(found, "b.json")[-1]

@@ -212,7 +212,7 @@ def paired(baseline: Method, other: Method) -> Paired:
     difference = intervals.difference(
         [mine[k]["outcome"] == Outcome.HIT for k in keys],
         [theirs[k]["outcome"] == Outcome.HIT for k in keys],
-        [intervals.screen_of(mine[k]) for k in keys],
+        [intervals.screen_of(mine[k], i) for i, k in enumerate(keys)],
     )
     return Paired(
         baseline.label,

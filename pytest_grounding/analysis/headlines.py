@@ -210,15 +210,15 @@ def summary_lines(block: Mapping[str, Any]) -> list[str]:
             f"{policy} the accuracy above (--grounding-refusal-rows {refusals['policy']})"
         )
     for found in block.get("benchmarks", ()):
-        ci = f" [95% CI {intervals.span(found['ci95'])}]" if found.get("ci95") else ""
+        ci = f"; 95% CI {intervals.span(found['ci95'])}" if found.get("ci95") else ""
         parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
         missing = f"; not in this run: {', '.join(found['missing'])}" if found["missing"] else ""
         if found.get("not_counted"):
             missing += f"; {found['not_counted']} rows not counted (skipped as the authors' code skips them, or errors)"
         lines.append(
-            f"  {found['dataset']} ({found['benchmark']}) headline {pct(found['value'])}{ci}: {found['label']}"
+            f"  {found['dataset']} ({found['benchmark']}) headline {pct(found['value'])}: {found['label']}"
             + (f" ({parts})" if parts else "")
-            + f"; pooled {pct(found['pooled_accuracy'])}{missing}"
+            + f"{ci}; pooled {pct(found['pooled_accuracy'])}{missing}"
         )
         for key, rows in found["slices"].items():
             if len(rows) < 2 and key != "category":
@@ -233,19 +233,18 @@ def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
     rows = []
     for name, block in summary.items():
         for found in block.get("benchmarks", ()):
-            ci = f" (95% CI {intervals.span(found['ci95'])})" if found.get("ci95") else ""
-            ci += f" ({found['not_counted']} rows not counted)" if found.get("not_counted") else ""
+            ci = f" ({found['not_counted']} rows not counted)" if found.get("not_counted") else ""
             parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
             rows.append(
                 f"| {md(name)} | {md(found['dataset'])} | {md(found['benchmark'])} | {pct(found['value'])}{ci} | "
-                f"{pct(found['pooled_accuracy'])} | {parts or '-'} |"
+                f"{pct(found['pooled_accuracy'])} | {parts or '-'} | {intervals.span(found.get('ci95'))} |"
             )
     refusals = [(name, block["refusals"]) for name, block in summary.items() if block.get("refusals")]
     lines: list[str] = []
     if rows:
         lines += ["### Benchmark headlines (as their authors compute them)", ""]
-        header = "| detector | dataset | benchmark | headline | pooled | parts |"
-        lines += [header, "|---|---|---|---|---|---|", *rows, ""]
+        header = "| detector | dataset | benchmark | headline | pooled | parts | headline's 95% CI |"
+        lines += [header, "|---|---|---|---|---|---|---|", *rows, ""]
     for name, found in refusals:
         lines += [
             f"{md(name)}: absent targets {found['absent_targets']} (refused {found['refused']}, clicked "

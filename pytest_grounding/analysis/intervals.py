@@ -97,10 +97,12 @@ class Difference:
         return f"95% CI {self.low * 100:+.1f} to {self.high * 100:+.1f} points ({self.clusters} screens)"
 
 
-def screen_of(record: Mapping[str, Any]) -> tuple[str, str]:
-    """The cluster a record belongs to: its dataset and its image (its own uid when it has none)."""
-    image = record.get("image")
-    return (str(record.get("dataset")), str(image) if image else f"uid:{record.get('uid')}")
+def screen_of(record: Mapping[str, Any], index: int = 0) -> tuple[str, str]:
+    """The cluster a record belongs to: its dataset and its image (its own uid when it has none;
+    its place in the run, `index`, when it has neither)."""
+    image, uid = record.get("image"), record.get("uid")
+    where = f"image:{image}" if image else f"uid:{uid}" if uid is not None else f"record:{index}"
+    return (str(record.get("dataset")), where)
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,7 +120,9 @@ class Outcomes:
 
         scored = tuple(r for r in records if r["outcome"] != Outcome.ERROR)
         codes: dict[tuple[str, str], int] = {}
-        screen = np.fromiter((codes.setdefault(screen_of(r), len(codes)) for r in scored), np.int64, len(scored))
+        screen = np.fromiter(
+            (codes.setdefault(screen_of(r, i), len(codes)) for i, r in enumerate(scored)), np.int64, len(scored)
+        )
         hit = np.fromiter((r["outcome"] == Outcome.HIT for r in scored), np.float64, len(scored))
         return cls(scored, hit, screen)
 
