@@ -3,11 +3,13 @@ binomial interval, and themselves (deterministic, the same in any record order).
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
 import pytest
 
+from helpers import XDIST, read_json
 from pytest_grounding.analysis import intervals, metrics
 from pytest_grounding.analysis.compare import Method, paired
 
@@ -203,3 +205,93 @@ def test_a_baseline_comparison_gives_the_paired_difference_beside_mcnemar():
     entry = bl.document_of(found)["paired"][0]
     assert entry["detector"] == "d" and entry["samples"] == 80 and entry["ci95"] == pair.difference.as_dict()["ci95"]
     assert "McNemar exact p" in bl.comparison_lines(found, "b.json")[-1]
+
+
+# -- end to end: the report of a run --------------------------------------------------------------
+
+
+def screens_dataset(root, screens=24):
+    """A harness-format set: each screen shows one red square and holds 2-5 instructions to click
+    it; on every third screen the labelled target is elsewhere, so all its samples miss together."""
+    from PIL import Image, ImageDraw
+
+    (root / "images").mkdir(parents=True)
+    rows = []
+    for screen in range(screens):
+        image = Image.new("RGB", (160, 120), "white")
+        x = 10 + 6 * (screen % 15)
+        ImageDraw.Draw(image).rectangle([x, 20, x + 19, 39], fill=(220, 30, 30))
+        image.save(root / "images" / f"s{screen}.png")
+        box = [x, 20, x + 20, 40] if screen % 3 else [120, 80, 150, 110]
+        elements = [
+            {
+                "id": f"e{k}",
+                "bbox": [box[0] / 160, box[1] / 120, box[2] / 160, box[3] / 120],
+                "text": f"Click the red square ({k})",
+                "type": "button",
+            }
+            for k in range(2 + screen % 4)
+        ]
+        rows.append(
+            {
+                "id": f"s{screen}",
+                "image": f"images/s{screen}.png",
+                "width": 160,
+                "height": 120,
+                "app": f"app{screen % 4}",
+                "elements": elements,
+            }
+        )
+    (root / "annotations.json").write_text(json.dumps({"version": "1.0", "dataset": "screens", "samples": rows}))
+    return root
+
+
+def accuracies(node, path="$"):
+    """Every (path, object) of the report that holds an `accuracy`."""
+    if isinstance(node, dict):
+        if "accuracy" in node:
+            yield path, node
+        for key, value in node.items():
+            yield from accuracies(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from accuracies(value, f"{path}[{index}]")
+
+
+@XDIST
+def test_every_accuracy_of_the_report_carries_its_clustered_interval(project, tmp_path, workers):
+    root = screens_dataset(tmp_path / "screens")
+    report = tmp_path / "report.json"
+    gate = ("--grounding-min-accuracy", "0.5", "--grounding-gate-on-interval")
+    result = project.runpytest(
+        f"--dataset={root}", "--detector", "colour", "--grounding-json", str(report), *gate, *workers
+    )
+    document = read_json(report)
+    assert document["intervals"]["level"] == 0.95 and document["intervals"]["cluster"].startswith("screen")
+    found = list(accuracies(document["summary"]))
+    assert len(found) >= 10  # the block, each app (4), element type, category, platform, size, dataset
+    for path, node in found:
+        assert node["accuracy"] is None or node["ci95"][0] <= node["accuracy"] <= node["ci95"][1], path
+    block = document["summary"]["colour"]
+    for key in ("macro_app_ci95", "macro_dataset_ci95"):
+        assert block[key][0] < block[key][1]
+    # the interval is the screens' own: an independent cluster bootstrap of the report's samples
+    samples = document["samples"]
+    assert len({r["image"] for r in samples}) == 24 and block["scored"] == len(samples) > 60
+    low, high = block["ci95"]
+    b_low, b_high = cluster_bootstrap(samples)
+    assert abs((high - low) - (b_high - b_low)) < 0.03
+    naive_low, naive_high = intervals.wilson(block["accuracy"], block["scored"])
+    assert high - low > 1.3 * (naive_high - naive_low)  # screens of 2-5 samples that hit or miss together
+    # the gate on the lower bound: the accuracy passes 50%, its lower bound does not
+    (verdict,) = document["gates"]
+    assert verdict["judged_on"] == "lower bound" and verdict["ci95"] == block["ci95"]
+    assert block["accuracy"] >= 0.5 > low and verdict["passed"] is False
+    assert document["run"]["settings"]["gate_on_interval"] is True
+    result.stdout.fnmatch_lines(
+        [
+            "*accuracy *% ?95% CI *-*? (*/* scored, micro)*macro over apps*",
+            "*gate FAILED: detector colour overall: accuracy *(95% CI *): its lower bound *% < threshold 50.0%",
+        ]
+    )
+    assert result.ret != 0

@@ -97,12 +97,13 @@ class Difference:
         return f"95% CI {self.low * 100:+.1f} to {self.high * 100:+.1f} points ({self.clusters} screens)"
 
 
-def screen_of(record: Mapping[str, Any], index: int = 0) -> tuple[str, str]:
+def screen_of(record: Mapping[str, Any], index: int = 0) -> tuple[Any, Any]:
     """The cluster a record belongs to: its dataset and its image (its own uid when it has none;
     its place in the run, `index`, when it has neither)."""
     image, uid = record.get("image"), record.get("uid")
-    where = f"image:{image}" if image else f"uid:{uid}" if uid is not None else f"record:{index}"
-    return (str(record.get("dataset")), where)
+    if image:
+        return (record.get("dataset"), image)
+    return (record.get("dataset"), f"uid:{uid}" if uid is not None else f"record:{index}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,10 +120,10 @@ class Outcomes:
         import numpy as np
 
         scored = tuple(r for r in records if r["outcome"] != Outcome.ERROR)
-        codes: dict[tuple[str, str], int] = {}
-        screen = np.fromiter(
-            (codes.setdefault(screen_of(r, i), len(codes)) for i, r in enumerate(scored)), np.int64, len(scored)
-        )
+        codes: dict[tuple[Any, Any], int] = {}
+        keys = [(r.get("dataset"), r.get("image")) for r in scored]  # screen_of, fast where there is an image
+        keys = [key if key[1] else screen_of(r, i) for i, (key, r) in enumerate(zip(keys, scored, strict=True))]
+        screen = np.fromiter((codes.setdefault(key, len(codes)) for key in keys), np.int64, len(scored))
         hit = np.fromiter((r["outcome"] == Outcome.HIT for r in scored), np.float64, len(scored))
         return cls(scored, hit, screen)
 
@@ -177,9 +178,18 @@ def proportion(outcomes: Outcomes) -> Interval | None:
     return _interval(p, variance, n, clusters)
 
 
-def memberships(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> tuple[Ints, Ints, list[str]]:
-    """(row, group) pairs from each scored record's group values (a record may be in several, or
-    none), and the groups' names by index."""
+@dataclass(frozen=True, eq=False)
+class Grouping:
+    """Which group each scored record is in, as (row, group) pairs (a record may be in several
+    groups, or none), and the groups' names by index."""
+
+    rows: Ints
+    groups: Ints
+    names: tuple[str, ...]
+
+
+def grouping(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> Grouping:
+    """From each scored record's group values (in the records' order)."""
     import numpy as np
 
     names: dict[str, int] = {}
@@ -189,7 +199,17 @@ def memberships(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> tuple[In
         for value in found:
             rows.append(row)
             groups.append(names.setdefault(value, len(names)))
-    return np.asarray(rows, np.int64), np.asarray(groups, np.int64), list(names)
+    return Grouping(np.asarray(rows, np.int64), np.asarray(groups, np.int64), tuple(names))
+
+
+def one_each(outcomes: Outcomes, values: Iterable[str]) -> Grouping:
+    """The same where each record is in exactly one group (the summary's slices): one pass."""
+    import numpy as np
+
+    names: dict[str, int] = {}
+    n = len(outcomes)
+    groups = np.fromiter((names.setdefault(v, len(names)) for v in values), np.int64, n)
+    return Grouping(np.arange(n, dtype=np.int64), groups, tuple(names))
 
 
 def _group_shares(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> tuple[Floats, Floats]:
@@ -201,10 +221,11 @@ def _group_shares(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> t
         return hits / sizes, sizes
 
 
-def by_group(outcomes: Outcomes, rows: Ints, groups: Ints, names: Sequence[str]) -> dict[str, Interval]:
+def by_group(outcomes: Outcomes, found: Grouping) -> dict[str, Interval]:
     """Each group's accuracy and interval, all groups in a few array passes (the slices)."""
     import numpy as np
 
+    rows, groups, names = found.rows, found.groups, found.names
     if len(rows) == 0:
         return {}
     count = len(names)
@@ -225,12 +246,13 @@ def by_group(outcomes: Outcomes, rows: Ints, groups: Ints, names: Sequence[str])
     return out
 
 
-def mean_of_groups(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> Interval | None:
+def mean_of_groups(outcomes: Outcomes, found: Grouping) -> Interval | None:
     """The unweighted mean of the groups' accuracies (macro figures, a benchmark's mean over its
     splits), a record counting in each group it is in; the interval from the clustered variance
     of that mean. None when no group has a scored record."""
     import numpy as np
 
+    rows, groups, count = found.rows, found.groups, len(found.names)
     if len(rows) == 0:
         return None
     shares, sizes = _group_shares(outcomes, rows, groups, count)
@@ -239,17 +261,15 @@ def mean_of_groups(outcomes: Outcomes, rows: Ints, groups: Ints, count: int) -> 
     estimate = float(shares[present].mean())
     influence = (outcomes.hit[rows] - shares[groups]) / (sizes[groups] * k)
     variance, clusters = _variance(influence, outcomes.screen[rows])
-    return _interval(estimate, variance, len(np.unique(rows)), clusters)
+    return _interval(estimate, variance, int(np.count_nonzero(np.bincount(rows))), clusters)
 
 
 def mean_over(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> Interval | None:
-    rows, groups, names = memberships(outcomes, values)
-    return mean_of_groups(outcomes, rows, groups, len(names))
+    return mean_of_groups(outcomes, grouping(outcomes, values))
 
 
 def slices(outcomes: Outcomes, values: Iterable[Iterable[str]]) -> dict[str, Interval]:
-    rows, groups, names = memberships(outcomes, values)
-    return by_group(outcomes, rows, groups, names)
+    return by_group(outcomes, grouping(outcomes, values))
 
 
 def ci95(found: Interval | None) -> list[float] | None:

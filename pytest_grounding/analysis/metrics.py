@@ -98,9 +98,8 @@ def by_slice(records: Sequence[Mapping[str, Any]], key: str) -> list[dict[str, A
     return [{"value": value, **tally(groups[value])} for value in order if value in groups]
 
 
-def with_intervals(rows: list[dict[str, Any]], outcomes: intervals.Outcomes, key: str) -> list[dict[str, Any]]:
+def with_intervals(rows: list[dict[str, Any]], found: Mapping[str, intervals.Interval]) -> list[dict[str, Any]]:
     """Each slice row with its 95% interval (`ci95`), clustered by screen, beside its accuracy."""
-    found = intervals.slices(outcomes, ([str(r[key])] for r in outcomes.records))
     return [{**row, "ci95": intervals.ci95(found.get(row["value"]))} for row in rows]
 
 
@@ -148,9 +147,8 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
     for key, everything in per_detector.items():
         group = [r for r in everything if not r.get("negative")] if refusal_rows == "exclude" else everything
         outcomes = intervals.Outcomes.of(group)
-        breakdowns = {
-            slice_key: with_intervals(by_slice(group, slice_key), outcomes, slice_key) for slice_key in SLICES
-        }
+        groups = {k: intervals.one_each(outcomes, (str(r[k]) for r in outcomes.records)) for k in SLICES}
+        breakdowns = {k: with_intervals(by_slice(group, k), intervals.by_group(outcomes, groups[k])) for k in SLICES}
         task = everything[0].get("task", Task.GROUNDING)
         summary[key] = {
             "task": task,
@@ -158,13 +156,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
             **tally(group),
             "ci95": intervals.ci95(intervals.proportion(outcomes)),
             "macro_app_accuracy": macro(breakdowns["app"]),
-            "macro_app_ci95": intervals.ci95(
-                intervals.mean_over(outcomes, ([str(r["app"])] for r in outcomes.records))
-            ),
+            "macro_app_ci95": intervals.ci95(intervals.mean_of_groups(outcomes, groups["app"])),
             "macro_dataset_accuracy": macro(breakdowns["dataset"]),
-            "macro_dataset_ci95": intervals.ci95(
-                intervals.mean_over(outcomes, ([str(r["dataset"])] for r in outcomes.records))
-            ),
+            "macro_dataset_ci95": intervals.ci95(intervals.mean_of_groups(outcomes, groups["dataset"])),
             "latency_ms": latency(everything),
             "mean_attempts": mean_attempts(everything),
             "by": breakdowns,
