@@ -183,7 +183,9 @@ def test_paired_difference_matches_a_cluster_bootstrap_and_sits_beside_mcnemar()
 def test_detectable_difference_is_the_power_multiple_of_the_standard_error():
     records = screens_records([5] * 60, correlated, seed=13)
     found = intervals.proportion(intervals.Outcomes.of(records))
-    assert found.detectable == pytest.approx(2.8016 * found.se, rel=1e-3)
+    assert found.detectable == pytest.approx(2.8016 * found.se, rel=0.05)
+    every = intervals.proportion(intervals.Outcomes.of(screens_records([1] * 5, lambda screen, rng: 1.0)))
+    assert every.se == 0 and every.detectable > 0.2  # 5 of 5 hits: no spread seen, but far from certain
     bigger = intervals.proportion(intervals.Outcomes.of(screens_records([5] * 240, correlated, seed=13)))
     assert bigger.detectable < found.detectable
 
@@ -295,3 +297,12 @@ def test_every_accuracy_of_the_report_carries_its_clustered_interval(project, tm
         ]
     )
     assert result.ret != 0
+
+
+def test_t_quantiles_for_the_paired_difference():
+    reference = {1: 12.7062, 2: 4.3027, 5: 2.5706, 11: 2.2010, 19: 2.0930, 30: 2.0423, 120: 1.9799}
+    for df, value in reference.items():
+        assert intervals.t975(df) == pytest.approx(value, abs=1e-3)
+    assert intervals.t975(10**6) == pytest.approx(intervals.Z, abs=1e-5)
+    few = intervals.difference([True, True, False] * 2, [False, False, False] * 2, [0, 0, 1, 1, 2, 2])
+    assert few.clusters == 3 and few.low < 0 < few.high  # 3 screens: too few to say, as McNemar's p = 0.5

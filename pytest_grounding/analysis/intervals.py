@@ -8,9 +8,9 @@ the figure, with the small-sample factor C/(C-1) over its C screens; from it the
 size n_eff = p(1-p) / variance, capped at the number of samples (Korn and Graubard, 1998); and the
 Wilson score interval at n_eff. Where screens hold one sample each it is the plain Wilson
 interval; where the samples of a screen go together it is wider. It needs no random draws (no
-seed, the same interval in every process) and costs a few array passes: 100,000 samples in
-milliseconds. Differences (two runs on the same samples) use the same clustered variance with a
-normal interval, as McNemar's test sits beside them.
+seed, the same interval in every process) and costs a few array passes per slice. Differences (two
+runs on the same samples) use the same clustered variance with Student's t over the screens,
+beside McNemar's test.
 
 Pure: records in, frozen records out; no pytest, no I/O. The arrays are numpy's."""
 
@@ -46,7 +46,7 @@ def about() -> dict[str, Any]:
         "cluster": CLUSTER,
         "description": "Wilson score interval at the effective sample size p(1-p)/variance (at most the "
         "samples), the variance cluster-robust over screens with the factor C/(C-1); differences: "
-        "the same variance, normal interval",
+        "the same variance, Student's t over the screens",
     }
 
 
@@ -69,8 +69,9 @@ class Interval:
     @property
     def detectable(self) -> float:
         """The smallest true difference from a fixed figure that a run like this one finds 80% of the
-        time at 5% two-sided: (z(0.975) + z(0.8)) x se."""
-        return (Z + Z_POWER) * self.se
+        time at 5% two-sided: (z(0.975) + z(0.8)) x se, the standard error read from the interval's
+        half-width (Wilson's: never 0, where every sample hit or every one missed)."""
+        return (Z + Z_POWER) / Z * (self.high - self.low) / 2
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,26 @@ class Difference:
     def bounds(self) -> str:
         """`95% CI -1.2 to +7.8 points (64 screens)`."""
         return f"95% CI {self.low * 100:+.1f} to {self.high * 100:+.1f} points ({self.clusters} screens)"
+
+
+# Student's t at 0.975 for 1..10 degrees of freedom; beyond, the Cornish-Fisher expansion (error < 0.001).
+T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139)
+
+
+def t975(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with `df` degrees of freedom (a normal's at df <= 0)."""
+    if df <= 0:
+        return Z
+    if df <= len(T975):
+        return T975[df - 1]
+    z = Z
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * df**4)
+    )
 
 
 def screen_of(record: Mapping[str, Any], index: int = 0) -> tuple[Any, Any]:
@@ -278,8 +299,9 @@ def ci95(found: Interval | None) -> list[float] | None:
 
 def difference(before: Sequence[bool], after: Sequence[bool], screens: Sequence[Any]) -> Difference | None:
     """The paired difference after - before (hit rates on the same samples), clustered by screen:
-    the same clustered variance of the mean of the per-sample differences, a normal interval
-    (a difference of two shares; no discordant pair: no spread, [delta, delta])."""
+    the same clustered variance of the mean of the per-sample differences, and Student's t with
+    C - 1 degrees of freedom over C screens (a difference can be negative: no Wilson; t, not the
+    normal, so that a few screens give a wide interval). No changed sample: [delta, delta]."""
     import numpy as np
 
     n = len(before)
@@ -291,7 +313,8 @@ def difference(before: Sequence[bool], after: Sequence[bool], screens: Sequence[
     delta = float(change.mean())
     variance, clusters = _variance((change - delta) / n, screen)
     se = math.sqrt(variance)
-    return Difference(delta, max(-1.0, delta - Z * se), min(1.0, delta + Z * se), se, n, clusters)
+    t = t975(clusters - 1)
+    return Difference(delta, max(-1.0, delta - t * se), min(1.0, delta + t * se), se, n, clusters)
 
 
 def text(found: Interval | None) -> str:
