@@ -33,7 +33,7 @@ def screens_records(sizes, rate_of_screen, seed=0, detector="d"):
                     "app": f"app{screen % 4}",
                     "app_category": "c",
                     "platform": "web",
-                    "size": "<16",
+                    "size": "<32",
                     "latency_ms": 1.0,
                 }
             )
@@ -306,3 +306,18 @@ def test_t_quantiles_for_the_paired_difference():
     assert intervals.t975(10**6) == pytest.approx(intervals.Z, abs=1e-5)
     few = intervals.difference([True, True, False] * 2, [False, False, False] * 2, [0, 0, 1, 1, 2, 2])
     assert few.clusters == 3 and few.low < 0 < few.high  # 3 screens: too few to say, as McNemar's p = 0.5
+
+
+def test_the_html_charts_draw_each_interval_as_an_error_bar():
+    from pytest_grounding.analysis.figures import category_figure, size_figure, slice_figure
+    from pytest_grounding.render.html import svg
+
+    block = metrics.summarize(screens_records([4] * 12, correlated, seed=15))["d"]
+    named = [("d", block)]
+    bars = svg.render(slice_figure(named, "element_type"))
+    assert bars.count('class="ci"') == len(block["by"]["element_type"])
+    low, high = block["by"]["element_type"][0]["ci95"]
+    assert f"95% CI {low * 100:.0f}%-{high * 100:.0f}%" in bars
+    assert 'class="ci"' in svg.render(size_figure(named)) and 'class="ci"' in svg.render(category_figure(named))
+    bare = {**block, "by": {k: [{**r, "ci95": None} for r in rows] for k, rows in block["by"].items()}}
+    assert 'class="ci"' not in svg.render(slice_figure([("d", bare)], "element_type"))  # older reports: no bars
