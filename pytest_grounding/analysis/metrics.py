@@ -76,6 +76,7 @@ def tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "accuracy": counts[Outcome.HIT] / scored if scored else None,
         "mean_iou": sum(ious) / len(ious) if ious else None,
         "with_box": len(ious),
+        "truncated": sum(1 for r in records if r.get("truncated")),  # answers the engine cut (served)
     }
 
 

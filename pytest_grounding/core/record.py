@@ -78,6 +78,7 @@ class Record(TypedDict, total=False):
     # the answer and its verdict
     outcome: ReadOnly[str]  # an Outcome value
     refusal: ReadOnly[bool]
+    truncated: ReadOnly[bool]  # a served answer the engine cut (finish_reason "length"); scored as it came
     point: ReadOnly[list[float] | None]
     points: ReadOnly[list[list[float]]]
     box: ReadOnly[list[float] | None]

@@ -90,6 +90,8 @@ def score(
         meta=plain(prediction.meta),
         attempts=model_calls(prediction.meta),
     )
+    if prediction.meta.get("truncated"):  # the engine cut the answer (finish_reason "length"): scored as it came
+        record["truncated"] = True
     box = prediction.box
     reference = target.single_box  # IoU is defined where the target is one box
     if box is not None and all(math.isfinite(v) for v in box.as_list()):

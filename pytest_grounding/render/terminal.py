@@ -91,6 +91,11 @@ def detector_block(
             f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
         ]
         lines += benchmark_lines(block)
+        if block.get("truncated"):
+            lines.append(
+                f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
+                "(finish_reason length), scored as they came; `truncated` in their records"
+            )
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
         f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
@@ -204,10 +209,11 @@ def miss_line(record: Mapping[str, Any]) -> str:
         found = "no box found" if record["outcome"] == "wrong_format" else f"false positive, IoU {record['iou']:.2f}"
         tries = "1 attempt" if record["attempts"] == 1 else f"{record['attempts']} attempts"
         return f"  {record['detector']} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
+    cut = " (answer cut by the engine)" if record.get("truncated") else ""
     if record["outcome"] == "wrong_format":
         raw = str(record.get("raw") or "")
         raw = raw if len(raw) <= 40 else raw[:37] + "..."
-        return f"  {record['detector']} {where}: wrong format for {instruction!r}; raw {raw!r}"
+        return f"  {record['detector']} {where}: wrong format{cut} for {instruction!r}; raw {raw!r}"
     if record.get("refusal"):
         return f"  {record['detector']} {where}: refused (said not on screen) for {instruction!r}"
     if record.get("negative"):
@@ -215,7 +221,8 @@ def miss_line(record: Mapping[str, Any]) -> str:
         return f"  {record['detector']} {where}: clicked ({x:g}, {y:g}) on an absent target for {instruction!r}"
     x, y = record["point"]
     return (
-        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off for {instruction!r}"
+        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off{cut} "
+        f"for {instruction!r}"
     )
 
 
