@@ -355,3 +355,17 @@ def test_table_is_frozen():
     with pytest.raises(AttributeError):
         shipped_table().within_points = 1.0  # type: ignore[misc]
     assert isinstance(shipped_table(), Table)
+
+
+def test_the_verdict_gives_the_runs_interval_and_the_smallest_detectable_difference():
+    small = verdict(records(6, misses=4), table(result(80.0)))  # 10 samples: wide
+    assert small.status == NOT_REPRODUCED and small.inside is True
+    low, high = small.ci95
+    assert low < 60.0 < high and low < 80.0 < high
+    assert small.detectable > 20
+    assert "the published figure inside it; the smallest difference this run can detect is" in small.line()
+    large = verdict(records(600, misses=400), table(result(80.0), samples=1000), dataset={**DATASET, "samples": 1000})
+    assert large.inside is False and large.detectable < small.detectable / 5
+    entry = large.as_dict()
+    assert entry["published_inside_ci95"] is False and entry["ci95"][0] < 60.0 < entry["ci95"][1]
+    assert entry["detectable_points"] == pytest.approx(large.detectable, abs=1e-4)

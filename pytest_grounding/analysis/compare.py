@@ -16,6 +16,7 @@ from ..core.numbers import pct as _pct
 from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.safetext import markdown_text
 from ..core.types import ELEMENT_TYPES
+from . import intervals
 
 ALPHA = 0.05
 BEST = "*"
@@ -53,6 +54,7 @@ class Paired:
     fixed: int
     broken: int
     p_value: float
+    difference: intervals.Difference | None = None  # other - baseline with its 95% interval, by screen
 
     @property
     def delta(self) -> float | None:
@@ -207,8 +209,21 @@ def paired(baseline: Method, other: Method) -> Paired:
     other_hits = sum(theirs[k]["outcome"] == Outcome.HIT for k in keys)
     fixed = sum(mine[k]["outcome"] != Outcome.HIT and theirs[k]["outcome"] == Outcome.HIT for k in keys)
     broken = sum(mine[k]["outcome"] == Outcome.HIT and theirs[k]["outcome"] != Outcome.HIT for k in keys)
+    difference = intervals.difference(
+        [mine[k]["outcome"] == Outcome.HIT for k in keys],
+        [theirs[k]["outcome"] == Outcome.HIT for k in keys],
+        [intervals.screen_of(mine[k], i) for i, k in enumerate(keys)],
+    )
     return Paired(
-        baseline.label, other.label, len(keys), base_hits, other_hits, fixed, broken, mcnemar_exact(fixed, broken)
+        baseline.label,
+        other.label,
+        len(keys),
+        base_hits,
+        other_hits,
+        fixed,
+        broken,
+        mcnemar_exact(fixed, broken),
+        difference,
     )
 
 
@@ -231,9 +246,11 @@ def significance_lines(methods: Sequence[Method]) -> list[str]:
             if pair.p_value < ALPHA
             else f"not significant at {ALPHA:g}: could be noise"
         )
+        assert pair.difference is not None
         lines.append(
             f"  {other.label} vs {methods[0].label}: {pair.delta * 100:+.1f} points on {pair.n} paired samples "
-            f"({pair.fixed} fixed, {pair.broken} broken), McNemar exact p = {pair.p_value:.3g}: {verdict}"
+            f"({pair.fixed} fixed, {pair.broken} broken), McNemar exact p = {pair.p_value:.3g}, "
+            f"{pair.difference.bounds()}: {verdict}"
         )
     return lines
 
@@ -249,7 +266,12 @@ def comparison_lines(methods: Sequence[Method], *, markdown: bool = False) -> li
     lines.append(f"  ({BEST} best in its column; attempts = model calls per sample; sizes: target sqrt(w*h) px)")
     notes = significance_lines(methods)
     if notes:
-        lines += ["", "  paired against the first method (McNemar's exact test on the samples both scored):", *notes]
+        lines += [
+            "",
+            "  paired against the first method (McNemar's exact test and the difference's interval, clustered "
+            "by screen, on the samples both scored):",
+            *notes,
+        ]
     return lines
 
 

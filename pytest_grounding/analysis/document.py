@@ -13,7 +13,7 @@ from typing import Any
 from ..core.record import SCHEMA_VERSION
 from . import cost as cost_mod
 from . import gates as gates_mod
-from . import metrics, reproduce
+from . import intervals, metrics, reproduce
 
 # Bumped by a change that scores the same predictions differently (outcomes or figures): a merge
 # refuses reports whose scoring differs. Reports without it are read as scoring 1.
@@ -30,6 +30,7 @@ class Scoring:
     max_errors: float | None = 0.1
     limit: int | None = None
     published: reproduce.Table | None = None
+    gate_on_interval: bool = False  # gates judged on the lower bound of the 95% interval
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,9 @@ def figures(
         )
     verdicts: list[Any] = []
     if not interrupted:
-        verdicts = gates_mod.judge(list(scoring.gates), summary, max_errors=scoring.max_errors)
+        verdicts = gates_mod.judge(
+            list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
+        )
     return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
 
 
@@ -109,6 +112,8 @@ def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
             "slice": v.gate.label,
             "threshold": v.gate.threshold,
             "accuracy": v.accuracy,
+            "ci95": None if v.ci95 is None else list(v.ci95),
+            "judged_on": "lower bound" if v.on_lower else "accuracy",
             "scored": v.scored,
             "passed": v.passed,
         }
@@ -152,6 +157,7 @@ def build(
             "workers": header.workers,
         },
         "versions": dict(header.versions),
+        "intervals": intervals.about(),
         "summary": found.summary if found else {},
         "gates": gate_entries(found.verdicts) if found else [],
         "errors_check": error_entries(found.verdicts) if found else [],
@@ -177,4 +183,5 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "timeout_s": settings.timeout,
         "top_apps": settings.top_apps,
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],
+        "gate_on_interval": settings.gate_on_interval,
     }

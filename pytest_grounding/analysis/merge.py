@@ -225,6 +225,7 @@ def scoring_of(
         max_errors=max_errors if max_errors is not None else settings.get("max_errors"),
         limit=settings.get("limit"),
         published=published,
+        gate_on_interval=bool(settings.get("gate_on_interval", False)),
     )
 
 

@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="one comparison table from saved JSON reports (--grounding-json) of separate runs",
         description="The method matrix of a multi-detector run, from reports of separate runs: accuracy overall, "
         "by target size and element type, latency p50/p95, attempts and errors per detector, the best of each "
-        "column marked, and McNemar's exact test of each method against the first on the samples both scored.",
+        "column marked, and each method against the first on the samples both scored: the difference with its "
+        "95% interval clustered by screen, beside McNemar's exact test.",
     )
     compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="JSON reports, baseline first")
     compare.add_argument("--markdown", action="store_true", help="print the table as Markdown")

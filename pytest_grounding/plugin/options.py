@@ -86,6 +86,14 @@ OPTIONS = (
         "Applies to every detector; a failed gate makes the exit status non-zero.",
     ),
     Option(
+        "--grounding-gate-on-interval",
+        "grounding_gate_on_interval",
+        switch=True,
+        help="judge each --grounding-min-accuracy gate on the lower bound of the accuracy's 95% interval "
+        "(clustered by screen; docs: measured) instead of the accuracy itself: a gate then passes only when the "
+        "run shows, beyond its noise, that the accuracy reaches the threshold.",
+    ),
+    Option(
         "--grounding-presets",
         "grounding_presets",
         metavar="PATH",

@@ -46,6 +46,7 @@ class Settings:
     top_apps: int | None
     limit: int | None
     timeout: float | None
+    gate_on_interval: bool = False  # --grounding-gate-on-interval: gates on the interval's lower bound
     max_errors: float = 0.1
     iou_threshold: float = 0.5
     task: str = "grounding"
@@ -114,6 +115,7 @@ class Settings:
             json_path=Path(json_path).resolve() if json_path else None,
             predictions_path=Path(predictions_path).resolve() if predictions_path else None,
             gates=gates,
+            gate_on_interval=switch(config, "--grounding-gate-on-interval"),
             misses=misses,
             top_apps=top_apps or None,
             limit=positive_int(*lookup(config, "--grounding-limit")),

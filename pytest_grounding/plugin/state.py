@@ -447,6 +447,7 @@ class GroundingRun:
             max_errors=settings.max_errors,
             limit=settings.limit,
             published=self.published,
+            gate_on_interval=settings.gate_on_interval,
         )
 
     def document(self) -> dict[str, Any]:

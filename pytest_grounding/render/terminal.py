@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
 from ..analysis.headlines import summary_lines as benchmark_lines
+from ..analysis.intervals import span
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 
@@ -29,19 +30,28 @@ def table(title: str, rows: Sequence[Mapping[str, Any]], limit: int | None = Non
     shown = shown[:limit] if limit is not None else shown
     width = max([len(title)] + [len(str(r["value"])) for r in shown])
     width = min(width, 40)
-    lines = [f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'wrong':>5} {'err':>4} {'IoU':>5}"]
+    lines = [
+        f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'95% CI':>11} {'wrong':>5} {'err':>4} "
+        f"{'IoU':>5}"
+    ]
     for row in shown:
         value = str(row["value"])
         value = value if len(value) <= width else value[: width - 1] + "~"
         iou = "-" if row["mean_iou"] is None else f"{row['mean_iou']:.2f}"
         lines.append(
             f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
-            f"{pct(row['accuracy']):>7} {row['wrong_format']:>5} {row['errors']:>4} {iou:>5}"
+            f"{pct(row['accuracy']):>7} {span(row.get('ci95')):>11} {row['wrong_format']:>5} {row['errors']:>4} "
+            f"{iou:>5}"
         )
     hidden = len(rows) - len(shown)
     if hidden > 0:
         lines.append(f"  ... {hidden} more (all in the JSON report; --grounding-top-apps to show more)")
     return lines
+
+
+def ci(bounds: Sequence[float] | None) -> str:
+    """` [95% CI 21.9-32.1]` after a figure; nothing where it has no interval."""
+    return f" [95% CI {span(bounds)}]" if bounds else ""
 
 
 def runtime_line(info: Mapping[str, Any]) -> str:
@@ -75,8 +85,8 @@ def detector_block(
         lines += locate_lines(block, iou)
     else:
         lines += [
-            f"  accuracy {pct(block['accuracy'])} ({block['hits']}/{block['scored']} scored, micro)   "
-            f"macro over apps {pct(block['macro_app_accuracy'])}",
+            f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
+            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
             f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
             f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
         ]
@@ -127,7 +137,8 @@ def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
     )
     attempts = "-" if figures["mean_attempts"] is None else f"{figures['mean_attempts']:.2f}"
     return [
-        f"  element at click: hit rate {pct(block['accuracy'])} at IoU >= {figures['threshold']} "
+        f"  element at click: hit rate {pct(block['accuracy'])}{ci(block.get('ci95'))} at IoU >= "
+        f"{figures['threshold']} "
         f"({block['hits']}/{block['scored']} scored)   detection rate {pct(figures['detection_rate'])}   "
         f"false positives {pct(figures['false_positive_rate'])}",
         f"  samples {block['samples']}   hits {block['hits']}   false positives {block['misses']}   "
