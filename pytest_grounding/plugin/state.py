@@ -411,6 +411,7 @@ class GroundingRun:
             max_errors=settings.max_errors,
             limit=settings.limit,
             published=self.published,
+            profile=settings.profile.describe(),
         )
 
     def document(self) -> dict[str, Any]:
