@@ -8,7 +8,7 @@ from pytest_grounding.core.record import RAW_LIMIT
 from pytest_grounding.core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps
 from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.evaluate import scoring
-from pytest_grounding.evaluate.rescore import rescore, sample_of, target_of_record
+from pytest_grounding.evaluate.rescore import rescore, respec, sample_of, target_of_record
 from pytest_grounding.plugin.options import SCORING_PROFILES
 
 SIZE = (160, 120)
@@ -142,3 +142,23 @@ def test_rescore_changes_only_what_the_profile_changes_and_keeps_errors():
 def test_a_report_without_a_profile_is_pixel():
     assert profile_of({}) == "pixel"
     assert profile_of({"scoring_profile": {"name": "half-open"}}) == "half-open"
+
+
+def test_a_reparsed_record_names_its_new_preset_and_drops_what_the_old_answer_left():
+    assert respec("openai:base_url=http://h/v1,preset=qwen3-vl,concurrency=2", "uground-v1") == (
+        "openai:base_url=http://h/v1,preset=uground-v1,concurrency=2"
+    )
+    assert respec("openai:base_url=http://h/v1", "gta1") == "openai:base_url=http://h/v1,preset=gta1"
+    assert respec("uitars", "gta1") == "uitars:preset=gta1"
+    two = Prediction(points=((20, 20), (25, 25)), meta={"model_image": [336, 252]}, raw="drag")
+    record = scoring.score(sample(), two, detector="openai:preset=a", latency_ms=1, image_size=SIZE)
+    record = {**record, "baseline": "still_hit", "fingerprint": "f1"}
+
+    def parse(stored, size):
+        return Prediction(point=(50, 50), raw=stored["raw"], meta={"model_image": [168, 112]})
+
+    found = rescore([record], PIXEL, parse, "b")
+    (again,) = found.records
+    assert again["detector"] == "openai:preset=b" and again["point"] == [50.0, 50.0] and again["outcome"] == "miss"
+    assert "points" not in again and "baseline" not in again and again["fingerprint"] == "f1"
+    assert found.parsed == 1 and found.changed == 1

@@ -23,7 +23,10 @@ from . import scoring
 from .resume import prediction_of
 
 OLD_RAW_LIMIT = 500  # what versions before the whole raw answer kept, then "..."
-# Fields of a record the answer's scoring writes; the others (fingerprint, queue_ms, ...) are kept.
+# A stored record's fields that the new answer or outcome makes stale when the new record lacks them
+# (a multi-point answer's `points`, the baseline's verdict on the old outcome); the other fields the
+# scoring does not write (fingerprint, queue_ms, ...) are kept.
+STALE = ("points", "baseline")
 Parse = Callable[[Mapping[str, Any], tuple[int, int]], Prediction]
 
 
@@ -147,7 +150,7 @@ def rescore_record(
         image_size=size,
         profile=profile,
     )
-    kept = {key: value for key, value in record.items() if key not in fresh}
+    kept = {key: value for key, value in record.items() if key not in fresh and key not in STALE}
     return with_fields(fresh, **kept, **({"latency_ms": None} if latency is None else {})), reparse
 
 
