@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.profiles import profile_of
 from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.safetext import markdown_text
 from ..core.types import ELEMENT_TYPES
@@ -391,3 +392,16 @@ def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> 
                 "pairs are formed only on the same version"
             )
     return methods, notes
+
+
+def profile_mismatch(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
+    """None when every report was scored by one profile (core/profiles.py; a report without one:
+    pixel), else the sentence that names each report's profile."""
+    profiles = [(name, profile_of(document)) for name, document in documents]
+    if len({profile for _, profile in profiles}) < 2:
+        return None
+    each = ", ".join(f"{name} by {profile}" for name, profile in profiles)
+    return (
+        f"the reports were scored by different profiles ({each}): their accuracies judge the same answers by "
+        "different rules (python -m pytest_grounding rescore REPORT --scoring PROFILE puts them on one)"
+    )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
 from . import cost as cost_mod
 from . import gates as gates_mod
@@ -31,6 +32,8 @@ class Scoring:
     limit: int | None = None
     published: reproduce.Table | None = None
     gate_on_interval: bool = False  # gates judged on the lower bound of the 95% interval
+    # the scoring profile's name, rule and source (core/profiles.py): recorded in every report
+    profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,7 @@ def build(
         "schema_version": SCHEMA_VERSION,
         "tool": "pytest-grounding",
         "scoring_version": SCORING_VERSION,
+        "scoring_profile": dict(scoring.profile),
         "partial": header.partial,
         "resumed": header.resumed,
         "notes": list(header.notes),
@@ -180,6 +184,7 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "iou_threshold": settings.iou_threshold,
         "refusal_rows": settings.refusal_rows,
         "language": settings.language,
+        "scoring": settings.scoring,
         "timeout_s": settings.timeout,
         "top_apps": settings.top_apps,
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],

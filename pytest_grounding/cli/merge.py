@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
             cost=figures.cost,
             price=Price.from_dict((document.get("cost") or {}).get("price")),
             reproductions=figures.reproductions,
+            profile=document.get("scoring_profile"),
         ):
             print(line)
     else:

@@ -19,7 +19,7 @@ boundary rule (`RAY`), and CUActSpot's ray casting with the boundary counted ins
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .types import Box, Point
@@ -110,6 +110,11 @@ def shape_contains(shape: Shape, point: Point) -> bool:
     return shape.contains(point)
 
 
+# Whether a shape holds a point: `shape_contains` by default; a scoring profile
+# (core/profiles.py) passes its own rule (a half-open box, a box rounded outward).
+Contains = Callable[[Shape, Point], bool]
+
+
 def shape_list(shape: Shape) -> dict[str, object]:
     """A shape as plain data (records and reports)."""
     if isinstance(shape, Box):
@@ -131,10 +136,10 @@ class AnyOf:
     shapes: tuple[Shape, ...]
     kind = "any_of"
 
-    def judge(self, points: Sequence[Point], refused: bool) -> bool:
+    def judge(self, points: Sequence[Point], refused: bool, contains: Contains = shape_contains) -> bool:
         if refused or not points:
             return False
-        return any(shape.contains(points[0]) for shape in self.shapes)
+        return any(contains(shape, points[0]) for shape in self.shapes)
 
     @property
     def bounds(self) -> Box | None:
@@ -159,7 +164,7 @@ class Absent:
     bounds = None
     single_box = None
 
-    def judge(self, points: Sequence[Point], refused: bool) -> bool:
+    def judge(self, points: Sequence[Point], refused: bool, contains: Contains = shape_contains) -> bool:
         return refused
 
     def describe(self) -> dict[str, object]:
@@ -175,18 +180,18 @@ class Steps:
     ordered: bool = True
     kind = "steps"
 
-    def judge(self, points: Sequence[Point], refused: bool) -> bool:
+    def judge(self, points: Sequence[Point], refused: bool, contains: Contains = shape_contains) -> bool:
         if refused:
             return False
-        if any(shape.contains(p) for p in points for shape in self.banned):
+        if any(contains(shape, p) for p in points for shape in self.banned):
             return False
         if not self.steps:
             return True
         if self.ordered:
             if len(points) < len(self.steps):
                 return False
-            return all(any(s.contains(points[i]) for s in step) for i, step in enumerate(self.steps))
-        return all(any(s.contains(p) for p in points for s in step) for step in self.steps)
+            return all(any(contains(s, points[i]) for s in step) for i, step in enumerate(self.steps))
+        return all(any(contains(s, p) for p in points for s in step) for step in self.steps)
 
     @property
     def points_needed(self) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.types import Box, Prediction, Sample
 from . import scoring
@@ -56,8 +57,11 @@ def prediction_of(line: Mapping[str, Any]) -> Prediction:
     )
 
 
-def rescore(line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], where: str) -> Rescored:
-    """The record this run would have written for the line's answer, or why the line is not kept."""
+def rescore(
+    line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], where: str, profile: Profile | None = None
+) -> Rescored:
+    """The record this run would have written for the line's answer (by its scoring profile), or
+    why the line is not kept."""
     outcome = line.get("outcome")
     if outcome not in OUTCOMES:
         return Rescored(None, f"{where}: outcome {str(outcome)[:40]!r} is none the plugin writes: run again")
@@ -82,7 +86,12 @@ def rescore(line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], 
     if image_size is None:
         return Rescored(None, f"{where}: no image size to score it in: run again")
     record = scoring.score(
-        sample, prediction, detector=str(line["detector"]), latency_ms=float(latency or 0.0), image_size=image_size
+        sample,
+        prediction,
+        detector=str(line["detector"]),
+        latency_ms=float(latency or 0.0),
+        image_size=image_size,
+        profile=profile,
     )
     kept = {key: value for key, value in line.items() if key not in record}  # fingerprint, baseline, ...
     record = with_fields(record, **kept, **({"latency_ms": None} if latency is None else {}))

@@ -121,6 +121,7 @@ class Controller:
                 cost=run.cost,
                 price=run.settings.price,
                 reproductions=run.reproductions,
+                profile=run.settings.profile.describe(),
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)

@@ -10,12 +10,14 @@ from pathlib import Path
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
+from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
     LANGUAGES,
     MISSES_MODES,
     PROGRESS_MODES,
     REFUSAL_ROWS,
+    SCORING_PROFILES,
     TASKS,
     as_list,
     choice,
@@ -65,7 +67,13 @@ class Settings:
     published_path: Path | None = None
     refusal_rows: str = "include"
     language: str = "en"
+    scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
+
+    @property
+    def profile(self) -> Profile:
+        """The scoring profile of --grounding-scoring (core/profiles.py)."""
+        return get_profile(self.scoring)
 
     @classmethod
     def from_config(cls, config) -> Settings:
@@ -138,6 +146,7 @@ class Settings:
             published_path=output_path(config, "--grounding-published"),
             refusal_rows=choice(*lookup(config, "--grounding-refusal-rows"), REFUSAL_ROWS),
             language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
+            scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
             shard=shard_of(*lookup(config, "--grounding-shard")),
         )
 

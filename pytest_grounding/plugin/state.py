@@ -448,6 +448,7 @@ class GroundingRun:
             limit=settings.limit,
             published=self.published,
             gate_on_interval=settings.gate_on_interval,
+            profile=settings.profile.describe(),
         )
 
     def document(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.safetext import markdown_text as md
 from .replay import markdown_lines as replay_markdown
+from .terminal import profile_lines
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
 
@@ -63,6 +64,8 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines = [f"## {title}", ""]
     problems = failures(document)
     lines += [("**FAILED**: " + "; ".join(problems)) if problems else "**passed**", ""]
+    for line in profile_lines(document.get("scoring_profile")):  # none for the default profile
+        lines += [md(line), ""]
     summary = document.get("summary") or {}
     if summary:
         rows = [

@@ -10,6 +10,7 @@ from ..analysis.headlines import summary_lines as benchmark_lines
 from ..analysis.intervals import span
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
+from ..core.profiles import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
     from ..analysis import reproduce  # imported where verdicts are printed: a worker never does
@@ -147,6 +148,15 @@ def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
     ]
 
 
+def profile_lines(profile: Mapping[str, Any] | None) -> list[str]:
+    """The scoring profile's line of the header: none for the default (pixel) profile."""
+    name = str((profile or {}).get("name") or DEFAULT_PROFILE)
+    if name == DEFAULT_PROFILE:
+        return []
+    rule = (profile or {}).get("rule")
+    return [f"scoring: {name}" + (f" ({rule})" if rule else "")]
+
+
 def summary_lines(
     summary: Mapping[str, Mapping[str, Any]],
     *,
@@ -162,9 +172,11 @@ def summary_lines(
     cost: Mapping[str, Mapping[str, Any]] | None = None,
     price: cost_mod.Price | None = None,
     reproductions: Sequence[reproduce.Reproduction] = (),
+    profile: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """`records` given: a run of two or more grounding detectors ends with the comparison table.
-    `cost`: token (and cost) figures per block; `reproductions`: the reproduction check's verdicts."""
+    `cost`: token (and cost) figures per block; `reproductions`: the reproduction check's verdicts;
+    `profile`: the report's scoring profile, said in the header unless it is the default."""
     lines: list[str] = []
     if partial:
         lines.append("run interrupted: figures cover the samples that finished")
@@ -172,6 +184,7 @@ def summary_lines(
         lines.append(f"resumed: {resumed} samples taken from the predictions file, the rest run now")
     lines += [f"note: {note}" for note in notes]
     lines += [dataset_line(dataset) for dataset in datasets]
+    lines += profile_lines(profile)
     for name, block in summary.items():
         lines.append("")
         lines += detector_block(
