@@ -31,6 +31,7 @@ ENGINES = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache"
 VLLM_PYTHON = ENGINES / "vllm" / "bin" / "python"
 TF_SERVE = ENGINES / "transformers" / "bin" / "transformers"
 LIMIT = "4"  # samples per run: the synthetic set's first screens (3440x1440 and 1288x812)
+TOKENS = 24  # answer tokens (the presets' own: up to 2,048): the protocol is under test, not the answers
 ENGINE_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
@@ -167,7 +168,8 @@ def test_vllm_serves_every_sample_the_same_way_serially_and_with_xdist(family, c
         seen = four_runs(
             tmp_path,
             lambda c: (
-                f"openai:base_url={server.url},model={server.server.plan.served_name},preset={family},concurrency={c}"
+                f"openai:base_url={server.url},model={server.server.plan.served_name},preset={family},"
+                f"concurrency={c},max_new_tokens={TOKENS}"
             ),
         )
     finally:
@@ -179,6 +181,7 @@ def test_vllm_serves_every_sample_the_same_way_serially_and_with_xdist(family, c
     assert all(r.get("truncated") for r in records)
     (block,) = report["summary"].values()
     assert block["truncated"] == int(LIMIT)
+    assert "vLLM 0.32.0" in report["run"]["detectors"][next(iter(report["run"]["detectors"]))]["headline"]
 
 
 @pytest.mark.parametrize("family", ["qwen2.5-vl", "qwen3-vl"])
@@ -188,9 +191,13 @@ def test_transformers_serve_serves_every_sample_the_same_way_serially_and_with_x
     installed(TF_SERVE, "transformers serve")
     server = start_transformers(checkpoints[family], tmp_path)
     try:
-        seen = four_runs(tmp_path, lambda c: f"openai:base_url={server.url},preset={family},concurrency={c}")
+        seen = four_runs(
+            tmp_path, lambda c: f"openai:base_url={server.url},preset={family},concurrency={c},max_new_tokens={TOKENS}"
+        )
         # a preset that sends top_k under greedy decoding: dropped with one line, a clean run
-        report, _, stdout = scored_run(tmp_path, "gui-owl", f"openai:base_url={server.url},preset=gui-owl-1.5")
+        report, _, stdout = scored_run(
+            tmp_path, "gui-owl", f"openai:base_url={server.url},preset=gui-owl-1.5,max_new_tokens={TOKENS}"
+        )
         (info,) = report["run"]["detectors"].values()
         assert info["dropped_fields"] == ["top_k"] and "left out: top_k" in stdout
         # a preset that needs a field the server refuses: one message before the run, no sample run

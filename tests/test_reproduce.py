@@ -369,3 +369,11 @@ def test_the_verdict_gives_the_runs_interval_and_the_smallest_detectable_differe
     entry = large.as_dict()
     assert entry["published_inside_ci95"] is False and entry["ci95"][0] < 60.0 < entry["ci95"][1]
     assert entry["detectable_points"] == pytest.approx(large.detectable, abs=1e-4)
+
+
+def test_the_verdict_names_the_engine_a_served_detector_ran_on():
+    served = {"det": {**INFO["det"], "engine": {"name": "vllm", "headline": "vLLM 0.32.0, context 21,504"}}}
+    found = verdict(records(8, misses=2), table(result(80.0)), info=served)
+    assert found.as_dict()["engine"] == "vLLM 0.32.0, context 21,504"
+    assert found.line().startswith("reproduction det on bench (Bench, preset p1, on vLLM 0.32.0, context 21,504): ")
+    assert verdict(records(8, misses=2), table(result(80.0))).as_dict()["engine"] is None

@@ -158,6 +158,7 @@ class Reproduction:
     within_points: float = 2.0
     ci95: tuple[float, float] | None = None  # percent: the run's 95% interval of `measured`
     detectable: float | None = None  # points: the smallest difference this run detects (80% power, 5%)
+    engine: str | None = None  # a served detector's engine and version (served_engine.py), as it ran
 
     @property
     def inside(self) -> bool | None:
@@ -180,6 +181,7 @@ class Reproduction:
         delta = self.delta
         return {
             "detector": self.detector,
+            "engine": self.engine,
             "dataset": self.dataset,
             "benchmark": self.benchmark.id,
             "benchmark_title": self.benchmark.title,
@@ -200,7 +202,10 @@ class Reproduction:
         }
 
     def line(self) -> str:
-        head = f"reproduction {self.detector} on {self.dataset} ({self.benchmark.title}, preset {self.preset}): "
+        engine = f", on {self.engine}" if self.engine else ""
+        head = (
+            f"reproduction {self.detector} on {self.dataset} ({self.benchmark.title}, preset {self.preset}{engine}): "
+        )
         published = self.published
         if published is None:
             return head + f"the comparison does not apply ({self.reason})"
@@ -349,6 +354,7 @@ def check(
             found.append(
                 Reproduction(
                     detector=detector,
+                    engine=_engine(detectors.get(detector) or {}),
                     dataset=dataset["name"],
                     benchmark=benchmark,
                     preset=preset,
@@ -364,6 +370,12 @@ def check(
                 )
             )
     return found
+
+
+def _engine(info: Mapping[str, Any]) -> str | None:
+    """The engine a served detector ran on (its record's headline), else None."""
+    engine = info.get("engine")
+    return str(engine.get("headline")) if isinstance(engine, Mapping) and engine.get("headline") else None
 
 
 def _partial(
