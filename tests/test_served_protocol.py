@@ -286,9 +286,17 @@ def test_cut_answers_are_marked_counted_and_named_and_the_engine_is_recorded(sui
     engine = Engine(cut=True)
     server = serve(engine)
     try:
-        result, report, predictions = run(suite, tmp_path, f"openai:base_url={server.url},model=m", *workers)
+        result, report, predictions = run(
+            suite,
+            tmp_path,
+            f"openai:base_url={server.url},model=m",
+            "--grounding-html",
+            str(tmp_path / "r.html"),
+            *workers,
+        )
     finally:
         server.close()
+    assert "vLLM 0.32.0, context 16,384" in (tmp_path / "r.html").read_text()  # the page names the engine too
     document = read_json(report)
     records = read_jsonl(predictions)
     assert [r["outcome"] for r in records] == ["wrong_format"] * 3 and all(r["truncated"] for r in records)
