@@ -58,8 +58,17 @@ def checkpoints(tmp_path_factory):
 
 @pytest.fixture
 def engine_env(monkeypatch):
+    """The engines' environment, and one engine test at a time on the machine: vLLM's CPU worker
+    binds its threads to the first cores, so two servers at once (two xdist workers) would share
+    one core and a timeout could fire for no fault of the harness."""
+    import fcntl
+    import tempfile
+
     for key, value in ENGINE_ENV.items():
         monkeypatch.setenv(key, value)
+    with open(Path(tempfile.gettempdir()) / "pytest-grounding-engines.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 class Started:
