@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -403,3 +404,95 @@ def test_quoted_detector_options_keep_their_commas():
     assert parse_spec("openai:system=Don't stop,x=1")[1] == {"system": "Don't stop", "x": 1}
     with pytest.raises(ValueError, match="not closed"):
         parse_spec("vllm:server_args='--a")
+
+
+# -- the vllm detector's server lifecycle, with a stand-in `vllm` executable ----------------------
+
+FAKE_VLLM = """#!{python}
+# A stand-in for `vllm serve MODEL --host H --port P ...`: answers /health, /version, /v1/models and
+# chats after `--delay` seconds of "loading"; its argv goes to a file beside it.
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+args = sys.argv[1:]
+Path(__file__).with_suffix(".argv").write_text(json.dumps(args))
+if "--fail" in {extra}:
+    print("ImportError: the stand-in cannot import its engine", flush=True)
+    sys.exit(3)
+time.sleep(0.5)
+port = int(args[args.index("--port") + 1])
+name = args[args.index("--served-model-name") + 1]
+
+class Handler(BaseHTTPRequestHandler):
+    def _send(self, status, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/health":
+            return self._send(200, {{}})
+        if self.path == "/version":
+            return self._send(200, {{"version": "0.32.0"}})
+        if self.path == "/v1/models":
+            return self._send(200, {{"data": [{{"id": name, "owned_by": "vllm", "max_model_len": 32768}}]}})
+        self._send(404, {{}})
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        time.sleep(0.05)
+        self._send(200, {{"choices": [{{"index": 0, "message": {{"content": "(10,10)"}}, "finish_reason": "stop"}}]}})
+
+    def log_message(self, *a):
+        pass
+
+ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def fake_vllm(folder, extra=()):
+    import stat
+    import sys
+
+    path = folder / "fake-vllm"
+    path.write_text(FAKE_VLLM.format(python=sys.executable, extra=repr(list(extra))))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def alive(pid):
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@XDIST
+def test_the_vllm_detector_starts_one_server_shares_it_and_stops_it(suite, workers, tmp_path):
+    server = fake_vllm(tmp_path)
+    spec = f"vllm:model={tmp_path},preset=qwen2.5-vl,server={server},server_args='--dtype bfloat16'"
+    result, report, _ = run(suite, tmp_path, spec, *workers)
+    assert result.ret in (0, 1), result.stdout.str()[-2000:] + result.stderr.str()[-2000:]
+    text = result.stdout.str()
+    assert text.count("grounding: vllm: starting") == 1 and "ready in" in text
+    (info,) = read_json(report)["run"]["detectors"].values()
+    assert info["engine"]["name"] == "vllm" and "started by the harness" in info["headline"]
+    argv = json.loads(server.with_suffix(".argv").read_text())
+    assert argv[0] == "serve" and argv[1] == str(tmp_path) and argv[-2:] == ["--dtype", "bfloat16"]
+    assert argv[argv.index("--served-model-name") + 1] == tmp_path.name
+    assert all(r["outcome"] != "error" for r in read_json(report)["samples"])
+    assert not alive(info["server"]["pid"])  # stopped at the session's end
+
+
+def test_a_vllm_server_that_cannot_start_is_one_message_with_its_log(suite, tmp_path):
+    server = fake_vllm(tmp_path, extra=["--fail"])
+    result, _, _ = run(suite, tmp_path, f"vllm:model={tmp_path},server={server}")
+    assert result.ret == 4
+    errors = result.stderr.str()
+    assert errors.count("the server exited with status 3 while starting") == 1
+    assert "ImportError: the stand-in cannot import its engine" in errors and "Fix:" in errors
