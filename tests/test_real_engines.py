@@ -235,9 +235,13 @@ def vllm_processes(marker):
             continue
         if fields[0] != "Z":
             table.append((int(proc.name), int(fields[2]), command))  # pid, process group, command
-    groups = {group for pid, group, command in table if marker in command} | KNOWN_GROUPS.get(marker, set())
+    servers = {group for pid, group, command in table if marker in command and SERVER_MODULE in command}
+    groups = servers | KNOWN_GROUPS.get(marker, set())
     KNOWN_GROUPS.setdefault(marker, set()).update(groups)
-    return [pid for pid, group, command in table if group in groups or marker in command]
+    return [pid for pid, group, command in table if group in groups or (marker in command and SERVER_MODULE in command)]
+
+
+SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # the server's command (not the pytest run naming the model)
 
 
 KNOWN_GROUPS: dict = {}  # marker -> the server groups seen: still watched once their leader is gone
