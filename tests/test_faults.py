@@ -431,7 +431,7 @@ def test_a_report_that_cannot_be_written_at_the_end_keeps_the_run_and_the_summar
     result.stdout.fnmatch_lines(
         [
             "*grounding summary*",
-            "*accuracy 100.0% (3/3 scored*",
+            "*accuracy 100.0%*(3/3 scored*",
             f"*grounding output FAILED: JSON report {folder / 'r.json'} not written*",
         ]
     )

@@ -34,7 +34,7 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
             "*grounding summary*",
             "dataset mini: pointerbench, 8 samples, fingerprint *",
             "detector colour*",
-            "*accuracy 83.3% (5/6 scored, micro)*",
+            "*accuracy 83.3%*(5/6 scored, micro)*",
             "*samples 8*hits 5*misses 0*wrong format 1*errors 2*mean IoU 1.000 over 5 boxes*",
             "*latency ms*p50*p95*",
         ]
@@ -97,8 +97,8 @@ def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, w
     assert_counts(result, passed=5, missed=7)
     if not workers:  # the top of the run says what each detector runs on (under xdist: the summary)
         result.stdout.fnmatch_lines(["grounding: detector colour: load_s=*", "grounding: detector center: kind=floor*"])
-    result.stdout.fnmatch_lines(["detector center*", "*accuracy 0.0% (0/6 scored*"])
-    result.stdout.fnmatch_lines(["detector colour*", "*accuracy 83.3% (5/6 scored*"])
+    result.stdout.fnmatch_lines(["detector center*", "*accuracy 0.0%*(0/6 scored*"])
+    result.stdout.fnmatch_lines(["detector colour*", "*accuracy 83.3%*(5/6 scored*"])
 
 
 @XDIST
@@ -183,7 +183,7 @@ def test_detector_that_raises_is_an_error_for_that_sample_only(project, workers)
     result.stdout.fnmatch_lines(
         ["*ERROR*m03*", "*detector boom raised RuntimeError on *s2.png: model backend unavailable*"]
     )
-    result.stdout.fnmatch_lines(["*accuracy 100.0% (4/4 scored*", "*errors 1*"])
+    result.stdout.fnmatch_lines(["*accuracy 100.0%*(4/4 scored*", "*errors 1*"])
 
 
 def test_detector_that_hangs_times_out(project):
