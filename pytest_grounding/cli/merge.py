@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis import reproduce
     from ..analysis.cost import Price
     from ..analysis.merge import MergeError, Part, merged_document, prediction_order
+    from ..core.safetext import terminal_line
     from ..plugin.options import share
     from ..plugin.state import registered_preset
     from ..render import terminal as report
@@ -66,14 +67,15 @@ def run(args: argparse.Namespace) -> int:
             published=table,
             args=["merge", *(str(path) for path in args.reports), "--json", str(args.json)],
             registered=registered_preset,
+            rescore=_rescore,
         )
     except (OutputError, MergeError, ValueError) as exc:  # PublishedError is a ValueError
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
     try:
         write_json(args.json, document)
     except (OSError, ValueError) as exc:
-        print(f"error: merged report {args.json} not written: {exc}", file=sys.stderr)
+        print(f"error: {terminal_line(f'merged report {args.json} not written: {exc}')}", file=sys.stderr)
         return 2
     problems = []
     if args.predictions is not None:
@@ -85,9 +87,13 @@ def run(args: argparse.Namespace) -> int:
             problems.append(writer.error)
     if args.html is not None:
         from ..render.html import write_html
+        from .images import dataset_images
 
+        own = dataset_images(document)  # as `report --html`: thumbnails only of the datasets' own images
+        for note in own.notes():
+            print(f"note: {terminal_line(note)}", file=sys.stderr)
         try:
-            write_html(document, args.html, base=args.json.resolve().parent)
+            write_html(document, args.html, base=args.json.resolve().parent, withhold=own.withhold)
         except Exception as exc:  # the JSON is written; a page that fails is said, not a crash
             problems.append(f"HTML report {args.html} not written: {type(exc).__name__}: {exc}")
     partial = bool(document["partial"])
@@ -108,14 +114,18 @@ def run(args: argparse.Namespace) -> int:
             price=Price.from_dict((document.get("cost") or {}).get("price")),
             reproductions=figures.reproductions,
         ):
-            print(line)
+            print(terminal_line(line))  # notes and record fields come from the reports: escaped
     else:
         for note in document["notes"]:
-            print(f"note: {note}")
+            print(f"note: {terminal_line(note)}")
     kept = sum(1 for r in document["merge"]["reports"] if r["used"])
-    print(f"\nmerged {kept} of {document['merge']['count']} shards: {len(document['samples'])} records -> {args.json}")
+    print()
+    print(
+        terminal_line(f"merged {kept} of {document['merge']['count']} shards: {len(document['samples'])} records -> ")
+        + terminal_line(args.json)
+    )
     for problem in problems:
-        print(f"merge output FAILED: {problem}")
+        print(f"merge output FAILED: {terminal_line(problem)}")
     failed = [v for v in verdicts if not v.passed]
     if partial:
         missing = sum(d["missing"] for d in document["merge"]["missing_samples"])
@@ -132,3 +142,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("verdict: no gates (give --min-accuracy, or run the shards with --grounding-min-accuracy)")
     return 1 if failed or problems else 0
+
+
+def _rescore(record: Any, where: str) -> tuple[Any, str | None]:
+    """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
+    from ..evaluate.resume import rescore_record
+
+    rescored = rescore_record(record, where)
+    return rescored.record, rescored.note

@@ -10,9 +10,11 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..core.record import Outcome, Record, Task, to_json, with_fields
+from ..core.record import TASKS, Outcome, Record, Task, to_json, with_fields
+from ..core.targets import Absent, target_from_description
 from ..core.types import Box, Prediction, Sample
 from . import scoring
 
@@ -38,7 +40,7 @@ def _pair(value: Any) -> tuple[float, float] | None:
 def prediction_of(line: Mapping[str, Any]) -> Prediction:
     """The answer a line records, as a Prediction (ValueError when it is not numbers)."""
     meta = dict(line.get("meta") or {}) if isinstance(line.get("meta"), Mapping) else {}
-    if line.get("refusal"):
+    if line.get("refusal") is True:  # only the boolean: the text "false" is no refusal
         meta["refusal"] = True
     box = line.get("box")
     if box is not None:
@@ -90,3 +92,60 @@ def rescore(line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], 
     if record["outcome"] != outcome:
         note = f"{where}: stored outcome {outcome!r}, its answer scores {record['outcome']!r} (counted so)"
     return Rescored(record, note)
+
+
+def sample_of_record(record: Mapping[str, Any]) -> Sample:
+    """The sample a record was scored against, from the record's own fields (its target box or
+    shape): what `merge` re-scores a shard's records with, having no dataset to read. A ValueError
+    when the fields are not what the plugin writes."""
+    target_box = Box(*(float(v) for v in _numbers(record.get("target"), 4, "target")))
+    shape = record.get("target_shape")
+    target: Any = None
+    if record.get("negative") is True:
+        target = Absent()
+    elif shape is not None:
+        target = target_from_description(shape)
+    size = record.get("image_size")
+    image_size = (int(size[0]), int(size[1])) if size is not None and _numbers(size, 2, "image_size") else None
+    benchmark = record.get("benchmark")
+    texts = {key: record.get(key) for key in ("dataset", "id", "uid", "image", "instruction")}
+    if not all(isinstance(value, str) for value in texts.values()):
+        raise ValueError("dataset, id, uid, image and instruction are not all texts")
+    return Sample(
+        dataset=str(texts["dataset"]),
+        id=str(texts["id"]),
+        uid=str(texts["uid"]),
+        image=Path(str(texts["image"])),
+        instruction=str(texts["instruction"]),
+        bbox=target_box,
+        element_type=str(record.get("element_type", "other")),
+        app=str(record.get("app", "unknown")),
+        app_category=str(record.get("app_category", "unknown")),
+        platform=str(record.get("platform", "unknown")),
+        image_size=image_size,
+        extra={"benchmark": benchmark} if isinstance(benchmark, Mapping) else {},
+        target=target,
+    )
+
+
+def _numbers(value: Any, count: int, name: str) -> list[Any]:
+    if isinstance(value, list) and len(value) == count and all(_real(v) for v in value):
+        return value
+    raise ValueError(f"{name} {str(value)[:60]!r} is not {count} numbers")
+
+
+def rescore_record(record: Mapping[str, Any], where: str) -> Rescored:
+    """A record read back from a report re-scored from its answer against its own target, as a
+    resumed line is against the dataset: an error stays an error (nothing to score; --max-errors
+    counts it), the element-at-click task's records are kept as written."""
+    outcome = record.get("outcome")
+    if outcome == Outcome.ERROR and record.get("task", Task.GROUNDING) in TASKS:
+        return Rescored(to_json(record))
+    try:
+        sample = sample_of_record(record)
+    except ValueError as exc:
+        return Rescored(None, f"{where}: {exc}")
+    result = rescore(record, {(sample.dataset, sample.uid): sample}, where)
+    if result.record is None or not isinstance(record.get("meta"), Mapping):
+        return result
+    return Rescored(with_fields(result.record, meta=record["meta"]), result.note)  # meta as the run wrote it

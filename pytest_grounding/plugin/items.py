@@ -58,6 +58,10 @@ def parametrize(metafunc: Any) -> None:
         for dataset in datasets:
             samples.extend(dataset.samples[: run.settings.limit])
         if run.settings.shard is not None:  # other shards' samples never become items (ids unchanged)
+            try:
+                sharding.check_count(run.settings.shard, len(samples))
+            except ValueError as exc:  # a collection error naming the split, no traceback
+                pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
             taken = sharding.take(samples, run.settings.shard)
             sharding.merge_planned(run.shard_planned, sharding.planned_by_dataset(samples, taken))
             samples = taken

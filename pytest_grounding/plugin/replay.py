@@ -40,9 +40,10 @@ def load(spec: str) -> ReplayFile:
     return ReplayDetector(**bind_options(name, ReplayDetector, options)).file
 
 
-def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
+def check(specs: Sequence[str], samples: Iterable[Sample], fingerprints: Mapping[str, str] | None = None) -> list[str]:
     """Notes for the run: how many answers of each replayed file match no sample. Raises
-    ReplayError when a file cannot be read or none of its answers matches."""
+    ReplayError when a file cannot be read, none of its answers matches, or it holds this plugin's
+    predictions of another version of a dataset of the run (their fingerprint differs)."""
     from ..detectors.replay.files import ReplayError
     from ..detectors.replay.match import Index
 
@@ -53,6 +54,14 @@ def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
             replay = load(spec)
         except (ReplayError, ValueError) as exc:
             raise ReplayError(f"--detector {spec}: {exc}") from None
+        for answer in replay.answers:
+            now = (fingerprints or {}).get(answer.dataset or "")
+            if answer.fingerprint is not None and now is not None and answer.fingerprint != now:
+                raise ReplayError(
+                    f"--detector {spec}: {replay.path} row {answer.line} answers dataset {answer.dataset!r} with "
+                    f"fingerprint {answer.fingerprint}; this run has fingerprint {now}: predictions of another "
+                    "version of the dataset are not replayed against this one"
+                )
         index = Index(replay)
         extra = index.unmatched(pool)
         answers = len(replay.answers)
