@@ -482,3 +482,15 @@ def test_the_markdown_summary_names_the_samples_that_never_ran():
     }
     text = report_markdown(document)
     assert "1 samples never ran" in text and "center mini/m07" in text
+
+
+def test_a_screen_row_without_bbox_never_answers_two_targets(tmp_path):
+    from test_replay import PRO, PRO_DETAILS
+
+    rows = [dict(row) for row in PRO_DETAILS[:5]]  # row 6 (pro_odd: same screen and instruction as row 1) left out
+    rows[0].pop("bbox")
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"details": rows}))
+    result = run_suite(tmp_path / "run", f"--dataset={PRO}", "--detector", f"replay:path={results}")
+    text = no_crash(result)
+    assert result.returncode == 4 and "row 1 of" in text and "has no bbox and matches several" in text, text[-2000:]

@@ -63,6 +63,7 @@ def check(specs: Sequence[str], samples: Iterable[Sample], fingerprints: Mapping
                     "version of the dataset are not replayed against this one"
                 )
         index = Index(replay)
+        _one_sample_per_row(spec, index, pool)
         extra = index.unmatched(pool)
         answers = len(replay.answers)
         if answers and len(extra) == answers:
@@ -81,6 +82,28 @@ def check(specs: Sequence[str], samples: Iterable[Sample], fingerprints: Mapping
         if replay.skipped:
             notes.append(f"replay {replay.path}: {len(replay.skipped)} rows skipped ({replay.skipped[0]}, ...)")
     return notes
+
+
+def _one_sample_per_row(spec: str, index: Any, samples: Sequence[Sample]) -> None:
+    """A row matched by screen and instruction with no `bbox` cannot say which target it answers:
+    where two samples of different targets share its screen and instruction it would answer both,
+    so the file is refused naming the row (ReplayError). (A row with a bbox is narrowed to the
+    sample whose target it names, as match.py does.)"""
+    from ..detectors.replay.files import BY_SCREEN, ReplayError
+
+    if index.file.by != BY_SCREEN:
+        return
+    targets: dict[int, set[tuple[float, ...]]] = {}
+    for sample in samples:
+        answer = index.match(sample).answer
+        if answer is None or answer.bbox is not None:
+            continue
+        targets.setdefault(answer.line, set()).add(tuple(sample.bbox.as_list()))
+        if len(targets[answer.line]) > 1:
+            raise ReplayError(
+                f"--detector {spec}: row {answer.line} of {index.file.path} has no bbox and matches several "
+                "samples with this screen and instruction and different targets: give the row its target's bbox"
+            )
 
 
 def _first(extra: Sequence[Any]) -> str:

@@ -167,6 +167,10 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed line) for each line; a torn last line (the run died while writing it)
     is dropped, a bad line elsewhere is an OutputError."""
     try:
+        if path.stat().st_size > safejson.MAX_DOCUMENT_CHARS:
+            raise OutputError(
+                f"{path} holds {path.stat().st_size:,} bytes, more than a predictions file this tool reads"
+            )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
@@ -187,7 +191,7 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report written by --grounding-json, or an OutputError saying why it is not one."""
     try:
-        document = safejson.loads(path.read_text(encoding="utf-8"))
+        document = safejson.read_path(path)  # its size checked before it is read
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
     except ValueError as exc:
