@@ -100,6 +100,7 @@ FORGERIES = {
         "in run.datasets",
     ),
     "a sample twice": (lambda d, other: d["samples"].append(dict(d["samples"][0])), "a second time"),
+    "another task": (lambda d, other: d["samples"][0].update(task="locate"), "task locate is not"),
     "shard 3/2": (lambda d, other: d["shard"].update(index=3), "is not K/N"),
     "ten million shards": (lambda d, other: d["shard"].update(count=10**7), "is not K/N"),
     "more shards than samples": (lambda d, other: d["shard"].update(count=9), "shards of 8 samples"),
@@ -119,6 +120,21 @@ def test_merge_refuses_records_their_report_does_not_hold(shards, tmp_path, caps
     assert code == 2 and message in err, err
     assert not (tmp_path / "merged.json").exists()
     assert time.monotonic() - started < 10  # bounded work whatever the report claims
+
+
+def test_a_merge_missing_thousands_of_shards_says_so_in_a_few_lines(shards, tmp_path, capsys):
+    def many(document, index):
+        document["shard"].update(index=index, count=9_999)
+        document["shard"]["datasets"][0]["samples"] = 10**30  # claims are not counted on: the output stays short
+
+    first, last = (
+        forged(tmp_path, shards[0], lambda d: many(d, 1), "first.json"),
+        forged(tmp_path, shards[1], lambda d: many(d, 9_999), "last.json"),
+    )
+    assert main(["merge", str(first), str(last), "--json", str(tmp_path / "merged.json")]) == 1
+    out = capsys.readouterr().out
+    assert "missing shards: 2-9998" in out and len(out) < 20_000
+    assert "no report of shard 2-9998 of 9999" in " ".join(read_json(tmp_path / "merged.json")["notes"])
 
 
 def test_merge_rescores_forged_outcomes_and_says_so(shards, tmp_path, capsys):

@@ -152,6 +152,8 @@ def validated(part: Part, rescore: Rescore) -> tuple[Part, tuple[str, ...]]:
             why = f"fingerprint {record['fingerprint']} is not the report's {claimed[dataset]['fingerprint']}"
         elif detector not in detectors:
             why = f"detector {detector} is none the report ran ({', '.join(sorted(detectors)) or 'none'})"
+        elif str(record.get("task", "grounding")) != str(part.settings.get("task") or "grounding"):
+            why = f"task {str(record.get('task'))[:40]} is not the report's ({part.settings.get('task')})"
         elif part.shard is not None and uid not in shares[dataset]:
             why = f"sample {uid} is outside the share shard {part.index}/{part.count} claims"
         key = (dataset, uid, str(record.get("task", "grounding")), detector)

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis import gates as gates_mod
     from ..analysis import reproduce
     from ..analysis.cost import Price
-    from ..analysis.merge import MergeError, Part, merged_document, prediction_order
+    from ..analysis.merge import MergeError, Part, merged_document, prediction_order, ranges
     from ..core.safetext import terminal_line
     from ..plugin.options import share
     from ..plugin.state import registered_preset
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     failed = [v for v in verdicts if not v.passed]
     if partial:
         missing = sum(d["missing"] for d in document["merge"]["missing_samples"])
-        shards = ", ".join(str(k) for k in document["merge"]["missing"]) or "none"
+        shards = ranges(document["merge"]["missing"]) or "none"  # ranges: short however many are missing
         print(f"verdict: partial merge, no verdict (missing shards: {shards}; {missing} samples not scored)")
         return 1
     gated = bool(document["run"]["settings"]["gates"])
