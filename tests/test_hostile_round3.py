@@ -510,3 +510,15 @@ def test_a_screen_row_without_bbox_never_answers_two_targets(tmp_path):
     result = run_suite(tmp_path / "run", f"--dataset={PRO}", "--detector", f"replay:path={results}")
     text = no_crash(result)
     assert result.returncode == 4 and "row 1 of" in text and "has no bbox and matches several" in text, text[-2000:]
+
+
+@pytest.mark.parametrize("refusal", ["false", "true", 1, {"x": 1}])
+def test_only_the_boolean_true_is_a_refusal_when_a_line_is_rescored(refusal):
+    from pytest_grounding.core.types import Box, Sample
+    from pytest_grounding.evaluate.resume import rescore
+
+    sample = Sample("d", "1", "u", MINI / "s1.png", "click", Box(10, 10, 30, 30), image_size=(160, 120))
+    line = {"dataset": "d", "uid": "u", "id": "1", "detector": "x", "outcome": "hit", "point": [20, 20]}
+    for stored in ({**line, "refusal": refusal}, {**line, "meta": {"refusal": refusal}}):
+        record = rescore(stored, {("d", "u"): sample}, "here").record
+        assert record is not None and record["outcome"] == "hit" and record["refusal"] is False

@@ -272,7 +272,8 @@ def machine_lines(machine: Machine) -> list[str]:
             state = f"not usable: {model.problem}"
         commit = model.commits[0][:7] if model.commits else "?"
         refs = f" ({', '.join(model.refs)})" if model.refs else ""
-        lines.append(f"  {model.repo_id} @{commit}{refs}: {model.model_type or 'no config.json'}, {state}")
+        kind = model.model_type or ("config.json unread" if model.problem else "no config.json")
+        lines.append(f"  {model.repo_id} @{commit}{refs}: {kind}, {state}")
     return lines
 
 

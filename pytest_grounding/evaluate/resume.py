@@ -40,6 +40,7 @@ def _pair(value: Any) -> tuple[float, float] | None:
 def prediction_of(line: Mapping[str, Any]) -> Prediction:
     """The answer a line records, as a Prediction (ValueError when it is not numbers)."""
     meta = dict(line.get("meta") or {}) if isinstance(line.get("meta"), Mapping) else {}
+    meta.pop("refusal", None)  # the line's own boolean decides, not a text in its meta
     if line.get("refusal") is True:  # only the boolean: the text "false" is no refusal
         meta["refusal"] = True
     box = line.get("box")
