@@ -328,6 +328,7 @@ def merged_document(
     args: Sequence[str] = (),
     registered: Any = None,
     rescore: Rescore,
+    notes: Sequence[str] = (),
 ) -> tuple[dict[str, Any], document_mod.Figures | None]:
     """The merged report and its figures (None: no records), from records `validated` first."""
     if not parts:
@@ -362,7 +363,8 @@ def merged_document(
             interrupted=partial,
             registered=registered,
         )
-    notes = list(chosen.notes)
+    said = list(notes)  # the caller's (how records were re-scored)
+    notes = [*chosen.notes, *said]
     kept_ids = {id(part) for part in kept}
     notes += [note for part, rescored in checked if id(part) in kept_ids for note in rescored]
     noted = set(notes)

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         table = reproduce.shipped_table()
         if args.published is not None:
             table = table.merged(reproduce.read_table(args.published)).check(str(args.published))
+        targets = TargetsReadAgain.of(parts)
         document, figures = merged_document(
             parts,
             gates=gates,
@@ -67,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
             published=table,
             args=["merge", *(str(path) for path in args.reports), "--json", str(args.json)],
             registered=registered_preset,
-            rescore=_rescore,
+            rescore=targets.rescore,
+            notes=targets.notes,
         )
     except (OutputError, MergeError, ValueError) as exc:  # PublishedError is a ValueError
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
@@ -144,9 +146,42 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed or problems else 0
 
 
-def _rescore(record: Any, where: str) -> tuple[Any, str | None]:
-    """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
-    from ..evaluate.resume import rescore_record
+class TargetsReadAgain:
+    """What merge re-scores each record against: its sample in its dataset read again here (as
+    `report --html` reads it: format and absolute path from run.datasets, no image opened) when that
+    dataset has the reports' fingerprint; else the record's own target, and a note says so."""
 
-    rescored = rescore_record(record, where)
-    return rescored.record, rescored.note
+    def __init__(self, samples: dict[tuple[str, str], Any], notes: list[str]) -> None:
+        self.samples = samples
+        self.read = {name for name, _ in samples}  # datasets read again: each record must be one of theirs
+        self.notes = notes
+
+    @classmethod
+    def of(cls, parts: Any) -> TargetsReadAgain:
+        from .images import read_again
+
+        entries: dict[str, Any] = {}
+        for part in parts:
+            for entry in part.document.get("run", {}).get("datasets", []):
+                entries.setdefault(str(entry.get("name")), entry)
+        found = read_again({"run": {"datasets": list(entries.values())}})
+        samples: dict[tuple[str, str], Any] = {}
+        notes = []
+        for name, entry in entries.items():
+            same = [d for d in found.datasets.get(name, ()) if d.fingerprint == entry.get("fingerprint")]
+            if not same:
+                why = found.unreadable.get(name) or "its fingerprint here is not the reports'"
+                notes.append(f"dataset {name}: records re-scored against the targets the reports give ({why})")
+                continue
+            samples.update(((name, sample.uid), sample) for sample in same[0].samples)
+        return cls(samples, notes)
+
+    def rescore(self, record: Any, where: str) -> tuple[Any, str | None]:
+        """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
+        from ..evaluate.resume import rescore_record
+
+        known = (str(record.get("dataset")), str(record.get("uid")))
+        if known[0] in self.read and known not in self.samples:
+            return None, f"{where}: no sample {known[1][:80]!r} in dataset {known[0]} read again"
+        rescored = rescore_record(record, where, self.samples.get(known))
+        return rescored.record, rescored.note

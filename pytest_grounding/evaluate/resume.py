@@ -135,17 +135,19 @@ def _numbers(value: Any, count: int, name: str) -> list[Any]:
     raise ValueError(f"{name} {str(value)[:60]!r} is not {count} numbers")
 
 
-def rescore_record(record: Mapping[str, Any], where: str) -> Rescored:
-    """A record read back from a report re-scored from its answer against its own target, as a
-    resumed line is against the dataset: an error stays an error (nothing to score; --max-errors
-    counts it), the element-at-click task's records are kept as written."""
+def rescore_record(record: Mapping[str, Any], where: str, sample: Sample | None = None) -> Rescored:
+    """A record read back from a report re-scored from its answer, as a resumed line is: against
+    `sample` (its dataset read again) when given, else against the record's own target. An error
+    stays an error (nothing to score; --max-errors counts it), the element-at-click task's records
+    are kept as written."""
     outcome = record.get("outcome")
     if outcome == Outcome.ERROR and record.get("task", Task.GROUNDING) in TASKS:
         return Rescored(to_json(record))
-    try:
-        sample = sample_of_record(record)
-    except ValueError as exc:
-        return Rescored(None, f"{where}: {exc}")
+    if sample is None:
+        try:
+            sample = sample_of_record(record)
+        except ValueError as exc:
+            return Rescored(None, f"{where}: {exc}")
     result = rescore(record, {(sample.dataset, sample.uid): sample}, where)
     if result.record is None or not isinstance(record.get("meta"), Mapping):
         return result

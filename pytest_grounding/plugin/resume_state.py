@@ -83,7 +83,7 @@ def _share(run: GroundingRun) -> set[tuple[str, str]] | None:
         return None
     from ..datasets import sharding
 
-    ordered = [sample for dataset in run.datasets.values() for sample in dataset.samples[: run.settings.limit]]
+    ordered = run.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
     return {(sample.dataset, sample.uid) for sample in sharding.take(ordered, shard)}

@@ -255,12 +255,22 @@ class GroundingRun:
         except DatasetError as exc:
             raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
         self.check_replays()
+        if self.settings.shard is not None:  # more shards than samples: said once, before any worker starts
+            try:
+                sharding.check_count(self.settings.shard, len(self.samples_in_order()))
+            except ValueError as exc:
+                raise SettingError(str(exc)) from None
         from ..render.outputs import OutputUnusable, check_all
 
         try:
             check_all(self.settings)
         except OutputUnusable as exc:
             raise SettingError(str(exc)) from None
+
+    def samples_in_order(self) -> list[Any]:
+        """The run's samples as collection lists them (datasets in order, each to --grounding-limit):
+        what --grounding-shard splits."""
+        return [sample for dataset in self.datasets.values() for sample in dataset.samples[: self.settings.limit]]
 
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no
