@@ -559,3 +559,15 @@ def test_only_the_boolean_true_is_a_refusal_when_a_line_is_rescored(refusal):
     for stored in ({**line, "refusal": refusal}, {**line, "meta": {"refusal": refusal}}):
         record = rescore(stored, {("d", "u"): sample}, "here").record
         assert record is not None and record["outcome"] == "hit" and record["refusal"] is False
+
+
+@pytest.mark.skipif(not os.path.exists(FULL), reason="no /dev/full here")
+@pytest.mark.parametrize("option, code", [("--json", 2), ("--html", 1), ("--predictions", 1)])
+def test_a_merge_output_that_cannot_be_written_fails_the_merge_in_one_line(shards, tmp_path, capsys, option, code):
+    paths = {"--json": str(tmp_path / "m.json")}
+    paths[option] = FULL
+    args = [item for pair in paths.items() for item in pair]
+    assert main(["merge", *map(str, shards), *args]) == code
+    captured = capsys.readouterr()
+    failed = [line for line in (captured.out + captured.err).splitlines() if "not written" in line or "stopped" in line]
+    assert len(failed) == 1, captured

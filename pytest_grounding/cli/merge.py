@@ -11,7 +11,8 @@ from typing import Any
 
 DESCRIPTION = (
     "One report from the JSON reports of the shards of a run (--grounding-shard K/N): the same figures as one run "
-    "of the whole set. Refuses reports of other datasets, detectors, score-changing settings or scoring versions. "
+    "of the whole set. Refuses reports of other datasets, detectors, score-changing settings or scoring versions, "
+    "and a report whose records its own claims do not hold (each record re-scored from its answer). "
     "A missing shard: the report is marked partial and names it. The same report twice counts once; a shard "
     "run again replaces its earlier report (the latest wins). Exit 0: merged and every gate passed; 1: a gate "
     "or the error share failed, or the merge is partial; 2: a report cannot be read or merged."
@@ -44,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis import gates as gates_mod
     from ..analysis import reproduce
     from ..analysis.cost import Price
-    from ..analysis.merge import MergeError, Part, merged_document, prediction_order, ranges
+    from ..analysis.merge import MergeError, Part, merged_document, ranges
     from ..core.safetext import terminal_line
     from ..plugin.options import share
     from ..plugin.state import registered_preset
     from ..render import terminal as report
-    from ..render.output import OutputError, PredictionsWriter, read_report, write_json
+    from ..render.output import OutputError, interrupts_held, read_report
 
     try:
         parts = [Part(str(path), i, read_report(path)) for i, path in enumerate(args.reports)]
@@ -74,30 +75,14 @@ def run(args: argparse.Namespace) -> int:
     except (OutputError, MergeError, ValueError) as exc:  # PublishedError is a ValueError
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
-    try:
-        write_json(args.json, document)
-    except (OSError, ValueError) as exc:
-        print(f"error: {terminal_line(f'merged report {args.json} not written: {exc}')}", file=sys.stderr)
+    taken: list[int] = []
+    with interrupts_held(taken):  # Ctrl-C now is taken once every output is whole
+        written = _write_outputs(args, document)
+    if written is None:
         return 2
-    problems = []
-    if args.predictions is not None:
-        writer = PredictionsWriter(args.predictions)
-        for record in sorted(document["samples"], key=prediction_order):
-            writer.write(record)
-        writer.close()
-        if writer.error:
-            problems.append(writer.error)
-    if args.html is not None:
-        from ..render.html import write_html
-        from .images import dataset_images
-
-        own = dataset_images(document)  # as `report --html`: thumbnails only of the datasets' own images
-        for note in own.notes():
-            print(f"note: {terminal_line(note)}", file=sys.stderr)
-        try:
-            write_html(document, args.html, base=args.json.resolve().parent, withhold=own.withhold)
-        except Exception as exc:  # the JSON is written; a page that fails is said, not a crash
-            problems.append(f"HTML report {args.html} not written: {type(exc).__name__}: {exc}")
+    problems = written
+    if taken:
+        problems.append("interrupted (Ctrl-C) while the outputs were written: they were completed first")
     partial = bool(document["partial"])
     verdicts = list(figures.verdicts) if figures else []
     if figures is not None:
@@ -185,3 +170,36 @@ class TargetsReadAgain:
             return None, f"{where}: no sample {known[1][:80]!r} in dataset {known[0]} read again"
         rescored = rescore_record(record, where, self.samples.get(known))
         return rescored.record, rescored.note
+
+
+def _write_outputs(args: argparse.Namespace, document: dict[str, Any]) -> list[str] | None:
+    """The merged JSON (None: not written, said), then the predictions and the page (what failed)."""
+    from ..analysis.merge import prediction_order
+    from ..core.safetext import terminal_line
+    from ..render.output import PredictionsWriter, write_json
+
+    try:
+        write_json(args.json, document)
+    except (OSError, ValueError) as exc:
+        print(f"error: {terminal_line(f'merged report {args.json} not written: {exc}')}", file=sys.stderr)
+        return None
+    problems = []
+    if args.predictions is not None:
+        writer = PredictionsWriter(args.predictions)
+        for record in sorted(document["samples"], key=prediction_order):
+            writer.write(record)
+        writer.close()
+        if writer.error:
+            problems.append(writer.error)
+    if args.html is not None:
+        from ..render.html import write_html
+        from .images import dataset_images
+
+        own = dataset_images(document)  # as `report --html`: thumbnails only of the datasets' own images
+        for note in own.notes():
+            print(f"note: {terminal_line(note)}", file=sys.stderr)
+        try:
+            write_html(document, args.html, base=args.json.resolve().parent, withhold=own.withhold)
+        except Exception as exc:  # the JSON is written; a page that fails is said, not a crash
+            problems.append(f"HTML report {args.html} not written: {type(exc).__name__}: {exc}")
+    return problems
