@@ -319,6 +319,7 @@ def hostile_replay(tmp_path, kind):
     else:
         lines = [json.dumps(row) for row in rows]
         lines.append('{"id": "m05", "point": [' + "1" * 400 + ", 5]}")
+        lines.append('{"id": "m06", "point": ' + "[" * 3000 + "]" * 3000 + "}")  # this row alone nested too deep
         path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -334,7 +335,9 @@ def test_a_hostile_replay_row_is_that_rows_outcome_never_the_runs_end(tmp_path, 
     no_crash(result)
     samples = {s["id"]: s for s in read_json(report)["samples"]}
     assert samples["m05"]["outcome"] == "error" and "is not [x, y]" in samples["m05"]["error"]
+    assert samples["m06"]["outcome"] == "error" and "no answer for id 'm06'" in samples["m06"]["error"]
     assert samples["m01"]["outcome"] == "hit"
+    assert "rows skipped (row 5 is not JSON (JSON nested too deeply" in " ".join(read_json(report)["notes"])
     deep = hostile_replay(tmp_path, "deep")
     result = run_suite(tmp_path / "deep", f"--dataset={MINI}", "--detector", f"replay:path={deep}", *workers)
     text = no_crash(result)

@@ -107,6 +107,9 @@ def read_replay_file(
     answers: list[Answer] = []
     skipped: list[str] = []
     for line, row in rows:
+        if isinstance(row, Unreadable):
+            skipped.append(f"row {line} is not JSON ({row})")
+            continue
         if not isinstance(row, dict):
             skipped.append(f"row {line} is a {type(row).__name__}, not an object")
             continue
@@ -171,9 +174,21 @@ def _rows(path: Path) -> tuple[list[tuple[int, Any]], str | None, Mapping[str, A
             continue
         try:
             rows.append((number, safejson.loads(line, numbers_beyond="null")))
-        except ValueError as exc:
-            raise ReplayError(f"replay file {path}:{number}: not JSON ({exc})") from None
+        except ValueError as exc:  # one bad row is that row's: skipped, said; the others are replayed
+            rows.append((number, Unreadable(str(exc)[:200])))
+    if rows and all(isinstance(row, Unreadable) for _, row in rows):
+        raise ReplayError(f"replay file {path}:{rows[0][0]}: not JSON ({rows[0][1]})")
     return rows, None, None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A JSON Lines row that is not JSON the bounded reader reads (nested too deeply, say)."""
+
+    why: str
+
+    def __str__(self) -> str:
+        return self.why
 
 
 def _sniff(path: Path, rows: Sequence[tuple[int, Any]]) -> str:
