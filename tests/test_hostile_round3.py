@@ -511,6 +511,37 @@ def test_ctrl_c_while_the_outputs_are_written_is_held_until_they_are_whole(tmp_p
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+INTERRUPTING_WRITER = """
+import os, signal
+from pytest_grounding.render import outputs
+
+_write_all = outputs.write_all
+
+
+def write_all(document, settings):  # Ctrl-C arrives as the final outputs start to be written
+    os.kill(os.getpid(), signal.SIGINT)
+    return _write_all(document, settings)
+
+
+outputs.write_all = write_all
+"""
+
+
+@XDIST
+def test_ctrl_c_during_the_final_write_loses_no_output(tmp_path, workers):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "conftest.py").write_text(INTERRUPTING_WRITER)
+    report, page = tmp_path / "r.json", tmp_path / "r.html"
+    result = run_suite(
+        folder, f"--dataset={MINI}", "--detector", "center", "--grounding-json", str(report),
+        "--grounding-html", str(page), *workers,
+    )  # fmt: skip
+    text = no_crash(result)
+    assert result.returncode == 2 and "were completed first" in text, text[-2000:]
+    assert len(read_json(report)["samples"]) == 8 and page.read_text().rstrip().endswith("</html>")
+
+
 # -- low ------------------------------------------------------------------------------------------------------
 
 
