@@ -605,3 +605,18 @@ def test_a_merge_output_that_cannot_be_written_fails_the_merge_in_one_line(shard
     captured = capsys.readouterr()
     failed = [line for line in (captured.out + captured.err).splitlines() if "not written" in line or "stopped" in line]
     assert len(failed) == 1, captured
+
+
+def test_a_dataset_row_with_an_absurd_number_is_that_samples_defect(tmp_path):
+    from pytest_grounding.datasets import load_dataset
+
+    folder = tmp_path / "data" / "test"
+    folder.mkdir(parents=True)
+    (folder / "s1.png").write_bytes((MINI / "data" / "test" / "s1.png").read_bytes())
+    rows = [
+        json.dumps({"file_name": "s1.png", "id": "a", "instruction": "Click", "bbox": [10, 10, 30, 30]}),
+        '{"file_name": "s1.png", "id": "b", "instruction": "Click", "bbox": [10, 10, ' + "9" * 400 + ", 1e999]}",
+    ]
+    (folder / "metadata.jsonl").write_text("\n".join(rows) + "\n")
+    samples = {s.id: s for s in load_dataset(str(tmp_path)).samples}
+    assert samples["a"].defect is None and "unusable bbox" in str(samples["b"].defect)
