@@ -410,6 +410,8 @@ def hostile_cache(tmp_path, kind):
         (source / name).write_bytes(content if isinstance(content, bytes) else content.encode())
     cache = tmp_path / f"cache-{kind}"
     snapshot = hub.place_in_cache(source, "org/model", cache, "0" * 40)
+    if kind == "a ref that names no commit":
+        (cache / "models--org--model" / "refs" / "main").write_text("../../../etc\n" * 3)
     if kind == "link out of the cache":
         outside = tmp_path / "outside.safetensors"
         outside.write_bytes(b"not the model's")
@@ -430,7 +432,7 @@ def test_a_hostile_hub_cache_is_named_never_a_crash(tmp_path, kind):
         hub.check_folder(hub.ResolvedModel(snapshot, repo_id="org/model", commit=snapshot.name), "qwenvl")
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [*KINDS, "a ref that names no commit"])
 def test_doctor_reads_a_hostile_cache_without_a_traceback(tmp_path, monkeypatch, capsys, kind):
     _, cache, _ = hostile_cache(tmp_path, kind)
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))

@@ -309,6 +309,11 @@ def cached_models(cache: Path | None = None) -> list[CachedModel]:
     except (CacheNotFound, CorruptedCacheException):  # a cache huggingface_hub cannot read lists nothing
         return []
     found = []
+    for warning in getattr(info, "warnings", ()):  # a repository huggingface_hub could not read: said, not skipped
+        named = re.search(r"models--([A-Za-z0-9._-]+?)--([A-Za-z0-9._-]+)", str(warning))
+        if named:
+            problem = f"huggingface_hub cannot read it: {str(warning)[:200]}"
+            found.append(CachedModel(f"{named[1]}/{named[2]}", (), (), False, None, problem))
     for repo in sorted(info.repos, key=lambda r: r.repo_id):
         if repo.repo_type != "model":
             continue
