@@ -312,14 +312,16 @@ def cached_models(cache: Path | None = None) -> list[CachedModel]:
     for warning in getattr(info, "warnings", ()):  # a repository huggingface_hub could not read: said, not skipped
         named = re.search(r"models--([A-Za-z0-9._-]+?)--([A-Za-z0-9._-]+)", str(warning))
         if named:
-            problem = f"huggingface_hub cannot read it: {str(warning)[:200]}"
-            found.append(CachedModel(f"{named[1]}/{named[2]}", (), (), False, None, problem))
+            why = f"huggingface_hub cannot read it: {str(warning)[:200]}"
+            found.append(CachedModel(f"{named[1]}/{named[2]}", (), (), False, None, why))
     for repo in sorted(info.repos, key=lambda r: r.repo_id):
         if repo.repo_type != "model":
             continue
         revisions = sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True)
         newest = revisions[0].snapshot_path if revisions else None
-        model_type, complete, problem = None, False, None
+        model_type: str | None = None
+        problem: str | None = None  # why its config is not read
+        complete = False
         if newest is not None and (newest / "config.json").is_file():
             try:  # the cache is untrusted input: a bad config is an incomplete repository, never a crash
                 config = checkpoint_config(newest, repo_root(newest))
