@@ -31,8 +31,8 @@ def run_suite(folder, *args, env=None, timeout=120):
     """A pytest run of the shipped suite in `folder`, in a fresh process (this checkout's package)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "test_grounding.py").write_text(SUITE)
-    environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    environ.pop("GROUNDING_SHARD", None) if env is None or "GROUNDING_SHARD" not in env else None
+    environ = {key: value for key, value in os.environ.items() if key != "GROUNDING_SHARD"}
+    environ.update({"PYTHONPATH": str(REPO), **(env or {})})
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_grounding.py", *args]
     return subprocess.run(command, cwd=folder, env=environ, capture_output=True, text=True, timeout=timeout)
 
