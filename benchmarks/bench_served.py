@@ -26,6 +26,16 @@ whatever made them; after this project's test suite (gigabytes of small files) t
 a cost of what ran before, not of the run (`--shared-temp` keeps the machine's temp root).
 
 Timings depend on the machine's load (printed with them): the images are encoded on the CPU.
+
+Against a real engine (`--vllm MODEL`): the same three runs against a vLLM server this script starts
+with the harness's own launch plan (detectors/vllm_server.py), prefix and multimodal caches off so
+that a rerun on the same screens is not free. `--vllm tiny` builds the tiny random Qwen2.5-VL the
+real-engine tests use (text head size 32, as vLLM's CPU attention needs); `--server` is vLLM's
+Python or executable (default: the environment ci/engines/install.sh makes). The server's own
+figures (peak in flight, phases) are not asked: only wall times and the ratio.
+
+    bash ci/engines/install.sh vllm
+    VLLM_CPU_KVCACHE_SPACE=1 python benchmarks/bench_served.py --vllm tiny --limit 60 --concurrency 8
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+ENGINES = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")
 sys.path.insert(0, str(REPO / "tests"))
 
 
@@ -71,7 +82,7 @@ def serve(latency: float, capacity: int, port_file: Path) -> None:
         time.sleep(3600)
 
 
-def bare(url: str, concurrency: int, limit: int | None) -> None:
+def bare(url: str, concurrency: int, limit: int | None, model: str = "paced") -> None:
     """The bare client's process."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -100,7 +111,7 @@ def bare(url: str, concurrency: int, limit: int | None) -> None:
         messages = preset.prompt.messages(sample.instruction, frame.model)  # type: ignore[attr-defined]
         from pytest_grounding.detectors.vlm.prompts import openai_messages
 
-        body = {"model": "paced", "messages": openai_messages(messages, url_image), "max_tokens": 128}
+        body = {"model": model, "messages": openai_messages(messages, url_image), "max_tokens": 128, "temperature": 0.0}
         answer = client.post(url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]
         return answer_to_prediction(answer, frame, extractors=preset.extractors, transform=preset.transform)
 
@@ -160,13 +171,17 @@ def main() -> None:
         action="store_true",
         help="the suite runs use the machine's pytest temp root (an -n run's end deletes older temp folders)",
     )
+    parser.add_argument("--vllm", help="a real vLLM server for MODEL (a folder, a hub id, or `tiny`)")
+    parser.add_argument("--server", default=str(ENGINES / "vllm" / "bin" / "python"), help="vLLM's python or exe")
+    parser.add_argument("--server-args", default="--enforce-eager", help="more vLLM flags")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--bare", help=argparse.SUPPRESS)
+    parser.add_argument("--model", default="paced", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.latency, args.capacity, args.serve)
     if args.bare:
-        return bare(args.bare, args.concurrency, args.limit)
+        return bare(args.bare, args.concurrency, args.limit, args.model)
 
     import httpx
 
@@ -181,6 +196,8 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         warm = [sys.executable, "-m", "pytest", "suites/", "--collect-only", "-q", "-p", "no:cacheprovider"]
         subprocess.run(warm, capture_output=True, env=env, cwd=REPO, timeout=600, check=False)
+    if args.vllm:
+        return real_engine(args, env)
     port_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_served.{os.getpid()}.url"
     server = subprocess.Popen(
         [
@@ -265,6 +282,62 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=10)
         port_file.unlink(missing_ok=True)
+
+
+def real_engine(args: argparse.Namespace, env: dict[str, str]) -> None:
+    """The suite and a bare client side by side on one real vLLM server (module docstring)."""
+    sys.path.insert(0, str(REPO))
+    from pytest_grounding.detectors.vllm_server import ServerProcess, free_port, launch_plan
+    from pytest_grounding.detectors.vlm.presets import DEFAULT_PRESET, resolve_preset
+
+    with tempfile.TemporaryDirectory(prefix="bench_served.") as scratch:
+        model = args.vllm
+        if model == "tiny":
+            from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+
+            model = str(build_tiny_qwen25vl(Path(scratch) / "tiny-qwen2_5_vl", head_dim=32))
+        flags = (
+            f"{args.server_args} --no-enable-prefix-caching --mm-processor-cache-gb 0 --max-num-seqs {args.concurrency}"
+        )
+        plan = launch_plan(
+            model, resolve_preset(DEFAULT_PRESET), port=free_port(), server=args.server, server_args=flags
+        )
+        server = ServerProcess(plan, Path(scratch) / "vllm.log")
+        try:
+            server.wait_ready(900, print)
+            print(f"vLLM ready in {server.ready_s:.0f} s: {plan.describe()['command']}")
+            n, url = args.concurrency, plan.base_url
+            limit = ["--grounding-limit", str(args.limit)] if args.limit else []
+            suite = [sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:cacheprovider", *limit]
+            suite += [arg for name in FOREIGN_PLUGINS for arg in ("-p", f"no:{name}")]
+            spec = f"openai:base_url={url},model={plan.served_name},retries=0,concurrency="
+            runs = [
+                (
+                    f"bare client, {n} in flight",
+                    [sys.executable, __file__, "--bare", url, "--model", plan.served_name, "--concurrency", str(n)]
+                    + (["--limit", str(args.limit)] if args.limit else []),
+                ),
+                (f"suite serial, concurrency={n}", [*suite, "--detector", f"{spec}{n}"]),
+                (
+                    f"suite -n 2, concurrency={n // 2} per worker",
+                    [*suite, "--detector", f"{spec}{max(1, n // 2)}", "-n", "2"],
+                ),
+            ]
+            print(f"load average before: {os.getloadavg()[0]:.1f}; samples: {args.limit or 300}")
+            rows = []
+            for name, command in runs:
+                with tempfile.TemporaryDirectory(prefix="bench_served.") as temp:
+                    wall, _, tail = timed(command, {**env, "PYTEST_DEBUG_TEMPROOT": temp})
+                if "error" in tail.lower() and "0 error" not in tail.lower():
+                    print(f"{name}: its output ends:\n{tail}")
+                rows.append((name, wall))
+            print(f"{'run':<42} {'wall s':>7} {'ratio':>6}")
+            for name, wall in rows:
+                print(f"{name:<42} {wall:7.1f} {wall / rows[0][1]:6.2f}")
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
+            print(json.dumps({name: {"wall_s": round(wall, 2)} for name, wall in rows}))
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -62,14 +62,33 @@ def decode_data_url(url):
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
 
 
+ENGINE_PATHS = ("/version", "/get_server_info")  # served_engine.py asks them at the server's root
+PROBE_REPLY = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}
+
+
 class LoopbackServer:
     """An OpenAI-compatible stand-in on 127.0.0.1: `reply(handler)` returns (status, payload) for
-    each GET or POST (payload: a JSON-able object, or a str sent as it is). `url` ends in /v1."""
+    each GET or POST (payload: a JSON-able object, or a str sent as it is). `url` ends in /v1.
+    The served detectors' probe (served_checks.py) is answered here with an empty completion and
+    never reaches `reply`, unless `answer_probes=False` (the probe's own tests)."""
 
-    def __init__(self, reply):
+    def __init__(self, reply, answer_probes=True):
+        from pytest_grounding.detectors.served_checks import PROBE_INSTRUCTION
+
         class Handler(BaseHTTPRequestHandler):
             def _serve(self):
+                if answer_probes and self.path in ENGINE_PATHS:  # the engine record's questions: not an OpenAI path
+                    return self._send(404, {"detail": "Not Found"})
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    data = self.rfile.read(length)
+                    self.rfile = io.BytesIO(data)  # `reply` reads it again
+                    if answer_probes and PROBE_INSTRUCTION.encode() in data:
+                        return self._send(200, PROBE_REPLY)
                 status, payload = reply(self)
+                self._send(status, payload)
+
+            def _send(self, status, payload):
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

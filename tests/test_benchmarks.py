@@ -273,11 +273,12 @@ def test_showdown_clicks_with_bootstrap_interval(project, workers):
     assert_counts(result, passed=4, missed=1, errors=1)
     (bench,) = document["summary"]["table"]["benchmarks"]
     assert bench["value"] == pytest.approx(0.8)
-    low, high = bench["interval"]
+    low, high = bench["ci95"]
     assert 0 <= low <= 0.8 <= high <= 1
+    assert document["intervals"]["cluster"].startswith("screen")
     error = next(r["error"] for r in document["samples"] if r["outcome"] == "error")
     assert "line 7" in error and "'abc'" in error
-    result.stdout.fnmatch_lines(["*(showdown-clicks) headline 80.0% ?95% CI *?: accuracy with a 95% bootstrap*"])
+    result.stdout.fnmatch_lines(["*(showdown-clicks) headline 80.0%: accuracy (with its 95% interval*; 95% CI *-*"])
     check_schema(document)
 
 

@@ -107,7 +107,8 @@ def test_paired_counts_only_samples_both_scored_on_the_same_version():
     assert pair.p_value == pytest.approx(1.0)
     (line,) = significance_lines([base, other])
     assert line == (
-        "  b vs a: +33.3 points on 3 paired samples (2 fixed, 1 broken), McNemar exact p = 1: "
+        "  b vs a: +33.3 points on 3 paired samples (2 fixed, 1 broken), McNemar exact p = 1, "
+        f"95% CI {pair.difference.low * 100:+.1f} to {pair.difference.high * 100:+.1f} points (3 screens): "
         "not significant at 0.05: could be noise"
     )
 
@@ -169,7 +170,7 @@ def test_a_multi_detector_run_ends_with_the_comparison_table(project, tmp_path, 
     specs = ["--detector", "center", "--detector", "colour", "--detector", "colour+zoom:min_size=32"]
     result, report = _run(project, tmp_path, "run", *specs, *workers)
     block = _comparison(result)
-    rows = [line.split() for line in block.splitlines() if line.startswith("  ") and "%" in line]
+    rows = [line.split() for line in block.splitlines() if line.startswith("  ") and "%" in line and " vs " not in line]
     assert [row[0] for row in rows] == ["center", "colour", "colour+zoom:min_size=32"]  # the --detector order
     assert rows[0][1:3] == ["6", "0.0%"] and rows[1][1:3] == ["6", "83.3%*"]
     assert "colour vs center: +83.3 points on 6 paired samples (5 fixed, 0 broken), McNemar exact p = 0.0625" in block
@@ -187,7 +188,11 @@ def test_the_table_is_the_same_with_and_without_xdist_but_for_latency(project, t
     distributed, _ = _run(project, tmp_path, "xdist", *args, "-n", "2")
 
     def stable(result):
-        rows = [line.split() for line in _comparison(result).splitlines() if line.startswith("  ") and "%" in line]
+        rows = [
+            line.split()
+            for line in _comparison(result).splitlines()
+            if line.startswith("  ") and "%" in line and " vs " not in line
+        ]
         return [row[:5] + row[-2:] for row in rows]
 
     assert stable(serial) == stable(distributed) and len(stable(serial)) == 2
@@ -214,7 +219,9 @@ def test_compare_reports_of_separate_runs(reports, capsys):
     assert main(["compare", str(plain), str(matrix), str(partial)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("note: partial is a partial report")
-    labels = [line.split()[0] for line in out.splitlines() if line.startswith("  ") and "%" in line]
+    labels = [
+        line.split()[0] for line in out.splitlines() if line.startswith("  ") and "%" in line and " vs " not in line
+    ]
     assert labels == ["center", "colour", "colour+zoom:min_size=32", "interrupting"]
     assert "interrupting (partial)" in out
     assert "colour vs center: +83.3 points on 6 paired samples (5 fixed, 0 broken)" in out

@@ -396,7 +396,12 @@ def test_doctor_with_a_hub_cache_holding_a_tiny_model(capsys, monkeypatch, offli
     server = None
     from helpers import LoopbackServer
 
-    server = LoopbackServer(lambda handler: (200, {"data": [{"id": "served"}]}))
+    def reply(handler):
+        if handler.path == "/version":  # the engine record's question, answered as vLLM does
+            return 200, {"version": "0.32.0"}
+        return 200, {"data": [{"id": "served", "owned_by": "vllm", "max_model_len": 8192}]}
+
+    server = LoopbackServer(reply, answer_probes=False)
     try:
         assert _doctor({"PYTEST_GROUNDING_OPENAI_BASE_URL": server.url}, monkeypatch) == 0
     finally:
@@ -406,7 +411,7 @@ def test_doctor_with_a_hub_cache_holding_a_tiny_model(capsys, monkeypatch, offli
     assert f"  {QWEN3_ID} @fedcba9 (main): qwen3_vl, complete" in out
     assert "ok  uitars" in out and f"found, {UITARS_ID}@0123456" in out
     assert f"runnable in-process: {UITARS_ID}, {QWEN3_ID}" in out
-    assert "ok  openai" in out and "answers /models" in out
+    assert "ok  openai" in out and "answers /models: vLLM 0.32.0, context 8,192" in out
     assert "token" in out and "hf_" not in out
 
 

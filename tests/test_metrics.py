@@ -205,3 +205,16 @@ def test_the_run_reads_every_entry_point_group_in_one_scan(monkeypatch, pytestco
     assert scans == [{}]  # one scan for the formats, detectors and strategies
     assert run.detectors.get("shipped").origin.startswith("entry point")
     assert "elsewhere" not in run.detectors and "shipped" not in run.formats
+
+
+def test_gates_on_the_interval_lower_bound_are_opt_in():
+    summary = metrics.summarize(records())
+    gate = [gates.parse_gate("0.3")]
+    (plain,) = gates.judge(gate, summary)
+    (lower,) = gates.judge(gate, summary, on_lower=True)
+    block = summary["d"]
+    assert plain.ci95 == tuple(block["ci95"]) and plain.judged == block["accuracy"]
+    assert lower.judged == block["ci95"][0] < 0.3 <= block["accuracy"]
+    assert plain.passed and not lower.passed
+    assert "its lower bound" in lower.describe() and "95% CI" in lower.describe()
+    assert "lower bound" not in plain.describe()

@@ -263,13 +263,13 @@ def test_the_request_carries_the_bytes_json_would_write(server, model):
     ImageDraw.Draw(image).rectangle((100, 100, 140, 130), fill=COLOURS["red"])
     detector = OpenAIDetector(base_url=server.url, model="m")
     sent = []
-    request = detector.client._http.request
+    stream = detector.client._http.stream
 
-    def spy(method, url, *, content=None, headers=None):
+    def spy(method, url, *, content=None, **rest):
         sent.append(content)
-        return request(method, url, content=content, headers=headers)
+        return stream(method, url, content=content, **rest)
 
-    detector.client._http.request = spy
+    detector.client._http.stream = spy
     query = Query(image, 'Click the "red" square, not the é one\n')
     prediction = detector.predict(query)
     assert prediction.click is not None and 100 <= prediction.click[0] <= 140

@@ -355,3 +355,25 @@ def test_table_is_frozen():
     with pytest.raises(AttributeError):
         shipped_table().within_points = 1.0  # type: ignore[misc]
     assert isinstance(shipped_table(), Table)
+
+
+def test_the_verdict_gives_the_runs_interval_and_the_smallest_detectable_difference():
+    small = verdict(records(6, misses=4), table(result(80.0)))  # 10 samples: wide
+    assert small.status == NOT_REPRODUCED and small.inside is True
+    low, high = small.ci95
+    assert low < 60.0 < high and low < 80.0 < high
+    assert small.detectable > 20
+    assert "the published figure inside it; the smallest difference this run can detect is" in small.line()
+    large = verdict(records(600, misses=400), table(result(80.0), samples=1000), dataset={**DATASET, "samples": 1000})
+    assert large.inside is False and large.detectable < small.detectable / 5
+    entry = large.as_dict()
+    assert entry["published_inside_ci95"] is False and entry["ci95"][0] < 60.0 < entry["ci95"][1]
+    assert entry["detectable_points"] == pytest.approx(large.detectable, abs=1e-4)
+
+
+def test_the_verdict_names_the_engine_a_served_detector_ran_on():
+    served = {"det": {**INFO["det"], "engine": {"name": "vllm", "headline": "vLLM 0.32.0, context 21,504"}}}
+    found = verdict(records(8, misses=2), table(result(80.0)), info=served)
+    assert found.as_dict()["engine"] == "vLLM 0.32.0, context 21,504"
+    assert found.line().startswith("reproduction det on bench (Bench, preset p1, on vLLM 0.32.0, context 21,504): ")
+    assert verdict(records(8, misses=2), table(result(80.0))).as_dict()["engine"] is None

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pytest_grounding.analysis import metrics
-from pytest_grounding.analysis.headlines import BOOTSTRAP_RESAMPLES, benchmark_figures, bootstrap
+from pytest_grounding.analysis.headlines import benchmark_figures
 from pytest_grounding.core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps, normalised, ray_cast
 from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.evaluate import scoring
@@ -226,19 +226,20 @@ def test_missing_parts_are_named():
     assert found["missing"] == ["advanced"] and found["value"] == 1.0
 
 
-def test_bootstrap_interval_is_deterministic_and_close_to_scipy():
-    outcomes = ["hit"] * 30 + ["miss"] * 20
-    found = [{"outcome": o} for o in outcomes]
-    first, second = bootstrap(found), bootstrap(found)
-    assert first == second and first["value"] == pytest.approx(0.6)
-    low, high = first["interval"]
+def test_showdown_interval_is_the_shared_one_and_close_to_its_authors_bootstrap():
+    """Showdown-Clicks' authors bootstrap the accuracy (scipy, percentile, no clusters); the headline's
+    `ci95` is the shared interval (one sample per screen here): deterministic and about as wide."""
+    found = [bench_record("showdown-clicks", o, str(i)) for i, o in enumerate(["hit"] * 30 + ["miss"] * 20)]
+    first, second = benchmark_figures(found)[0], benchmark_figures(found)[0]
+    assert first == second and first["value"] == pytest.approx(0.6) and "interval" not in first
+    low, high = first["ci95"]
     assert low < 0.6 < high
-    assert bootstrap([{"outcome": "hit"}] * 5)["interval"] == [1.0, 1.0]
+    assert benchmark_figures(found[:5])[0]["ci95"][1] == 1.0
     scipy_stats = pytest.importorskip("scipy.stats")
     import numpy as np
 
     data = (np.array([1] * 30 + [0] * 20),)
     reference = scipy_stats.bootstrap(
-        data, np.mean, method="percentile", n_resamples=BOOTSTRAP_RESAMPLES, random_state=0
+        data, np.mean, method="percentile", n_resamples=2000, random_state=0
     ).confidence_interval
     assert low == pytest.approx(reference.low, abs=0.03) and high == pytest.approx(reference.high, abs=0.03)

@@ -213,3 +213,37 @@ def test_thresholds_are_respected():
     screen = labels("Reserue")
     assert choose("Click Reserve.", screen, None, Thresholds(lexical=0.8)).accepted
     assert not choose("Click Reserve.", screen, None, Thresholds(lexical=0.9)).accepted
+
+
+# -- the semantic tier's pick does not hang on last-digit float differences ---------------------------
+
+
+def test_semantic_scores_a_last_digit_apart_are_a_tie_broken_by_the_shortest_line():
+    from pytest_grounding.detectors.textmatch import SEMANTIC_TIE, best_semantic
+
+    # the default set's syn_00026: "Search" (a word of a 7-word line) and "search" (a line of its own)
+    # score 0.6491122245788574 both on AVX-512, 0.6491122 and 0.6491121 on AVX2 (docs/figures.md)
+    found = [Label.of("Search", 7), Label.of("search", 1)]
+    for scores in ([0.6491122245788574, 0.6491122245788574], [0.6491122, 0.6491121], [0.6491121, 0.6491122]):
+        assert best_semantic(scores, found) == (1, max(scores))
+    assert best_semantic([0.6491122 + 2 * SEMANTIC_TIE, 0.6491122], found) == (0, 0.6491122 + 2 * SEMANTIC_TIE)
+    assert best_semantic([math.nan, math.nan], found) is None
+
+
+def test_the_semantic_pick_survives_perturbed_last_digits():
+    import random
+
+    from pytest_grounding.detectors.textmatch import Thresholds, choose
+
+    rng = random.Random(7)
+    for _ in range(300):
+        count = rng.randint(2, 12)
+        found = [Label.of(f"label {i}", rng.randint(1, 4)) for i in range(count)]
+        # scores on a 1e-3 grid: a real difference, or a tie that only the last digits could break
+        base = [rng.randint(400, 420) / 1000 for _ in range(count)]
+        picks = set()
+        for _ in range(5):
+            noisy = [s + rng.uniform(-3e-7, 3e-7) for s in base]  # float32's last digits of a cosine
+            match = choose("do the thing", found, lambda noisy=noisy: noisy, Thresholds(lexical=0.99, semantic=0.3))
+            picks.add((match.index, match.kind, match.accepted))
+        assert len(picks) == 1, (base, picks)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.numbers import pct as _pct
 from ..core.record import Outcome
-from . import metrics
+from . import intervals, metrics
 from .baseline_file import (
     FORMAT_VERSION,
     MARKER,
@@ -29,6 +29,7 @@ from .baseline_file import (
     loads,
     sample_key,
 )
+from .compare import mcnemar_exact
 from .gates import parse_threshold, split_slice
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "Comparison",
     "Key",
     "LatencyVerdict",
+    "PairedChange",
     "SliceVerdict",
     "Tolerance",
     "Tolerances",
@@ -197,6 +199,38 @@ class LatencyVerdict:
 
 
 @dataclass(frozen=True)
+class PairedChange:
+    """A detector now against its baseline on the samples scored both times: the change in accuracy
+    with its 95% interval clustered by screen, and McNemar's exact test on the changed samples."""
+
+    detector: str
+    difference: intervals.Difference
+    fixed: int  # a miss then, a hit now
+    broken: int  # a hit then, a miss now
+
+    @property
+    def p_value(self) -> float:
+        return mcnemar_exact(self.fixed, self.broken)
+
+    def describe(self) -> str:
+        found = self.difference
+        return (
+            f"baseline paired: detector {self.detector}: {found.delta * 100:+.1f} points against the baseline on "
+            f"{found.samples} samples ({self.fixed} fixed, {self.broken} broken), {found.bounds()}, "
+            f"McNemar exact p = {self.p_value:.3g}"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "detector": self.detector,
+            **self.difference.as_dict(),
+            "fixed": self.fixed,
+            "broken": self.broken,
+            "p_value": self.p_value,
+        }
+
+
+@dataclass(frozen=True)
 class Comparison:
     regressions: tuple[Mapping[str, Any], ...]
     improvements: tuple[Mapping[str, Any], ...]
@@ -206,6 +240,7 @@ class Comparison:
     compared: int
     slices: tuple[SliceVerdict, ...]
     latency: tuple[LatencyVerdict, ...]
+    paired: tuple[PairedChange, ...] = ()
 
     @property
     def failed_slices(self) -> list[SliceVerdict]:
@@ -262,7 +297,27 @@ def compare(
         compared=len(now_common),
         slices=tuple(slices),
         latency=tuple(latency),
+        paired=tuple(_paired(then_common, now_common)),
     )
+
+
+def _paired(then: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]) -> list[PairedChange]:
+    """Per detector, the change on the samples scored both times (`then` and `now` in one order)."""
+    per_detector: dict[str, list[tuple[bool, bool, tuple[str, str]]]] = {}
+    for index, (before, after) in enumerate(zip(then, now, strict=True)):
+        per_detector.setdefault(after["detector"], []).append(
+            (before["outcome"] == Outcome.HIT, after["outcome"] == Outcome.HIT, intervals.screen_of(after, index))
+        )
+    found = []
+    for detector in sorted(per_detector):
+        pairs = per_detector[detector]
+        difference = intervals.difference([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
+        if difference is None:
+            continue
+        fixed = sum(1 for b, a, _ in pairs if a and not b)
+        broken = sum(1 for b, a, _ in pairs if b and not a)
+        found.append(PairedChange(detector, difference, fixed, broken))
+    return found
 
 
 def _brief(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -348,6 +403,7 @@ def comparison_lines(comparison: Comparison, where: str, show: int | None = 10) 
     if comparison.slices:
         lines.append(f"baseline: {passed} of {len(comparison.slices)} slices within their tolerance")
     lines += [v.describe() for v in comparison.latency]
+    lines += [p.describe() for p in comparison.paired]
     return lines
 
 
@@ -373,6 +429,7 @@ def document_of(comparison: Comparison) -> dict[str, Any]:
             }
             for v in comparison.slices
         ],
+        "paired": [p.as_dict() for p in comparison.paired],
         "latency": [
             {
                 "detector": v.detector,

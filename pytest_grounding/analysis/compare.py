@@ -13,9 +13,11 @@ from typing import Any
 
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.profiles import profile_of
 from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.safetext import markdown_text
 from ..core.types import ELEMENT_TYPES
+from . import intervals
 
 ALPHA = 0.05
 BEST = "*"
@@ -53,6 +55,7 @@ class Paired:
     fixed: int
     broken: int
     p_value: float
+    difference: intervals.Difference | None = None  # other - baseline with its 95% interval, by screen
 
     @property
     def delta(self) -> float | None:
@@ -207,8 +210,21 @@ def paired(baseline: Method, other: Method) -> Paired:
     other_hits = sum(theirs[k]["outcome"] == Outcome.HIT for k in keys)
     fixed = sum(mine[k]["outcome"] != Outcome.HIT and theirs[k]["outcome"] == Outcome.HIT for k in keys)
     broken = sum(mine[k]["outcome"] == Outcome.HIT and theirs[k]["outcome"] != Outcome.HIT for k in keys)
+    difference = intervals.difference(
+        [mine[k]["outcome"] == Outcome.HIT for k in keys],
+        [theirs[k]["outcome"] == Outcome.HIT for k in keys],
+        [intervals.screen_of(mine[k], i) for i, k in enumerate(keys)],
+    )
     return Paired(
-        baseline.label, other.label, len(keys), base_hits, other_hits, fixed, broken, mcnemar_exact(fixed, broken)
+        baseline.label,
+        other.label,
+        len(keys),
+        base_hits,
+        other_hits,
+        fixed,
+        broken,
+        mcnemar_exact(fixed, broken),
+        difference,
     )
 
 
@@ -231,9 +247,11 @@ def significance_lines(methods: Sequence[Method]) -> list[str]:
             if pair.p_value < ALPHA
             else f"not significant at {ALPHA:g}: could be noise"
         )
+        assert pair.difference is not None
         lines.append(
             f"  {other.label} vs {methods[0].label}: {pair.delta * 100:+.1f} points on {pair.n} paired samples "
-            f"({pair.fixed} fixed, {pair.broken} broken), McNemar exact p = {pair.p_value:.3g}: {verdict}"
+            f"({pair.fixed} fixed, {pair.broken} broken), McNemar exact p = {pair.p_value:.3g}, "
+            f"{pair.difference.bounds()}: {verdict}"
         )
     return lines
 
@@ -249,7 +267,12 @@ def comparison_lines(methods: Sequence[Method], *, markdown: bool = False) -> li
     lines.append(f"  ({BEST} best in its column; attempts = model calls per sample; sizes: target sqrt(w*h) px)")
     notes = significance_lines(methods)
     if notes:
-        lines += ["", "  paired against the first method (McNemar's exact test on the samples both scored):", *notes]
+        lines += [
+            "",
+            "  paired against the first method (McNemar's exact test and the difference's interval, clustered "
+            "by screen, on the samples both scored):",
+            *notes,
+        ]
     return lines
 
 
@@ -369,3 +392,16 @@ def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> 
                 "pairs are formed only on the same version"
             )
     return methods, notes
+
+
+def profile_mismatch(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
+    """None when every report was scored by one profile (core/profiles.py; a report without one:
+    pixel), else the sentence that names each report's profile."""
+    profiles = [(name, profile_of(document)) for name, document in documents]
+    if len({profile for _, profile in profiles}) < 2:
+        return None
+    each = ", ".join(f"{name} by {profile}" for name, profile in profiles)
+    return (
+        f"the reports were scored by different profiles ({each}): their accuracies judge the same answers by "
+        "different rules (python -m pytest_grounding rescore REPORT --scoring PROFILE puts them on one)"
+    )

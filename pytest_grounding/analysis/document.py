@@ -10,10 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
 from . import cost as cost_mod
 from . import gates as gates_mod
-from . import metrics, reproduce
+from . import intervals, metrics, reproduce
 
 # Bumped by a change that scores the same predictions differently (outcomes or figures): a merge
 # refuses reports whose scoring differs. Reports without it are read as scoring 1.
@@ -30,6 +31,9 @@ class Scoring:
     max_errors: float | None = 0.1
     limit: int | None = None
     published: reproduce.Table | None = None
+    gate_on_interval: bool = False  # gates judged on the lower bound of the 95% interval
+    # the scoring profile's name, rule and source (core/profiles.py): recorded in every report
+    profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,9 @@ def figures(
         )
     verdicts: list[Any] = []
     if not interrupted:
-        verdicts = gates_mod.judge(list(scoring.gates), summary, max_errors=scoring.max_errors)
+        verdicts = gates_mod.judge(
+            list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
+        )
     return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
 
 
@@ -109,6 +115,8 @@ def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
             "slice": v.gate.label,
             "threshold": v.gate.threshold,
             "accuracy": v.accuracy,
+            "ci95": None if v.ci95 is None else list(v.ci95),
+            "judged_on": "lower bound" if v.on_lower else "accuracy",
             "scored": v.scored,
             "passed": v.passed,
         }
@@ -139,6 +147,7 @@ def build(
         "schema_version": SCHEMA_VERSION,
         "tool": "pytest-grounding",
         "scoring_version": SCORING_VERSION,
+        "scoring_profile": dict(scoring.profile),
         "partial": header.partial,
         "resumed": header.resumed,
         "notes": list(header.notes),
@@ -152,6 +161,7 @@ def build(
             "workers": header.workers,
         },
         "versions": dict(header.versions),
+        "intervals": intervals.about(),
         "summary": found.summary if found else {},
         "gates": gate_entries(found.verdicts) if found else [],
         "errors_check": error_entries(found.verdicts) if found else [],
@@ -174,7 +184,9 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "iou_threshold": settings.iou_threshold,
         "refusal_rows": settings.refusal_rows,
         "language": settings.language,
+        "scoring": settings.scoring,
         "timeout_s": settings.timeout,
         "top_apps": settings.top_apps,
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],
+        "gate_on_interval": settings.gate_on_interval,
     }

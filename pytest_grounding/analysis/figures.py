@@ -24,6 +24,17 @@ SLICE_TITLES = {
 class Series:
     name: str
     values: tuple[float | None, ...]  # one per category (bars, lines, histograms)
+    intervals: tuple[tuple[float, float] | None, ...] = ()  # each value's 95% interval (error bars), or none
+
+
+def slice_intervals(
+    rows: Sequence[Mapping[str, Any]], categories: Sequence[str]
+) -> tuple[tuple[float, float] | None, ...]:
+    """The rows' `ci95` in the order of `categories` (None where a row has none)."""
+    found = {str(row["value"]): row.get("ci95") for row in rows}
+    return tuple(
+        (float(bounds[0]), float(bounds[1])) if bounds else None for bounds in (found.get(c) for c in categories)
+    )
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,9 @@ def slice_figure(
     series = []
     for name, block in named:
         values = slice_values(block["by"][key])
-        series.append(Series(name, tuple(values.get(c) for c in categories)))
+        series.append(
+            Series(name, tuple(values.get(c) for c in categories), slice_intervals(block["by"][key], categories))
+        )
     measure = "hit rate" if task == "locate" else "accuracy"
     return Figure(
         key=f"{task}-by-{key}",
@@ -98,7 +111,13 @@ def size_figure(named: Sequence[tuple[str, Mapping[str, Any]]]) -> Figure | None
     series = []
     for name, block in named:
         values = slice_values(block["by"]["size"])
-        series.append(Series(name, tuple(values.get(bucket) for bucket in SIZE_BUCKETS)))
+        series.append(
+            Series(
+                name,
+                tuple(values.get(bucket) for bucket in SIZE_BUCKETS),
+                slice_intervals(block["by"]["size"], SIZE_BUCKETS),
+            )
+        )
     return Figure(
         key="accuracy-by-size",
         kind="line",
@@ -137,7 +156,11 @@ def category_figure(named: Sequence[tuple[str, Mapping[str, Any]]]) -> Figure | 
     if not categories:
         return None
     series = tuple(
-        Series(name, tuple(slice_values(block["by"]["app_category"]).get(c) for c in categories))
+        Series(
+            name,
+            tuple(slice_values(block["by"]["app_category"]).get(c) for c in categories),
+            slice_intervals(block["by"]["app_category"], categories),
+        )
         for name, block in named
     )
     return Figure(

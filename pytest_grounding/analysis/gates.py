@@ -30,13 +30,25 @@ class Verdict:
     scored: int
     unreliable: bool = False  # the detector's errors exceed --grounding-max-errors: not judged
     measure: str = "accuracy"  # "hit rate" on the element-at-click task
+    ci95: tuple[float, float] | None = None  # the figure's 95% interval (analysis/intervals.py)
+    on_lower: bool = False  # --grounding-gate-on-interval: judged on the interval's lower bound
+
+    @property
+    def judged(self) -> float | None:
+        """The number held against the threshold: the accuracy, or its interval's lower bound."""
+        if not self.on_lower:
+            return self.accuracy
+        return None if self.ci95 is None else self.ci95[0]
 
     @property
     def passed(self) -> bool:
-        return not self.unreliable and self.accuracy is not None and self.accuracy >= self.gate.threshold
+        judged = self.judged
+        return not self.unreliable and judged is not None and judged >= self.gate.threshold
 
     def describe(self) -> str:
         figure = "no scored samples" if self.accuracy is None else f"{self.accuracy:.1%} of {self.scored}"
+        if self.on_lower and self.ci95 is not None and self.accuracy is not None:
+            figure += f" (95% CI {self.ci95[0]:.1%}-{self.ci95[1]:.1%})"
         if self.unreliable:
             return (
                 f"gate FAILED: detector {self.detector} {self.gate.label}: {self.measure} {figure} not judged: "
@@ -44,6 +56,10 @@ class Verdict:
             )
         relation = ">=" if self.passed else "<"
         status = "passed" if self.passed else "FAILED"
+        judged = ""
+        if self.on_lower and self.ci95 is not None:
+            judged = f": its lower bound {self.ci95[0]:.1%} {relation} threshold {self.gate.threshold:.1%}"
+            return f"gate {status}: detector {self.detector} {self.gate.label}: {self.measure} {figure}{judged}"
         return (
             f"gate {status}: detector {self.detector} {self.gate.label}: {self.measure} {figure} "
             f"{relation} threshold {self.gate.threshold:.1%}"
@@ -110,11 +126,17 @@ def parse_gate(spec: str, source: str = "") -> Gate:
 
 
 def judge(
-    gates: list[Gate], summary: Mapping[str, Mapping[str, Any]], max_errors: float | None = None
+    gates: list[Gate],
+    summary: Mapping[str, Mapping[str, Any]],
+    max_errors: float | None = None,
+    *,
+    on_lower: bool = False,
 ) -> list[Verdict | ErrorVerdict]:
     """Every gate against every detector's summary. A slice that matched no scored sample fails:
     a typo in a gate must not pass CI silently. A detector with more errors than `max_errors`
-    (a share) fails, and so do its gates, whatever its accuracy on the rest."""
+    (a share) fails, and so do its gates, whatever its accuracy on the rest. `on_lower`: a gate
+    passes when the lower bound of the figure's 95% interval reaches the threshold (opt in: a
+    small run must then show more than the threshold, not only land on it)."""
     verdicts: list[Verdict | ErrorVerdict] = []
     for detector, block in summary.items():
         too_many = (
@@ -124,6 +146,7 @@ def judge(
             verdicts.append(too_many)
         for gate in gates:
             row: dict[str, Any] = dict(block) if gate.key is None else _find(block["by"][gate.key], gate.value)
+            bounds = row.get("ci95")
             verdicts.append(
                 Verdict(
                     gate,
@@ -132,6 +155,8 @@ def judge(
                     row.get("scored", 0),
                     unreliable=too_many is not None and not too_many.passed,
                     measure="hit rate" if block.get("task") == "locate" else "accuracy",
+                    ci95=(float(bounds[0]), float(bounds[1])) if bounds else None,
+                    on_lower=on_lower,
                 )
             )
     return verdicts

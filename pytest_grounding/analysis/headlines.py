@@ -8,7 +8,8 @@ left out everywhere, as in the pooled accuracy; wrong-format answers stay in as 
 - UI-Vision: the unweighted mean of the basic, functional and spatial splits ("Final Avg").
 - MMBench-GUI L2: mean of Basic and Advanced, each sample-weighted over its platforms.
 - CUActSpot: the unweighted mean over modalities.
-- Showdown-Clicks: accuracy with a 95% bootstrap interval (percentile method, as its utils.py).
+- Showdown-Clicks: accuracy (its utils.py adds a 95% bootstrap interval; every headline here has
+  its 95% interval, `ci95`, from analysis/intervals.py: clustered by screen, no random draws).
 - ScreenSpot-v2 variants: accuracy per instruction style, negative rows scored on refusal.
 - VenusBench-GD: eval.py's action_acc, correct over all rows (micro), by task, group, application...
 - WinDeskGround: correct over the rows counted; the rows its evaluate_model.py skips (no image,
@@ -19,7 +20,6 @@ left out everywhere, as in the pooled accuracy; wrong-format answers stay in as 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +27,7 @@ from typing import Any
 from ..core.numbers import pct
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
-
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0  # the interval must not change between two runs of the same records
+from . import intervals
 
 
 @dataclass(frozen=True)
@@ -37,6 +35,12 @@ class Headline:
     label: str  # what the figure is, said in the summary
     slices: tuple[str, ...]  # the benchmark's own slice keys, in the order shown
     figure: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]
+    over: str | None = None  # the slice whose values' accuracies the figure averages; None: micro
+
+
+def averaged(label: str, slices: tuple[str, ...], key: str, expected: Sequence[str] = ()) -> Headline:
+    """A headline that is the unweighted mean of `key`'s values' accuracies."""
+    return Headline(label, slices, mean_over(key, expected), over=key)
 
 
 def accuracy(records: Sequence[Mapping[str, Any]]) -> float | None:
@@ -93,19 +97,6 @@ def micro(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"value": accuracy(records), "parts": {}, "missing": []}
 
 
-def bootstrap(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Accuracy and its 95% percentile bootstrap interval (Showdown-Clicks' scipy.stats.bootstrap
-    with method="percentile"; here BOOTSTRAP_RESAMPLES resamples with a fixed seed)."""
-    outcomes = [1 if r["outcome"] == Outcome.HIT else 0 for r in records if r["outcome"] != Outcome.ERROR]
-    found = micro(records)
-    if len(outcomes) < 2:
-        return {**found, "interval": None}
-    rng = random.Random(BOOTSTRAP_SEED)
-    n = len(outcomes)
-    means = sorted(sum(rng.choices(outcomes, k=n)) / n for _ in range(BOOTSTRAP_RESAMPLES))
-    return {**found, "interval": [quantile(means, 0.025), quantile(means, 0.975)]}
-
-
 def counted(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Accuracy over the rows counted, one part per data file (condition) when there are several,
     and how many rows were not counted (errors: rows the authors' code skips, or that failed)."""
@@ -116,13 +107,6 @@ def counted(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "missing": [],
         "not_counted": sum(1 for r in records if r["outcome"] == Outcome.ERROR),
     }
-
-
-def quantile(ordered: Sequence[float], q: float) -> float:
-    position = (len(ordered) - 1) * q
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 HEADLINES: dict[str, Headline] = {
@@ -136,26 +120,24 @@ HEADLINES: dict[str, Headline] = {
         ("category", "box_type", "instructions"),
         micro,
     ),
-    "ui-vision": Headline(
+    "ui-vision": averaged(
         "Final Avg: mean of the basic, functional and spatial splits",
         ("split", "platform", "category", "element_type"),
-        mean_over("split", ("basic", "functional", "spatial")),
+        "split",
+        ("basic", "functional", "spatial"),
     ),
-    "mmbench-gui": Headline(
+    "mmbench-gui": averaged(
         "Average: mean of Basic and Advanced (each over its platforms, by sample)",
         ("grounding_type", "platform", "data_type"),
-        mean_over("grounding_type", ("basic", "advanced")),
+        "grounding_type",
+        ("basic", "advanced"),
     ),
-    "cuactspot": Headline(
-        "mean over modalities",
-        ("modality", "task_kind"),
-        mean_over("modality", ("Canvas", "GUI", "Image", "Table", "Text")),
+    "cuactspot": averaged(
+        "mean over modalities", ("modality", "task_kind"), "modality", ("Canvas", "GUI", "Image", "Table", "Text")
     ),
-    "showdown-clicks": Headline("accuracy with a 95% bootstrap interval", (), bootstrap),
-    "screenspot-v2-variants": Headline(
-        "accuracy per instruction style (negative: a refusal is right)",
-        ("style", "platform", "ui_type"),
-        mean_over("style"),
+    "showdown-clicks": Headline("accuracy (with its 95% interval, as its authors give one)", (), micro),
+    "screenspot-v2-variants": averaged(
+        "accuracy per instruction style (negative: a refusal is right)", ("style", "platform", "ui_type"), "style"
     ),
     "venusbench-gd": Headline(
         "action_acc: correct over all rows (micro), refusal rows scored on refusal",
@@ -165,10 +147,11 @@ HEADLINES: dict[str, Headline] = {
     "windeskground": Headline(
         "accuracy: correct over the rows counted (evaluate_model.py)", ("condition", "category"), counted
     ),
-    "cagui-grounding": Headline(
+    "cagui-grounding": averaged(
         "mean of fun2point and text2point (the README's average also holds bbox2text, not grounding)",
         ("task",),
-        mean_over("task", ("fun2point", "text2point")),
+        "task",
+        ("fun2point", "text2point"),
     ),
 }
 
@@ -184,19 +167,34 @@ def benchmark_figures(records: Sequence[Mapping[str, Any]], refusal_rows: str = 
     out = []
     for (dataset, name), group in sorted(per_dataset.items()):
         headline = HEADLINES[name]
+        pooled = [r for r in group if not r.get("negative")] if refusal_rows == "exclude" else group
+        outcomes = intervals.Outcomes.of(group)
         out.append(
             {
                 "dataset": dataset,
                 "benchmark": name,
                 "label": headline.label,
-                "pooled_accuracy": accuracy(
-                    [r for r in group if not r.get("negative")] if refusal_rows == "exclude" else group
-                ),
+                "pooled_accuracy": accuracy(pooled),
+                "pooled_ci95": intervals.ci95(intervals.proportion(intervals.Outcomes.of(pooled))),
                 **headline.figure(group),
-                "slices": {key: slice_rows(group, key) for key in headline.slices},
+                "ci95": intervals.ci95(headline_interval(headline, outcomes)),
+                "slices": {key: with_intervals(slice_rows(group, key), outcomes, key) for key in headline.slices},
             }
         )
     return out
+
+
+def headline_interval(headline: Headline, outcomes: intervals.Outcomes) -> intervals.Interval | None:
+    if headline.over is None:
+        return intervals.proportion(outcomes)
+    key = headline.over
+    return intervals.mean_over(outcomes, (values_of(r, key) for r in outcomes.records))
+
+
+def with_intervals(rows: list[dict[str, Any]], outcomes: intervals.Outcomes, key: str) -> list[dict[str, Any]]:
+    """A benchmark's slice rows (a record may be in several) with their 95% intervals."""
+    found = intervals.slices(outcomes, (values_of(r, key) for r in outcomes.records))
+    return [{**row, "ci95": intervals.ci95(found.get(row["value"]))} for row in rows]
 
 
 def summary_lines(block: Mapping[str, Any]) -> list[str]:
@@ -212,16 +210,15 @@ def summary_lines(block: Mapping[str, Any]) -> list[str]:
             f"{policy} the accuracy above (--grounding-refusal-rows {refusals['policy']})"
         )
     for found in block.get("benchmarks", ()):
-        interval = found.get("interval")
-        ci = f" [95% CI {pct(interval[0])} - {pct(interval[1])}]" if interval else ""
+        ci = f"; 95% CI {intervals.span(found['ci95'])}" if found.get("ci95") else ""
         parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
         missing = f"; not in this run: {', '.join(found['missing'])}" if found["missing"] else ""
         if found.get("not_counted"):
             missing += f"; {found['not_counted']} rows not counted (skipped as the authors' code skips them, or errors)"
         lines.append(
-            f"  {found['dataset']} ({found['benchmark']}) headline {pct(found['value'])}{ci}: {found['label']}"
+            f"  {found['dataset']} ({found['benchmark']}) headline {pct(found['value'])}: {found['label']}"
             + (f" ({parts})" if parts else "")
-            + f"; pooled {pct(found['pooled_accuracy'])}{missing}"
+            + f"{ci}; pooled {pct(found['pooled_accuracy'])}{missing}"
         )
         for key, rows in found["slices"].items():
             if len(rows) < 2 and key != "category":
@@ -236,20 +233,18 @@ def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
     rows = []
     for name, block in summary.items():
         for found in block.get("benchmarks", ()):
-            interval = found.get("interval")
-            ci = f" (95% CI {pct(interval[0])} - {pct(interval[1])})" if interval else ""
-            ci += f" ({found['not_counted']} rows not counted)" if found.get("not_counted") else ""
+            ci = f" ({found['not_counted']} rows not counted)" if found.get("not_counted") else ""
             parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
             rows.append(
                 f"| {md(name)} | {md(found['dataset'])} | {md(found['benchmark'])} | {pct(found['value'])}{ci} | "
-                f"{pct(found['pooled_accuracy'])} | {parts or '-'} |"
+                f"{pct(found['pooled_accuracy'])} | {parts or '-'} | {intervals.span(found.get('ci95'))} |"
             )
     refusals = [(name, block["refusals"]) for name, block in summary.items() if block.get("refusals")]
     lines: list[str] = []
     if rows:
         lines += ["### Benchmark headlines (as their authors compute them)", ""]
-        header = "| detector | dataset | benchmark | headline | pooled | parts |"
-        lines += [header, "|---|---|---|---|---|---|", *rows, ""]
+        header = "| detector | dataset | benchmark | headline | pooled | parts | headline's 95% CI |"
+        lines += [header, "|---|---|---|---|---|---|---|", *rows, ""]
     for name, found in refusals:
         lines += [
             f"{md(name)}: absent targets {found['absent_targets']} (refused {found['refused']}, clicked "

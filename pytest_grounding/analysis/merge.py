@@ -27,7 +27,7 @@ from . import gates as gates_mod
 from . import reproduce
 
 # Settings that change outcomes: two reports that differ here are not shares of one run.
-SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s")
+SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s", "scoring")
 
 
 class MergeError(ValueError):
@@ -316,6 +316,8 @@ def scoring_of(
         max_errors=max_errors if max_errors is not None else settings.get("max_errors"),
         limit=settings.get("limit"),
         published=published,
+        gate_on_interval=bool(settings.get("gate_on_interval", False)),
+        profile=part.document.get("scoring_profile") or document_mod.Scoring().profile,
     )
 
 

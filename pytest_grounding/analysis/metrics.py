@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
+from . import intervals
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -75,6 +76,7 @@ def tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "accuracy": counts[Outcome.HIT] / scored if scored else None,
         "mean_iou": sum(ious) / len(ious) if ious else None,
         "with_box": len(ious),
+        "truncated": sum(1 for r in records if r.get("truncated")),  # answers the engine cut (served)
     }
 
 
@@ -95,6 +97,11 @@ def by_slice(records: Sequence[Mapping[str, Any]], key: str) -> list[dict[str, A
         groups.setdefault(str(record[key]), []).append(record)
     order = SIZE_BUCKETS if key == "size" else sorted(groups)
     return [{"value": value, **tally(groups[value])} for value in order if value in groups]
+
+
+def with_intervals(rows: list[dict[str, Any]], found: Mapping[str, intervals.Interval]) -> list[dict[str, Any]]:
+    """Each slice row with its 95% interval (`ci95`), clustered by screen, beside its accuracy."""
+    return [{**row, "ci95": intervals.ci95(found.get(row["value"]))} for row in rows]
 
 
 def macro(rows: Sequence[Mapping[str, Any]]) -> float | None:
@@ -127,7 +134,8 @@ def refusal_figures(records: Sequence[Mapping[str, Any]], policy: str) -> dict[s
 
 
 def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "include") -> dict[str, dict[str, Any]]:
-    """Per detector: totals, micro accuracy, macro over apps, every breakdown, latency. Records
+    """Per detector: totals, micro accuracy, macro over apps, every breakdown, latency; a 95%
+    interval (`ci95`, analysis/intervals.py) beside every accuracy. Records
     are sorted first, so the result does not depend on the order workers finished in.
     `refusal_rows` "exclude" leaves absent-target rows out of accuracy and the breakdowns (they
     stay in the refusal figures and the benchmark headlines, which follow their authors)."""
@@ -139,14 +147,19 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
     summary = {}
     for key, everything in per_detector.items():
         group = [r for r in everything if not r.get("negative")] if refusal_rows == "exclude" else everything
-        breakdowns = {slice_key: by_slice(group, slice_key) for slice_key in SLICES}
+        outcomes = intervals.Outcomes.of(group)
+        groups = {k: intervals.one_each(outcomes, (str(r[k]) for r in outcomes.records)) for k in SLICES}
+        breakdowns = {k: with_intervals(by_slice(group, k), intervals.by_group(outcomes, groups[k])) for k in SLICES}
         task = everything[0].get("task", Task.GROUNDING)
         summary[key] = {
             "task": task,
             "detector": everything[0]["detector"],
             **tally(group),
+            "ci95": intervals.ci95(intervals.proportion(outcomes)),
             "macro_app_accuracy": macro(breakdowns["app"]),
+            "macro_app_ci95": intervals.ci95(intervals.mean_of_groups(outcomes, groups["app"])),
             "macro_dataset_accuracy": macro(breakdowns["dataset"]),
+            "macro_dataset_ci95": intervals.ci95(intervals.mean_of_groups(outcomes, groups["dataset"])),
             "latency_ms": latency(everything),
             "mean_attempts": mean_attempts(everything),
             "by": breakdowns,

@@ -125,6 +125,20 @@ def token_set() -> bool:
     return get_token() is not None
 
 
+def served_engine(url: str) -> str:
+    """The engine behind a served URL as its record names it (served_engine.py), or why not."""
+    try:
+        from ..detectors.http import HttpClient
+        from ..detectors.served_engine import probe_engine
+    except ImportError:  # the openai extra (httpx) is not installed
+        return "engine not asked (the openai extra is not installed)"
+    client = HttpClient([url], timeout=5.0, retries=0)
+    try:
+        return probe_engine(client, None).headline
+    finally:
+        client.close()
+
+
 def read_machine() -> Machine:
     from ..detectors.omniparser import model_candidates
     from ..detectors.preflight import server_problem
@@ -147,7 +161,7 @@ def read_machine() -> Machine:
         else:
             url = public_url(first)
             problem = server_problem(first)
-            answer = f"does not answer ({problem})" if problem else "answers /models"
+            answer = f"does not answer ({problem})" if problem else f"answers /models: {served_engine(first)}"
     return Machine(
         torch=torch_version,
         cuda_devices=devices,
@@ -235,7 +249,7 @@ def _openai(machine: Machine) -> Verdict:
     if not machine.openai_url:
         lines.append("$PYTEST_GROUNDING_OPENAI_BASE_URL is not set (base_url= names the server per run)")
         return Verdict("openai", None if ok else False, "the openai extra and a server (base_url=)", tuple(lines))
-    answers = machine.openai_answer == "answers /models"
+    answers = (machine.openai_answer or "").startswith("answers /models")
     lines.append(f"server {machine.openai_url}: {machine.openai_answer}")
     fix = None if answers else "start the server, or point $PYTEST_GROUNDING_OPENAI_BASE_URL at one that runs"
     return Verdict("openai", ok and answers, "the openai extra and a server (base_url=)", tuple(lines), fix)

@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="one comparison table from saved JSON reports (--grounding-json) of separate runs",
         description="The method matrix of a multi-detector run, from reports of separate runs: accuracy overall, "
         "by target size and element type, latency p50/p95, attempts and errors per detector, the best of each "
-        "column marked, and McNemar's exact test of each method against the first on the samples both scored.",
+        "column marked, and each method against the first on the samples both scored: the difference with its "
+        "95% interval clustered by screen, beside McNemar's exact test.",
     )
     compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="JSON reports, baseline first")
     compare.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -96,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument(
         "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
+    )
+    compare.add_argument(
+        "--mixed-scoring",
+        action="store_true",
+        help="compare reports scored by different scoring profiles (said in a note); without it they are refused",
     )
     commands.add_parser(
         "doctor",
@@ -114,9 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
     from .curation.cli import add_commands
     from .merge import add_command as add_merge
+    from .rescore import add_command as add_rescore
 
     add_commands(commands)
     add_merge(commands)
+    add_rescore(commands)
     return parser
 
 
@@ -182,8 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .merge import run as run_merge
 
         return run_merge(args)
+    if args.command == "rescore":
+        from .rescore import run as run_rescore
+
+        return run_rescore(args)
     if args.command == "compare":
-        return run_compare(args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit)
+        return run_compare(
+            args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring
+        )
     from .curation.cli import COMMANDS, run
 
     if args.command in COMMANDS:
@@ -255,9 +269,10 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     return 0
 
 
-def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None) -> int:
-    """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met."""
-    from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports
+def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None, mixed: bool = False) -> int:
+    """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
+    (reports scored by different profiles, unless `mixed`: then a note says so)."""
+    from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports, profile_mismatch
     from ..render.output import OutputError, read_report
 
     try:
@@ -268,7 +283,12 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
     names = [name for name, _ in documents]
     pairs = zip(documents, paths, strict=True)
     documents = [(name if names.count(name) == 1 else str(path), doc) for (name, doc), path in pairs]
+    mismatch = profile_mismatch(documents)
+    if mismatch and not mixed:
+        print(f"error: {terminal_line(mismatch)}; --mixed-scoring compares them anyway", file=sys.stderr)
+        return 2
     methods, notes = methods_from_reports(documents)
+    notes = [mismatch, *notes] if mismatch else notes
     if not methods:
         print("error: the reports hold no grounding results", file=sys.stderr)
         return 2

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             cost=figures.cost,
             price=Price.from_dict((document.get("cost") or {}).get("price")),
             reproductions=figures.reproductions,
+            profile=document.get("scoring_profile"),
         ):
             print(terminal_line(line))  # notes and record fields come from the reports: escaped
     else:
@@ -136,8 +137,9 @@ class TargetsReadAgain:
     `report --html` reads it: format and absolute path from run.datasets, no image opened) when that
     dataset has the reports' fingerprint; else the record's own target, and a note says so."""
 
-    def __init__(self, samples: dict[tuple[str, str], Any], notes: list[str]) -> None:
+    def __init__(self, samples: dict[tuple[str, str], Any], notes: list[str], profile: Any = None) -> None:
         self.samples = samples
+        self.profile = profile  # core.profiles.Profile: the reports' scoring rule
         self.read = {name for name, _ in samples}  # datasets read again: each record must be one of theirs
         self.notes = notes
 
@@ -159,7 +161,10 @@ class TargetsReadAgain:
                 notes.append(f"dataset {name}: records re-scored against the targets the reports give ({why})")
                 continue
             samples.update(((name, sample.uid), sample) for sample in same[0].samples)
-        return cls(samples, notes)
+        from ..core.profiles import get_profile, profile_of
+
+        profile = get_profile(profile_of(parts[0].document)) if parts else None  # unknown: a ValueError, exit 2
+        return cls(samples, notes, profile)
 
     def rescore(self, record: Any, where: str) -> tuple[Any, str | None]:
         """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
@@ -168,7 +173,7 @@ class TargetsReadAgain:
         known = (str(record.get("dataset")), str(record.get("uid")))
         if known[0] in self.read and known not in self.samples:
             return None, f"{where}: no sample {known[1][:80]!r} in dataset {known[0]} read again"
-        rescored = rescore_record(record, where, self.samples.get(known))
+        rescored = rescore_record(record, where, self.samples.get(known), self.profile)
         return rescored.record, rescored.note
 
 

@@ -22,6 +22,13 @@ if TYPE_CHECKING:  # a typing-only word: the record's fields are read-only to my
     from typing_extensions import ReadOnly
 
 
+# A record keeps the model's raw answer whole up to this many characters (after masking keys), so that
+# a run can be parsed again later (`python -m pytest_grounding rescore`): far above any model's answer
+# (GUI-Owl-1.5's 2,048 new tokens are about 8,000 characters). Beyond it the text is cut and ends in
+# "..." (`evaluate/scoring.py`; a replayed file's answer, `detectors/replay/files.py`).
+RAW_LIMIT = 100_000
+
+
 class _Vocabulary(str, enum.Enum):
     """A `str` enum that prints and formats as its value on every Python from 3.10."""
 
@@ -81,6 +88,7 @@ class Record(TypedDict, total=False):
     # the answer and its verdict
     outcome: ReadOnly[str]  # an Outcome value
     refusal: ReadOnly[bool]
+    truncated: ReadOnly[bool]  # a served answer the engine cut (finish_reason "length"); scored as it came
     point: ReadOnly[list[float] | None]
     points: ReadOnly[list[list[float]]]
     box: ReadOnly[list[float] | None]

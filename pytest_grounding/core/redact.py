@@ -20,6 +20,10 @@ BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)[^\s\"'<>&,;\\]{8,}")  # a token
 _lock = threading.Lock()
 _forms: set[str] = set()
 _longest_first: tuple[str, ...] = ()  # _forms, the longest first (a form inside another masks last)
+_values: tuple[str, ...] = ()  # the secrets as registered: percent-encoded runs are decoded and compared
+# A run of URL characters holding at least one %XX escape: a key a server echoes percent-encoded in
+# any way (%2D for "-", lower-case hex, every character escaped) is such a run.
+ENCODED_RUN = re.compile(r"[A-Za-z0-9._~+\-%/]*%[0-9A-Fa-f]{2}[A-Za-z0-9._~+\-%/]*")
 
 
 def register(value: str | None) -> None:
@@ -34,10 +38,11 @@ def register(value: str | None) -> None:
         urllib.parse.quote(value, safe=""),
         urllib.parse.quote_plus(value),
     }
-    global _longest_first
+    global _longest_first, _values
     with _lock:
         _forms.update(form for form in forms if len(form) >= MIN_LENGTH)
         _longest_first = tuple(sorted(_forms, key=len, reverse=True))
+        _values = (*_values, value)
 
 
 def register_env(name: str | None) -> None:
@@ -53,9 +58,16 @@ def redact(text: Any) -> Any:
     for form in _longest_first:  # read once: a tuple, replaced whole by register
         if form in text:
             text = text.replace(form, MASK)
+    if "%" in text and _values:
+        text = ENCODED_RUN.sub(_masked_if_secret, text)
     if "earer" in text or "EARER" in text:
         text = BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
     return text
+
+
+def _masked_if_secret(match: re.Match[str]) -> str:
+    decoded = urllib.parse.unquote_plus(match.group(0))
+    return MASK if any(value in decoded for value in _values) else match.group(0)
 
 
 def redact_deep(value: Any) -> Any:

@@ -19,7 +19,7 @@ boundary rule (`RAY`), and CUActSpot's ray casting with the boundary counted ins
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .types import Box, Point
@@ -110,6 +110,11 @@ def shape_contains(shape: Shape, point: Point) -> bool:
     return shape.contains(point)
 
 
+# Whether a shape holds a point: `shape_contains` by default; a scoring profile
+# (core/profiles.py) passes its own rule (a half-open box, a box rounded outward).
+Contains = Callable[[Shape, Point], bool]
+
+
 def shape_list(shape: Shape) -> dict[str, object]:
     """A shape as plain data (records and reports)."""
     if isinstance(shape, Box):
@@ -131,10 +136,10 @@ class AnyOf:
     shapes: tuple[Shape, ...]
     kind = "any_of"
 
-    def judge(self, points: Sequence[Point], refused: bool) -> bool:
+    def judge(self, points: Sequence[Point], refused: bool, contains: Contains = shape_contains) -> bool:
         if refused or not points:
             return False
-        return any(shape.contains(points[0]) for shape in self.shapes)
+        return any(contains(shape, points[0]) for shape in self.shapes)
 
     @property
     def bounds(self) -> Box | None:
@@ -159,7 +164,7 @@ class Absent:
     bounds = None
     single_box = None
 
-    def judge(self, points: Sequence[Point], refused: bool) -> bool:
+    def judge(self, points: Sequence[Point], refused: bool, contains: Contains = shape_contains) -> bool:
         return refused
 
     def describe(self) -> dict[str, object]:
@@ -175,18 +180,18 @@ class Steps:
     ordered: bool = True
     kind = "steps"
 
-    def judge(self, points: Sequence[Point], refused: bool) -> bool:
+    def judge(self, points: Sequence[Point], refused: bool, contains: Contains = shape_contains) -> bool:
         if refused:
             return False
-        if any(shape.contains(p) for p in points for shape in self.banned):
+        if any(contains(shape, p) for p in points for shape in self.banned):
             return False
         if not self.steps:
             return True
         if self.ordered:
             if len(points) < len(self.steps):
                 return False
-            return all(any(s.contains(points[i]) for s in step) for i, step in enumerate(self.steps))
-        return all(any(s.contains(p) for p in points for s in step) for step in self.steps)
+            return all(any(contains(s, points[i]) for s in step) for i, step in enumerate(self.steps))
+        return all(any(contains(s, p) for p in points for s in step) for step in self.steps)
 
     @property
     def points_needed(self) -> int:
@@ -226,50 +231,3 @@ def is_refusal_point(point: Point | None) -> bool:
     """The field's refusal sentinel: a click with both coordinates negative ([-1, -1]; OSWorld-G
     scores refusal as centre x < 0 and y < 0, UI-Venus answers [-1, -1])."""
     return point is not None and point[0] < 0 and point[1] < 0
-
-
-def _shape_from(entry: object) -> Shape:
-    """A shape from `shape_list`'s plain data (a ValueError for anything else)."""
-    if isinstance(entry, dict) and set(entry) == {"box"}:
-        return Box(*_numbers(entry["box"], 4))
-    if isinstance(entry, dict) and set(entry) <= {"polygon", "rule"} and isinstance(entry.get("polygon"), list):
-        points = tuple(_point(p) for p in entry["polygon"])
-        return Polygon(points, str(entry.get("rule", RAY)))
-    raise ValueError(f"{str(entry)[:60]!r} is no shape (a box or a polygon)")
-
-
-def _numbers(value: object, count: int) -> tuple[float, ...]:
-    if (
-        isinstance(value, list)
-        and len(value) == count
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
-    ):
-        return tuple(float(v) for v in value)
-    raise ValueError(f"{str(value)[:60]!r} is not {count} finite numbers")
-
-
-def _point(value: object) -> Point:
-    x, y = _numbers(value, 2)
-    return (x, y)
-
-
-def target_from_description(description: object) -> Target:
-    """The target a record's `target_shape` describes (the inverse of `describe`); a ValueError
-    when it is not one this module writes (a record read back from a report is untrusted)."""
-    if not isinstance(description, dict):
-        raise ValueError("target_shape is not an object")
-    kind = description.get("kind")
-    if kind == Absent.kind:
-        return Absent()
-    if kind == AnyOf.kind and isinstance(description.get("shapes"), list):
-        return AnyOf(tuple(_shape_from(s) for s in description["shapes"]))
-    steps, banned = description.get("steps"), description.get("banned", [])
-    if kind == Steps.kind and isinstance(steps, list) and isinstance(banned, list):
-        if not all(isinstance(step, list) for step in steps):
-            raise ValueError("target_shape steps are not lists of shapes")
-        return Steps(
-            tuple(tuple(_shape_from(s) for s in step) for step in steps),
-            tuple(_shape_from(s) for s in banned),
-            ordered=description.get("ordered", True) is not False,
-        )
-    raise ValueError(f"target_shape of kind {str(kind)[:40]!r} is none this plugin writes")

@@ -34,6 +34,11 @@ BUILTIN = {
         "(extra: uitars)",
     ),
     "openai": ("pytest_grounding.detectors.served:OpenAIDetector", "OpenAI-compatible server (extra: openai)"),
+    "vllm": (
+        "pytest_grounding.detectors.vllm_server:VLLMDetector",
+        "a vLLM server the harness starts and stops; model=HUB_ID_OR_FOLDER[,preset=NAME][,server=PATH] "
+        "(extra: openai; vLLM in its own environment)",
+    ),
     "omniparser": (
         "pytest_grounding.detectors.omniparser:OmniParserDetector",
         "OmniParser v2 icons + OCR merge (extra: omniparser)",
@@ -46,7 +51,14 @@ BUILTIN = {
 
 
 # Built-ins that need an optional extra: `pip install "pytest-grounding[EXTRA]"`.
-EXTRAS = {"ocr": "ocr", "omniparser": "omniparser", "uitars": "uitars", "qwenvl": "uitars", "openai": "openai"}
+EXTRAS = {
+    "ocr": "ocr",
+    "omniparser": "omniparser",
+    "uitars": "uitars",
+    "qwenvl": "uitars",
+    "openai": "openai",
+    "vllm": "openai",
+}
 
 
 def builtin_registry() -> Registry:
@@ -61,12 +73,37 @@ def parse_spec(spec: str, *, raw: bool = False) -> tuple[str, dict[str, Any]]:
     (then `bind_options` converts them by the detector's own signature)."""
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
+    for item in filter(None, (part.strip() for part in _split_options(rest, spec))):
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"detector option {item!r} in {spec!r} is not key=value")
-        options[key.strip()] = value.strip() if raw else _coerce(value.strip())
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            options[key.strip()] = value[1:-1]  # quoted: kept as it is, commas included
+        else:
+            options[key.strip()] = value if raw else _coerce(value)
     return name.strip(), options
+
+
+def _split_options(rest: str, spec: str) -> list[str]:
+    """`a=1,b='x, y'` -> ["a=1", "b='x, y'"]: a value that starts with a quote runs to the same
+    quote (server_args='--flag {"a":1,"b":2}'); a quote elsewhere is an ordinary character."""
+    items, start, i = [], 0, 0
+    while i < len(rest):
+        char = rest[i]
+        if char == ",":
+            items.append(rest[start:i])
+            start = i + 1
+        elif char in "'\"" and rest[start:i].strip().endswith("=") and rest[start:i].count("=") == 1:
+            end = rest.find(char, i + 1)
+            if end < 0:
+                raise ValueError(
+                    f"detector option {rest[start:].strip()!r} in {spec!r}: its quote {char} is not closed"
+                )
+            i = end
+        i += 1
+    items.append(rest[start:])
+    return items
 
 
 def _coerce(value: str) -> Any:

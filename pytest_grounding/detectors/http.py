@@ -10,7 +10,10 @@ pass through `extra_body`. Retries and the concurrency are ours, so the run repo
 happened (retries, cuts, the concurrency reached).
 
 A server that is down, a 5xx or 429 after the retries, a timeout or a body that is not a JSON
-object raises ServerError: the harness records an error for that sample, never a miss."""
+object raises ServerError: the harness records an error for that sample, never a miss. `timeout`
+bounds each request as a whole (a server that drips its answer a byte at a time is cut at the
+deadline, not at every read). A 401 or 403 raises AuthError and the client sends nothing more: a
+wrong key is one message, not one refused request per sample."""
 
 from __future__ import annotations
 
@@ -33,14 +36,25 @@ MAX_RETRY_AFTER_S = 60.0
 URL_SEPARATOR = "|"  # `,` separates detector options; several servers: base_url=http://a/v1|http://b/v1
 AUTO_START = 8  # concurrency=auto starts here (inspect_ai starts at 20 for hosted APIs: 8 is gentler)
 AUTO_MAX = 32
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a chat completion is kilobytes; a body past this is not one
 
 
 class ServerError(RuntimeError):
     """The endpoint gave no usable answer (down, failing, too slow, or not OpenAI-compatible).
-    Its text is redacted: a server may quote the request's Authorization header back."""
+    Its text is redacted: a server may quote the request's Authorization header back.
+    `status`: the HTTP status when the server answered with one; `detail`: its body's start."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, status: int | None = None, detail: str = "") -> None:
         super().__init__(redact(message))
+        self.status = status
+        self.detail = redact(detail)
+
+
+class AuthError(ServerError):
+    """401 or 403: the key is wrong or missing. Every later request would be refused the same way."""
+
+
+AUTH_STATUS = (401, 403)
 
 
 def split_urls(value: Any) -> list[str]:
@@ -53,6 +67,12 @@ def split_urls(value: Any) -> list[str]:
         if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
             raise ValueError(f"base_url {url!r} is not an http(s) URL")
     return urls
+
+
+def server_root(url: str) -> str:
+    """The server's root for an OpenAI base URL (http://host:8000/v1 -> http://host:8000): where
+    vLLM serves /version and /health, SGLang /get_server_info."""
+    return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
 def public_url(url: str) -> str:
@@ -213,6 +233,8 @@ class HttpClient:
         self.api_key_env = api_key_env or None
         register_env(self.api_key_env)  # before the first request: an echoed key is masked everywhere
         self.sleep = sleep
+        self.refused: str | None = None  # a 401/403's message: the client sends nothing more
+        self.refused_status: int | None = None
         self._stats_lock = threading.Lock()
         self.requests = 0
         self.retried = 0
@@ -240,57 +262,110 @@ class HttpClient:
             return next(self._next_url)
 
     def request(
-        self, path: str, body: dict[str, Any] | None = None, verbatim: Mapping[str, bytes] | None = None
+        self,
+        path: str,
+        body: dict[str, Any] | None = None,
+        verbatim: Mapping[str, bytes] | None = None,
+        *,
+        root: bool = False,
+        retries: int | None = None,
+        timeout: float | None = None,
     ) -> Reply:
         """One JSON request with retries; the decoded JSON object, or ServerError. `verbatim`: as
-        `json_bytes` takes it."""
-        import httpcore  # httpx's transport: installed with it
-
-        httpx = load_httpx()
-
+        `json_bytes` takes it; `root`: `path` is under the server's root, not the base URL (vLLM's
+        /version); `retries` and `timeout` override the client's for this request (probes)."""
         data = None if body is None else json_bytes(body, verbatim)
         headers = self._headers()
         if data is not None:
             headers["Content-Type"] = "application/json"
         problem = ""
+        last_status, last_detail = None, ""
         queued = 0.0
-        for attempt in range(self.retries + 1):
-            url = self._url() + path
+        attempts = self.retries if retries is None else max(0, retries)
+        limit = self.timeout if timeout is None else float(timeout)
+        for attempt in range(attempts + 1):
+            if self.refused is not None:  # a 401/403 before: nothing more is sent
+                raise AuthError(self.refused, status=self.refused_status)
+            base = self._url()
+            url = (server_root(base) if root else base) + path
             wait = self.backoff * (2**attempt)
             queued += self.limiter.acquire()
             started = time.monotonic()
             overloaded = False
             try:
-                response = self._http.request("GET" if data is None else "POST", url, content=data, headers=headers)
-                raw = response.content
-            except (httpx.TimeoutException, httpcore.TimeoutException, TimeoutError) as exc:
-                # httpcore's own timeout can escape httpx's mapping while a slow body is read
+                status, raw, retry_after = self._exchange(url, data, headers, limit)
+            except TimeoutError as exc:
                 overloaded = True
-                raise ServerError(f"no answer from {public_url(url)} within {self.timeout:g} s") from exc
-            except httpx.ConnectError as exc:
-                problem = f"cannot reach {public_url(url)}: {exc}"
-            except httpx.TransportError as exc:
-                problem = f"connection to {public_url(url)} failed: {type(exc).__name__}: {exc}"
+                raise ServerError(f"no answer from {public_url(url)} within {limit:g} s") from exc
+            except ConnectionError as exc:
+                problem = str(exc)
             else:
-                if response.status_code < 400:
+                if status < 300:
                     return Reply(_json_object(raw, url), queue_ms=queued * 1000.0, attempts=attempt + 1)
                 detail = redact(raw[:4096].decode("utf-8", "replace"))[:300]  # redact, then cut
-                problem = f"HTTP {response.status_code} from {public_url(url)}: {detail}"
-                if response.status_code not in RETRY_STATUS:
-                    raise ServerError(problem)
-                if response.status_code in OVERLOAD_STATUS:
+                if 300 <= status < 400:
+                    raise ServerError(
+                        f"HTTP {status} from {public_url(url)}: a redirect, not followed (point base_url= at "
+                        "the server's OpenAI path itself, e.g. http://host:8000/v1)",
+                        status=status,
+                    )
+                problem = f"HTTP {status} from {public_url(url)}: {detail}"
+                last_status, last_detail = status, detail
+                if status in AUTH_STATUS:
+                    self.refused, self.refused_status = (
+                        f"{problem} (the key in ${self.api_key_env or '<none: api_key_env= not set>'} was refused; "
+                        "nothing more is sent to this server)",
+                        status,
+                    )
+                    raise AuthError(self.refused, status=status, detail=detail)
+                if status not in RETRY_STATUS:
+                    raise ServerError(problem, status=status, detail=detail)
+                if status in OVERLOAD_STATUS:
                     overloaded = True
-                    wait = max(wait, retry_after_s(response.headers.get("Retry-After")))
+                    wait = max(wait, retry_after_s(retry_after))
             finally:
                 self.limiter.release(overloaded=overloaded, seconds=time.monotonic() - started)
                 with self._stats_lock:
                     self.requests += 1
                     self.overloads += overloaded
-            if attempt < self.retries:
+            if attempt < attempts:
                 with self._stats_lock:
                     self.retried += 1
                 self.sleep(wait)  # outside the slot: a backing-off request holds no place in flight
-        raise ServerError(f"{problem} (after {self.retries + 1} attempts)")
+        raise ServerError(f"{problem} (after {attempts + 1} attempts)", status=last_status, detail=last_detail)
+
+    def _exchange(
+        self, url: str, data: bytes | None, headers: dict[str, str], limit: float
+    ) -> tuple[int, bytes, str | None]:
+        """Status, body and Retry-After of one request that ends within `limit` seconds in all:
+        the body is read as it arrives and the request is cut at the deadline (httpx's timeout
+        bounds each read only). TimeoutError past the deadline; ConnectionError when the
+        connection fails."""
+        import httpcore  # httpx's transport: installed with it
+
+        httpx = load_httpx()
+        deadline = time.monotonic() + limit
+        try:
+            with self._http.stream(
+                "GET" if data is None else "POST", url, content=data, headers=headers, timeout=httpx.Timeout(limit)
+            ) as response:
+                chunks = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"over {limit:g} s")
+                    if size > MAX_BODY_BYTES:
+                        raise ConnectionError(f"{public_url(url)} sent more than {MAX_BODY_BYTES} bytes: cut")
+                return response.status_code, b"".join(chunks), response.headers.get("Retry-After")
+        except (httpx.TimeoutException, httpcore.TimeoutException) as exc:
+            # httpcore's own timeout can escape httpx's mapping while a slow body is read
+            raise TimeoutError(str(exc)) from exc
+        except httpx.ConnectError as exc:
+            raise ConnectionError(f"cannot reach {public_url(url)}: {exc}") from exc
+        except httpx.TransportError as exc:
+            raise ConnectionError(f"connection to {public_url(url)} failed: {type(exc).__name__}: {exc}") from exc
 
     def stats(self) -> dict[str, Any]:
         """What the run report shows: the concurrency reached, the retries and the overloads."""

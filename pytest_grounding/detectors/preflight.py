@@ -22,14 +22,31 @@ DetectorUnavailable = ModelUnavailable  # the one exception a preflight raises: 
 SERVER_TIMEOUT_S = 5.0
 
 
-def run_preflight(name: str, factory: Any, options: dict[str, Any]) -> None:
-    """The factory's own `preflight`, else the built-in one for it, else nothing."""
+_progress: list[Callable[[str], None]] = []
+
+
+def say(line: str) -> None:
+    """A progress line from a preflight (a server loading), to the terminal the run set up."""
+    for write in _progress[-1:]:
+        write(line)
+
+
+def run_preflight(
+    name: str, factory: Any, options: dict[str, Any], progress: Callable[[str], None] | None = None
+) -> None:
+    """The factory's own `preflight`, else the built-in one for it, else nothing. `progress`
+    takes the lines a long preflight says (`say`)."""
     check: Callable[..., None] | None = getattr(factory, "preflight", None)
     if check is None:
         target = f"{getattr(factory, '__module__', '')}:{getattr(factory, '__qualname__', '')}"
         check = BUILTIN.get(target)
-    if check is not None:
+    if check is None:
+        return
+    _progress.append(progress or (lambda line: None))
+    try:
         check(**options)
+    finally:
+        _progress.pop()
 
 
 def cuda_devices() -> int | None:
@@ -75,15 +92,32 @@ def vlm_model(
     return resolve_checkpoint(str(named), revision=str(revision) if revision else None, detector=detector)
 
 
-def openai(base_url: Any = None, **_: Any) -> None:
-    """Each server answers GET /models at start (any HTTP status counts as an answer: a refused key
-    is the detector's own message later)."""
-    from .served import BASE_URL_ENV, public_url, split_urls
+def openai(base_url: Any = None, **options: Any) -> None:
+    """Each server answers GET /models at start; then the detector is built once here, so its probe
+    (served_checks.py: a refused key or field, the engine, the prompt's size) runs before any worker
+    starts and what it finds is handed to them."""
+    from .http import ServerError
+    from .served import BASE_URL_ENV, OpenAIDetector, public_url, split_urls
 
     urls = base_url or os.environ.get(BASE_URL_ENV)
     if not urls:
         return  # the detector's own message says what to pass
-    for url in split_urls(urls):
+    servers_answer(split_urls(urls))
+    try:
+        OpenAIDetector(base_url=base_url, **options).close()
+    except ServerError as exc:
+        raise ModelUnavailable(
+            f"openai: the server at {public_url(split_urls(urls)[0])} answers, but not as an OpenAI-compatible one",
+            str(exc)[:300],
+            "check base_url= (it ends with /v1 for vLLM and SGLang) and model=",
+        ) from None
+
+
+def servers_answer(urls: list[str]) -> None:
+    """ModelUnavailable unless something answers at each URL."""
+    from .served import public_url
+
+    for url in urls:
         problem = server_problem(url)
         if problem:
             raise ModelUnavailable(

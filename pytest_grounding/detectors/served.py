@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from dataclasses import replace
 from typing import Any
 
 from ..core.redact import redact
@@ -31,7 +32,21 @@ from .http import (
     public_url,
     split_urls,
 )
+from .hub import ModelUnavailable
 from .served_budget import server_budget, within_budget
+from .served_checks import (
+    PROBE_INSTRUCTION,
+    PROBE_SIZE,
+    PROBE_TOKENS,
+    ServerCheck,
+    check_key,
+    checked,
+    context_shortfall,
+    image_tokens,
+    probe_fields,
+    prompt_need,
+)
+from .served_engine import fingerprint_version, probe_engine
 from .vlm.parse import answer_to_prediction
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
@@ -69,6 +84,11 @@ class OpenAIDetector:
       never beyond ``max_concurrency``, 32 by default). The run prefetches that many samples ahead.
     - ``preset`` (uitars-1.5-point) and its part overrides, as for ``uitars``; ``resize`` (true) sends the
       image at the preset's smart_resize size (false: the original, the server resizes it the same way).
+    - ``probe`` (true): one small request when the detector is built finds a refused key or request
+      field, the engine and the prompt's size before the run (served_checks.py); false sends none.
+    - ``too_long``: ``stop`` (the default) ends the run before it starts when a sample's prompt cannot
+      fit the server's context; ``error`` runs the samples that fit and records the others as errors
+      without sending them.
     """
 
     name = "openai"
@@ -86,6 +106,8 @@ class OpenAIDetector:
         max_concurrency: int | None = None,
         resize: bool = True,
         server_max_pixels: int | None = None,
+        probe: bool = True,
+        too_long: str = "stop",
         **overrides: Any,
     ) -> None:
         # never more pixels than the server's processor keeps as they are (served_budget.py)
@@ -116,7 +138,13 @@ class OpenAIDetector:
             start=self.worker or 0,
         )
         self.screens = EncodingCache()
+        if str(too_long) not in TOO_LONG:
+            raise ValueError(f"openai: too_long={too_long!r}: one of {', '.join(TOO_LONG)}")
+        self.too_long = str(too_long)
         self.model = model or self._first_model()
+        self.fields = decoding_fields(self.preset.decoding)
+        self.check = self._check_server(_flag(probe))
+        self.fields = {k: v for k, v in self.fields.items() if k not in self.check.dropped}
 
     @property
     def concurrency(self) -> int:
@@ -135,6 +163,46 @@ class OpenAIDetector:
     def _first_model(self) -> str:
         return first_model(self.client)
 
+    def _check_server(self, probe: bool) -> ServerCheck:
+        """What the probe finds (served_checks.py), once per server, model and preset in a run."""
+        key = check_key(self.urls, self.model, self.preset.describe(), self.fields)
+        if not probe:
+            return checked(key + "#engine", lambda: ServerCheck(engine=probe_engine(self.client, self.model)))
+
+        def run_probe() -> ServerCheck:
+            engine = probe_engine(self.client, self.model)
+            dropped, detail, answer = probe_fields(
+                self._send_probe,
+                self.fields,
+                self.preset.decoding,
+                preset=self.preset.name,
+                where=public_url(self.urls[0]),
+            )
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+            fingerprint = answer.get("system_fingerprint") if isinstance(answer, dict) else None
+            if engine.name == "vllm" and not engine.version and isinstance(fingerprint, str):
+                engine = replace(engine, version=fingerprint_version(fingerprint))
+            return ServerCheck(
+                engine=engine,
+                dropped=dropped,
+                refused_detail=detail,
+                prompt_tokens=prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None,
+                probe_image_tokens=image_tokens(self.preset.preprocess, PROBE_SIZE) if self.resize else None,
+                probed=answer is not None,
+            )
+
+        return checked(key, run_probe)
+
+    def _send_probe(self, omitted: Any) -> dict[str, Any]:
+        """The probe: a blank screen, the preset's prompt and fields less `omitted`, a few tokens."""
+        from PIL import Image
+
+        query = Query(Image.new("RGB", PROBE_SIZE, (128, 128, 128)), PROBE_INSTRUCTION)
+        fields = {k: v for k, v in self.fields.items() if k not in omitted}
+        body, url, _ = self._body_and_frame(query, fields={**fields, "max_tokens": PROBE_TOKENS})
+        return self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url}, retries=0).document
+
     # -- detector ---------------------------------------------------------------------------------
     def request_body(self, query: Query) -> dict[str, Any]:
         """The chat-completions request for a query (image at the preset's size)."""
@@ -151,13 +219,17 @@ class OpenAIDetector:
 
         return self.screens.get_timed((image_digest(image), self.resize), encode)
 
-    def _body_and_frame(self, query: Query, waits: list[float] | None = None):
+    def _body_and_frame(self, query: Query, waits: list[float] | None = None, fields: dict[str, Any] | None = None):
         """The body with `IMAGE_PLACEHOLDER` where the image goes, the screen's data URL, its frame."""
         (url, frame), waited = self._screen(query.image)
         if waits is not None:
             waits.append(waited)
         messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **decoding_fields(self.preset.decoding)}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            **(self.fields if fields is None else fields),
+        }
         return body, url, frame
 
     def chat(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0) -> str:
@@ -168,10 +240,14 @@ class OpenAIDetector:
     def predict(self, query: Query) -> Prediction:
         waits: list[float] = []
         body, url, frame = self._body_and_frame(query, waits)
+        if self.too_long == "error":
+            self._refuse_if_too_long(query)
         reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
         document = reply.document
         answer = redact(_content(document))
         meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
+        if _finish_reason(document) == "length":  # the engine stopped it at max_tokens or the context's end
+            meta["truncated"] = True
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
@@ -190,12 +266,52 @@ class OpenAIDetector:
             meta=meta,
         )
 
+    def _refuse_if_too_long(self, query: Query) -> None:
+        """too_long=error: a prompt the server's context cannot hold is an error, not a request."""
+        context = self.check.engine.max_model_len
+        need = prompt_need(
+            self.check, self.preset.preprocess, query.image.size, query.instruction, self.preset.decoding.max_new_tokens
+        )
+        if context and need and need > context:
+            raise ServerError(
+                f"not sent: this screen's prompt needs about {need:,} tokens with the answer's "
+                f"{self.preset.decoding.max_new_tokens}, and the server's context is {context:,} (too_long=error)"
+            )
+
+    @classmethod
+    def check_samples(cls, samples: Any, **options: Any) -> None:
+        """Before the run (the controller): one message when a sample's prompt cannot fit the
+        server's context, unless too_long=error. `samples`: (id, (width, height), instruction)."""
+        if str(options.get("too_long", "stop")) != "stop":
+            return
+        detector = cls(**options)
+        try:
+            p = detector.preset
+            short = context_shortfall(detector.check, p.preprocess, p.decoding.max_new_tokens, samples)
+        finally:
+            detector.close()
+        if short is not None:
+            raise ModelUnavailable(
+                f"{cls.name}: {short.over} sample(s) need more tokens than the server's context holds: the "
+                f"largest prompt needs about {short.largest_need:,} tokens (image, text and "
+                f"{p.decoding.max_new_tokens} for the answer), the server has {short.context:,} (first: {short.first})",
+                f"{detector.check.engine.headline} at {public_url(detector.urls[0])}",
+                f"restart the server with a larger context (vLLM: --max-model-len {_round_up(short.largest_need)}), "
+                "lower the preset's max_pixels, or pass too_long=error to run the samples that fit",
+            )
+
     def describe(self) -> dict[str, Any]:
         p = self.preset
         urls = [public_url(u) for u in self.urls]
         where = urls[0] if len(urls) == 1 else f"{len(urls)} servers ({urls[0]}, ...)"
+        engine = self.check.engine
+        left_out = f", left out: {', '.join(self.check.dropped)} (the server refuses it)" if self.check.dropped else ""
         return {
-            "headline": f"{self.model} at {where}, {preset_headline(p)}, concurrency {self.setting}",
+            "headline": f"{self.model} at {where} ({engine.headline}), {preset_headline(p)}{left_out}, "
+            f"concurrency {self.setting}",
+            "engine": engine.describe(),
+            "dropped_fields": list(self.check.dropped),
+            "notes": self.check.notes(p.name),
             "base_urls": urls,
             "model": self.model,
             "preset": p.describe(),
@@ -237,3 +353,20 @@ def decoding_fields(decoding: Decoding) -> dict[str, Any]:
 
 
 _content = completion_content
+TOO_LONG = ("stop", "error")
+
+
+def _finish_reason(document: dict[str, Any]) -> Any:
+    try:
+        return document["choices"][0].get("finish_reason")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+
+
+def _flag(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _round_up(tokens: int) -> int:
+    """A context size to suggest: the need rounded up to a multiple of 1,024."""
+    return -(-tokens // 1024) * 1024

@@ -317,6 +317,27 @@ def _best_lexical(phrases: Sequence[str], labels: Sequence[Label]) -> tuple[int,
     return best
 
 
+# Cosine similarities closer than this are a tie. A float32 cosine of 384-dimensional unit vectors
+# differs in its last digits between CPUs, since torch's GEMM kernels, picked by instruction set, sum in
+# another order: on the default set "Search" and "search" (the same tokens to the uncased model) score
+# 0.6491122245788574 both with AVX-512, 0.6491122 and 0.6491121 with AVX2 or SSE, and the tie rule or
+# that last digit picked the word. 1e-5 is about a hundred times that difference (docs/figures.md).
+SEMANTIC_TIE = 1e-5
+
+
+def best_semantic(scores: Sequence[float], labels: Sequence[Label]) -> tuple[int, float] | None:
+    """The semantic tier's pick: (label index, its score), None when no label has a score. Scores
+    within SEMANTIC_TIE of the best tie, and ties go as in the lexical tiers (the label from the
+    shortest line, then the first one read), so that no last-digit difference decides. The score is
+    the best one (the threshold judges the tie as one)."""
+    scored = [(i, s) for i, s in enumerate(scores) if not math.isnan(s)]
+    if not scored:
+        return None
+    best = max(s for _, s in scored)
+    index = min((i for i, s in scored if s >= best - SEMANTIC_TIE), key=lambda i: (labels[i].line_words, i))
+    return index, float(best)
+
+
 def choose(
     instruction: str,
     labels: Sequence[Label],
@@ -347,11 +368,10 @@ def choose(
             return match
         rejected.append(match)
     if semantic_scores is not None:
-        scored = [(s, -labels[i].line_words, -i) for i, s in enumerate(semantic_scores()) if not math.isnan(s)]
-        if scored:  # ties (the same text in several places) as in the lexical tiers
-            score, _, negative_index = max(scored)
-            index = -negative_index
-            match = Match(index, float(score), "semantic", instruction, score >= thresholds.semantic)
+        tied = best_semantic([s for s in semantic_scores()], labels)
+        if tied is not None:
+            index, score = tied
+            match = Match(index, score, "semantic", instruction, score >= thresholds.semantic)
             if match.accepted:
                 return match
             rejected.append(match)

@@ -10,11 +10,10 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from ..core.profiles import Profile
 from ..core.record import TASKS, Outcome, Record, Task, to_json, with_fields
-from ..core.targets import Absent, target_from_description
 from ..core.types import Box, Prediction, Sample
 from . import scoring
 
@@ -59,8 +58,11 @@ def prediction_of(line: Mapping[str, Any]) -> Prediction:
     )
 
 
-def rescore(line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], where: str) -> Rescored:
-    """The record this run would have written for the line's answer, or why the line is not kept."""
+def rescore(
+    line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], where: str, profile: Profile | None = None
+) -> Rescored:
+    """The record this run would have written for the line's answer (by its scoring profile), or
+    why the line is not kept."""
     outcome = line.get("outcome")
     if outcome not in OUTCOMES:
         return Rescored(None, f"{where}: outcome {str(outcome)[:40]!r} is none the plugin writes: run again")
@@ -85,7 +87,12 @@ def rescore(line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], 
     if image_size is None:
         return Rescored(None, f"{where}: no image size to score it in: run again")
     record = scoring.score(
-        sample, prediction, detector=str(line["detector"]), latency_ms=float(latency or 0.0), image_size=image_size
+        sample,
+        prediction,
+        detector=str(line["detector"]),
+        latency_ms=float(latency or 0.0),
+        image_size=image_size,
+        profile=profile,
     )
     kept = {key: value for key, value in line.items() if key not in record}  # fingerprint, baseline, ...
     record = with_fields(record, **kept, **({"latency_ms": None} if latency is None else {}))
@@ -95,60 +102,24 @@ def rescore(line: Mapping[str, Any], samples: Mapping[tuple[str, str], Sample], 
     return Rescored(record, note)
 
 
-def sample_of_record(record: Mapping[str, Any]) -> Sample:
-    """The sample a record was scored against, from the record's own fields (its target box or
-    shape): what `merge` re-scores a shard's records with, having no dataset to read. A ValueError
-    when the fields are not what the plugin writes."""
-    target_box = Box(*(float(v) for v in _numbers(record.get("target"), 4, "target")))
-    shape = record.get("target_shape")
-    target: Any = None
-    if record.get("negative") is True:
-        target = Absent()
-    elif shape is not None:
-        target = target_from_description(shape)
-    size = record.get("image_size")
-    image_size = (int(size[0]), int(size[1])) if size is not None and _numbers(size, 2, "image_size") else None
-    benchmark = record.get("benchmark")
-    texts = {key: record.get(key) for key in ("dataset", "id", "uid", "image", "instruction")}
-    if not all(isinstance(value, str) for value in texts.values()):
-        raise ValueError("dataset, id, uid, image and instruction are not all texts")
-    return Sample(
-        dataset=str(texts["dataset"]),
-        id=str(texts["id"]),
-        uid=str(texts["uid"]),
-        image=Path(str(texts["image"])),
-        instruction=str(texts["instruction"]),
-        bbox=target_box,
-        element_type=str(record.get("element_type", "other")),
-        app=str(record.get("app", "unknown")),
-        app_category=str(record.get("app_category", "unknown")),
-        platform=str(record.get("platform", "unknown")),
-        image_size=image_size,
-        extra={"benchmark": benchmark} if isinstance(benchmark, Mapping) else {},
-        target=target,
-    )
+def rescore_record(
+    record: Mapping[str, Any], where: str, sample: Sample | None = None, profile: Profile | None = None
+) -> Rescored:
+    """A record read back from a report (`merge`) re-scored from its answer by `profile`, as a
+    resumed line is: against `sample` (its dataset read again) when given, else against the sample
+    the record itself describes (rescore.sample_of). An error stays an error (nothing to score;
+    --max-errors counts it), the element-at-click task's records are kept as written."""
+    from .rescore import sample_of  # rescore.py imports this module
 
-
-def _numbers(value: Any, count: int, name: str) -> list[Any]:
-    if isinstance(value, list) and len(value) == count and all(_real(v) for v in value):
-        return value
-    raise ValueError(f"{name} {str(value)[:60]!r} is not {count} numbers")
-
-
-def rescore_record(record: Mapping[str, Any], where: str, sample: Sample | None = None) -> Rescored:
-    """A record read back from a report re-scored from its answer, as a resumed line is: against
-    `sample` (its dataset read again) when given, else against the record's own target. An error
-    stays an error (nothing to score; --max-errors counts it), the element-at-click task's records
-    are kept as written."""
     outcome = record.get("outcome")
     if outcome == Outcome.ERROR and record.get("task", Task.GROUNDING) in TASKS:
         return Rescored(to_json(record))
     if sample is None:
         try:
-            sample = sample_of_record(record)
-        except ValueError as exc:
-            return Rescored(None, f"{where}: {exc}")
-    result = rescore(record, {(sample.dataset, sample.uid): sample}, where)
+            sample = sample_of(record)
+        except (ValueError, TypeError, KeyError) as exc:  # a record read back is untrusted: its fields may be anything
+            return Rescored(None, f"{where}: not a sample this plugin writes ({type(exc).__name__}: {str(exc)[:80]})")
+    result = rescore(record, {(sample.dataset, sample.uid): sample}, where, profile)
     if result.record is None or not isinstance(record.get("meta"), Mapping):
         return result
     return Rescored(with_fields(result.record, meta=record["meta"]), result.note)  # meta as the run wrote it

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.redact import redact
 from ..core.safetext import terminal_line, terminal_traceback
@@ -221,9 +222,11 @@ def evaluate(
     timeout: float | None = None,
     around: Callable[[Callable[[], Any]], Any] | None = None,
     read: Callable[[Sample], Any] = read_image,
+    profile: Profile | None = None,
 ) -> Evaluation:
     """`around(fn)` lets the caller wrap the timed call (pytest-benchmark's pedantic); `read` the
-    reading of the image (the prefetch pipeline reads a screen once for its samples). Whatever
+    reading of the image (the prefetch pipeline reads a screen once for its samples); `profile`
+    the scoring profile (core/profiles.py; None: the default). Whatever
     the detector returns or raises (short of Ctrl-C or killing the process) ends in a record.
     A detector's optional `annotate_record(record)` adds its own fields to the scored record."""
     by_identity = getattr(detector, "needs_image", True) is False  # answers from the sample, not the pixels
@@ -248,6 +251,7 @@ def evaluate(
                 detector=detector_name,
                 latency_ms=max(0.0, latency_ms - queue_ms),
                 image_size=(width, height),
+                profile=profile,
             )
             if queue_ms:
                 record = with_fields(record, queue_ms=round(queue_ms, 3))

@@ -9,12 +9,13 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
-from ..core.record import Outcome, Record, Task, plain, size_bucket, to_json
+from ..core.profiles import Profile, get_profile
+from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
 from ..core.types import Prediction, Sample
 
-RAW_LIMIT = 500
+__all__ = ["RAW_LIMIT", "base_record", "error_record", "model_calls", "score", "score_located"]
 P = ParamSpec("P")
 
 
@@ -77,10 +78,18 @@ def made_whole(build: Callable[P, dict[str, Any]]) -> Callable[P, Record]:
 
 @made_whole
 def score(
-    sample: Sample, prediction: Prediction, *, detector: str, latency_ms: float, image_size: tuple[int, int]
+    sample: Sample,
+    prediction: Prediction,
+    *,
+    detector: str,
+    latency_ms: float,
+    image_size: tuple[int, int],
+    profile: Profile | None = None,
 ) -> dict[str, Any]:
-    """Hit, miss or wrong format against the sample's target (targets.py): a refusal is a hit on an
-    absent target and a miss on a present one; a click on an absent target is a miss."""
+    """Hit, miss or wrong format against the sample's target (targets.py) by the scoring profile
+    (profiles.py; the default: a refusal is a hit on an absent target and a miss on a present one,
+    a click on an absent target is a miss, no point a wrong format)."""
+    rule = profile or get_profile(None)
     record = base_record(sample, detector, image_size)
     target = target_of(sample)
     click = prediction.click
@@ -90,6 +99,8 @@ def score(
         meta=plain(prediction.meta),
         attempts=model_calls(prediction.meta),
     )
+    if prediction.meta.get("truncated"):  # the engine cut the answer (finish_reason "length"): scored as it came
+        record["truncated"] = True
     box = prediction.box
     reference = target.single_box  # IoU is defined where the target is one box
     if box is not None and all(math.isfinite(v) for v in box.as_list()):
@@ -100,18 +111,19 @@ def score(
     refused = prediction.refused or (prediction.points is None and is_refusal_point(click))
     if refused:
         record["refusal"] = True
-        record["outcome"] = Outcome.HIT if isinstance(target, Absent) else Outcome.MISS
+        record["outcome"] = Outcome.HIT if rule.judge(target, None, True, image_size) else Outcome.MISS
         return record
     clicks = prediction.clicks
     if click is None or not clicks or not all(math.isfinite(v) for p in clicks for v in p):
-        record["outcome"] = Outcome.WRONG_FORMAT
+        # no point: a wrong format, unless the profile scores it as a point (GUI-Owl-1.5's (0, 0))
+        record["outcome"] = Outcome.HIT if rule.judge(target, None, False, image_size) else Outcome.WRONG_FORMAT
         return record
     record["point"] = [round(click[0], 3), round(click[1], 3)]
     if len(clicks) > 1:
         record["points"] = [[round(x, 3), round(y, 3)] for x, y in clicks]
     if not isinstance(target, Absent):
         record["distance"] = round(sample.bbox.distance_to(click), 3)
-    record["outcome"] = Outcome.HIT if target.judge(clicks, False) else Outcome.MISS
+    record["outcome"] = Outcome.HIT if rule.judge(target, clicks, False, image_size) else Outcome.MISS
     return record
 
 

@@ -12,6 +12,7 @@ import pytest
 from ..analysis import baseline
 from ..core.record import Outcome, Task
 from ..core.safetext import terminal_text
+from ..detectors import served_session
 from ..evaluate.scoring import error_record
 from . import baseline_hooks, hookspecs, pipeline, process_exit
 from . import items as collection
@@ -50,6 +51,7 @@ def pytest_configure(config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if is_worker(config):
         told = WorkerInput.received(config.workerinput)
+        served_session.adopt(told.served)  # the controller's servers and probes
         get_run(config).done_keys = frozenset(told.done)
         if told.baseline is not None:  # the controller read and checked the baseline; workers judge with it
             get_run(config).expected = baseline.expectations_from(told.baseline)
@@ -67,6 +69,7 @@ def pytest_unconfigure(config) -> None:
     run = config.stash.get(RUN_KEY, None)
     if run is not None:
         run.let_go_of_predictions()
+    served_session.close()  # servers the harness started stop here: after Ctrl-C and INTERNALERROR too
     process_exit.session_closed(scored=run is not None and bool(run.records or run.pool.info))
 
 

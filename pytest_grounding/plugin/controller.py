@@ -10,6 +10,7 @@ import pytest
 
 from ..core.safetext import terminal_line
 from ..datasets import sharding
+from ..detectors import served_session
 from ..render import terminal as report
 from ..render.outputs import asked_for
 from . import baseline_hooks, crash_scheduling, pipeline
@@ -120,6 +121,7 @@ class Controller:
                 cost=run.cost,
                 price=run.settings.price,
                 reproductions=run.reproductions,
+                profile=run.settings.profile.describe(),
             ):
                 failed = "FAILED" in line and line.startswith(("gate", "errors"))
                 write(line, red=failed, bold=failed)
@@ -204,6 +206,7 @@ class XdistHooks:
             done=tuple(sorted(run.done_keys)),
             baseline=found.expectations() if found is not None else None,
             loadgroup=node.config.getoption("dist", "no") == "loadgroup",  # workers re-read the command line
+            served=served_session.export(),  # the servers started and probed here: workers do neither again
         ).send(node.workerinput)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:

@@ -87,6 +87,7 @@ def grounding_check(request):
                 timeout=settings.timeout,
                 around=around if measure else None,
                 read=run.screens.read,
+                profile=settings.profile,
             )
         record = with_fields(result.record, fingerprint=run.fingerprint_of(sample.dataset))
         if run.baseline_loaded:

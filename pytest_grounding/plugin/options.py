@@ -7,11 +7,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.profiles import PROFILES
+
 MISSES_MODES = ("fail", "xfail")
 PROGRESS_MODES = ("auto", "on", "off")
 TASKS = ("grounding", "locate")
 REFUSAL_ROWS = ("include", "exclude")
 LANGUAGES = ("en", "cn")
+SCORING_PROFILES = tuple(PROFILES)
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,14 @@ OPTIONS = (
         metavar="[KEY=VALUE:]THRESHOLD",
         help="accuracy gate, e.g. 0.40 or element_type=icon:0.30 (repeatable; ini: one per line). "
         "Applies to every detector; a failed gate makes the exit status non-zero.",
+    ),
+    Option(
+        "--grounding-gate-on-interval",
+        "grounding_gate_on_interval",
+        switch=True,
+        help="judge each --grounding-min-accuracy gate on the lower bound of the accuracy's 95% interval "
+        "(clustered by screen; docs: measured) instead of the accuracy itself: a gate then passes only when the "
+        "run shows, beyond its noise, that the accuracy reaches the threshold.",
     ),
     Option(
         "--grounding-presets",
@@ -207,6 +218,17 @@ OPTIONS = (
         "pooled accuracy and its breakdowns: include (default, as OSWorld-G's authors count them) or exclude "
         "(as ClawGUI does by default). Either way they are counted in their own summary line, and each "
         "benchmark's headline follows its authors.",
+    ),
+    Option(
+        "--grounding-scoring",
+        "grounding_scoring",
+        metavar="PROFILE",
+        default="pixel",
+        help="the scoring profile every answer is judged by: pixel (default: the click in pixels inside the "
+        "target, edges included), gui-owl-1.5 (GUI-Owl-1.5's scorer: the 0-1000 integer point inside the box "
+        "rounded outward; no point counts as (0, 0)), half-open (OmniParser's: the click truncated to integer "
+        "pixels inside [x1, x2) x [y1, y2)). Recorded in the report; `rescore --scoring` applies one to a run "
+        "already made (docs/measured.md).",
     ),
     Option(
         "--grounding-language",

@@ -349,7 +349,12 @@ class Pipeline:
                     )
                 else:
                     slot.evaluation = evaluate(
-                        slot.sample, detector, detector_name=slot.spec, timeout=settings.timeout, read=self.read
+                        slot.sample,
+                        detector,
+                        detector_name=slot.spec,
+                        timeout=settings.timeout,
+                        read=self.read,
+                        profile=settings.profile,
                     )
             except BaseException as exc:  # evaluate records everything; this is a last guard, never a lost record
                 message = f"detector {slot.spec} failed in the prefetch pipeline: {type(exc).__name__}: {exc}"

@@ -66,7 +66,7 @@ def load(run: GroundingRun) -> None:
             )
         key = (task, line["detector"], line["dataset"], line["uid"])
         kept.pop(key, None)
-        rescored = resume_mod.rescore(line, samples, where)  # never trust a stored outcome
+        rescored = resume_mod.rescore(line, samples, where, run.settings.profile)  # never trust a stored outcome
         if rescored.note:
             run.note(f"--grounding-resume: {rescored.note}")
         if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:

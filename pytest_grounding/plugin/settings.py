@@ -10,12 +10,14 @@ from pathlib import Path
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
+from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
     LANGUAGES,
     MISSES_MODES,
     PROGRESS_MODES,
     REFUSAL_ROWS,
+    SCORING_PROFILES,
     TASKS,
     as_list,
     choice,
@@ -46,6 +48,7 @@ class Settings:
     top_apps: int | None
     limit: int | None
     timeout: float | None
+    gate_on_interval: bool = False  # --grounding-gate-on-interval: gates on the interval's lower bound
     max_errors: float = 0.1
     iou_threshold: float = 0.5
     task: str = "grounding"
@@ -64,7 +67,13 @@ class Settings:
     published_path: Path | None = None
     refusal_rows: str = "include"
     language: str = "en"
+    scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
+
+    @property
+    def profile(self) -> Profile:
+        """The scoring profile of --grounding-scoring (core/profiles.py)."""
+        return get_profile(self.scoring)
 
     @classmethod
     def from_config(cls, config) -> Settings:
@@ -114,6 +123,7 @@ class Settings:
             json_path=Path(json_path).resolve() if json_path else None,
             predictions_path=Path(predictions_path).resolve() if predictions_path else None,
             gates=gates,
+            gate_on_interval=switch(config, "--grounding-gate-on-interval"),
             misses=misses,
             top_apps=top_apps or None,
             limit=positive_int(*lookup(config, "--grounding-limit")),
@@ -136,6 +146,7 @@ class Settings:
             published_path=output_path(config, "--grounding-published"),
             refusal_rows=choice(*lookup(config, "--grounding-refusal-rows"), REFUSAL_ROWS),
             language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
+            scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
             shard=shard_of(*lookup(config, "--grounding-shard")),
         )
 

@@ -141,9 +141,36 @@ class GroundingRun:
                 if self._preflights() and spec not in self.preflighted:
                     from ..detectors.preflight import run_preflight  # urllib, ssl: the controller's
 
-                    run_preflight(name, factory, bound)  # weights, CUDA, a server: once, before workers start
+                    run_preflight(name, factory, bound, self._say)  # weights, CUDA, a server: once, before workers
                     self.preflighted.add(spec)
             except (UnknownName, OptionError, ValueError) as exc:
+                raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def check_detector_samples(self, specs: Sequence[str], source: str) -> None:
+        """A detector whose factory offers `check_samples` sees every sample's (id, size,
+        instruction) before the run (the controller): a served model whose context cannot hold
+        the largest screen is one message now, not an error on every such sample."""
+        if not self._preflights():
+            return
+        from ..datasets.harness import header_size
+
+        samples = [s for dataset in self.datasets.values() for s in dataset.samples[: self.settings.limit]]
+        if self.settings.shard is not None:  # the samples this shard runs (-k is not known yet: all of them)
+            samples = sharding.take(samples, self.settings.shard)
+        for spec in specs:
+            name, options = parse_spec(split_chain(spec, self.strategies).detector, raw=True)
+            factory = self.detectors.get(name).load()
+            check = getattr(factory, "check_samples", None)
+            if check is None:
+                continue
+            sized = (
+                (s.id, size, s.instruction)
+                for s in samples
+                if (size := s.image_size or header_size(Path(s.image))) is not None
+            )
+            try:
+                check(sized, **bind_options(name, factory, options))
+            except ValueError as exc:  # ModelUnavailable: what, where, fix
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
     def detector_lines(self, specs: Sequence[str]) -> list[str]:
@@ -156,6 +183,14 @@ class GroundingRun:
             self.pool.get(spec)
             lines.append(f"grounding: detector {spec}: {runtime_line(self.pool.info[spec])}")
         return lines
+
+    def _say(self, line: str) -> None:
+        """A preflight's progress line (a server loading), on the terminal."""
+        from ..core.safetext import terminal_line
+
+        writer = self.config.pluginmanager.get_plugin("terminalreporter")
+        if writer is not None:
+            writer.write_line(terminal_line(line))
 
     def _preflights(self) -> bool:
         """The controller checks (and may download) what detectors need; not for --collect-only."""
@@ -260,6 +295,7 @@ class GroundingRun:
                 sharding.check_count(self.settings.shard, len(self.samples_in_order()))
             except ValueError as exc:
                 raise SettingError(str(exc)) from None
+        self.check_detector_samples(self.settings.detector_specs, self.settings.detector_source)
         from ..render.outputs import OutputUnusable, check_all
 
         try:
@@ -445,6 +481,8 @@ class GroundingRun:
             max_errors=settings.max_errors,
             limit=settings.limit,
             published=self.published,
+            gate_on_interval=settings.gate_on_interval,
+            profile=settings.profile.describe(),
         )
 
     def document(self) -> dict[str, Any]:

@@ -21,10 +21,16 @@ class WorkerInput:
     done: tuple[tuple[str, ...], ...] = ()  # (task, detector, dataset, uid) resumed: not run again
     baseline: list[list[str]] | None = None  # the checked baseline's expectations, when one is compared
     loadgroup: bool = False  # --dist loadgroup: the worker marks each screen's samples as one group
+    served: dict[str, Any] = field(default_factory=dict)  # served_session.export(): servers and probes
 
     def send(self, workerinput: dict[str, Any]) -> None:
         done = [list(key) for key in self.done]
-        workerinput[_KEY] = {"done": done, "baseline": self.baseline, "loadgroup": self.loadgroup}
+        workerinput[_KEY] = {
+            "done": done,
+            "baseline": self.baseline,
+            "loadgroup": self.loadgroup,
+            "served": self.served,
+        }
 
     @classmethod
     def received(cls, workerinput: Mapping[str, Any]) -> WorkerInput:
@@ -33,6 +39,7 @@ class WorkerInput:
             done=tuple(tuple(key) for key in sent.get("done") or ()),
             baseline=sent.get("baseline"),
             loadgroup=bool(sent.get("loadgroup")),
+            served=dict(sent.get("served") or {}),
         )
 
 

@@ -8,10 +8,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.headlines import markdown_lines as headline_markdown
+from ..analysis.intervals import span
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.safetext import markdown_text as md
 from .replay import markdown_lines as replay_markdown
+from .terminal import profile_lines
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
 
@@ -65,12 +67,15 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines = [f"## {title}", ""]
     problems = failures(document)
     lines += [("**FAILED**: " + "; ".join(problems)) if problems else "**passed**", ""]
+    for line in profile_lines(document.get("scoring_profile")):  # none for the default profile
+        lines += [md(line), ""]
     summary = document.get("summary") or {}
     if summary:
         rows = [
             [
                 name,
                 _pct(block["accuracy"]),
+                span(block.get("ci95")),
                 f"{block['hits']}/{block['scored']}",
                 block["misses"],
                 block["wrong_format"],
@@ -80,15 +85,25 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
             ]
             for name, block in summary.items()
         ]
-        header = ["detector", "accuracy", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
+        header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
         lines += _table(header, rows)
         lines += headline_markdown(summary)
     gates = document.get("gates") or []
     if gates:
         rows = [
-            [g["detector"], g["slice"], _pct(g["accuracy"]), _pct(g["threshold"]), _word(g["passed"])] for g in gates
+            [
+                g["detector"],
+                g["slice"],
+                _pct(g["accuracy"]),
+                span(g.get("ci95")),
+                g.get("judged_on", "accuracy"),
+                _pct(g["threshold"]),
+                _word(g["passed"]),
+            ]
+            for g in gates
         ]
-        lines += ["### Accuracy gates", "", *_table(["detector", "slice", "accuracy", "threshold", "verdict"], rows)]
+        header = ["detector", "slice", "accuracy", "95% CI", "judged on", "threshold", "verdict"]
+        lines += ["### Accuracy gates", "", *_table(header, rows)]
     lines += _baseline_lines(document.get("baseline"))
     lines += _reproduction_lines(document.get("reproduction") or [])
     lines += _cost_lines(document.get("cost"))
@@ -119,10 +134,33 @@ def _reproduction_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
         measured = "-" if item["measured"] is None else f"{item['measured']:.1f}"
         delta = "-" if item["delta"] is None else f"{item['delta']:+.1f}"
         verdict = item["status"] + (f": {item['reason']}" if item.get("reason") else "")
-        rows.append([item["detector"], item["benchmark_title"], item["preset"], figure, measured, delta, verdict])
-    header = ["detector", "benchmark", "preset", "published", "this run", "delta", "verdict"]
+        bounds = item.get("ci95")
+        ci = (
+            "-"
+            if not bounds
+            else f"{bounds[0]:.1f}-{bounds[1]:.1f}" + (" (inside)" if item["published_inside_ci95"] else "")
+        )
+        detectable = "-" if item.get("detectable_points") is None else f"{item['detectable_points']:.1f}"
+        rows.append(
+            [
+                item["detector"],
+                item["benchmark_title"],
+                item["preset"],
+                figure,
+                measured,
+                delta,
+                verdict,
+                ci,
+                detectable,
+            ]
+        )
+    header = ["detector", "benchmark", "preset", "published", "this run", "delta", "verdict", "95% CI", "detectable"]
     criterion = found[0]["within_points"]
-    note = f"Reproduced: at or above the published figure, or within {criterion:g} points."
+    note = (
+        f"Reproduced: at or above the published figure, or within {criterion:g} points. 95% CI: this run's interval, "
+        "clustered by screen ((inside): the published figure lies in it); detectable: the smallest difference in "
+        "points this run finds 80% of the time at 5%."
+    )
     return ["### Reproduction", "", *_table(header, rows), note, ""]
 
 
@@ -172,6 +210,14 @@ def _baseline_lines(baseline: Mapping[str, Any] | None) -> list[str]:
         f"{len(baseline['improvements'])} improvements, {baseline['known_misses']} known misses",
         "",
     ]
+    for pair in baseline.get("paired") or ():
+        low, high = pair["ci95"]
+        lines += [
+            f"{md(pair['detector'])}: {pair['delta'] * 100:+.1f} points against the baseline on {pair['samples']} "
+            f"samples (95% CI {low * 100:+.1f} to {high * 100:+.1f}, {pair['clusters']} screens; "
+            f"McNemar exact p = {pair['p_value']:.3g})",
+            "",
+        ]
     lines += _samples("Regressions", baseline["regressions"])
     lines += _samples("Improvements", baseline["improvements"])
     failed = [s for s in baseline["slices"] if not s["passed"]]

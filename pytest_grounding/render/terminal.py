@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
 from ..analysis.headlines import summary_lines as benchmark_lines
+from ..analysis.intervals import span
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
+from ..core.profiles import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
     from ..analysis import reproduce  # imported where verdicts are printed: a worker never does
@@ -29,19 +31,28 @@ def table(title: str, rows: Sequence[Mapping[str, Any]], limit: int | None = Non
     shown = shown[:limit] if limit is not None else shown
     width = max([len(title)] + [len(str(r["value"])) for r in shown])
     width = min(width, 40)
-    lines = [f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'wrong':>5} {'err':>4} {'IoU':>5}"]
+    lines = [
+        f"  {title:<{width}}  {'n':>5} {'scored':>6} {'hits':>5} {'acc':>7} {'95% CI':>11} {'wrong':>5} {'err':>4} "
+        f"{'IoU':>5}"
+    ]
     for row in shown:
         value = str(row["value"])
         value = value if len(value) <= width else value[: width - 1] + "~"
         iou = "-" if row["mean_iou"] is None else f"{row['mean_iou']:.2f}"
         lines.append(
             f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
-            f"{pct(row['accuracy']):>7} {row['wrong_format']:>5} {row['errors']:>4} {iou:>5}"
+            f"{pct(row['accuracy']):>7} {span(row.get('ci95')):>11} {row['wrong_format']:>5} {row['errors']:>4} "
+            f"{iou:>5}"
         )
     hidden = len(rows) - len(shown)
     if hidden > 0:
         lines.append(f"  ... {hidden} more (all in the JSON report; --grounding-top-apps to show more)")
     return lines
+
+
+def ci(bounds: Sequence[float] | None) -> str:
+    """` [95% CI 21.9-32.1]` after a figure; nothing where it has no interval."""
+    return f" [95% CI {span(bounds)}]" if bounds else ""
 
 
 def runtime_line(info: Mapping[str, Any]) -> str:
@@ -75,12 +86,17 @@ def detector_block(
         lines += locate_lines(block, iou)
     else:
         lines += [
-            f"  accuracy {pct(block['accuracy'])} ({block['hits']}/{block['scored']} scored, micro)   "
-            f"macro over apps {pct(block['macro_app_accuracy'])}",
+            f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
+            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
             f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
             f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
         ]
         lines += benchmark_lines(block)
+        if block.get("truncated"):
+            lines.append(
+                f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
+                "(finish_reason length), scored as they came; `truncated` in their records"
+            )
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
         f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
@@ -122,13 +138,23 @@ def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
     )
     attempts = "-" if figures["mean_attempts"] is None else f"{figures['mean_attempts']:.2f}"
     return [
-        f"  element at click: hit rate {pct(block['accuracy'])} at IoU >= {figures['threshold']} "
+        f"  element at click: hit rate {pct(block['accuracy'])}{ci(block.get('ci95'))} at IoU >= "
+        f"{figures['threshold']} "
         f"({block['hits']}/{block['scored']} scored)   detection rate {pct(figures['detection_rate'])}   "
         f"false positives {pct(figures['false_positive_rate'])}",
         f"  samples {block['samples']}   hits {block['hits']}   false positives {block['misses']}   "
         f"not found {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
         f"  mean attempts {attempts}   answered by transform: {by_transform}",
     ]
+
+
+def profile_lines(profile: Mapping[str, Any] | None) -> list[str]:
+    """The scoring profile's line of the header: none for the default (pixel) profile."""
+    name = str((profile or {}).get("name") or DEFAULT_PROFILE)
+    if name == DEFAULT_PROFILE:
+        return []
+    rule = (profile or {}).get("rule")
+    return [f"scoring: {name}" + (f" ({rule})" if rule else "")]
 
 
 def summary_lines(
@@ -146,9 +172,11 @@ def summary_lines(
     cost: Mapping[str, Mapping[str, Any]] | None = None,
     price: cost_mod.Price | None = None,
     reproductions: Sequence[reproduce.Reproduction] = (),
+    profile: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """`records` given: a run of two or more grounding detectors ends with the comparison table.
-    `cost`: token (and cost) figures per block; `reproductions`: the reproduction check's verdicts."""
+    `cost`: token (and cost) figures per block; `reproductions`: the reproduction check's verdicts;
+    `profile`: the report's scoring profile, said in the header unless it is the default."""
     lines: list[str] = []
     if partial:
         lines.append("run interrupted: figures cover the samples that finished")
@@ -156,6 +184,7 @@ def summary_lines(
         lines.append(f"resumed: {resumed} samples taken from the predictions file, the rest run now")
     lines += [f"note: {note}" for note in notes]
     lines += [dataset_line(dataset) for dataset in datasets]
+    lines += profile_lines(profile)
     for name, block in summary.items():
         lines.append("")
         lines += detector_block(
@@ -193,10 +222,11 @@ def miss_line(record: Mapping[str, Any]) -> str:
         found = "no box found" if record["outcome"] == "wrong_format" else f"false positive, IoU {record['iou']:.2f}"
         tries = "1 attempt" if record["attempts"] == 1 else f"{record['attempts']} attempts"
         return f"  {record['detector']} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
+    cut = " (answer cut by the engine)" if record.get("truncated") else ""
     if record["outcome"] == "wrong_format":
         raw = str(record.get("raw") or "")
         raw = raw if len(raw) <= 40 else raw[:37] + "..."
-        return f"  {record['detector']} {where}: wrong format for {instruction!r}; raw {raw!r}"
+        return f"  {record['detector']} {where}: wrong format{cut} for {instruction!r}; raw {raw!r}"
     if record.get("refusal"):
         return f"  {record['detector']} {where}: refused (said not on screen) for {instruction!r}"
     if record.get("negative"):
@@ -204,7 +234,8 @@ def miss_line(record: Mapping[str, Any]) -> str:
         return f"  {record['detector']} {where}: clicked ({x:g}, {y:g}) on an absent target for {instruction!r}"
     x, y = record["point"]
     return (
-        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off for {instruction!r}"
+        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off{cut} "
+        f"for {instruction!r}"
     )
 
 

@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from ...core import safejson
+from ...core.record import RAW_LIMIT
 
 Pair = tuple[float, float]
 Quad = tuple[float, float, float, float]
 
 FORMATS = ("pytest-grounding", "pointerbench", "screenspot-pro", "mapping")
 BY_ID, BY_SCREEN = "id", "image+instruction"
-RAW_LIMIT = 500
+SHOWN = 200  # characters of a bad value quoted in a message
 _PAIR_TEXT = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*[,\s]\s*(-?\d+(?:\.\d+)?)\s*[\])]?\s*$")
 
 
@@ -258,7 +259,7 @@ def _pointerbench(line: int, row: Mapping[str, Any]) -> Answer | None:
     point = _pair(value)
     invalid = None
     if value is not None and point is None:
-        invalid = f"point {_clip(json.dumps(value))} is not [x, y]"
+        invalid = f"point {_shown(json.dumps(value))} is not [x, y]"
     return Answer(
         line=line,
         id=str(row["id"]),
@@ -293,7 +294,7 @@ def _screenspot_pro(line: int, row: Mapping[str, Any]) -> Answer | None:
     point, box = _pair(pred), _quad(pred)
     invalid = None
     if pred is not None and point is None and box is None:
-        invalid = f"pred {_clip(json.dumps(pred))} is neither [x, y] nor [x1, y1, x2, y2]"
+        invalid = f"pred {_shown(json.dumps(pred))} is neither [x, y] nor [x1, y1, x2, y2]"
     # A negative row is right when the model said "negative" (a refusal); pred is then null.
     refusal = gt_type == "negative" and verdict == "correct"
     return Answer(
@@ -326,9 +327,9 @@ def _mapped(line: int, row: Mapping[str, Any], mapping: FieldMap) -> Answer | No
     point, box = _pair(point_value), _quad(box_value)
     invalid = None
     if point_value is not None and point is None:
-        invalid = f"{mapping.point_field} {_clip(_json(point_value))} is not a point [x, y]"
+        invalid = f"{mapping.point_field} {_shown(_json(point_value))} is not a point [x, y]"
     elif box_value is not None and box is None and point is None:
-        invalid = f"{mapping.box_field} {_clip(_json(box_value))} is not a box [x1, y1, x2, y2]"
+        invalid = f"{mapping.box_field} {_shown(_json(box_value))} is not a box [x1, y1, x2, y2]"
     correct = dig(row, mapping.correct_field)[1] if mapping.correct_field else None
     their = _truth(correct)
     return Answer(
@@ -413,7 +414,13 @@ def _json(value: Any) -> str | None:
 
 
 def _clip(value: Any) -> str | None:
+    """A replayed answer kept whole up to RAW_LIMIT characters (core/record.py), so it can be parsed again."""
     if value is None:
         return None
     text = value if isinstance(value, str) else str(value)
-    return text[:RAW_LIMIT]
+    return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + "..."
+
+
+def _shown(value: str | None) -> str:
+    value = str(value)
+    return value if len(value) <= SHOWN else value[:SHOWN] + "..."

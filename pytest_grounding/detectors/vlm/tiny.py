@@ -49,11 +49,17 @@ FAMILIES = ("qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_5", "qwen3_5_moe")
 PATCH_16 = ("qwen3_vl", "qwen3_5", "qwen3_5_moe")
 
 
-def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400, family: str = "qwen2_5_vl") -> Path:
+def build_tiny_qwen25vl(
+    folder: str | Path, seed: int = 0, vocab_size: int = 400, family: str = "qwen2_5_vl", head_dim: int = 16
+) -> Path:
     """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL (or Qwen2-VL, the
     architecture of UI-TARS 1.0, with family="qwen2_vl"; Qwen3-VL with "qwen3_vl": 16 px patches,
     so smart_resize's factor is 32; Qwen3.5 with "qwen3_5" / "qwen3_5_moe": 16 px patches, one
-    gated-delta-net (linear attention) layer and one full-attention layer) to `folder`."""
+    gated-delta-net (linear attention) layer and one full-attention layer) to `folder`.
+
+    `head_dim`: the text model's attention head size (2 heads, so its width is twice that). 16
+    keeps the in-process tests fast; vLLM's CPU attention takes 32, 64, 80, ... only, so the
+    real-engine tests build with 32 (the vision tower runs on SDPA and keeps 16)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -65,6 +71,9 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
     )
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
+    if head_dim % 8:
+        raise ValueError(f"head_dim must be a multiple of 8, not {head_dim}")
+    width = 2 * head_dim  # the text model's hidden size; the vision merger projects into it
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {', '.join(FAMILIES)}, not {family!r}")
     folder = Path(folder)
@@ -96,14 +105,16 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
             hidden_size=32,
             intermediate_size=64,
             num_heads=2,
-            out_hidden_size=32,
+            out_hidden_size=width,
             fullatt_block_indexes=[1],
             window_size=112,
         )
         if family == "qwen2_5_vl"
-        else dict(depth=2, embed_dim=32, hidden_size=32, mlp_ratio=2, num_heads=2)
+        else dict(depth=2, embed_dim=32, hidden_size=width, mlp_ratio=2, num_heads=2)
     )
-    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
+    # the t, h, w sections of the rotary frequencies sum to head_dim / 2
+    section = [head_dim // 8, 3 * head_dim // 16, head_dim // 2 - head_dim // 8 - 3 * head_dim // 16]
+    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": section}
     text_extra: dict[str, Any] = {}
     if family == "qwen3_vl":
         from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
@@ -113,7 +124,7 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
             hidden_size=32,
             intermediate_size=64,
             num_heads=2,
-            out_hidden_size=32,
+            out_hidden_size=width,
             patch_size=16,
             spatial_merge_size=2,
             temporal_patch_size=2,
@@ -121,7 +132,7 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
             deepstack_visual_indexes=[1],
         )
         rope["mrope_interleaved"] = True
-        text_extra["head_dim"] = 16
+        text_extra["head_dim"] = head_dim
     if family in ("qwen3_5", "qwen3_5_moe"):
         return _save_qwen3_5(folder, family, len(tokenizer), ids, seed)
     config_class: Any
@@ -133,12 +144,12 @@ def build_tiny_qwen25vl(folder: str | Path, seed: int = 0, vocab_size: int = 400
     config = config_class(
         text_config=dict(
             vocab_size=len(tokenizer),
-            hidden_size=32,
+            hidden_size=width,
             intermediate_size=64,
             num_hidden_layers=2,
             num_attention_heads=2,
             num_key_value_heads=1,
-            max_position_embeddings=4096,
+            max_position_embeddings=32768,  # holds the largest screens' tokens (a served context is capped by it)
             rope_parameters=rope,
             **text_extra,
             bos_token_id=ids["<|endoftext|>"],

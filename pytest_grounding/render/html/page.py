@@ -9,6 +9,7 @@ from typing import Any
 
 from ...analysis import cost
 from ...analysis.figures import SLICE_TITLES, blocks, design_figures, slice_figure
+from ...analysis.intervals import span
 from ...core.numbers import ms, pct
 from .. import terminal as report
 from . import svg
@@ -173,14 +174,15 @@ def slice_table(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
             num(row["scored"]),
             num(row["hits"]),
             pct(row["accuracy"]),
+            e(span(row.get("ci95"))),
             num(row["wrong_format"]),
             num(row["errors"]),
             num(row["mean_iou"], 2),
         ]
         for row in rows
     ]
-    head = [e(title), "n", "scored", "hits", "acc", "wrong", "err", "IoU"]
-    return table(head, body, [False] + [True] * 7)
+    head = [e(title), "n", "scored", "hits", "acc", "95% CI", "wrong", "err", "IoU"]
+    return table(head, body, [False] + [True] * 8)
 
 
 def detector_section(
@@ -213,6 +215,7 @@ def comparison(document: Mapping[str, Any]) -> str:
             num(block["samples"]),
             num(block["scored"]),
             pct(block["accuracy"]),
+            e(span(block.get("ci95"))),
             pct(block["macro_app_accuracy"]),
             num(block["mean_iou"], 2),
             ms(block["latency_ms"]["p50"]),
@@ -222,8 +225,9 @@ def comparison(document: Mapping[str, Any]) -> str:
         ]
         for name, block in named
     ]
-    head = ["detector", "task", "n", "scored", "accuracy", "macro apps", "IoU", "p50 ms", "p95 ms", "wrong", "err"]
-    return table(head, rows, [False, False] + [True] * 9)
+    head = ["detector", "task", "n", "scored", "accuracy", "95% CI", "macro apps", "IoU", "p50 ms", "p95 ms", "wrong"]
+    head.append("err")
+    return table(head, rows, [False, False] + [True] * 10)
 
 
 def summary_section(document: Mapping[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from ...analysis.figures import Figure
+from ...analysis.figures import Figure, Series
 
 PALETTE = ("#3b6fd8", "#e07b28", "#2f9e57", "#c2413b", "#8a5cc7", "#7a6a55", "#d35fa8", "#6f7a86")
 WIDTH = 560
@@ -44,6 +44,27 @@ def _frame(figure: Figure, height: float, body: list[str]) -> str:
     )
 
 
+def _bounds(series: Series, index: int) -> tuple[float, float] | None:
+    return series.intervals[index] if index < len(series.intervals) else None
+
+
+def whisker(a: float, b: float, at: float, *, across: bool, title: str) -> str:
+    """An error bar from `a` to `b` (pixels along the value axis) at `at`, with end caps:
+    `across` True for horizontal bars (the bar runs along x)."""
+    cap = 2.5
+    if across:
+        path = f"M{a:.1f},{at - cap:.1f}V{at + cap:.1f}M{a:.1f},{at:.1f}H{b:.1f}M{b:.1f},{at - cap:.1f}V{at + cap:.1f}"
+    else:
+        path = f"M{at - cap:.1f},{a:.1f}H{at + cap:.1f}M{at:.1f},{a:.1f}V{b:.1f}M{at - cap:.1f},{b:.1f}H{at + cap:.1f}"
+    return (
+        f'<path class="ci" d="{path}" stroke="#222" stroke-width="1" fill="none"><title>{escape(title)}</title></path>'
+    )
+
+
+def _ci_title(series: Series, category: str, bounds: tuple[float, float]) -> str:
+    return f"{series.name}, {category}: 95% CI {_label(bounds[0], True)}-{_label(bounds[1], True)}"
+
+
 def hbars(figure: Figure) -> str:
     """Horizontal grouped bars: a row per category, a bar per series, 0..100%."""
     left, right, bar = 150.0, WIDTH - 60.0, 9.0
@@ -64,7 +85,13 @@ def hbars(figure: Figure) -> str:
                 f'fill="{colour(index)}"><title>{escape(series.name)}, {escape(category)}: '
                 f"{_label(value, True)}</title></rect>"
             )
-            body.append(_text(left + width + 4, y + bar - 2, _label(value, True), size=9))
+            bounds = _bounds(series, row)
+            label_x = left + width + 4
+            if bounds is not None and value is not None:
+                a, b = left + (right - left) * bounds[0], left + (right - left) * bounds[1]
+                body.append(whisker(a, b, y + (bar - 1) / 2, across=True, title=_ci_title(series, category, bounds)))
+                label_x = max(label_x, b + 4)
+            body.append(_text(label_x, y + bar - 2, _label(value, True), size=9))
     body.append(f'<line x1="{left}" y1="{top - 2}" x2="{left}" y2="{height - 12:.1f}" stroke="#888"/>')
     return _frame(figure, height, body)
 
@@ -110,7 +137,11 @@ def columns(figure: Figure) -> str:
             points = [(left + slot * (col + 0.5), y_of(value), value) for col, value in known]
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
             body.append(f'<polyline points="{path}" fill="none" stroke="{colour(index)}" stroke-width="2"/>')
-            for x, y, value in points:
+            for (col, _), (x, y, value) in zip(known, points, strict=True):
+                bounds = _bounds(series, col)
+                if bounds is not None and figure.fraction:
+                    title = _ci_title(series, figure.categories[col], bounds)
+                    body.append(whisker(y_of(bounds[0]), y_of(bounds[1]), x, across=False, title=title))
                 body.append(
                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour(index)}"><title>'
                     f"{escape(series.name)}: {_label(value, figure.fraction)}</title></circle>"
@@ -125,6 +156,11 @@ def columns(figure: Figure) -> str:
                 f'fill="{colour(index)}"><title>{escape(series.name)}, {escape(figure.categories[col])}: '
                 f"{_label(share, figure.fraction)}</title></rect>"
             )
+            bounds = _bounds(series, col)
+            if bounds is not None and share is not None and figure.fraction:
+                title = _ci_title(series, figure.categories[col], bounds)
+                middle = x + max(width - 1, 1) / 2
+                body.append(whisker(y_of(bounds[0]), y_of(bounds[1]), middle, across=False, title=title))
     return _frame(figure, bottom + 40, body)
 
 

@@ -1,0 +1,187 @@
+"""`python -m pytest_grounding rescore PREDICTIONS [--preset NAME] [--scoring PROFILE] --json OUT`:
+a run's records scored again without the model (pytest_grounding.evaluate.rescore): the raw
+answers parsed again with another preset, and every record judged by a scoring profile; written as
+the JSON report (and predictions) a fresh run with that preset and profile writes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = (
+    "Every record of a predictions file (--grounding-predictions) or a JSON report (--grounding-json) "
+    "scored again, without the model: with --preset, the raw answers of the VLM detectors are parsed again "
+    "by that preset (its extractors, transform, refusal form and preprocessing's frame); with --scoring, every "
+    "record is judged by that scoring profile (default: pixel). Other records are scored from their stored "
+    "answer; error records and the element-at-click task's are kept as written. Writes the records and the "
+    "report that a fresh run with that preset and profile writes. Exit 0: written; 2: the file cannot be read "
+    "or a record cannot be scored."
+)
+
+
+# the run settings a report needs, for a predictions file (a report's own are kept)
+BARE_SETTINGS: dict[str, Any] = {"misses": "fail", "limit": None, "timeout_s": None, "top_apps": None, "gates": []}
+
+
+def add_command(commands: Any) -> None:
+    from ..core.profiles import DEFAULT_PROFILE, PROFILES
+
+    rescore = commands.add_parser(
+        "rescore",
+        help="score a run's predictions again: another preset's parsing, another scoring profile; no model",
+        description=DESCRIPTION,
+    )
+    rescore.add_argument("source", type=Path, metavar="PREDICTIONS", help="a predictions JSONL or a JSON report")
+    rescore.add_argument("--preset", metavar="NAME", help="parse the raw answers again with this preset")
+    rescore.add_argument(
+        "--scoring",
+        default=DEFAULT_PROFILE,
+        choices=list(PROFILES),
+        metavar="PROFILE",
+        help=f"scoring profile: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; docs/measured.md)",
+    )
+    rescore.add_argument("--json", required=True, type=Path, metavar="PATH", help="write the report here")
+    rescore.add_argument("--predictions", type=Path, metavar="PATH", help="also the records as a predictions JSONL")
+
+
+def preset_parser(name: str) -> Any:
+    """The `parse(record, image_size)` of a preset: what a served or in-process VLM detector with
+    that preset makes of the record's raw answer (its frame from the preset's preprocessing, capped
+    at the server's default pixel budget as `openai` caps it)."""
+    from ..detectors.served_budget import server_budget, within_budget
+    from ..detectors.vlm.parse import answer_to_prediction
+    from ..detectors.vlm.presets import resolve_preset
+
+    preset = resolve_preset(name)
+    preset = within_budget(preset, server_budget(preset))
+    dropped = ("answer_shape", "model_coordinates", "refusal", "model_image")
+
+    def parse(record: Mapping[str, Any], size: tuple[int, int]) -> Any:
+        frame = preset.preprocess.frame(size)
+        stored = record.get("meta") if isinstance(record.get("meta"), Mapping) else {}
+        meta = {"model_image": list(frame.model), **{k: v for k, v in dict(stored or {}).items() if k not in dropped}}
+        raw = record.get("raw")
+        return answer_to_prediction(
+            raw if isinstance(raw, str) else None,
+            frame,
+            extractors=preset.extractors,
+            transform=preset.transform,
+            refusal=preset.refusal,
+            meta=meta,
+        )
+
+    return parse
+
+
+def _read(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The records, and the report they came from (None for a predictions file)."""
+    from ..render.output import read_predictions, read_report
+
+    if source.suffix == ".json":
+        document = read_report(source)
+        return [dict(r) for r in document["samples"]], document
+    lines = read_predictions(source)
+    bad = [n for n, line in lines if not isinstance(line, dict) or "outcome" not in line or "detector" not in line]
+    if bad:
+        raise ValueError(f"{source}:{bad[0]}: not a record of a predictions file (--grounding-predictions)")
+    return [line for _, line in lines], None
+
+
+def _datasets(records: list[dict[str, Any]], document: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The report's datasets, or for a predictions file what its records say of theirs (name, count,
+    fingerprint; format and path are not in a record)."""
+    if document is not None:
+        return list(document["run"]["datasets"])
+    found: dict[str, dict[str, Any]] = {}
+    for record in records:
+        entry = found.setdefault(
+            record["dataset"],
+            {"name": record["dataset"], "format": "unknown", "path": "", "samples": 0, "fingerprint": "unknown"},
+        )
+        entry["samples"] += 1
+        if isinstance(record.get("fingerprint"), str):
+            entry["fingerprint"] = record["fingerprint"]
+    return [{**entry, "defects": 0, "problems": []} for _, entry in sorted(found.items())]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis import document as document_mod
+    from ..core.numbers import pct
+    from ..core.profiles import get_profile
+    from ..evaluate.rescore import RescoreError, rescore
+    from ..plugin.environment import versions as environment_versions
+    from ..render.output import OutputError, PredictionsWriter, write_json
+
+    started = time.time()
+    try:
+        profile = get_profile(args.scoring)
+        parse = preset_parser(args.preset) if args.preset else None
+        records, source = _read(args.source)
+        found = rescore(records, profile, parse, args.preset)
+    except (OutputError, RescoreError, ValueError, LookupError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    notes = [f"rescored from {args.source}" + (f" with preset {args.preset}" if args.preset else "")]
+    if found.cut:
+        notes.append(f"{found.cut} raw answers were cut at 500 characters by an older version: parsed as they are")
+    if found.not_parsed:
+        notes.append(f"{found.not_parsed} records hold no VLM answer to parse again: scored from their stored answer")
+    datasets = _datasets(records, source)
+    stored = dict(source["run"]["detectors"]) if source else {}
+    renamed = {str(old["detector"]): str(new["detector"]) for old, new in zip(records, found.records, strict=True)}
+    detectors: dict[str, Any] = {renamed.get(str(spec), str(spec)): info for spec, info in stored.items()}
+    for spec in dict.fromkeys(str(r["detector"]) for r in found.records):
+        detectors.setdefault(spec, {"name": spec, "class": "unknown (rescored from a predictions file)"})
+    settings = dict(source["run"]["settings"]) if source else {}
+    scoring = document_mod.Scoring(
+        refusal_rows=str(settings.get("refusal_rows") or "include"),
+        max_errors=settings.get("max_errors", 0.1),
+        profile=profile.describe(),
+    )
+    figures = document_mod.figures(
+        found.records, scoring, datasets=datasets, detector_info=detectors, interrupted=False
+    )
+    header = document_mod.Header(
+        started=started,
+        duration_s=time.time() - started,
+        args=(
+            "rescore",
+            str(args.source),
+            *(["--preset", args.preset] if args.preset else []),
+            "--scoring",
+            profile.name,
+        ),
+        settings={**BARE_SETTINGS, **settings, "scoring": profile.name},
+        workers=None,
+        versions=dict(source["versions"]) if source else environment_versions(),
+        partial=bool(source.get("partial")) if source else False,
+        resumed=0,
+        notes=tuple(notes),
+    )
+    document = document_mod.build(found.records, figures, scoring, header, datasets=datasets, detector_info=detectors)
+    try:
+        write_json(args.json, document)
+    except (OSError, ValueError) as exc:
+        print(f"error: report {args.json} not written: {exc}", file=sys.stderr)
+        return 2
+    if args.predictions is not None:
+        writer = PredictionsWriter(args.predictions)
+        for record in found.records:
+            writer.write(record)
+        writer.close()
+        if writer.error:
+            print(f"error: {writer.error}", file=sys.stderr)
+            return 2
+    for note in notes:
+        print(f"note: {note}")
+    for spec, block in figures.summary.items():
+        print(f"{spec}: {block['hits']}/{block['scored']} hits, accuracy {pct(block['accuracy'])} ({profile.name})")
+    print(
+        f"rescored {len(found.records)} records ({found.parsed} parsed again, {found.kept} kept as written): "
+        f"{found.changed} outcomes changed -> {args.json}"
+    )
+    return 0

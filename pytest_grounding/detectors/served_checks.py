@@ -1,0 +1,276 @@
+"""What a served detector finds out about its server before the run, with one probe request (a
+small blank screen, the preset's real prompt and fields, a few answer tokens), so that what would
+go wrong on every sample is one message instead:
+
+- a key the server refuses (401/403): the detector cannot be built (one message, nothing more sent);
+- a request field the server refuses (`transformers serve` answers 422 to vLLM's `top_k` and
+  `skip_special_tokens`): dropped with one line when it cannot change the answer (`top_k`/`top_p`
+  under greedy decoding, see `droppable`), else one message naming the field, the preset and the fix;
+- the prompt's text tokens (the probe's `usage` less its image), which with the engine's context
+  (`served_engine`) tells before the run whether the largest screen fits (`context_shortfall`).
+
+A probe that fails for another reason (a 5xx, a timeout, a body that is not a completion) decides
+nothing: the run goes on and its records say what happens. What a probe found is remembered per
+process and handed to xdist workers (`export` / `adopt`), so a run probes each server once."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .hub import ModelUnavailable
+from .served_engine import EngineInfo
+
+PROBE_INSTRUCTION = "pytest-grounding probe: the top left corner"  # stand-ins may recognise it
+PROBE_SIZE = (320, 240)
+PROBE_TOKENS = 8
+# Fields every OpenAI-compatible server takes; the others are checked.
+STANDARD_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature"})
+NEAR_GREEDY_TOP_P = 0.05  # top_p this small keeps only the most likely token (unless two nearly tie)
+REFUSAL_STATUS = (400, 404, 422)
+
+# Why a field cannot be dropped, and what to do instead: the message's last part.
+KEEP_REASONS = {
+    "skip_special_tokens": "the preset's answers are written between special tokens, which the server would strip",
+    "frequency_penalty": "the penalty changes greedy answers too",
+    "stop": "without its stop strings the answer runs on past where the preset's authors cut it",
+    "chat_template_kwargs": "it switches the model's chat template (thinking on or off)",
+    "top_k": "the preset samples (temperature above 0), and top_k shapes what it samples",
+    "top_p": "the preset samples (temperature above 0), and top_p shapes what it samples",
+}
+
+
+@dataclass(frozen=True)
+class ServerCheck:
+    """What the probe found about one server, for one model and preset."""
+
+    engine: EngineInfo = field(default_factory=EngineInfo)
+    dropped: tuple[str, ...] = ()  # request fields left out: refused, and unable to change the answer
+    refused_detail: str = ""  # the server's words when it refused them
+    prompt_tokens: int | None = None  # the probe's prompt tokens (`usage`), its image included
+    probe_image_tokens: int | None = None  # of them, the probe screen's
+    probed: bool = False  # False: no probe (probe=false) or it decided nothing (a 5xx, a timeout)
+
+    @property
+    def text_tokens(self) -> int | None:
+        """The prompt's tokens besides the image (system prompt, template, the probe's instruction)."""
+        if self.prompt_tokens is None or self.probe_image_tokens is None:
+            return None
+        return max(0, self.prompt_tokens - self.probe_image_tokens)
+
+    def notes(self, preset: str) -> list[str]:
+        if not self.dropped:
+            return []
+        fields = ", ".join(self.dropped)
+        return [
+            f"the server refuses {fields} ({self.refused_detail[:120]}); preset {preset} decodes greedily, so "
+            f"{'it is' if len(self.dropped) == 1 else 'they are'} left out of every request: answers are unchanged"
+        ]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine.describe(),
+            "dropped": list(self.dropped),
+            "refused_detail": self.refused_detail,
+            "prompt_tokens": self.prompt_tokens,
+            "probe_image_tokens": self.probe_image_tokens,
+            "probed": self.probed,
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> ServerCheck:
+        engine = data.get("engine") or {}
+        return cls(
+            engine=EngineInfo(
+                name=str(engine.get("name") or "unknown"),
+                version=engine.get("version"),
+                max_model_len=engine.get("max_model_len"),
+                settings=dict(engine.get("settings") or {}),
+            ),
+            dropped=tuple(data.get("dropped") or ()),
+            refused_detail=str(data.get("refused_detail") or ""),
+            prompt_tokens=data.get("prompt_tokens"),
+            probe_image_tokens=data.get("probe_image_tokens"),
+            probed=bool(data.get("probed")),
+        )
+
+
+# -- pure decisions -------------------------------------------------------------------------------
+
+
+def droppable(name: str, decoding: Any) -> bool:
+    """Whether leaving a refused field out cannot change the answer: top_k and top_p only narrow
+    sampling toward the most likely token, so they go when the preset decodes greedily (temperature
+    0), or when top_k=1 goes and a top_p of at most 0.05 stays (GUI-Owl-1.5's temperature 0.01,
+    top_p 0.01, top_k 1). Every other field changes answers and is kept."""
+    if name not in ("top_k", "top_p"):
+        return False
+    if decoding.temperature == 0:
+        return True
+    if name == "top_k" and decoding.top_k == 1:
+        return decoding.top_p is not None and decoding.top_p <= NEAR_GREEDY_TOP_P
+    return False
+
+
+def refused_fields(detail: str, sent: Iterable[str]) -> list[str]:
+    """The sent fields a server's error text names (`Unexpected fields in the request: {'top_k'}`,
+    `extra_forbidden ... 'top_k'`), as whole words."""
+    return [name for name in sent if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", detail)]
+
+
+def image_tokens(preprocess: Any, size: tuple[int, int]) -> int | None:
+    """Tokens of a screen in the model's frame, for Qwen-style patches merged 2x2 (smart_resize's
+    factor is the merged patch's side); None for presets whose tokens are not known."""
+    factor = getattr(preprocess, "factor", None)
+    frame = getattr(preprocess, "frame", None)
+    if not isinstance(factor, int) or factor < 1 or frame is None:
+        return None
+    width, height = frame(size).model
+    return (width // factor) * (height // factor)
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Samples whose prompt would not fit the server's context."""
+
+    context: int
+    largest_need: int
+    over: int  # how many samples
+    first: str  # the first such sample (id and image size)
+
+
+def prompt_need(
+    check: ServerCheck, preprocess: Any, size: tuple[int, int], instruction: str, answer_tokens: int
+) -> int | None:
+    """Tokens a sample's request holds at most: the probe's text tokens, this screen's image tokens,
+    the instruction's bytes beyond the probe's (a token is at least a byte) and the answer's room."""
+    text = check.text_tokens
+    tokens = image_tokens(preprocess, size)
+    if text is None or tokens is None:
+        return None
+    extra = max(0, len(instruction.encode()) - len(PROBE_INSTRUCTION.encode()))
+    return text + tokens + extra + answer_tokens
+
+
+def context_shortfall(
+    check: ServerCheck, preprocess: Any, answer_tokens: int, samples: Iterable[tuple[str, tuple[int, int], str]]
+) -> Shortfall | None:
+    """None when every (id, size, instruction) fits the server's context (or it is not known)."""
+    context = check.engine.max_model_len
+    if not context:
+        return None
+    largest, over, first = 0, 0, ""
+    for sample_id, size, instruction in samples:
+        need = prompt_need(check, preprocess, size, instruction, answer_tokens)
+        if need is None:
+            return None
+        largest = max(largest, need)
+        if need > context:
+            over += 1
+            first = first or f"{sample_id} ({size[0]}x{size[1]})"
+    return Shortfall(context, largest, over, first) if over else None
+
+
+# -- the probe ------------------------------------------------------------------------------------
+
+
+def probe_fields(
+    send: Callable[[Sequence[str]], Mapping[str, Any]],
+    fields: Mapping[str, Any],
+    decoding: Any,
+    *,
+    preset: str,
+    where: str,
+) -> tuple[tuple[str, ...], str, Mapping[str, Any] | None]:
+    """Send the probe (`send(omitted)` posts it without those fields, raising ServerError); the
+    fields to drop, the server's words, and the probe's answer (None when it decided nothing).
+    When the whole probe fails (a 4xx, or a 5xx: `transformers serve` fails on `stop` with a VLM),
+    the probe without the checked fields is sent, then with each one alone: a field that alone
+    fails a request that succeeds without it is the server's problem with that field.
+    Raises ModelUnavailable for a refused key, or a failing field the preset needs."""
+    from .http import AuthError, ServerError
+
+    checked = [name for name in fields if name not in STANDARD_FIELDS]
+    try:
+        return (), "", send(())
+    except AuthError as exc:
+        raise ModelUnavailable(
+            f"openai: the server at {where} refuses the key",
+            str(exc)[:300],
+            "set the right key in the variable api_key_env= names (or leave api_key_env out for a server without keys)",
+        ) from None
+    except ServerError as exc:
+        if exc.status is None or not (exc.status in REFUSAL_STATUS or exc.status >= 500) or not checked:
+            return (), "", None  # a timeout, garbage, a 429: the run's own records say it
+    try:
+        answer = send(tuple(checked))
+    except ServerError:
+        return (), "", None  # it fails without them too: not their doing
+    failing: dict[str, str] = {}
+    for name in checked:
+        try:
+            send(tuple(other for other in checked if other != name))
+        except ServerError as exc:
+            failing[name] = f"HTTP {exc.status}: {exc.detail or exc}" if exc.status else str(exc)
+    if not failing:
+        return (), "", answer  # only together, or only once (a passing 5xx): decided by the run
+    detail = "; ".join(f"with {name}: {text[:160]}" for name, text in failing.items())
+    kept = [name for name in failing if not droppable(name, decoding)]
+    if kept:
+        reasons = "; ".join(f"{name}: {KEEP_REASONS.get(name, 'the preset sets it')}" for name in kept)
+        raise ModelUnavailable(
+            f"openai: the server at {where} refuses or fails on the request field{'s' if len(kept) > 1 else ''} "
+            f"{', '.join(kept)} that preset {preset} needs ({reasons})",
+            f"probe requests: {detail[:300]}",
+            "serve the model with vLLM or SGLang (both take these fields), or choose a preset that does not set "
+            f"{'them' if len(kept) > 1 else 'it'} (python -m pytest_grounding presets)",
+        )
+    dropped = tuple(failing)
+    try:
+        return dropped, detail, send(dropped)
+    except ServerError:
+        return dropped, detail, None
+
+
+# -- remembered per process, handed to workers ----------------------------------------------------
+
+_lock = threading.Lock()
+_checks: dict[str, ServerCheck] = {}
+
+
+def check_key(urls: Sequence[str], model: str, preset: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
+    return json.dumps([list(urls), model, preset, dict(fields)], sort_keys=True, default=str)
+
+
+def checked(key: str, probe: Callable[[], ServerCheck]) -> ServerCheck:
+    """The check remembered under `key`, else `probe()`'s (remembered; a ModelUnavailable is not)."""
+    with _lock:
+        known = _checks.get(key)
+    if known is not None:
+        return known
+    found = probe()
+    with _lock:
+        return _checks.setdefault(key, found)
+
+
+def export() -> dict[str, Any]:
+    """What this process found, for xdist workers (plain types)."""
+    with _lock:
+        return {key: check.to_wire() for key, check in _checks.items()}
+
+
+def adopt(sent: Mapping[str, Any]) -> None:
+    with _lock:
+        for key, data in (sent or {}).items():
+            if isinstance(data, Mapping):
+                _checks.setdefault(str(key), ServerCheck.from_wire(data))
+
+
+def forget() -> None:
+    """At the end of a session: a later in-process session may see other servers at these URLs."""
+    with _lock:
+        _checks.clear()

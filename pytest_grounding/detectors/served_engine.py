@@ -1,0 +1,137 @@
+"""Which engine answers behind an OpenAI-compatible URL, its version and the settings it reports:
+the record every served report carries, since engine versions move grounding scores by tens of
+points. Asked once per server when a served detector is built (three small GETs, no retries):
+
+- vLLM: `GET /version` ({"version": "0.32.0"}) and `/v1/models` (`owned_by: "vllm"`,
+  `max_model_len`, `root`: the weights' folder or hub id);
+- SGLang: `GET /get_server_info` (`version`, `context_length`, the server's arguments);
+- `transformers serve`: `/v1/models` only (`owned_by: "local"` with a `status` object); it reports
+  no version;
+- anything else: "unknown", with what `/v1/models` said.
+
+The parsing is pure (`engine_from`); `probe_engine` does the requests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.redact import redact
+
+PROBE_TIMEOUT_S = 5.0
+UNKNOWN = "unknown"
+# SGLang's /get_server_info holds every server argument; these are the ones that move answers.
+SGLANG_SETTINGS = (
+    "model_path",
+    "served_model_name",
+    "context_length",
+    "dtype",
+    "tp_size",
+    "dp_size",
+    "mem_fraction_static",
+)
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "transformers": "transformers serve", UNKNOWN: "unknown engine"}
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """The engine behind a base URL, as it describes itself."""
+
+    name: str = UNKNOWN  # vllm | sglang | transformers | unknown
+    version: str | None = None
+    max_model_len: int | None = None  # the context the server holds, prompt and answer together
+    settings: Mapping[str, Any] = field(default_factory=dict)  # what else it reports (root, dtype, ...)
+
+    @property
+    def headline(self) -> str:
+        """`vLLM 0.32.0, context 16,384` / `transformers serve (version not reported)`."""
+        words = ENGINE_NAMES.get(self.name, self.name)
+        words += f" {self.version}" if self.version else (" (version not reported)" if self.name != UNKNOWN else "")
+        if self.max_model_len:
+            words += f", context {self.max_model_len:,}"
+        return words
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "max_model_len": self.max_model_len,
+            "settings": dict(self.settings),
+            "headline": self.headline,
+        }
+
+
+def engine_from(
+    models: Mapping[str, Any] | None,
+    model: str | None,
+    version: Mapping[str, Any] | None = None,
+    server_info: Mapping[str, Any] | None = None,
+    fingerprint: str | None = None,
+) -> EngineInfo:
+    """The engine from what its endpoints answered (None: that endpoint did not answer JSON)."""
+    entry = _model_entry(models, model)
+    owner = str(entry.get("owned_by") or "").lower()
+    settings: dict[str, Any] = {k: _plain(entry[k]) for k in ("id", "root", "owned_by") if entry.get(k) is not None}
+    if isinstance(server_info, Mapping) and ("version" in server_info or "model_path" in server_info):
+        settings.update({k: _plain(server_info[k]) for k in SGLANG_SETTINGS if server_info.get(k) is not None})
+        return EngineInfo(
+            "sglang",
+            _text(server_info.get("version")),
+            _count(server_info.get("context_length")) or _count(entry.get("max_model_len")),
+            settings,
+        )
+    if owner == "vllm" or (isinstance(version, Mapping) and "version" in version and owner != "sglang"):
+        named = _text(version.get("version")) if isinstance(version, Mapping) else None
+        return EngineInfo(
+            "vllm", named or fingerprint_version(fingerprint), _count(entry.get("max_model_len")), settings
+        )
+    if owner == "local" and isinstance(entry.get("status"), Mapping):
+        return EngineInfo("transformers", None, None, settings)
+    if owner == "sglang":
+        return EngineInfo("sglang", None, _count(entry.get("max_model_len")), settings)
+    return EngineInfo(UNKNOWN, None, _count(entry.get("max_model_len")), settings)
+
+
+def probe_engine(client: Any, model: str | None, models: Mapping[str, Any] | None = None) -> EngineInfo:
+    """Ask the server (the first base URL) what it is: never raises, "unknown" when it says nothing."""
+    from .http import ServerError
+
+    def get(path: str, root: bool) -> Mapping[str, Any] | None:
+        try:
+            return client.request(path, root=root, retries=0, timeout=PROBE_TIMEOUT_S).document
+        except ServerError:
+            return None
+
+    listing = models if models is not None else get("/models", False)
+    version = get("/version", True)
+    info = None if version is not None else get("/get_server_info", True)
+    return engine_from(listing, model, version, info)
+
+
+def _model_entry(models: Mapping[str, Any] | None, model: str | None) -> Mapping[str, Any]:
+    data = models.get("data") if isinstance(models, Mapping) else None
+    entries = [e for e in data if isinstance(e, Mapping)] if isinstance(data, list) else []
+    return next((e for e in entries if e.get("id") == model), entries[0] if entries else {})
+
+
+def fingerprint_version(fingerprint: str | None) -> str | None:
+    """vLLM's `system_fingerprint` is `vllm-0.32.0-13abd795`."""
+    if fingerprint and fingerprint.startswith("vllm-"):
+        return fingerprint.split("-")[1] or None
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return redact(str(value))[:80] if isinstance(value, (str, int, float)) and str(value) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
+
+
+def _plain(value: Any) -> Any:
+    """Settings as the report writes them: short texts and numbers only (a server is untrusted)."""
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and abs(value) < 10**15):
+        return value
+    return redact(str(value))[:200]

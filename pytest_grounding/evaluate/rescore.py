@@ -1,0 +1,174 @@
+"""A run's records scored again without the model (`python -m pytest_grounding rescore`): each
+record's sample rebuilt from the record itself (its target, shape, image size and slices), its
+answer taken as stored or parsed again from the raw answer (another preset: the caller's `parse`),
+and scored by a profile (core/profiles.py). The records are those a fresh run with that preset and
+profile writes. Pure: no pytest, no I/O, no detector imported (the caller passes `parse`).
+
+Kept as they are: error records (no answer to score), the element-at-click task's records. A raw
+answer cut by an older version (500 characters and "...") is parsed as it is and counted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.profiles import Profile
+from ..core.record import Outcome, Record, Task, to_json, with_fields
+from ..core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Shape, Steps, Target
+from ..core.types import Box, Prediction, Sample
+from . import scoring
+from .resume import prediction_of
+
+OLD_RAW_LIMIT = 500  # what versions before the whole raw answer kept, then "..."
+# A stored record's fields that the new answer or outcome makes stale when the new record lacks them
+# (a multi-point answer's `points`, the baseline's verdict on the old outcome); the other fields the
+# scoring does not write (fingerprint, queue_ms, ...) are kept.
+STALE = ("points", "baseline")
+Parse = Callable[[Mapping[str, Any], tuple[int, int]], Prediction]
+
+
+class RescoreError(ValueError):
+    """A record that cannot be scored again (named, with why)."""
+
+
+@dataclass(frozen=True)
+class Rescored:
+    records: tuple[Record, ...]
+    changed: int  # records whose outcome is not the stored one
+    parsed: int  # records whose raw answer was parsed again
+    kept: int  # records kept as written (errors, the locate task)
+    cut: int  # raw answers cut at the old 500 characters (parsed as they are)
+    not_parsed: int  # records with no model answer to parse (not a VLM's), scored from their answer
+
+
+def _box(values: Any) -> Box:
+    if not (isinstance(values, list) and len(values) == 4):
+        raise RescoreError(f"box {values!r:.60} is not four numbers")
+    return Box(*(float(v) for v in values))
+
+
+def _shape(entry: Mapping[str, Any]) -> Shape:
+    if "box" in entry:
+        return _box(entry["box"])
+    rule = entry.get("rule", RAY)
+    if rule not in (RAY, INCLUSIVE):
+        raise RescoreError(f"polygon rule {rule!r:.30} is none this version knows")
+    return Polygon(tuple((float(x), float(y)) for x, y in entry["polygon"]), rule)
+
+
+def target_of_record(record: Mapping[str, Any]) -> Target | None:
+    """The target a record was scored against (its `target_shape`), None for a one-box target."""
+    shape = record.get("target_shape")
+    if record.get("negative"):
+        return Absent()
+    if not isinstance(shape, Mapping):
+        return None
+    kind = shape.get("kind")
+    if kind == "any_of":
+        return AnyOf(tuple(_shape(s) for s in shape["shapes"]))
+    if kind == "steps":
+        return Steps(
+            tuple(tuple(_shape(s) for s in step) for step in shape["steps"]),
+            tuple(_shape(s) for s in shape.get("banned", ())),
+            bool(shape.get("ordered", True)),
+        )
+    if kind == "absent":
+        return Absent()
+    raise RescoreError(f"target kind {kind!r:.30} is none this version knows")
+
+
+def sample_of(record: Mapping[str, Any]) -> Sample:
+    """The sample a record was made from, as far as scoring needs it."""
+    size = record.get("image_size")
+    benchmark = record.get("benchmark")
+    return Sample(
+        dataset=str(record["dataset"]),
+        id=str(record["id"]),
+        uid=str(record["uid"]),
+        image=Path(str(record["image"])),
+        instruction=str(record["instruction"]),
+        bbox=_box(record["target"]),
+        element_type=str(record.get("element_type", "other")),
+        app=str(record.get("app", "unknown")),
+        app_category=str(record.get("app_category", "unknown")),
+        platform=str(record.get("platform", "unknown")),
+        image_size=(int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None,
+        extra={"benchmark": benchmark} if isinstance(benchmark, Mapping) else {},
+        target=target_of_record(record),
+    )
+
+
+def is_model_answer(record: Mapping[str, Any]) -> bool:
+    """A VLM's answer (its meta names the image the model was given): one a preset can parse again."""
+    meta = record.get("meta")
+    return isinstance(meta, Mapping) and "model_image" in meta and isinstance(record.get("raw"), (str, type(None)))
+
+
+def was_cut(raw: Any) -> bool:
+    return isinstance(raw, str) and len(raw) == OLD_RAW_LIMIT + 3 and raw.endswith("...")
+
+
+_PRESET = re.compile(r"(?<=[:,])preset=[^,]*")
+
+
+def respec(spec: str, preset: str) -> str:
+    """A detector spec as it reads with another preset (`openai:base_url=U,preset=A` -> `...,preset=B`;
+    a spec without one gets it), so the records name what parsed their answers."""
+    if _PRESET.search(spec):
+        return _PRESET.sub(lambda _: f"preset={preset}", spec, count=1)
+    return f"{spec}{',' if ':' in spec else ':'}preset={preset}"
+
+
+def rescore_record(
+    record: Mapping[str, Any], profile: Profile, parse: Parse | None = None, preset: str | None = None
+) -> tuple[Record, bool]:
+    """The record a run with this profile (and, given `parse`, the preset named `preset`) writes for
+    the stored answer, and whether the raw answer was parsed again (its detector spec then names the
+    preset). RescoreError for a record that cannot be."""
+    try:
+        sample = sample_of(record)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RescoreError(f"sample {record.get('id')!r:.60}: {exc}") from None
+    size = sample.image_size
+    if size is None:
+        raise RescoreError(f"sample {sample.id!r:.60}: no image size to score it in")
+    reparse = parse is not None and is_model_answer(record)
+    try:
+        prediction = parse(record, size) if parse is not None and reparse else prediction_of(record)
+    except ValueError as exc:
+        raise RescoreError(f"sample {sample.id!r:.60}: {exc}") from None
+    latency = record.get("latency_ms")
+    detector = str(record["detector"])
+    fresh = scoring.score(
+        sample,
+        prediction,
+        detector=respec(detector, preset) if reparse and preset else detector,
+        latency_ms=float(latency or 0.0),
+        image_size=size,
+        profile=profile,
+    )
+    kept = {key: value for key, value in record.items() if key not in fresh and key not in STALE}
+    return with_fields(fresh, **kept, **({"latency_ms": None} if latency is None else {})), reparse
+
+
+def rescore(
+    records: Sequence[Mapping[str, Any]], profile: Profile, parse: Parse | None = None, preset: str | None = None
+) -> Rescored:
+    """Every record scored again (see the module doc)."""
+    out: list[Record] = []
+    changed = parsed = kept = cut = not_parsed = 0
+    for record in records:
+        if record.get("outcome") == Outcome.ERROR or record.get("task", Task.GROUNDING) != Task.GROUNDING:
+            out.append(to_json(dict(record)))
+            kept += 1
+            continue
+        fresh, reparsed = rescore_record(record, profile, parse, preset)
+        out.append(fresh)
+        parsed += reparsed
+        not_parsed += parse is not None and not reparsed
+        cut += reparsed and was_cut(record.get("raw"))
+        changed += fresh["outcome"] != record.get("outcome")
+    return Rescored(tuple(out), changed, parsed, kept, cut, not_parsed)

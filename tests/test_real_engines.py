@@ -1,0 +1,297 @@
+"""The served path against real engines, not a stand-in: vLLM (CPU build) and `transformers serve`,
+each serving tiny random Qwen2.5-VL and Qwen3-VL checkpoints built here, installed in their own
+environments by `ci/engines/install.sh` (which `.ci/run` calls). Random weights answer garbage, so
+the assertions are on the protocol: every sample scored (no error), the engine named in the
+report, cut answers marked and counted, the same predictions serially and under `-n 2` at
+concurrency 1 and 8, one message where a server cannot serve a preset, and no server process
+left behind by the `vllm` detector, also when its run is interrupted.
+
+Skipped where the engines are not installed (run `bash ci/engines/install.sh`); under CI=true a
+missing engine fails instead, so that CI cannot pass without them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import read_json, read_jsonl
+
+pytest.importorskip("httpx")
+pytest.importorskip("transformers")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINES = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")
+VLLM_PYTHON = ENGINES / "vllm" / "bin" / "python"
+TF_SERVE = ENGINES / "transformers" / "bin" / "transformers"
+LIMIT = "4"  # samples per run: the synthetic set's first screens (3440x1440 and 1288x812)
+TOKENS = 24  # answer tokens (the presets' own: up to 2,048): the protocol is under test, not the answers
+ENGINE_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def installed(path: Path, engine: str) -> None:
+    if (path.parent.parent / ".stamp").is_file() and path.exists():
+        return
+    message = f"{engine} is not installed in {path.parent.parent}: bash ci/engines/install.sh"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """Tiny random checkpoints with a text head size vLLM's CPU attention takes (32)."""
+    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+
+    folder = tmp_path_factory.mktemp("engine-checkpoints")
+    return {
+        "qwen2.5-vl": build_tiny_qwen25vl(folder / "tiny-qwen2_5_vl", head_dim=32),
+        "qwen3-vl": build_tiny_qwen25vl(folder / "tiny-qwen3_vl", family="qwen3_vl", head_dim=32),
+    }
+
+
+@pytest.fixture
+def engine_env(monkeypatch):
+    """The engines' environment, and one engine test at a time on the machine: vLLM's CPU worker
+    binds its threads to the first cores, so two servers at once (two xdist workers) would share
+    one core and a timeout could fire for no fault of the harness."""
+    import fcntl
+    import tempfile
+
+    for key, value in ENGINE_ENV.items():
+        monkeypatch.setenv(key, value)
+    with open(Path(tempfile.gettempdir()) / "pytest-grounding-engines.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+class Started:
+    """A server this test started (the library's own process handling), stopped at the end."""
+
+    def __init__(self, argv, port, name, tmp_path):
+        from pytest_grounding.detectors.vllm_server import LaunchPlan, ServerProcess
+
+        self.server = ServerProcess(LaunchPlan(tuple(argv), name, port, None), tmp_path / f"{name}-{port}.log")
+        self.server.wait_ready(300, lambda line: None)
+        self.url = self.server.plan.base_url
+
+    def stop(self):
+        self.server.stop()
+
+
+def start_vllm(folder, tmp_path, **extra):
+    from pytest_grounding.detectors.vllm_server import free_port, launch_plan
+    from pytest_grounding.detectors.vlm.presets import resolve_preset
+
+    preset = resolve_preset("qwen3-vl" if "qwen3" in folder.name else "qwen2.5-vl")
+    port = free_port()
+    plan = launch_plan(
+        str(folder),
+        preset,
+        port=port,
+        server=str(VLLM_PYTHON),
+        server_args="--enforce-eager --max-num-seqs 8 --no-enable-prefix-caching " + extra.get("args", ""),
+    )
+    return Started(plan.argv, port, plan.served_name, tmp_path)
+
+
+def start_transformers(folder, tmp_path):
+    from pytest_grounding.detectors.vllm_server import free_port
+
+    port = free_port()
+    argv = [str(TF_SERVE), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    return Started(argv, port, folder.name, tmp_path)
+
+
+def suite_run(tmp_path, label, detector, *args, timeout=600):
+    out = tmp_path / label
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "suites/",
+        "-p",
+        "no:cacheprovider",
+        "--grounding-limit",
+        LIMIT,
+        "--detector",
+        detector,
+        "--grounding-json",
+        str(out / "report.json"),
+        "--grounding-predictions",
+        str(out / "predictions.jsonl"),
+        "--basetemp",
+        str(tmp_path / f"{label}-tmp"),
+        *args,
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return done, out
+
+
+def scored_run(tmp_path, label, detector, *args):
+    """A run whose every sample is scored (garbage answers: misses, never errors)."""
+    done, out = suite_run(tmp_path, label, detector, *args)
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+    report = read_json(out / "report.json")
+    records = read_jsonl(out / "predictions.jsonl")
+    assert len(records) == int(LIMIT), done.stdout[-2000:]
+    errors = [r["error"] for r in records if r["outcome"] == "error"]
+    assert errors == [], errors[:2]
+    return report, records, done.stdout
+
+
+def answers(records):
+    return {r["uid"]: (r["outcome"], r["point"], r["raw"]) for r in records}
+
+
+def the_engine(report):
+    (info,) = report["run"]["detectors"].values()
+    return info["engine"]
+
+
+def four_runs(tmp_path, detector_of):
+    """Serially and with -n 2, at concurrency 1 and 8: the same predictions every time."""
+    seen = {}
+    for workers in ((), ("-n", "2")):
+        for concurrency in (1, 8):
+            label = f"{'n2' if workers else 'serial'}-c{concurrency}"
+            report, records, _ = scored_run(tmp_path, label, detector_of(concurrency), *workers)
+            seen[label] = (report, records)
+    first = answers(seen["serial-c1"][1])
+    for label, (_, records) in seen.items():
+        assert answers(records) == first, label
+    return seen
+
+
+@pytest.mark.parametrize("family", ["qwen2.5-vl", "qwen3-vl"])
+def test_vllm_serves_every_sample_the_same_way_serially_and_with_xdist(family, checkpoints, engine_env, tmp_path):
+    installed(VLLM_PYTHON, "vLLM")
+    server = start_vllm(checkpoints[family], tmp_path)
+    try:
+        seen = four_runs(
+            tmp_path,
+            lambda c: (
+                f"openai:base_url={server.url},model={server.server.plan.served_name},preset={family},"
+                f"concurrency={c},max_new_tokens={TOKENS}"
+            ),
+        )
+    finally:
+        server.stop()
+    report, records = seen["n2-c8"]
+    engine = the_engine(report)
+    assert engine["name"] == "vllm" and engine["version"] == "0.32.0" and engine["max_model_len"] > 8000
+    # the random model writes until max_tokens: every answer is cut, marked and counted
+    assert all(r.get("truncated") for r in records)
+    (block,) = report["summary"].values()
+    assert block["truncated"] == int(LIMIT)
+    assert "vLLM 0.32.0" in report["run"]["detectors"][next(iter(report["run"]["detectors"]))]["headline"]
+
+
+@pytest.mark.parametrize("family", ["qwen2.5-vl", "qwen3-vl"])
+def test_transformers_serve_serves_every_sample_the_same_way_serially_and_with_xdist(
+    family, checkpoints, engine_env, tmp_path
+):
+    installed(TF_SERVE, "transformers serve")
+    server = start_transformers(checkpoints[family], tmp_path)
+    try:
+        seen = four_runs(
+            tmp_path, lambda c: f"openai:base_url={server.url},preset={family},concurrency={c},max_new_tokens={TOKENS}"
+        )
+        # a preset that sends top_k under greedy decoding: dropped with one line, a clean run
+        report, _, stdout = scored_run(
+            tmp_path, "gui-owl", f"openai:base_url={server.url},preset=gui-owl-1.5,max_new_tokens={TOKENS}"
+        )
+        (info,) = report["run"]["detectors"].values()
+        assert info["dropped_fields"] == ["top_k"] and "left out: top_k" in stdout
+        # a preset that needs a field the server refuses: one message before the run, no sample run
+        done, out = suite_run(tmp_path, "os-atlas", f"openai:base_url={server.url},preset=os-atlas-7b")
+    finally:
+        server.stop()
+    assert done.returncode == 4, done.stdout[-2000:]  # a usage error
+    assert "skip_special_tokens" in done.stderr and "os-atlas-7b" in done.stderr
+    assert done.stderr.count("skip_special_tokens that preset") == 1
+    assert not (out / "predictions.jsonl").exists() or read_jsonl(out / "predictions.jsonl") == []
+    report, _ = seen["serial-c1"]
+    assert the_engine(report)["name"] == "transformers"
+
+
+def vllm_processes(marker):
+    """Live processes whose command line holds `marker` (the harness's server), and every live
+    process of their groups (vLLM's engine core and workers run in the server's group)."""
+    table = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            table.append((int(proc.name), int(fields[2]), command))  # pid, process group, command
+    servers = {group for pid, group, command in table if marker in command and SERVER_MODULE in command}
+    groups = servers | KNOWN_GROUPS.get(marker, set())
+    KNOWN_GROUPS.setdefault(marker, set()).update(groups)
+    return [pid for pid, group, command in table if group in groups or (marker in command and SERVER_MODULE in command)]
+
+
+SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # the server's command (not the pytest run naming the model)
+
+
+KNOWN_GROUPS: dict = {}  # marker -> the server groups seen: still watched once their leader is gone
+
+
+def test_the_vllm_detector_starts_one_server_for_the_run_and_stops_it(checkpoints, engine_env, tmp_path):
+    installed(VLLM_PYTHON, "vLLM")
+    folder = checkpoints["qwen2.5-vl"]
+    spec = f"vllm:model={folder},preset=qwen2.5-vl,server={VLLM_PYTHON},server_args='--enforce-eager'"
+    report, _records, stdout = scored_run(tmp_path, "harness-n2", spec, "-n", "2")
+    assert stdout.count("grounding: vllm: starting") == 1  # one server, shared by both workers
+    (info,) = report["run"]["detectors"].values()
+    assert info["engine"]["name"] == "vllm" and info["engine"]["version"] == "0.32.0"
+    assert info["server"]["command"].startswith(str(VLLM_PYTHON)) and Path(info["server"]["log"]).is_file()
+    assert "--served-model-name tiny-qwen2_5_vl" in info["server"]["command"]
+    KNOWN_GROUPS.setdefault(str(folder), set()).add(info["server"]["pid"])  # the server's group: its leader's pid
+    assert vllm_processes(str(folder)) == []
+
+
+def test_an_interrupted_vllm_run_leaves_no_server_behind(checkpoints, engine_env, tmp_path):
+    installed(VLLM_PYTHON, "vLLM")
+    folder = checkpoints["qwen3-vl"]
+    spec = f"vllm:model={folder},preset=qwen3-vl,server={VLLM_PYTHON},server_args='--enforce-eager',concurrency=1"
+    command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "--detector", spec]
+    command += ["--basetemp", str(tmp_path / "t")]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in process.stdout:  # until the server answers and samples are under way
+        lines.append(line)
+        if "ready in" in line:
+            break
+    assert vllm_processes(str(folder)), "".join(lines)
+    time.sleep(8)
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=120)
+    assert "KeyboardInterrupt" in rest or "Interrupted" in rest or "interrupted" in rest, rest[-2000:]
+    deadline = time.monotonic() + 30
+    while vllm_processes(str(folder)) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert vllm_processes(str(folder)) == []
+
+
+def test_a_context_too_small_for_the_largest_screen_is_one_message(checkpoints, engine_env, tmp_path):
+    installed(VLLM_PYTHON, "vLLM")
+    folder = checkpoints["qwen2.5-vl"]
+    spec = (
+        f"vllm:model={folder},preset=qwen2.5-vl,server={VLLM_PYTHON},server_args='--enforce-eager --max-model-len 4096'"
+    )
+    done, _out = suite_run(tmp_path, "small-context", spec)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "the server has 4,096" in done.stderr and "--max-model-len" in done.stderr
+    assert "too_long=error" in done.stderr
+    assert vllm_processes(str(folder)) == []
