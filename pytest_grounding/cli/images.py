@@ -96,7 +96,7 @@ def read_again(document: Mapping[str, Any]) -> DatasetsReadAgain:
             # of JSON files and images is recorded as `hf` but read by the format made for its files.
             for spec in (f"{format_name}:{raw}", raw):
                 try:
-                    dataset = load_dataset(spec, registry=registry)
+                    dataset = load_dataset(spec, registry=registry, name=name or None)  # its uids as the run's
                 except Exception as exc:  # any loader's failure: its entries say it, the page is written
                     why = why or f"{type(exc).__name__}: {str(exc)[:300]}"
                     continue
