@@ -167,7 +167,14 @@ def _outcomes(rows: Any, where: str) -> dict[tuple[str, str, str], str]:
     """Each sample's outcome; an outcome the plugin never writes, or two rows of one sample that
     disagree, is an error (either would turn a regression into something else)."""
     outcomes: dict[tuple[str, str, str], str] = {}
-    for row in rows:
+    for position, row in enumerate(rows, start=1):
+        fields = (row["fingerprint"], row["id"], row["detector"])
+        if not (all(isinstance(value, str) for value in fields) and fields[1] and fields[2]):  # "id": null: no key
+            raise BaselineError(
+                f"{where}: sample row {position} has fingerprint, id and detector "
+                f"{', '.join(repr(v)[:40] for v in fields)}, not three texts: fix it or rewrite it with "
+                "--grounding-update-baseline"
+            )
         key = (str(row["fingerprint"]), str(row["id"]), str(row["detector"]))
         outcome = row["outcome"]
         if outcome not in OUTCOMES:

@@ -5,15 +5,22 @@ would compute them. Pure apart from reading nothing: documents in, a document an
 Refused (MergeError naming the difference): reports of other datasets (fingerprint), other
 detectors, settings that change scores, another scoring version, shares that overlap. A missing
 shard makes the result partial and names it; the same report twice counts once; a shard run again
-(or resumed) replaces its earlier report: the latest wins."""
+(or resumed) replaces its earlier report: the latest wins.
+
+A report is untrusted input: nothing it states is counted before its records are checked against
+its own claims (`validated`): each record of a dataset, fingerprint and detector the report ran, its
+uid inside the share the shard claims, no sample twice; its outcome re-scored from its answer and
+its target (the caller's `rescore`, evaluate.resume's, as --grounding-resume does). A shard count
+is at most MAX_SHARDS and the samples, so the work is bounded whatever a report claims."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from ..core.record import MAX_SHARDS
 from . import cost as cost_mod
 from . import document as document_mod
 from . import gates as gates_mod
@@ -25,6 +32,12 @@ SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit"
 
 class MergeError(ValueError):
     """Reports that cannot be merged; the message names the reports and the difference."""
+
+
+# A record read back re-scored: (the record as this version scores it, or None: not one the plugin
+# writes; a note when its stored outcome differs). evaluate.resume.rescore_record, given by the CLI.
+Rescore = Callable[[Mapping[str, Any], str], tuple[Mapping[str, Any] | None, str | None]]
+SHOWN_NOTES = 3  # re-scored records named in the notes; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,84 @@ class Selection:
     missing: tuple[int, ...]  # shard indices with no report
     missing_samples: tuple[dict[str, Any], ...]  # per dataset: {dataset, samples, missing}
     notes: tuple[str, ...]
+
+
+def check_split(part: Part) -> None:
+    """The shard's K/N: integers, 1 <= K <= N <= MAX_SHARDS, N no more than the samples it splits."""
+    shard = part.shard
+    if shard is None:
+        return
+    index, count = shard.get("index"), shard.get("count")
+    if not (type(index) is int and type(count) is int and 1 <= index <= count <= MAX_SHARDS):
+        raise MergeError(
+            f"{part.name}: shard {str(index)[:20]}/{str(count)[:20]} is not K/N with 1 <= K <= N <= {MAX_SHARDS:,}"
+        )
+    samples = sum(int(entry["samples"]) for entry in part.datasets().values())
+    if count > max(1, samples):
+        raise MergeError(f"{part.name}: {count:,} shards of {samples:,} samples: a run never splits into more")
+
+
+def validated(part: Part, rescore: Rescore) -> tuple[Part, tuple[str, ...]]:
+    """The part with records this version would have written, and notes on what re-scoring changed;
+    a MergeError for a record the report's own claims do not hold (see the module's doc)."""
+    check_split(part)
+    claimed = part.datasets()
+    listed = {str(entry.get("name")): entry.get("fingerprint") for entry in part.document["run"].get("datasets", [])}
+    for name, entry in claimed.items():
+        if name in listed and listed[name] != entry["fingerprint"]:
+            raise MergeError(
+                f"{part.name}: dataset {name} has fingerprint {entry['fingerprint']} in its shard block, "
+                f"{listed[name]} in run.datasets: the report does not hold together"
+            )
+        if len(set(entry["uids"])) != len(entry["uids"]) or len(entry["uids"]) > int(entry["samples"]):
+            raise MergeError(f"{part.name}: the share of dataset {name} lists a uid twice or more uids than samples")
+    shares = {name: set(entry["uids"]) for name, entry in claimed.items()}
+    detectors = set(part.detectors)
+    seen: set[tuple[str, str, str, str]] = set()
+    kept: list[Mapping[str, Any]] = []
+    changed: list[str] = []
+    for position, record in enumerate(part.document.get("samples", [])):
+        dataset, uid, detector = (str(record.get(key)) for key in ("dataset", "uid", "detector"))
+        where = f"{part.name}: record {position + 1} ({dataset} {uid}, {detector})"
+        why = None
+        if dataset not in claimed:
+            why = f"dataset {dataset} is none the report ran ({', '.join(sorted(claimed)) or 'none'})"
+        elif "fingerprint" in record and record["fingerprint"] != claimed[dataset]["fingerprint"]:
+            why = f"fingerprint {record['fingerprint']} is not the report's {claimed[dataset]['fingerprint']}"
+        elif detector not in detectors:
+            why = f"detector {detector} is none the report ran ({', '.join(sorted(detectors)) or 'none'})"
+        elif str(record.get("task", "grounding")) != str(part.settings.get("task") or "grounding"):
+            why = f"task {str(record.get('task'))[:40]} is not the report's ({part.settings.get('task')})"
+        elif part.shard is not None and uid not in shares[dataset]:
+            why = f"sample {uid} is outside the share shard {part.index}/{part.count} claims"
+        key = (dataset, uid, str(record.get("task", "grounding")), detector)
+        if why is None and key in seen:
+            why = "the same sample and detector a second time"
+        if why is not None:
+            raise MergeError(f"{where}: {why}: the report does not hold together (a record copied or edited)")
+        seen.add(key)
+        record_rescored, note = rescore(record, where)
+        if record_rescored is None:
+            raise MergeError(f"{note}: not a record this plugin writes")
+        if note:
+            changed.append(note)
+        kept.append(record_rescored)
+    notes: tuple[str, ...] = ()
+    if changed:
+        more = f"; and {len(changed) - SHOWN_NOTES} more" if len(changed) > SHOWN_NOTES else ""
+        notes = (f"{len(changed)} records re-scored: {'; '.join(changed[:SHOWN_NOTES])}{more}",)
+    return replace(part, document={**part.document, "samples": kept}), notes
+
+
+def ranges(numbers: Sequence[int]) -> str:
+    """1, 3-7, 9: a sorted list of shard numbers, short however many there are."""
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def check(parts: Sequence[Part]) -> None:
@@ -182,7 +273,7 @@ def select(parts: Sequence[Part]) -> Selection:
             missing_samples.append({"dataset": name, "samples": entry["samples"], "missing": lost})
     if missing:
         lost = ", ".join(f"{d['missing']} of {d['samples']} samples of {d['dataset']}" for d in missing_samples)
-        shards = ", ".join(f"{k}/{count}" for k in missing)
+        shards = f"{ranges(missing)} of {count}" if len(missing) > 1 else f"{missing[0]}/{count}"
         notes.append(f"partial: no report of shard {shards}; missing {lost or 'no samples (empty shares)'}")
     return Selection(kept, count, missing, tuple(missing_samples), tuple(notes))
 
@@ -238,11 +329,17 @@ def merged_document(
     published: reproduce.Table | None = None,
     args: Sequence[str] = (),
     registered: Any = None,
+    rescore: Rescore,
+    notes: Sequence[str] = (),
 ) -> tuple[dict[str, Any], document_mod.Figures | None]:
-    """The merged report and its figures (None: no records)."""
+    """The merged report and its figures (None: no records), from records `validated` first."""
     if not parts:
         raise MergeError("no reports to merge")
-    check(parts)
+    for part in parts:
+        check_split(part)  # first: the rest of the work is bounded by the split
+    check(parts)  # the reports' claims against each other, then each report's records against its claims
+    checked = [validated(part, rescore) for part in parts]
+    parts = [part for part, _ in checked]
     chosen = select(parts)
     kept = chosen.kept
     partial = bool(chosen.missing) or any(p.document.get("partial") for p in kept)
@@ -268,14 +365,21 @@ def merged_document(
             interrupted=partial,
             registered=registered,
         )
-    notes = list(chosen.notes)
+    said = list(notes)  # the caller's (how records were re-scored)
+    notes = [*chosen.notes, *said]
+    kept_ids = {id(part) for part in kept}
+    notes += [note for part, rescored in checked if id(part) in kept_ids for note in rescored]
+    noted = set(notes)
     versions = {_version(p) for p in kept}
     if len(versions) > 1:
         notes.append(f"shards ran different plugin versions with the same scoring: {', '.join(sorted(versions))}")
     for part in kept:
         if part.document.get("partial"):
             notes.append(f"shard {part.index}/{part.count} ({part.name}) was interrupted: its figures are partial")
-        notes += [n for n in part.document.get("notes", []) if n not in notes]
+        for note in part.document.get("notes", []):
+            if note not in noted:
+                noted.add(note)
+                notes.append(note)
     first = kept[0].document
     header = document_mod.Header(
         started=min(p.started for p in kept),

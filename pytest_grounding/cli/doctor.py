@@ -282,9 +282,12 @@ def machine_lines(machine: Machine) -> list[str]:
     lines.append(f"hub cache {machine.hub_cache}: {mode}, {token}; {len(machine.cached)} model(s)")
     for model in machine.cached:
         state = "complete" if model.complete else "incomplete (weights missing)"
+        if model.problem:
+            state = f"not usable: {model.problem}"
         commit = model.commits[0][:7] if model.commits else "?"
         refs = f" ({', '.join(model.refs)})" if model.refs else ""
-        lines.append(f"  {model.repo_id} @{commit}{refs}: {model.model_type or 'no config.json'}, {state}")
+        kind = model.model_type or ("config.json unread" if model.problem else "no config.json")
+        lines.append(f"  {model.repo_id} @{commit}{refs}: {kind}, {state}")
     return lines
 
 

@@ -54,12 +54,33 @@ class DatasetImages:
 
 def dataset_images(document: Mapping[str, Any]) -> DatasetImages:
     """Each dataset of `run.datasets` read again by its format from its recorded absolute path."""
+    found = read_again(document)
+    result = DatasetImages(paths=found.paths, unreadable=found.unreadable)
+    for name, datasets in found.datasets.items():
+        result.images[name] = frozenset(
+            str(s.image) for dataset in datasets for s in dataset.samples if OUTSIDE_DATASET not in str(s.defect or "")
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class DatasetsReadAgain:
+    """Per dataset name of a report: the dataset as its loader reads it here, or why it could not be."""
+
+    paths: dict[str, str] = field(default_factory=dict)
+    datasets: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # datasets.Dataset, as each spec read it
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+
+def read_again(document: Mapping[str, Any]) -> DatasetsReadAgain:
+    """Each dataset of `run.datasets` read again by its format from its recorded absolute path (no
+    image opened, no hub name downloaded); a dataset that cannot be, with why."""
     from ..datasets import builtin_registry, load_dataset
 
     registry = builtin_registry()
     registry.register_entry_points(FORMATS_GROUP)
     known = set(registry.names())
-    result = DatasetImages()
+    result = DatasetsReadAgain()
     for entry in (document.get("run") or {}).get("datasets") or []:
         name, format_name, raw = (str(entry.get(key) or "") for key in ("name", "format", "path"))
         result.paths.setdefault(name, raw)
@@ -75,13 +96,12 @@ def dataset_images(document: Mapping[str, Any]) -> DatasetImages:
             # of JSON files and images is recorded as `hf` but read by the format made for its files.
             for spec in (f"{format_name}:{raw}", raw):
                 try:
-                    dataset = load_dataset(spec, registry=registry)
+                    dataset = load_dataset(spec, registry=registry, name=name or None)  # its uids as the run's
                 except Exception as exc:  # any loader's failure: its entries say it, the page is written
                     why = why or f"{type(exc).__name__}: {str(exc)[:300]}"
                     continue
-                own = {str(s.image) for s in dataset.samples if OUTSIDE_DATASET not in str(s.defect or "")}
-                result.images[name] = result.images.get(name, frozenset()) | own
+                result.datasets[name] = (*result.datasets.get(name, ()), dataset)
                 break
-        if why is not None and name not in result.images:
+        if why is not None and name not in result.datasets:
             result.unreadable[name] = why
     return result

@@ -163,8 +163,12 @@ def run_summary(report: Path, append: Path | None) -> int:
     if append is None:
         print(text, end="")
         return 0
-    with append.open("a", encoding="utf-8") as handle:
-        handle.write(text)
+    try:
+        with append.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:  # a full device, a folder, no permission: one line, a failed status
+        print(f"error: {terminal_line(f'summary not appended to {append}: {exc.strerror or exc}')}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -245,14 +249,22 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
         own = dataset_images(document)  # thumbnails only of the report's datasets' own images
         for note in own.notes():
             print(f"note: {terminal_line(note)}", file=sys.stderr)
-        written = write_html(document, html, base=json_path.resolve().parent, withhold=own.withhold)
+        try:
+            written = write_html(document, html, base=json_path.resolve().parent, withhold=own.withhold)
+        except OSError as exc:  # a full device, no permission: one line, a failed status
+            print(f"error: {terminal_line(f'HTML report {html} not written: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
         partial = " (partial run)" if document.get("partial") else ""
         print(
             f"wrote {written.path}{partial}: {written.entries} gallery entries from {written.screens} screens, "
             f"{written.bytes / 1e6:.1f} MB in {time.perf_counter() - start:.1f} s"
         )
     if plots is not None:
-        paths = write_plots(document, plots)
+        try:
+            paths = write_plots(document, plots)
+        except OSError as exc:
+            print(f"error: {terminal_line(f'plots not written to {plots}: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
         print(f"wrote {len(paths)} plots to {plots}: {', '.join(p.name for p in paths)}")
     return 0
 

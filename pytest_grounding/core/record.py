@@ -54,6 +54,9 @@ class Task(_Vocabulary):
 # the words of an error record whose image path leads outside its dataset: no output reads that image
 OUTSIDE_DATASET = "leads outside the dataset folder"
 SCHEMA_VERSION = 1  # of the JSON report (pytest_grounding/schema/report.schema.json)
+# The most shares a run may be split into (--grounding-shard K/N; never more than the samples
+# either): `merge` refuses a report that claims more, so its work is bounded whatever a report says.
+MAX_SHARDS = 10_000
 SCORED = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT)  # what the accuracy counts
 OUTCOMES = tuple(Outcome)
 TASKS = tuple(Task)

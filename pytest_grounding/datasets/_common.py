@@ -60,7 +60,7 @@ def _ascii(text: Any) -> str:
 
 def read_json(path: Path) -> Any:
     try:
-        return safejson.loads(path.read_text(encoding="utf-8"))
+        return safejson.loads(path.read_text(encoding="utf-8"), numbers_beyond="null")  # that row's defect
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -79,7 +79,7 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, safejson.loads(line)))
+            rows.append((lineno, safejson.loads(line, numbers_beyond="null")))  # a bad number: that row's defect
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
         except ValueError as exc:  # e.g. an integer past Python's digit limit

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.record import MAX_SHARDS
 from ..core.types import Sample
 
 BALANCE = 1.2  # no shard more than this times the mean share (or ceil(mean), for tiny shares)
@@ -46,12 +47,24 @@ def parse_shard(value: str, source: str, environ: Mapping[str, str] | None = Non
 def _k_of_n(text: str, source: str, described: str) -> Shard:
     head, sep, tail = text.partition("/")
     try:
-        index, count = int(head), int(tail)
+        index, count = int(head[:20]), int(tail[:20])  # no int() of a thousand digits
+        if len(head) > 20 or len(tail) > 20:
+            index, count = max(index, MAX_SHARDS + 1), max(count, MAX_SHARDS + 1)
     except ValueError:
         raise ValueError(f"{source}: {text!r} is not K/N (e.g. 2/4: the second of four shares), nor 'env'") from None
     if not sep or count < 1 or not 1 <= index <= count:
         raise ValueError(f"{source}: {text!r}: K/N needs 1 <= K <= N (K is 1-based)")
+    if count > MAX_SHARDS:
+        raise ValueError(f"{source}: {text!r}: at most {MAX_SHARDS:,} shards (and never more than the samples)")
     return Shard(index, count, described)
+
+
+def check_count(shard: Shard, samples: int) -> None:
+    """A split into more shares than samples leaves shares empty by construction: a ValueError."""
+    if shard.count > max(1, samples):
+        raise ValueError(
+            f"{shard.source}: {shard.count:,} shards of {samples:,} samples: give at most as many shards as samples"
+        )
 
 
 def shard_from_env(environ: Mapping[str, str], source: str) -> Shard:
@@ -109,6 +122,7 @@ def plan(samples: Sequence[Sample], count: int) -> list[int]:
     for position, sample in enumerate(samples):
         screens.setdefault((sample.dataset, str(sample.image)), []).append(position)
     groups = list(screens.values())
+    count = max(1, min(count, len(samples)))  # shares past the samples' number stay empty: never allocated
     limit = bound(len(samples), count)
     cap = max((len(g) for g in groups), default=1)
     while True:

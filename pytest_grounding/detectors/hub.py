@@ -10,12 +10,14 @@ for, where, and the one-line fix."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..core import safejson
 
 # org/name as the hub spells it (letters, digits, '-', '_', '.'; no '..', no leading '-' or '.').
 _HUB_ID = re.compile(r"^(?![.-])[A-Za-z0-9._-]{1,96}/(?![.-])[A-Za-z0-9._-]{1,96}$")
@@ -23,6 +25,20 @@ _HUB_ID = re.compile(r"^(?![.-])[A-Za-z0-9._-]{1,96}/(?![.-])[A-Za-z0-9._-]{1,96
 # ONNX exports) is not downloaded.
 ALLOW_PATTERNS = ("*.json", "*.safetensors", "*.jinja", "*.txt", "*.model", "*.tiktoken")
 _TRUE = {"1", "on", "yes", "true"}
+CONFIG_CHARS = 1 << 22  # a config.json or a weight index: 4 MiB of text is far more than any holds
+# A checkpoint's shape as its config.json states it, bounded: transformers builds what the config
+# says before it reads a weight, so a config of 10^9 layers is refused here, not allocated there.
+SHAPE_LIMITS = {
+    "num_hidden_layers": 1_024,
+    "num_layers": 1_024,
+    "depth": 1_024,
+    "num_attention_heads": 4_096,
+    "num_key_value_heads": 4_096,
+    "hidden_size": 1 << 17,
+    "intermediate_size": 1 << 19,
+    "vocab_size": 1 << 22,
+    "max_position_embeddings": 1 << 24,
+}
 
 
 class ModelUnavailable(ValueError):
@@ -179,7 +195,13 @@ def check_folder(resolved: ResolvedModel, detector: str) -> ResolvedModel:
         raise ModelUnavailable(f"{detector}: no checkpoint folder {name}", str(folder), fix)
     if not (folder / "config.json").is_file():
         raise ModelUnavailable(f"{detector}: {name} is not a checkpoint (no config.json)", str(folder), fix)
-    missing = missing_weights(folder)
+    root = repo_root(folder) if resolved.repo_id else None
+    try:
+        checkpoint_config(folder, root)
+    except ValueError as exc:
+        what = f"{detector}: {name} has a config.json this plugin will not load: {exc}"
+        raise ModelUnavailable(what, str(folder), fix) from None
+    missing = missing_weights(folder, root)
     if missing:
         raise ModelUnavailable(
             f"{detector}: {name} lacks its weights ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})",
@@ -189,18 +211,77 @@ def check_folder(resolved: ResolvedModel, detector: str) -> ResolvedModel:
     return resolved
 
 
-def missing_weights(folder: Path) -> list[str]:
+def repo_root(snapshot: Path) -> Path:
+    """The repository folder of a hub-cache snapshot (models--org--name/snapshots/<commit>): every
+    file of the snapshot must resolve inside it (its blobs); a link out of it is not the model's."""
+    return snapshot.parent.parent
+
+
+def cached_file(folder: Path, name: str, root: Path | None) -> Path | None:
+    """`folder/name` when it is a file inside `folder` (and inside `root`, for a cache snapshot); a
+    name that leaves the folder (`..`, an absolute path) or a link out of the cache is no file of it."""
+    if not name or name.startswith(("/", "\\")) or ".." in re.split(r"[\\/]", name):
+        return None
+    path = folder / name
+    if not path.is_file():
+        return None
+    if root is not None and not path.resolve().is_relative_to(root.resolve()):
+        return None
+    return path
+
+
+def read_json_file(path: Path) -> Any:
+    """A config or index file as JSON, bounded (core.safejson); a ValueError saying why not."""
+    try:
+        return safejson.read_path(path, max_chars=CONFIG_CHARS)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path.name} cannot be read ({exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"{path.name} is not JSON this plugin reads ({exc})") from None
+
+
+def checkpoint_config(folder: Path, root: Path | None = None) -> Mapping[str, Any]:
+    """config.json as an object whose stated shape is within SHAPE_LIMITS (a ValueError otherwise)."""
+    path = cached_file(folder, "config.json", root)
+    if path is None:
+        raise ValueError("config.json is not a file of the checkpoint (a link out of the cache?)")
+    config = read_json_file(path)
+    if not isinstance(config, dict):
+        raise ValueError(f"config.json holds a {type(config).__name__}, not an object")
+    pending: list[Any] = [config]
+    while pending:  # nested configs (text_config, vision_config) too; safejson bounded the depth
+        value = pending.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                limit = SHAPE_LIMITS.get(key)
+                if limit is not None and isinstance(item, (int, float)) and not 0 <= item <= limit:
+                    raise ValueError(f"{key} is {item}, beyond {limit:,}")
+                pending.append(item)
+        elif isinstance(value, list):
+            pending.extend(value)
+    return config
+
+
+def missing_weights(folder: Path, root: Path | None = None) -> list[str]:
     """The weight files a checkpoint folder lacks: every shard its index names, or one
-    model.safetensors / pytorch_model.bin when there is no index."""
+    model.safetensors / pytorch_model.bin when there is no index. A cache snapshot (`root` its
+    repository folder): a file that links out of the cache is missing."""
     for index_name in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
-        index = folder / index_name
-        if index.is_file():
-            try:
-                shards = sorted(set(json.loads(index.read_text()).get("weight_map", {}).values()))
-            except (OSError, ValueError):
-                return [f"{index_name} (unreadable)"]
-            return [shard for shard in shards if not (folder / shard).is_file()]
-    if any((folder / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")):
+        if not (folder / index_name).is_file():
+            continue
+        index = cached_file(folder, index_name, root)
+        try:
+            if index is None:
+                raise ValueError("a link out of the cache")
+            document = read_json_file(index)
+            weight_map = document.get("weight_map") if isinstance(document, dict) else None
+            if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+                raise ValueError("no weight_map of file names")
+        except ValueError:
+            return [f"{index_name} (unreadable)"]
+        shards = sorted(set(weight_map.values()))
+        return [shard for shard in shards if cached_file(folder, shard, root) is None]
+    if any(cached_file(folder, name, root) for name in ("model.safetensors", "pytorch_model.bin")):
         return []
     return ["model.safetensors"]
 
@@ -214,31 +295,42 @@ class CachedModel:
     refs: tuple[str, ...]
     complete: bool  # the newest snapshot has config.json and its weights
     model_type: str | None
+    problem: str | None = None  # why its config.json is not read (malformed, a link out of the cache)
 
 
 def cached_models(cache: Path | None = None) -> list[CachedModel]:
     """The model repositories in the hub cache (huggingface_hub's scan), with their model type."""
     from huggingface_hub import scan_cache_dir
-    from huggingface_hub.errors import CacheNotFound
+    from huggingface_hub.errors import CacheNotFound, CorruptedCacheException
 
     cache = cache or hub_cache()
     try:
         info = scan_cache_dir(cache)
-    except CacheNotFound:
+    except (CacheNotFound, CorruptedCacheException):  # a cache huggingface_hub cannot read lists nothing
         return []
     found = []
+    for warning in getattr(info, "warnings", ()):  # a repository huggingface_hub could not read: said, not skipped
+        named = re.search(r"models--([A-Za-z0-9._-]+?)--([A-Za-z0-9._-]+)", str(warning))
+        if named:
+            why = f"huggingface_hub cannot read it: {str(warning)[:200]}"
+            found.append(CachedModel(f"{named[1]}/{named[2]}", (), (), False, None, why))
     for repo in sorted(info.repos, key=lambda r: r.repo_id):
         if repo.repo_type != "model":
             continue
         revisions = sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True)
         newest = revisions[0].snapshot_path if revisions else None
-        complete = bool(newest and (newest / "config.json").is_file() and not missing_weights(newest))
-        model_type = None
-        if newest and (newest / "config.json").is_file():
-            try:
-                model_type = json.loads((newest / "config.json").read_text()).get("model_type")
-            except (OSError, ValueError):
-                model_type = None
+        model_type: str | None = None
+        problem: str | None = None  # why its config is not read
+        complete = False
+        if newest is not None and (newest / "config.json").is_file():
+            try:  # the cache is untrusted input: a bad config is an incomplete repository, never a crash
+                config = checkpoint_config(newest, repo_root(newest))
+            except ValueError as exc:
+                config, problem = None, str(exc)[:200]
+            if config is not None:
+                stated = config.get("model_type")
+                model_type = stated[:80] if isinstance(stated, str) else None
+                complete = not missing_weights(newest, repo_root(newest))
         found.append(
             CachedModel(
                 repo_id=repo.repo_id,
@@ -246,6 +338,7 @@ def cached_models(cache: Path | None = None) -> list[CachedModel]:
                 refs=tuple(sorted(ref for r in revisions for ref in r.refs)),
                 complete=complete,
                 model_type=model_type,
+                problem=problem,
             )
         )
     return found

@@ -14,7 +14,6 @@ detector is built. `predict_batch` runs up to `batch` queries in one `generate` 
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -90,7 +89,12 @@ def chat_template(folder: Path, tokenizer: Any) -> str:
         return jinja.read_text()
     as_json = folder / "chat_template.json"
     if as_json.is_file():
-        return json.loads(as_json.read_text())["chat_template"]
+        from .hub import read_json_file
+
+        template = read_json_file(as_json)  # the hub cache is untrusted: the bounded reader
+        if not isinstance(template, dict) or not isinstance(template.get("chat_template"), str):
+            raise ValueError(f"{as_json} holds no chat_template text")
+        return str(template["chat_template"])
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.chat_template
     raise ValueError(f"no chat template in {folder}")

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.cache import cache_root
-from .hub import ModelUnavailable
+from .hub import ModelUnavailable, read_json_file
 from .served import OpenAIDetector
 from .served_budget import DEFAULT_BUDGETS, server_budget
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
@@ -144,8 +144,8 @@ def model_context(model: str) -> int | None:
         if not isinstance(path, str):
             return None
     try:
-        config = json.loads(Path(path).read_text()[:1_000_000])
-    except (OSError, ValueError):
+        config = read_json_file(Path(path))  # the hub cache is untrusted: the bounded reader (hub.py)
+    except ValueError:
         return None
     if not isinstance(config, dict):
         return None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.profiles import Profile
-from ..core.record import Outcome, Record, Task, to_json, with_fields
+from ..core.record import TASKS, Outcome, Record, Task, to_json, with_fields
 from ..core.types import Box, Prediction, Sample
 from . import scoring
 
@@ -39,7 +39,8 @@ def _pair(value: Any) -> tuple[float, float] | None:
 def prediction_of(line: Mapping[str, Any]) -> Prediction:
     """The answer a line records, as a Prediction (ValueError when it is not numbers)."""
     meta = dict(line.get("meta") or {}) if isinstance(line.get("meta"), Mapping) else {}
-    if line.get("refusal"):
+    meta.pop("refusal", None)  # the line's own boolean decides, not a text in its meta
+    if line.get("refusal") is True:  # only the boolean: the text "false" is no refusal
         meta["refusal"] = True
     box = line.get("box")
     if box is not None:
@@ -99,3 +100,26 @@ def rescore(
     if record["outcome"] != outcome:
         note = f"{where}: stored outcome {outcome!r}, its answer scores {record['outcome']!r} (counted so)"
     return Rescored(record, note)
+
+
+def rescore_record(
+    record: Mapping[str, Any], where: str, sample: Sample | None = None, profile: Profile | None = None
+) -> Rescored:
+    """A record read back from a report (`merge`) re-scored from its answer by `profile`, as a
+    resumed line is: against `sample` (its dataset read again) when given, else against the sample
+    the record itself describes (rescore.sample_of). An error stays an error (nothing to score;
+    --max-errors counts it), the element-at-click task's records are kept as written."""
+    from .rescore import sample_of  # rescore.py imports this module
+
+    outcome = record.get("outcome")
+    if outcome == Outcome.ERROR and record.get("task", Task.GROUNDING) in TASKS:
+        return Rescored(to_json(record))
+    if sample is None:
+        try:
+            sample = sample_of(record)
+        except (ValueError, TypeError, KeyError) as exc:  # a record read back is untrusted: its fields may be anything
+            return Rescored(None, f"{where}: not a sample this plugin writes ({type(exc).__name__}: {str(exc)[:80]})")
+    result = rescore(record, {(sample.dataset, sample.uid): sample}, where, profile)
+    if result.record is None or not isinstance(record.get("meta"), Mapping):
+        return result
+    return Rescored(with_fields(result.record, meta=record["meta"]), result.note)  # meta as the run wrote it

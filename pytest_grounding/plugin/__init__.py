@@ -67,6 +67,8 @@ def pytest_configure(config) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config) -> None:
     run = config.stash.get(RUN_KEY, None)
+    if run is not None:
+        run.let_go_of_predictions()
     served_session.close()  # servers the harness started stop here: after Ctrl-C and INTERNALERROR too
     process_exit.session_closed(scored=run is not None and bool(run.records or run.pool.info))
 
@@ -86,6 +88,7 @@ def pytest_sessionstart(session) -> None:
     try:
         run.check_run_settings(on_generate=on_generate)
         if not is_worker(config):
+            run.hold_predictions(config.invocation_params.args)  # before it is read to resume
             run.load_resume()
             run.load_baseline()
             run.load_published()

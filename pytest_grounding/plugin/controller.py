@@ -154,6 +154,11 @@ class Controller:
             run.finish(interrupted=run.interrupted)
         run.write_report()
         run.pool.close()
+        if run.output_errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # an output lost is a failed run (the summary says which)
+        if run.interrupted_writing:
+            run.output_errors.append("interrupted (Ctrl-C) while the outputs were written: they were completed first")
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
 
 
 def _write_own_line(terminalreporter, line: str) -> None:

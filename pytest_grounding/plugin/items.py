@@ -58,6 +58,13 @@ def parametrize(metafunc: Any) -> None:
         for dataset in datasets:
             samples.extend(dataset.samples[: run.settings.limit])
         if run.settings.shard is not None:  # other shards' samples never become items (ids unchanged)
+            problem = None
+            try:  # a test function pinned to a smaller dataset than the run's (the run checked its own)
+                sharding.check_count(run.settings.shard, len(samples))
+            except ValueError as exc:
+                problem = str(exc)
+            if problem is not None:  # a collection error naming the split, no traceback
+                pytest.fail(f"{metafunc.definition.nodeid}: {problem}", pytrace=False)
             taken = sharding.take(samples, run.settings.shard)
             sharding.merge_planned(run.shard_planned, sharding.planned_by_dataset(samples, taken))
             samples = taken

@@ -40,9 +40,10 @@ def load(spec: str) -> ReplayFile:
     return ReplayDetector(**bind_options(name, ReplayDetector, options)).file
 
 
-def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
+def check(specs: Sequence[str], samples: Iterable[Sample], fingerprints: Mapping[str, str] | None = None) -> list[str]:
     """Notes for the run: how many answers of each replayed file match no sample. Raises
-    ReplayError when a file cannot be read or none of its answers matches."""
+    ReplayError when a file cannot be read, none of its answers matches, or it holds this plugin's
+    predictions of another version of a dataset of the run (their fingerprint differs)."""
     from ..detectors.replay.files import ReplayError
     from ..detectors.replay.match import Index
 
@@ -53,7 +54,16 @@ def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
             replay = load(spec)
         except (ReplayError, ValueError) as exc:
             raise ReplayError(f"--detector {spec}: {exc}") from None
+        for answer in replay.answers:
+            now = (fingerprints or {}).get(answer.dataset or "")
+            if answer.fingerprint is not None and now is not None and answer.fingerprint != now:
+                raise ReplayError(
+                    f"--detector {spec}: {replay.path} row {answer.line} answers dataset {answer.dataset!r} with "
+                    f"fingerprint {answer.fingerprint}; this run has fingerprint {now}: predictions of another "
+                    "version of the dataset are not replayed against this one"
+                )
         index = Index(replay)
+        _one_sample_per_row(spec, index, pool)
         extra = index.unmatched(pool)
         answers = len(replay.answers)
         if answers and len(extra) == answers:
@@ -72,6 +82,28 @@ def check(specs: Sequence[str], samples: Iterable[Sample]) -> list[str]:
         if replay.skipped:
             notes.append(f"replay {replay.path}: {len(replay.skipped)} rows skipped ({replay.skipped[0]}, ...)")
     return notes
+
+
+def _one_sample_per_row(spec: str, index: Any, samples: Sequence[Sample]) -> None:
+    """A row matched by screen and instruction with no `bbox` cannot say which target it answers:
+    where two samples of different targets share its screen and instruction it would answer both,
+    so the file is refused naming the row (ReplayError). (A row with a bbox is narrowed to the
+    sample whose target it names, as match.py does.)"""
+    from ..detectors.replay.files import BY_SCREEN, ReplayError
+
+    if index.file.by != BY_SCREEN:
+        return
+    targets: dict[int, set[tuple[float, ...]]] = {}
+    for sample in samples:
+        answer = index.match(sample).answer
+        if answer is None or answer.bbox is not None:
+            continue
+        targets.setdefault(answer.line, set()).add(tuple(sample.bbox.as_list()))
+        if len(targets[answer.line]) > 1:
+            raise ReplayError(
+                f"--detector {spec}: row {answer.line} of {index.file.path} has no bbox and matches several "
+                "samples with this screen and instruction and different targets: give the row its target's bbox"
+            )
 
 
 def _first(extra: Sequence[Any]) -> str:

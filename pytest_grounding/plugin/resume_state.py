@@ -29,6 +29,7 @@ def load(run: GroundingRun) -> None:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
     samples = {(d.name, s.uid): s for d in run.datasets.values() for s in d.samples}
+    share = _share(run)
     for lineno, line in lines:
         where = f"{path}:{lineno}"
         if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
@@ -56,6 +57,13 @@ def load(run: GroundingRun) -> None:
                 f"{line['fingerprint']}; this run has {what}. Refusing to mix dataset versions: use another "
                 "predictions file or drop --grounding-resume"
             )
+        if share is not None and (line["dataset"], line["uid"]) not in share:
+            assert run.settings.shard is not None
+            raise SettingError(
+                f"--grounding-resume: {where} is sample {str(line['uid'])[:80]!r} of {line['dataset']!r}, outside "
+                f"shard {run.settings.shard.label}'s share: the file holds another shard's predictions. Give each "
+                "shard its own --grounding-predictions file"
+            )
         key = (task, line["detector"], line["dataset"], line["uid"])
         kept.pop(key, None)
         rescored = resume_mod.rescore(line, samples, where, run.settings.profile)  # never trust a stored outcome
@@ -66,3 +74,16 @@ def load(run: GroundingRun) -> None:
     run.resumed = list(kept.values())
     run.done_keys = frozenset(kept)
     run.records.extend(run.resumed)
+
+
+def _share(run: GroundingRun) -> set[tuple[str, str]] | None:
+    """(dataset, uid) of the samples this shard runs (as collection splits them); None: no shard."""
+    shard = run.settings.shard
+    if shard is None:
+        return None
+    from ..datasets import sharding
+
+    ordered = run.samples_in_order()
+    if shard.count > max(1, len(ordered)):
+        return set()  # collection refuses the split
+    return {(sample.dataset, sample.uid) for sample in sharding.take(ordered, shard)}

@@ -26,7 +26,7 @@ from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
 from ..evaluate.scoring import error_record
-from ..render.output import PredictionsWriter
+from ..render.output import OutputError, PredictionsHold, PredictionsWriter
 from . import baseline_state, resume_state
 from .environment import register_project_presets, registered_preset, versions
 from .ledger import Ledger, NotRun, identify, not_run_line
@@ -90,6 +90,8 @@ class GroundingRun:
     not_run: list[NotRun] = field(default_factory=list)  # controller: items no report came for
     screens: ScreenReader = field(default_factory=ScreenReader)  # screens decoded once for their samples
     _writer: PredictionsWriter | None = None
+    _hold: PredictionsHold | None = None  # the predictions file, held by this run alone
+    interrupted_writing: bool = False  # Ctrl-C came while the outputs were written (held until whole)
 
     @classmethod
     def create(cls, config) -> GroundingRun:
@@ -288,6 +290,11 @@ class GroundingRun:
         except DatasetError as exc:
             raise SettingError(f"{self.settings.dataset_source}: {exc}") from None
         self.check_replays()
+        if self.settings.shard is not None:  # more shards than samples: said once, before any worker starts
+            try:
+                sharding.check_count(self.settings.shard, len(self.samples_in_order()))
+            except ValueError as exc:
+                raise SettingError(str(exc)) from None
         self.check_detector_samples(self.settings.detector_specs, self.settings.detector_source)
         from ..render.outputs import OutputUnusable, check_all
 
@@ -295,6 +302,11 @@ class GroundingRun:
             check_all(self.settings)
         except OutputUnusable as exc:
             raise SettingError(str(exc)) from None
+
+    def samples_in_order(self) -> list[Any]:
+        """The run's samples as collection lists them (datasets in order, each to --grounding-limit):
+        what --grounding-shard splits."""
+        return [sample for dataset in self.datasets.values() for sample in dataset.samples[: self.settings.limit]]
 
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no
@@ -307,7 +319,8 @@ class GroundingRun:
 
         samples = [sample for dataset in self.datasets.values() for sample in dataset.samples]
         try:
-            for text in check(self.settings.detector_specs, samples):
+            fingerprints = {dataset.name: dataset.fingerprint for dataset in self.datasets.values()}
+            for text in check(self.settings.detector_specs, samples, fingerprints):
                 self.note(text)
         except ReplayError as exc:
             raise SettingError(str(exc)) from None
@@ -342,6 +355,27 @@ class GroundingRun:
         self.published = table
 
     # -- controller: resume -----------------------------------------------------------------------
+
+    def hold_predictions(self, args: Sequence[str] = ()) -> None:
+        """The predictions file taken for this run before it is read or written (a SettingError
+        naming the run that holds it); let go when the run ends."""
+        path = self.settings.predictions_path
+        if path is None or self._hold is not None:
+            return
+        import os
+        import socket
+
+        when = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started))
+        holder = f"pid {os.getpid()} on {socket.gethostname()}, started {when}: pytest {' '.join(args)}"[:1000]
+        try:
+            self._hold = PredictionsHold(path, holder)
+        except OutputError as exc:
+            raise SettingError(f"--grounding-predictions: {exc}") from None
+
+    def let_go_of_predictions(self) -> None:
+        if self._hold is not None:
+            self._hold.release()
+            self._hold = None
 
     def load_resume(self) -> None:
         """Keep what a resumed predictions file holds for this run (resume_state.py)."""
@@ -496,7 +530,13 @@ class GroundingRun:
         from ..render.outputs import asked_for, write_all
 
         if any(output.write is not None for output, _ in asked_for(self.settings)):
-            self.output_errors += write_all(self.document(), self.settings)
+            from ..render.output import interrupts_held
+
+            taken: list[int] = []
+            with interrupts_held(taken):
+                self.output_errors += write_all(self.document(), self.settings)
+            if taken:
+                self.interrupted_writing = True
 
 
 def _identity(dataset: Dataset) -> tuple[str, str, str]:

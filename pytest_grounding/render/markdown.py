@@ -41,6 +41,9 @@ def failures(document: Mapping[str, Any]) -> list[str]:
     found = []
     if document.get("partial"):
         found.append("the run was interrupted")
+    not_run = document.get("not_run") or []
+    if not_run:
+        found.append(f"{len(not_run)} samples never ran")
     found += [f"gate {md(g['slice'])} of {md(g['detector'])}" for g in document.get("gates") or () if not g["passed"]]
     found += [f"too many errors for {md(e['detector'])}" for e in document.get("errors_check") or () if not e["passed"]]
     baseline = document.get("baseline") or {}
@@ -105,7 +108,19 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines += _reproduction_lines(document.get("reproduction") or [])
     lines += _cost_lines(document.get("cost"))
     lines += replay_markdown(document.get("samples") or [])
+    lines += _not_run_lines(document.get("not_run") or [])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _not_run_lines(not_run: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The samples the run was to score and never did: no figure counts them, so they are listed."""
+    if not not_run:
+        return []
+    lines = ["### Samples that never ran", ""]
+    lines += [f"- {md(r['detector'])} {md(r['dataset'])}/{md(r['id'])}" for r in not_run[:SHOWN]]
+    if len(not_run) > SHOWN:
+        lines.append(f"- ... {len(not_run) - SHOWN} more in the report artifact")
+    return [*lines, ""]
 
 
 def _reproduction_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -10,12 +10,13 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from ..core import safejson
 from ..core.record import SCHEMA_VERSION
+from ..core.safetext import terminal_line
 
 # Leading keys of a predictions line: what Pointerbench-Pro's scorer reads (id, point) first.
 PREDICTION_KEYS = ("id", "point", "detector", "dataset", "outcome")
@@ -95,10 +96,81 @@ class PredictionsWriter:
             self._file = None
 
 
+class PredictionsHold:
+    """A predictions file held by one run at a time: an exclusive lock on `.<name>.lock` beside it
+    (flock: two runs on one machine, or two shards on a shared volume, never write or resume one
+    file at once), the lock file naming its holder. Taken before the file is read to resume and
+    kept until the run ends; `OutputError` naming the other run when it holds the file. A path
+    that is no regular file (/dev/null, a FIFO) is not held; neither where flock does not exist."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.parent / f".{self.path.name}.lock"
+        self._fd: int | None = None
+        if self.path.exists() and not self.path.is_file():
+            return
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock; one run at a time is the user's care
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            while True:
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    other = os.read(fd, 4096).decode("utf-8", "replace").strip() or "another run"
+                    os.close(fd)
+                    raise OutputError(
+                        f"{self.path} is being written by another run ({terminal_line(other)[:300]}): give each "
+                        "run (each shard) its own --grounding-predictions file"
+                    ) from None
+                if os.path.exists(self.lock_path) and os.stat(self.lock_path).st_ino == os.fstat(fd).st_ino:
+                    break  # the lock file is still the one at the path (not one a finishing run removed)
+                os.close(fd)
+            os.ftruncate(fd, 0)
+            os.write(fd, holder.encode("utf-8"))
+            self._fd = fd
+        except OSError as exc:  # a folder we cannot write: the writer says so when it opens the file
+            raise OutputError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.lock_path.unlink()  # while still held: a run waiting on it sees the file gone and retries
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        self._fd = None
+
+
+@contextlib.contextmanager
+def interrupts_held(taken: list[int]) -> Iterator[None]:
+    """Ctrl-C while the final outputs are written is held until they are whole (a report that every
+    sample ran for is not lost to a late key press): each SIGINT is appended to `taken`, for the
+    caller to say and to end with. Only the main thread can hold signals; elsewhere a no-op."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda number, frame: taken.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def read_predictions(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed line) for each line; a torn last line (the run died while writing it)
     is dropped, a bad line elsewhere is an OutputError."""
     try:
+        if path.stat().st_size > safejson.MAX_DOCUMENT_CHARS:
+            raise OutputError(
+                f"{path} holds {path.stat().st_size:,} bytes, more than a predictions file this tool reads"
+            )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
@@ -119,7 +191,7 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
 def read_report(path: Path) -> dict[str, Any]:
     """A JSON report written by --grounding-json, or an OutputError saying why it is not one."""
     try:
-        document = safejson.loads(path.read_text(encoding="utf-8"))
+        document = safejson.read_path(path)  # its size checked before it is read
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
     except ValueError as exc:

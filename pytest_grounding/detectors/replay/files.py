@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core import safejson
 from ...core.record import RAW_LIMIT
 
 Pair = tuple[float, float]
@@ -59,6 +60,7 @@ class Answer:
     line: int
     id: str | None = None
     dataset: str | None = None
+    fingerprint: str | None = None  # this plugin's rows: the dataset version they were scored on
     detector: str | None = None
     image: str | None = None  # the image's path below images/ (screenspot-pro rows)
     prompt: str | None = None
@@ -106,6 +108,9 @@ def read_replay_file(
     answers: list[Answer] = []
     skipped: list[str] = []
     for line, row in rows:
+        if isinstance(row, Unreadable):
+            skipped.append(f"row {line} is not JSON ({row})")
+            continue
         if not isinstance(row, dict):
             skipped.append(f"row {line} is a {type(row).__name__}, not an object")
             continue
@@ -134,13 +139,15 @@ def read_replay_file(
 def _rows(path: Path) -> tuple[list[tuple[int, Any]], str | None, Mapping[str, Any] | None]:
     """(row number, row) pairs, the format a JSON container names, and its metrics."""
     try:
+        if path.stat().st_size > safejson.MAX_DOCUMENT_CHARS:
+            raise ReplayError(f"replay file {path}: {path.stat().st_size:,} bytes, more than a predictions file holds")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReplayError(f"replay file {path}: cannot read it: {exc}") from None
     if not text.strip():
         raise ReplayError(f"replay file {path} is empty")
     try:
-        document = json.loads(text)
+        document = safejson.loads(text, numbers_beyond="null")  # a row's absurd number: that row's answer
     except ValueError:
         document = None
         is_json = False
@@ -167,10 +174,22 @@ def _rows(path: Path) -> tuple[list[tuple[int, Any]], str | None, Mapping[str, A
         if not line.strip():
             continue
         try:
-            rows.append((number, json.loads(line)))
-        except ValueError as exc:
-            raise ReplayError(f"replay file {path}:{number}: not JSON ({exc})") from None
+            rows.append((number, safejson.loads(line, numbers_beyond="null")))
+        except ValueError as exc:  # one bad row is that row's: skipped, said; the others are replayed
+            rows.append((number, Unreadable(str(exc)[:200])))
+    if rows and all(isinstance(row, Unreadable) for _, row in rows):
+        raise ReplayError(f"replay file {path}:{rows[0][0]}: not JSON ({rows[0][1]})")
     return rows, None, None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A JSON Lines row that is not JSON the bounded reader reads (nested too deeply, say)."""
+
+    why: str
+
+    def __str__(self) -> str:
+        return self.why
 
 
 def _sniff(path: Path, rows: Sequence[tuple[int, Any]]) -> str:
@@ -219,11 +238,12 @@ def _ours(line: int, row: Mapping[str, Any]) -> Answer | None:
         line=line,
         id=str(row["id"]),
         dataset=_text(row.get("dataset")),
+        fingerprint=_text(row.get("fingerprint")),
         detector=_text(row.get("detector")),
         point=_pair(row.get("point")),
         box=_quad(row.get("box")),
         points=pair_list if pair_list and len(pair_list) > 1 else None,
-        refusal=bool(row.get("refusal")),
+        refusal=row.get("refusal") is True,  # the boolean only: the text "false" is no refusal
         wrong_format=outcome == "wrong_format",
         error=str(row.get("error") or "error") if outcome == "error" else None,
         raw=_clip(row.get("raw")),
@@ -348,7 +368,8 @@ def _numbers(value: Any, count: int) -> tuple[float, ...] | None:
         if count != 2:
             return None
         match = _PAIR_TEXT.match(value)
-        return (float(match.group(1)), float(match.group(2))) if match else None
+        pair = (float(match.group(1)), float(match.group(2))) if match else None
+        return pair if pair and all(math.isfinite(v) for v in pair) else None
     if not isinstance(value, (list, tuple)) or len(value) != count:
         return None
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):

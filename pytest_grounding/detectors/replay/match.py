@@ -64,13 +64,13 @@ class Index:
         path = self.file.path
         if self.file.by == BY_ID:
             rows = self._by_id.get(str(sample.id), [])
-            if len(rows) > 1:
-                same_dataset = [a for a in rows if a.dataset == sample.dataset]
-                rows = same_dataset or rows
+            other = [a for a in rows if a.dataset not in (None, sample.dataset)]
+            rows = [a for a in rows if a.dataset in (None, sample.dataset)]  # another dataset's answer: never
             lines = tuple(a.line for a in rows)
             if not rows:
-                return Match(None, f"no answer for id {sample.id!r} in replay file {path}")
-            if len(rows) > 1:
+                also = f" (only rows of dataset {other[0].dataset!r})" if other else ""
+                return Match(None, f"no answer for id {sample.id!r} in replay file {path}{also}")
+            if len(rows) > 1 and len({_answered(a) for a in rows}) > 1:  # identical rows are one answer
                 where = ", ".join(str(n) for n in lines)
                 problem = f"ambiguous: {len(rows)} answers for id {sample.id!r} in {path} (rows {where})"
                 return Match(None, problem, lines)
@@ -122,4 +122,4 @@ def _same_box(a: Any, b: list[float]) -> bool:
 
 
 def _answered(answer: Answer) -> tuple[Any, ...]:
-    return (answer.point, answer.box, answer.points, answer.refusal, answer.wrong_format, answer.invalid)
+    return (answer.point, answer.box, answer.points, answer.refusal, answer.wrong_format, answer.invalid, answer.error)
