@@ -199,7 +199,8 @@ def test_a_known_benchmark_is_reproduced_or_not(suite, server, model, tiny, tmp_
     measured = 100.0 * (5 - wrong) / 5
     result.stdout.fnmatch_lines(
         [
-            f"reproduction {spec_of(server)} on tiny (Tiny, preset uitars-1.5-point, on unknown engine): published {figure:.1f} for "
+            f"reproduction {spec_of(server)} on tiny (Tiny, preset uitars-1.5-point, on unknown engine): "
+            f"published {figure:.1f} for "
             f"Tiny-UITARS (a test's own figure), this run {measured:.1f}, delta {delta}: {status} {CRITERION}"
             "; 95% CI *-*: the published figure inside it; the smallest difference this run can detect is * points"
         ]
