@@ -315,7 +315,10 @@ def whole_lines(text: str, start: int, end: int, replacement: str) -> tuple[str,
 # The summary examples: every line is compared but these, which say what the machine did (left
 # as published by --write too: a figure of one machine's load, not of the code).
 VOLATILE = (re.compile(r"^detector \S+  \("), re.compile(r"^  latency ms "), re.compile(r"^=+ grounding summary =+$"))
-TABLE_ROW = re.compile(r"^  (?P<value>.+?)\s+\d+\s+\d+\s+\d+\s+(?:\S+%|-)\s+\d+\s+\d+\s+\S+$")
+# value, n, scored, hits, accuracy, its 95% interval (absent in summaries before intervals), wrong, errors, IoU
+TABLE_ROW = re.compile(
+    r"^  (?P<value>.+?)\s+\d+\s+\d+\s+\d+\s+(?:\S+%|-)(?:\s+(?:[\d.]+-[\d.]+|-))?\s+\d+\s+\d+\s+\S+$"
+)
 
 
 def line_keys(lines: Sequence[str]) -> list[tuple[str, ...] | None]:
