@@ -53,7 +53,6 @@ def preset_parser(name: str) -> Any:
     that preset makes of the record's raw answer (its frame from the preset's preprocessing, capped
     at the server's default pixel budget as `openai` caps it)."""
     from ..detectors.served_budget import server_budget, within_budget
-    from ..detectors.vlm.parse import answer_to_prediction
     from ..detectors.vlm.presets import resolve_preset
 
     preset = resolve_preset(name)
@@ -65,14 +64,7 @@ def preset_parser(name: str) -> Any:
         stored = record.get("meta") if isinstance(record.get("meta"), Mapping) else {}
         meta = {"model_image": list(frame.model), **{k: v for k, v in dict(stored or {}).items() if k not in dropped}}
         raw = record.get("raw")
-        return answer_to_prediction(
-            raw if isinstance(raw, str) else None,
-            frame,
-            extractors=preset.extractors,
-            transform=preset.transform,
-            refusal=preset.refusal,
-            meta=meta,
-        )
+        return preset.parse(raw if isinstance(raw, str) else None, frame, meta)
 
     return parse
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.types import Prediction, Query
 from .batching import Outcome, chunked, predictions_or_raise
-from .vlm.parse import answer_to_prediction
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -169,15 +168,7 @@ def finish(detector: QwenVLModel, prepared: Prepared, generated: Generated) -> P
         "prompt_tokens": generated.prompt_tokens,
         "new_tokens": generated.new_tokens,
     }
-    p = detector.preset
-    return answer_to_prediction(
-        generated.answer,
-        prepared.frame,
-        extractors=p.extractors,
-        transform=p.transform,
-        refusal=p.refusal,
-        meta=meta,
-    )
+    return detector.preset.parse(generated.answer, prepared.frame, meta)
 
 
 def run_chunk(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:

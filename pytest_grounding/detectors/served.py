@@ -47,7 +47,6 @@ from .served_checks import (
     prompt_need,
 )
 from .served_engine import fingerprint_version, probe_engine
-from .vlm.parse import answer_to_prediction
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
@@ -256,15 +255,7 @@ class OpenAIDetector:
             meta["queue_ms"] = round(queue_ms, 3)
         if reply.attempts > 1:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
-        p = self.preset
-        return answer_to_prediction(
-            answer if isinstance(answer, str) else None,
-            frame,
-            extractors=p.extractors,
-            transform=p.transform,
-            refusal=p.refusal,
-            meta=meta,
-        )
+        return self.preset.parse(answer if isinstance(answer, str) else None, frame, meta)
 
     def _refuse_if_too_long(self, query: Query) -> None:
         """too_long=error: a prompt the server's context cannot hold is an error, not a request."""

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import prompts
-from .parse import split_transform
+from .parse import answer_to_prediction, split_transform
 from .preprocess import Preprocess
 
 
@@ -100,6 +100,14 @@ class Preset:
         if self.preprocess.kind == "canvas":
             text += " (the canvas)"
         return text
+
+    def parse(self, answer: str | None, frame: Any, meta: dict[str, Any]) -> Any:
+        """A model's answer in `frame` as a Prediction in the original image's pixels, as this
+        preset reads it (its extractors, coordinate transform and refusal): the one place every
+        model detector and `rescore` parse through."""
+        return answer_to_prediction(
+            answer, frame, extractors=self.extractors, transform=self.transform, refusal=self.refusal, meta=meta
+        )
 
     def describe(self) -> dict[str, Any]:
         info = asdict(self)
