@@ -170,7 +170,7 @@ class GroundingRun:
             )
             try:
                 check(sized, **bind_options(name, factory, options))
-            except ValueError as exc:  # ModelUnavailable: what, where, fix
+            except (ValueError, RuntimeError) as exc:  # ModelUnavailable (what, where, fix); a server gone since
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
     def detector_lines(self, specs: Sequence[str]) -> list[str]:
