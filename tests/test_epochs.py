@@ -204,3 +204,55 @@ def test_a_deterministic_detector_runs_one_epoch_with_one_note(pytester, tmp_pat
     assert not any(re.search(r"-e\d$", r["uid"]) for r in records)
     assert all("epoch" not in r for r in records) and "epochs" not in read_json(report)["summary"]["center"]
     assert "--grounding-epochs 3: detector center is deterministic" in " ".join(read_json(report)["notes"])
+
+
+@needs_openai
+def test_shards_of_an_epochs_run_keep_a_sample_s_epochs_together_and_merge(pytester, served, tmp_path):
+    pytest.importorskip("ui_tars")
+    from pytest_grounding.cli.main import main
+
+    _model, server = served
+    make_project(pytester)
+    spec = f"openai:base_url={server.url},model=m"
+    paths = []
+    for k in (1, 2):
+        path = tmp_path / f"shard-{k}.json"
+        result = pytester.runpytest(
+            f"--dataset={MINI}", "--detector", spec, "--grounding-epochs", "3", "--grounding-shard", f"{k}/2",
+            "--grounding-json", str(path), "--grounding-misses", "xfail", *FEW,
+        )  # fmt: skip
+        assert path.is_file(), result.stdout.str()
+        paths.append(path)
+    shares = [{r["id"] for r in read_json(path)["samples"]} for path in paths]
+    assert not shares[0] & shares[1] and shares[0] | shares[1] == {"m01", "m02", "m03"}
+    for path in paths:  # every epoch of a sample in the shard that has the sample
+        records = read_json(path)["samples"]
+        assert sorted(r["epoch"] for r in records) == sorted([1, 2, 3] * len({r["id"] for r in records}))
+    out = tmp_path / "merged.json"
+    assert main(["merge", *map(str, paths), "--json", str(out)]) in (0, 1)
+    merged = read_json(out)
+    records = merged["samples"]
+    assert len(records) == 9
+    found = merged["summary"][spec]["epochs"]
+    samples, passed, changed, mean = independent(records)
+    assert found["samples"] == samples == 3 and found["pass_at_k"]["hits"] == passed
+    assert found["changed"] == changed and found["mean_accuracy"] == pytest.approx(mean)
+
+
+@needs_openai
+def test_a_deterministic_detector_beside_a_sampled_one_runs_its_first_epoch_only(pytester, served, tmp_path):
+    pytest.importorskip("ui_tars")
+    model, server = served
+    make_project(pytester)
+    report = tmp_path / "r.json"
+    spec = f"openai:base_url={server.url},model=m"
+    result = pytester.runpytest(
+        f"--dataset={MINI}", "--detector", spec, "--detector", "center", "--grounding-epochs", "2",
+        "--grounding-json", str(report), "--grounding-misses", "xfail", *FEW,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    records = read_json(report)["samples"]
+    assert sorted(r["epoch"] for r in records if r["detector"] == "center") == [1, 1, 1]
+    assert sorted(r["epoch"] for r in records if r["detector"] == spec) == [1, 1, 1, 2, 2, 2]
+    assert len(model.chats) == 6
+    assert result.stdout.str().count("detector center is deterministic") == 2
