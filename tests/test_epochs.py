@@ -134,6 +134,16 @@ def served():
     server.close()
 
 
+def schema_problems(document):
+    """The report against its JSON Schema (the epochs block and each record's epoch included)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib.resources import files
+
+    schema = json.loads(files("pytest_grounding").joinpath("schema/report.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
+
+
 def independent(records):
     """pass@k, the count of samples whose outcome changed and the mean, from the records alone."""
     per = defaultdict(list)
@@ -176,6 +186,7 @@ def test_epochs_against_a_server_answering_at_random(pytester, served, workers, 
     assert found["changed"] == changed and found["stability"] == pytest.approx(changed / 3)
     assert found["mean_accuracy"] == pytest.approx(mean)
     assert len(read_jsonl(predictions)) == 9
+    assert schema_problems(document) == []
     result.stdout.fnmatch_lines(["*epochs 3 over 3 samples: mean accuracy*pass@3*majority*"])
     # resumed with 5 epochs in the file: the other 4 run again, the report holds the 9
     lines = predictions.read_text().splitlines(keepends=True)
