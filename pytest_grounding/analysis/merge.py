@@ -28,7 +28,7 @@ from . import gates as gates_mod
 from . import reproduce
 
 # Settings that change outcomes: two reports that differ here are not shares of one run.
-SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s", "scoring")
+SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s", "scoring", "epochs")
 
 
 class MergeError(ValueError):
