@@ -185,6 +185,7 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "refusal_rows": settings.refusal_rows,
         "language": settings.language,
         "scoring": settings.scoring,
+        "epochs": getattr(settings, "epochs", 1),  # --grounding-epochs
         "timeout_s": settings.timeout,
         "top_apps": settings.top_apps,
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],

@@ -21,13 +21,14 @@ from datetime import datetime
 from typing import Any
 
 from ..core.record import MAX_SHARDS
+from ..core.types import sample_uid
 from . import cost as cost_mod
 from . import document as document_mod
 from . import gates as gates_mod
 from . import reproduce
 
 # Settings that change outcomes: two reports that differ here are not shares of one run.
-SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s", "scoring")
+SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s", "scoring", "epochs")
 
 
 class MergeError(ValueError):
@@ -93,7 +94,7 @@ class Part:
             found[entry["name"]] = {"fingerprint": entry.get("fingerprint"), "samples": total, "uids": []}
         for record in self.document.get("samples", []):
             if record["dataset"] in found:
-                found[record["dataset"]]["uids"].append(record["uid"])
+                found[record["dataset"]]["uids"].append(sample_uid(str(record["uid"]), record.get("epoch")))
         for entry in found.values():
             entry["uids"] = list(dict.fromkeys(entry["uids"]))
         return found
@@ -154,7 +155,7 @@ def validated(part: Part, rescore: Rescore) -> tuple[Part, tuple[str, ...]]:
             why = f"detector {detector} is none the report ran ({', '.join(sorted(detectors)) or 'none'})"
         elif str(record.get("task", "grounding")) != str(part.settings.get("task") or "grounding"):
             why = f"task {str(record.get('task'))[:40]} is not the report's ({part.settings.get('task')})"
-        elif part.shard is not None and uid not in shares[dataset]:
+        elif part.shard is not None and sample_uid(uid, record.get("epoch")) not in shares[dataset]:
             why = f"sample {uid} is outside the share shard {part.index}/{part.count} claims"
         key = (dataset, uid, str(record.get("task", "grounding")), detector)
         if why is None and key in seen:

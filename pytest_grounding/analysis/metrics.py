@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import intervals
+from . import epochs, intervals
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -172,6 +172,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
             summary[key]["benchmarks"] = benchmarks
         if task == Task.LOCATE:
             summary[key]["locate"] = locate_figures(everything)
+        repeated = epochs.figures(group)  # --grounding-epochs
+        if repeated is not None:
+            summary[key]["epochs"] = repeated
     return summary
 
 

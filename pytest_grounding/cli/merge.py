@@ -168,12 +168,17 @@ class TargetsReadAgain:
 
     def rescore(self, record: Any, where: str) -> tuple[Any, str | None]:
         """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
+        from ..core.types import as_epoch, sample_uid
         from ..evaluate.resume import rescore_record
 
-        known = (str(record.get("dataset")), str(record.get("uid")))
+        epoch = record.get("epoch")
+        known = (str(record.get("dataset")), sample_uid(str(record.get("uid")), epoch))
         if known[0] in self.read and known not in self.samples:
             return None, f"{where}: no sample {known[1][:80]!r} in dataset {known[0]} read again"
-        rescored = rescore_record(record, where, self.samples.get(known), self.profile)
+        sample = self.samples.get(known)
+        if sample is not None and sample_uid(str(record.get("uid")), epoch) != str(record.get("uid")):
+            sample = as_epoch(sample, epoch)  # --grounding-epochs: the record's epoch of that sample
+        rescored = rescore_record(record, where, sample, self.profile)
         return rescored.record, rescored.note
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -138,6 +138,9 @@ class Query:
     image: Image
     instruction: str
     sample: Sample | None = field(default=None, compare=False, repr=False)
+    # --grounding-epochs N: which repetition (1..N) this request is, None on a run of one epoch. A
+    # detector that takes a seed gives each epoch its own (the openai detector sends `seed`).
+    epoch: int | None = field(default=None, compare=False)
 
     @cached_property
     def image_key(self) -> str:
@@ -201,3 +204,36 @@ class Prediction:
         if reason is not None:
             meta["reason"] = reason
         return cls.no_answer(raw, refusal=True, **meta)
+
+
+EPOCH_SUFFIX = "-e"
+
+
+def epoch_of(sample: Sample) -> int | None:
+    """The epoch (1..N) of a sample repeated by --grounding-epochs N; None on a run of one epoch."""
+    value = sample.extra.get("epoch") if isinstance(sample.extra, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def with_epochs(samples: Iterable[Sample], epochs: int) -> list[Sample]:
+    """--grounding-epochs N: each sample N times, adjacent (one screen, one shard share), as
+    `uid-e1` .. `uid-eN` with `extra["epoch"]` = k. N = 1: the samples as they are."""
+    if epochs <= 1:
+        return list(samples)
+    return [as_epoch(sample, k) for sample in samples for k in range(1, epochs + 1)]
+
+
+def as_epoch(sample: Sample, epoch: int) -> Sample:
+    """Epoch `epoch` of a sample: uid `uid-e<epoch>`, `extra["epoch"]` set."""
+    import dataclasses
+
+    extra = {**dict(sample.extra or {}), "epoch": epoch}
+    return dataclasses.replace(sample, uid=f"{sample.uid}{EPOCH_SUFFIX}{epoch}", extra=extra)
+
+
+def sample_uid(uid: str, epoch: Any) -> str:
+    """The uid of the sample behind an epoch's uid (`uid-e2` of epoch 2 -> `uid`)."""
+    suffix = f"{EPOCH_SUFFIX}{epoch}"
+    if isinstance(epoch, int) and not isinstance(epoch, bool) and uid.endswith(suffix):
+        return uid[: -len(suffix)]
+    return uid

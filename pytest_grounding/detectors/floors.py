@@ -23,6 +23,7 @@ class CenterDetector:
     """Clicks the centre of the screen."""
 
     name = "center"
+    deterministic = True  # --grounding-epochs runs it once
 
     def predict(self, query: Query) -> Prediction:
         width, height = query.image.size
@@ -40,6 +41,7 @@ class RandomDetector:
     sample gets the same click whatever the order or the xdist worker it runs on."""
 
     name = "random"
+    deterministic = True  # seeded per query: every epoch would click the same pixel
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = int(seed)

@@ -106,6 +106,7 @@ class OcrDetector:
     """
 
     name = "ocr"
+    deterministic = True  # --grounding-epochs runs it once
 
     def __init__(
         self,

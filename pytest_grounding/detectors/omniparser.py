@@ -95,6 +95,7 @@ class OmniParserDetector:
     """
 
     name = "omniparser"
+    deterministic = True  # --grounding-epochs runs it once
 
     def __init__(
         self,

@@ -241,6 +241,8 @@ class OpenAIDetector:
         body, url, frame = self._body_and_frame(query, waits)
         if self.too_long == "error":
             self._refuse_if_too_long(query)
+        if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
+            body = {**body, "seed": query.epoch}
         reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
         document = reply.document
         answer = redact(_content(document))

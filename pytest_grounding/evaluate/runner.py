@@ -15,7 +15,7 @@ from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.redact import redact
 from ..core.safetext import terminal_line, terminal_traceback
-from ..core.types import Box, Prediction, Query, Sample
+from ..core.types import Box, Prediction, Query, Sample, epoch_of
 from . import scoring
 
 
@@ -234,7 +234,12 @@ def evaluate(
     if failed is not None:
         return failed
     width, height = image.size
-    query = Query(image=image, instruction=sample.instruction, sample=sample if by_identity else None)
+    query = Query(
+        image=image,
+        instruction=sample.instruction,
+        sample=sample if by_identity else None,
+        epoch=epoch_of(sample),
+    )
     timing: dict[str, float] = {}
 
     def timed() -> tuple[Any, BaseException | None]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ..core.types import Sample
+from ..core.types import Sample, epoch_of, with_epochs
 from ..datasets import DatasetError, sharding
 from .state import get_run, is_worker
 
@@ -68,10 +68,19 @@ def parametrize(metafunc: Any) -> None:
             taken = sharding.take(samples, run.settings.shard)
             sharding.merge_planned(run.shard_planned, sharding.planned_by_dataset(samples, taken))
             samples = taken
+        # --grounding-epochs: after the shard's split (an epoch follows its sample), adjacent (one screen)
+        samples = with_epochs(samples, run.epochs_for(specs_of(metafunc, marker, run)))
         if groups_screens(metafunc.config):
             metafunc.parametrize("grounding_sample", grouped(samples, metafunc.config.workerinput["workercount"]))
         else:
             metafunc.parametrize("grounding_sample", samples, ids=[s.uid for s in samples])
+
+
+def specs_of(metafunc: Any, marker: Any, run: Any) -> list[str]:
+    """The detectors a test function's items run (its pinned ones, else the run's)."""
+    if "grounding_detector_name" not in metafunc.fixturenames:
+        return list(run.settings.detector_specs)
+    return marker_list(marker, "detector") or list(run.settings.detector_specs)
 
 
 def groups_screens(config: Any) -> bool:
@@ -118,18 +127,29 @@ def spec_id(spec: str) -> str:
 
 def deselect(config: Any, items: list[pytest.Item]) -> None:
     """--grounding-resume: the samples already in the predictions file are deselected (the same
-    on every xdist worker: the keys come from the controller)."""
+    on every xdist worker: the keys come from the controller). --grounding-epochs: a deterministic
+    detector's epochs after the first too."""
     if groups_screens(config):
         name_groups(items)
     run = get_run(config)
     done = run.done_keys
-    if not done:
+    repeated = run.settings.epochs > 1
+    if not done and not repeated:
         return
+    once: dict[str, bool] = {}  # detector spec -> deterministic (runs its first epoch only)
     keep: list[pytest.Item] = []
     skip: list[pytest.Item] = []
     for item in items:
         params = item_params(item)
         sample = params.get("grounding_sample")
+        name = params.get("grounding_detector_name")
+        epoch = epoch_of(sample) if repeated and isinstance(sample, Sample) else None
+        if epoch is not None and epoch > 1 and isinstance(name, str):
+            if name not in once:
+                once[name] = run.deterministic(name)
+            if once[name]:  # a deterministic detector beside a sampled one: its first epoch only
+                skip.append(item)
+                continue
         key = (
             run.settings.task,
             params.get("grounding_detector_name"),

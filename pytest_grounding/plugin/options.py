@@ -231,6 +231,16 @@ OPTIONS = (
         "already made (docs/measured.md).",
     ),
     Option(
+        "--grounding-epochs",
+        "grounding_epochs",
+        metavar="N",
+        default="1",
+        help="run each sample N times (default 1): N items per sample, ids suffixed -e1 .. -eN, each a distinct "
+        "request (a served model gets seed=k on epoch k). The summary adds the mean accuracy over epochs, pass@N, "
+        "the majority answer's accuracy and the share of samples whose outcome changed (docs/measured.md). A "
+        "deterministic detector (center, random, ocr, omniparser, replay) runs once, with one note.",
+    ),
+    Option(
         "--grounding-language",
         "grounding_language",
         metavar="en|cn",

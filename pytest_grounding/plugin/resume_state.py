@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.record import Outcome, Record, Task
+from ..core.types import with_epochs
 from ..evaluate import resume as resume_mod
 from ..render.output import OutputError, read_predictions
 from .settings import SettingError
@@ -28,7 +29,8 @@ def load(run: GroundingRun) -> None:
     except OutputError as exc:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
-    samples = {(d.name, s.uid): s for d in run.datasets.values() for s in d.samples}
+    epochs = run.epochs_for(run.settings.detector_specs)
+    samples = {(d.name, s.uid): s for d in run.datasets.values() for s in with_epochs(d.samples, epochs)}
     share = _share(run)
     for lineno, line in lines:
         where = f"{path}:{lineno}"
@@ -86,4 +88,5 @@ def _share(run: GroundingRun) -> set[tuple[str, str]] | None:
     ordered = run.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
-    return {(sample.dataset, sample.uid) for sample in sharding.take(ordered, shard)}
+    taken = with_epochs(sharding.take(ordered, shard), run.epochs_for(run.settings.detector_specs))
+    return {(sample.dataset, sample.uid) for sample in taken}

@@ -69,6 +69,7 @@ class Settings:
     language: str = "en"
     scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
+    epochs: int = 1  # --grounding-epochs: each sample this many times (deterministic detectors: once)
 
     @property
     def profile(self) -> Profile:
@@ -148,6 +149,7 @@ class Settings:
             language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
             scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
             shard=shard_of(*lookup(config, "--grounding-shard")),
+            epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
         )
 
 

@@ -146,6 +146,33 @@ class GroundingRun:
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
+    def deterministic(self, spec: str) -> bool:
+        """The detector's class says it gives the same answer every time (`deterministic = True`)."""
+        try:
+            name, _ = parse_spec(split_chain(spec, self.strategies).detector, raw=True)
+            factory = self.detectors.get(name).load()
+        except Exception:  # an unusable spec is check_detector_specs' message, not this one's
+            return False
+        return getattr(factory, "deterministic", False) is True
+
+    def epochs_for(self, specs: Sequence[str]) -> int:
+        """--grounding-epochs for items of these detectors: 1 when every one is deterministic."""
+        epochs = self.settings.epochs
+        if epochs <= 1 or all(self.deterministic(spec) for spec in specs):
+            return 1
+        return epochs
+
+    def note_deterministic(self) -> None:
+        """One line per deterministic detector asked for several epochs: it runs one."""
+        if self.settings.epochs <= 1:
+            return
+        for spec in self.settings.detector_specs:
+            if self.deterministic(spec):
+                self.note(
+                    f"--grounding-epochs {self.settings.epochs}: detector {spec} is deterministic (the same "
+                    "answer every time): it runs one epoch"
+                )
+
     def check_detector_samples(self, specs: Sequence[str], source: str) -> None:
         """A detector whose factory offers `check_samples` sees every sample's (id, size,
         instruction) before the run (the controller): a served model whose context cannot hold
@@ -282,6 +309,7 @@ class GroundingRun:
         or in the ini file that cannot be used, or an output path that cannot be written. Loads
         the run's datasets here too, so the controller can name them under xdist."""
         self.check_detector_specs(self.settings.detector_specs, self.settings.detector_source)
+        self.note_deterministic()
         try:
             if self.settings.dataset_specs:
                 self.datasets_for((), Path.cwd())

@@ -87,6 +87,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
         ]
         header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
         lines += _table(header, rows)
+        lines += _epoch_markdown(summary)
         lines += headline_markdown(summary)
     gates = document.get("gates") or []
     if gates:
@@ -110,6 +111,30 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines += replay_markdown(document.get("samples") or [])
     lines += _not_run_lines(document.get("not_run") or [])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _epoch_markdown(summary: Mapping[str, Any]) -> list[str]:
+    """--grounding-epochs: one row per detector (analysis/epochs.py)."""
+    rows = []
+    for name, block in summary.items():
+        found = block.get("epochs")
+        if not found:
+            continue
+        rows.append(
+            [
+                name,
+                found["epochs"],
+                found["samples"],
+                f"{_pct(found['mean_accuracy'])} ({span(found.get('mean_ci95'))})",
+                f"{_pct(found['pass_at_k']['accuracy'])} ({span(found['pass_at_k'].get('ci95'))})",
+                f"{_pct(found['majority']['accuracy'])} ({span(found['majority'].get('ci95'))})",
+                f"{found['changed']} ({_pct(found['stability'])})",
+            ]
+        )
+    if not rows:
+        return []
+    header = ["detector", "epochs", "samples", "mean accuracy", "pass@k", "majority", "outcome changed"]
+    return ["### Repeated sampling", "", *_table(header, rows)]
 
 
 def _not_run_lines(not_run: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -92,6 +92,7 @@ def detector_block(
             f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
         ]
         lines += benchmark_lines(block)
+        lines += epoch_lines(block.get("epochs"))
         if block.get("truncated"):
             lines.append(
                 f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
@@ -116,6 +117,21 @@ def detector_block(
         lines.append("")
         lines += table(title, rows, top_apps if key == "app" else None, by_count=key == "app")
     return lines
+
+
+def epoch_lines(found: Mapping[str, Any] | None) -> list[str]:
+    """--grounding-epochs: the figures over repeated answers (analysis/epochs.py)."""
+    if not found:
+        return []
+    k = found["epochs"]
+    return [
+        f"  epochs {k} over {found['samples']} samples: mean accuracy {pct(found['mean_accuracy'])}"
+        f"{ci(found.get('mean_ci95'))}   pass@{k} {pct(found['pass_at_k']['accuracy'])}"
+        f"{ci(found['pass_at_k'].get('ci95'))}   majority {pct(found['majority']['accuracy'])}"
+        f"{ci(found['majority'].get('ci95'))}",
+        f"  outcome changed across epochs on {found['changed']}/{found['samples']} samples "
+        f"(stability {pct(found['stability'])})",
+    ]
 
 
 def dataset_line(dataset: Mapping[str, Any]) -> str:

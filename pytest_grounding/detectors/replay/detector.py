@@ -22,6 +22,7 @@ class ReplayDetector:
     (a user mapping, dotted paths), coords=pixels|normalized."""
 
     needs_image = False  # the answer is in the file: the image is opened for its size only
+    deterministic = True  # one stored answer per sample: --grounding-epochs replays it once
 
     def __init__(
         self,

@@ -62,7 +62,9 @@ class Strategy:
         window = Box(0.0, 0.0, float(frame[0]), float(frame[1])) if crop is None else integral(crop, frame)
         x1, y1, x2, y2 = (int(v) for v in window.as_list())
         image = query.image if crop is None else query.image.crop((x1, y1, x2, y2))
-        sub = Query(image=image, instruction=query.instruction if instruction is None else instruction)
+        sub = Query(
+            image=image, instruction=query.instruction if instruction is None else instruction, epoch=query.epoch
+        )
         prediction = self.inner.predict(sub)
         if not isinstance(prediction, Prediction):  # a quick custom detector's bare answer
             from ...evaluate.runner import as_prediction

@@ -82,7 +82,7 @@ class ZoomIn(Strategy):
         assert self.resize is not None
         x1, y1, x2, y2 = (int(v) for v in window.as_list())
         crop = query.image.crop((x1, y1, x2, y2)).resize(self.resize, PILImage.Resampling.LANCZOS)
-        prediction = self.inner.predict(Query(image=crop, instruction=query.instruction))
+        prediction = self.inner.predict(Query(image=crop, instruction=query.instruction, epoch=query.epoch))
         if not isinstance(prediction, Prediction):
             from ...evaluate.runner import as_prediction
 
