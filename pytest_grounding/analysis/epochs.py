@@ -106,4 +106,4 @@ def _share(firsts: Sequence[Mapping[str, Any]], hits: Sequence[bool]) -> dict[st
 
 
 def _hit(hit: bool) -> str:
-    return "hit" if hit else "miss"
+    return Outcome.HIT.value if hit else Outcome.MISS.value
