@@ -19,7 +19,10 @@ needs_shared = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"{SHARED_DAT
 needs_openai = pytest.mark.skipif(
     importlib.util.find_spec("httpx") is None, reason="the openai extra (httpx) is not installed"
 )
-XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+# Each scenario serially and under xdist; the xdist twin is slow (the fast tier keeps the serial run).
+XDIST = pytest.mark.parametrize(
+    "workers", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)]
+)
 SUITE = REPO / "suites" / "test_grounding.py"
 
 

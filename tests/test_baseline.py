@@ -166,6 +166,7 @@ def test_latency_ratio():
 # ---- end to end ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @XDIST
 def test_first_run_writes_and_fails_second_passes_regression_fails_update_rewrites(
     tuned, workers, tmp_path, monkeypatch
@@ -201,6 +202,7 @@ def test_first_run_writes_and_fails_second_passes_regression_fails_update_rewrit
     assert run(tuned, path, *workers).ret == 0  # the rewritten baseline is the new reference
 
 
+@pytest.mark.slow
 @XDIST
 def test_an_improvement_passes_and_is_reported(tuned, workers, tmp_path, monkeypatch):
     path = tmp_path / "baseline.json"
@@ -219,6 +221,7 @@ def test_an_improvement_passes_and_is_reported(tuned, workers, tmp_path, monkeyp
     assert "verdict: baseline: 0 regressions, 2 improvements" in better.stdout.str()
 
 
+@pytest.mark.slow
 @XDIST
 def test_slice_drop_beyond_its_tolerance_fails_within_it_only_the_regression_fails(
     tuned, workers, tmp_path, monkeypatch
@@ -245,6 +248,7 @@ def test_slice_drop_beyond_its_tolerance_fails_within_it_only_the_regression_fai
     strict.stdout.fnmatch_lines(["baseline FAILED: detector tunable app=Excel: accuracy 50.0% (baseline 100.0%*"])
 
 
+@pytest.mark.slow
 def test_verdicts_identical_with_and_without_xdist(tuned, tmp_path, monkeypatch):
     path = tmp_path / "baseline.json"
     run(tuned, path)
@@ -272,6 +276,7 @@ def test_verdicts_identical_with_and_without_xdist(tuned, tmp_path, monkeypatch)
     }
 
 
+@pytest.mark.slow
 @XDIST
 def test_another_dataset_version_or_detector_spec_is_a_usage_error(tuned, workers, tmp_path):
     data = tmp_path / "mini"
@@ -308,6 +313,7 @@ def test_usage_errors_of_the_options(tuned, tmp_path):
     result.stderr.fnmatch_lines(["*is not a pytest-grounding baseline*"])
 
 
+@pytest.mark.slow
 def test_baseline_from_the_ini_file_is_relative_to_it(tuned, tmp_path):
     tuned.makeini(
         "[pytest]\naddopts = -p no:cacheprovider\ngrounding_baseline = ci/base.json\ngrounding_tolerance = 0.05\n"
@@ -320,6 +326,7 @@ def test_baseline_from_the_ini_file_is_relative_to_it(tuned, tmp_path):
     result.stdout.fnmatch_lines(["grounding baseline: */ci/base.json (compared; tolerance 5.0 points)"])
 
 
+@pytest.mark.slow
 @XDIST
 def test_junit_xml_carries_each_samples_outcome_and_figures(tuned, workers, tmp_path, monkeypatch):
     path, xml = tmp_path / "baseline.json", tmp_path / "junit.xml"
@@ -344,6 +351,7 @@ def test_junit_xml_carries_each_samples_outcome_and_figures(tuned, workers, tmp_
     assert not any(name == "grounding_record" for props, _ in cases.values() for name in props)
 
 
+@pytest.mark.slow
 def test_latency_ratio_gate_is_off_unless_asked(tuned, tmp_path, monkeypatch):
     path = tmp_path / "baseline.json"
     run(tuned, path)  # no delay: a fraction of a millisecond per prediction
@@ -355,6 +363,7 @@ def test_latency_ratio_gate_is_off_unless_asked(tuned, tmp_path, monkeypatch):
     assert run(tuned, path, "--grounding-max-slowdown", "100000").ret == 0
 
 
+@pytest.mark.slow
 def test_pytest_benchmark_autosave_and_compare_fail_work_on_each_sample(tuned, tmp_path, monkeypatch):
     pytest.importorskip("pytest_benchmark")
     # pytest-benchmark switches itself off when it sees this variable, which an outer -n sets.

@@ -261,6 +261,7 @@ def frames_tokens(detector) -> list[int]:
     return counts
 
 
+@pytest.mark.slow
 def test_batch_option(tiny_checkpoints):
     detector = build(tiny_checkpoints["qwen3_vl"], "qwen3_vl", batch=6)
     assert detector.batch_size == 6 and detector.describe()["batch_size"] == 6

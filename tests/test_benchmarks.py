@@ -125,6 +125,7 @@ def test_osworld_g_scored_as_its_authors(project, workers):
     check_schema(document)
 
 
+@pytest.mark.slow
 def test_osworld_g_refusal_rows_excluded_and_a_false_refusal(project):
     answers = dict(OSWORLD, **{"Open the red menu": "refuse"})
     result, document = run(project, FIXTURES / "osworld-g", answers, "--grounding-refusal-rows", "exclude")
@@ -143,6 +144,7 @@ def test_osworld_g_refusal_rows_excluded_and_a_false_refusal(project):
     check_schema(document)
 
 
+@pytest.mark.slow
 def test_osworld_g_refined_file_and_bad_policy(project):
     _, document = run(project, f"osworld-g:{FIXTURES / 'osworld-g' / 'OSWorld-G_refined.json'}", {})
     assert {r["instruction"].split(":")[0] for r in document["samples"] if r["outcome"] != "error"} == {"Refined"}
@@ -172,6 +174,7 @@ def test_ui_vision_mean_of_splits(project, workers):
     check_schema(document)
 
 
+@pytest.mark.slow
 @XDIST
 def test_mmbench_gui_mean_of_basic_and_advanced(project, workers):
     answers = {
@@ -208,6 +211,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.slow
 @XDIST
 def test_screenspot_variants_styles_and_negatives(project, workers):
     result, document = run(project, FIXTURES / "screenspot-v2-variants", VARIANTS, *workers)
@@ -237,6 +241,7 @@ def test_screenspot_variants_one_style_by_keyword(project):
     assert sorted(outcomes(document)) == ["d1-negative", "d2-negative", "m1-negative"]
 
 
+@pytest.mark.slow
 @XDIST
 def test_screenspot_pro_in_chinese(project, workers):
     answers = {"打开红色菜单": [30, 20], "按下蓝色按钮": [0, 0], "Open the red menu": [0, 0]}
@@ -260,6 +265,7 @@ def test_chinese_on_a_dataset_without_translations_is_a_usage_error(project):
 # -- Showdown-Clicks, CUActSpot ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @XDIST
 def test_showdown_clicks_with_bootstrap_interval(project, workers):
     answers = {
@@ -293,6 +299,7 @@ CUACTSPOT = {
 }
 
 
+@pytest.mark.slow
 @XDIST
 def test_cuactspot_mean_over_modalities(project, workers):
     result, document = run(project, FIXTURES / "cuactspot", CUACTSPOT, *workers)
@@ -451,6 +458,7 @@ def pytest_grounding_register_formats(registry):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["Format('myformat', sniff, load)", "lambda: Format('myformat', sniff, load)"])
 def test_a_users_format_registered_from_a_conftest(project, how):
     import shutil
@@ -480,6 +488,7 @@ def test_variants_in_the_annotations_layout_are_not_taken_for_screenspot_pro(tmp
     assert load_dataset(str(FIXTURES / "screenspot-pro")).format == "screenspot-pro"
 
 
+@pytest.mark.slow
 def test_refusal_rows_from_the_ini_file(project):
     project.makeini("[pytest]\naddopts = -p no:cacheprovider\ngrounding_refusal_rows = exclude\n")
     _, document = run(project, FIXTURES / "osworld-g", OSWORLD)

@@ -10,6 +10,7 @@ from helpers import FIXTURES, XDIST
 REFINED = {f"Refined: {k}": v for k, v in OSWORLD.items()}
 
 
+@pytest.mark.slow
 @XDIST
 def test_osworld_g_refined_and_original_are_never_pooled(project, workers):
     original = FIXTURES / "osworld-g" / "OSWorld-G.json"

@@ -95,6 +95,7 @@ def test_markdown_says_the_verdict_and_names_what_failed():
     assert "| d | app=X | 100.0% | 50.0% | -50.0 | 2.0 |" in failed
 
 
+@pytest.mark.slow
 def test_summary_command_appends_and_says_when_there_is_no_report(project, tmp_path, capsys):
     path, out = tmp_path / "r.json", tmp_path / "summary.md"
     # a real report: `summary` checks it against the schema before it says anything (issue 29)
@@ -171,6 +172,7 @@ def answers_for(default_set, hit):
     return samples, answers
 
 
+@pytest.mark.slow
 def test_workflow_commands_fail_a_broken_slice_pass_unchanged_and_report_an_improvement(tmp_path, default_set):
     steps = workflow_steps()
     bench = next(step for name, step in steps.items() if name and name.startswith("Run the benchmark"))

@@ -182,6 +182,7 @@ def test_a_multi_detector_run_ends_with_the_comparison_table(project, tmp_path, 
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(document)) == []
 
 
+@pytest.mark.slow
 def test_the_table_is_the_same_with_and_without_xdist_but_for_latency(project, tmp_path):
     args = ("--detector", "colour", "--detector", "colour+regrounding:size=64")
     serial, _ = _run(project, tmp_path, "serial", *args)
@@ -214,6 +215,7 @@ def reports(project, tmp_path):
     return plain, matrix, partial
 
 
+@pytest.mark.slow
 def test_compare_reports_of_separate_runs(reports, capsys):
     plain, matrix, partial = reports
     assert main(["compare", str(plain), str(matrix), str(partial)]) == 0
@@ -228,6 +230,7 @@ def test_compare_reports_of_separate_runs(reports, capsys):
     assert "interrupting vs center: +100.0 points on 2 paired samples (2 fixed, 0 broken), McNemar exact p = 0.5" in out
 
 
+@pytest.mark.slow
 def test_compare_markdown(reports, capsys):
     plain, matrix, _ = reports
     assert main(["compare", str(plain), str(matrix), "--markdown"]) == 0
@@ -238,6 +241,7 @@ def test_compare_markdown(reports, capsys):
     assert any(line.startswith("- colour vs center: +83.3 points") for line in lines)
 
 
+@pytest.mark.slow
 def test_compare_samples_lists_what_changed(reports, capsys):
     plain, matrix, _ = reports
     assert main(["compare", str(matrix), "--samples"]) == 0
@@ -247,6 +251,7 @@ def test_compare_samples_lists_what_changed(reports, capsys):
     assert "--samples compares exactly two methods; these reports hold 3" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_compare_samples_fixed_between_two_reports(project, tmp_path, capsys):
     _, before = _run(project, tmp_path, "before", "--detector", "center")
     _, after = _run(project, tmp_path, "after", "--detector", "colour")

@@ -16,6 +16,7 @@ from helpers import REPO, assert_counts
 from pytest_grounding.datasets.validate import validate_path
 
 pytestmark = [
+    pytest.mark.slow,  # the fast tier leaves this file out
     pytest.mark.skipif(
         shutil.which("Xvfb") is None or shutil.which("xdotool") is None,
         reason="Xvfb and xdotool are not installed (Debian: apt-get install xvfb xdotool)",

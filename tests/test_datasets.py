@@ -110,6 +110,7 @@ def test_every_format_runs_end_to_end_with_exact_boxes(project, workers, name, e
     assert [r["iou"] for r in samples if r["id"] != "pro_odd"] == [1.0] * (expected - (name == "screenspot-pro"))
 
 
+@pytest.mark.slow
 @needs_shared
 def test_shared_screenspot_v1_in_its_original_format(project):
     path = SHARED_DATA / "screenspot-v1"
@@ -121,6 +122,7 @@ def test_shared_screenspot_v1_in_its_original_format(project):
     result.stdout.fnmatch_lines(["*samples 1272*errors 1268*"])
 
 
+@pytest.mark.slow
 @needs_shared
 @XDIST
 def test_shared_screenagent_accuracy_matches_an_independent_scorer(project, workers, tmp_path):

@@ -212,6 +212,7 @@ def environment(root: Path) -> dict:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.label for s in SCRIPTS])
 def test_documented_commands_run(script, copy_of_repo):
     if script.conftest:

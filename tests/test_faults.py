@@ -242,6 +242,7 @@ def by_id(document, detector):
     }
 
 
+@pytest.mark.slow
 @XDIST
 def test_hostile_dataset_every_row_recorded_nothing_read_outside(faults, workers, tmp_path):
     dataset = hostile_dataset(tmp_path)
@@ -288,6 +289,7 @@ ANSWERS = {
 }
 
 
+@pytest.mark.slow
 @XDIST
 def test_odd_answers_are_scored_or_errors_never_lost_or_repaired(faults, workers, tmp_path):
     dataset = good_dataset(tmp_path, count=3)
@@ -315,6 +317,7 @@ def test_odd_answers_are_scored_or_errors_never_lost_or_repaired(faults, workers
     assert_counts(result, passed=6, missed=6, errors=12)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_leaves_an_error_record(faults, tmp_path):
     dataset = good_dataset(tmp_path, count=4)
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
@@ -337,6 +340,7 @@ def test_a_worker_that_dies_leaves_an_error_record(faults, tmp_path):
     assert document["summary"]["kills-worker"]["samples"] == 4
 
 
+@pytest.mark.slow
 @XDIST
 def test_the_same_dataset_twice_runs_once(faults, workers, tmp_path):
     dataset = good_dataset(tmp_path, count=3)
@@ -396,7 +400,7 @@ def test_bad_settings_are_usage_errors_before_any_sample(faults, tmp_path, case)
 
 
 def test_a_missing_extra_is_one_usage_error_naming_the_install(faults, tmp_path, monkeypatch):
-    import pytest_grounding.plugin.state as session
+    import pytest_grounding.plugin.plan as session
 
     monkeypatch.setattr(session, "missing_extra", lambda extra: "rapidfuzz" if extra == "ocr" else None)
     result = faults.runpytest(f"--dataset={good_dataset(tmp_path, count=2)}", "--detector", "ocr")
@@ -438,6 +442,7 @@ def test_a_report_that_cannot_be_written_at_the_end_keeps_the_run_and_the_summar
     assert len(strict_jsonl(predictions)) == 3
 
 
+@pytest.mark.slow
 @XDIST
 def test_resume_skips_what_was_done_and_reports_the_whole_run(faults, workers, tmp_path, monkeypatch):
     dataset = good_dataset(tmp_path, count=6)

@@ -33,6 +33,7 @@ def test_the_locate_protocol_is_public_and_the_floors_follow_it():
     assert not isinstance(object(), Locator)
 
 
+@pytest.mark.slow
 def test_the_embedded_default_is_named_the_same_with_and_without_xdist(project, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(tmp_path / "cache"))  # a first use: generated here
     documents, outputs = [], []
@@ -54,6 +55,7 @@ def test_the_embedded_default_is_named_the_same_with_and_without_xdist(project, 
     assert documents[0]["summary"] == documents[1]["summary"]
 
 
+@pytest.mark.slow
 @XDIST
 def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, workers):
     result = project.runpytest(f"--dataset={MINI}", "--detector", "center", "--grounding-show-misses", "3", *workers)
@@ -83,6 +85,7 @@ def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, w
     assert result.ret == 1
 
 
+@pytest.mark.slow
 def test_pytest_benchmark_table_is_left_out_unless_asked_but_its_json_keeps_every_sample(
     project, tmp_path, monkeypatch
 ):
@@ -96,6 +99,7 @@ def test_pytest_benchmark_table_is_left_out_unless_asked_but_its_json_keeps_ever
     shown.stdout.fnmatch_lines(["*benchmark 'grounding'*"])
 
 
+@pytest.mark.slow
 @XDIST
 def test_progress_says_samples_rate_and_eta(project, workers):
     result = project.runpytest(
@@ -131,6 +135,7 @@ def test_every_app_table_is_sorted_by_sample_count_also_when_all_are_shown():
         assert shown == ["Beta", "Gamma", "Alpha"][: limit or 3]
 
 
+@pytest.mark.slow
 def test_the_cpu_install_resolves_to_the_cpu_build_of_torch(tmp_path):
     """constraints.txt must pin the CPU wheel: `torch==X` alone resolves to the CUDA build and a
     dozen nvidia-* packages. Resolved for real by pip (a dry run, nothing installed)."""

@@ -262,6 +262,7 @@ def test_repositories_of_files_are_read_by_their_own_formats(tmp_path, monkeypat
         load_dataset("hf:./nowhere/at-all")
 
 
+@pytest.mark.slow
 def test_validate_reports_bad_rows_by_row(tmp_path):
     rows = pro_rows(3)
     rows[1]["image"] = image_cell(None, None)
@@ -302,6 +303,7 @@ def test_suite_runs_on_a_parquet_mirror(project, workers, tmp_path):
     assert document["summary"]["colour"]["hits"] == 5
 
 
+@pytest.mark.slow
 @XDIST
 def test_suite_runs_on_a_sniffed_folder_with_the_center_floor(project, workers, tmp_path):
     write_table(tmp_path / "v2" / "train-00000-of-00001.parquet", v2_rows())

@@ -101,6 +101,7 @@ OSWORLD_ANSWERS = {
 }  # og-7's coordinates are three numbers: an error, not scored
 
 
+@pytest.mark.slow
 @XDIST
 def test_suite_scores_the_osworld_g_mirror_as_its_authors(project, workers, tmp_path):
     table = osworld_table(tmp_path / "OSWorld-G")

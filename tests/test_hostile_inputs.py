@@ -62,6 +62,7 @@ def test_deeply_nested_report_is_a_clear_error(tmp_path, capsys, command, conten
     assert "nested" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "field, value",
     [

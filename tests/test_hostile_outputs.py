@@ -36,6 +36,7 @@ def fifo_reader(path):
     return thread, got
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["--grounding-json", "--grounding-html"])
 def test_a_fifo_stays_a_fifo_and_receives_the_report(suite, tmp_path, option):
     target = tmp_path / "out"
@@ -46,6 +47,7 @@ def test_a_fifo_stays_a_fifo_and_receives_the_report(suite, tmp_path, option):
     assert "pytest-grounding" in got.get("text", "") or "<html" in got.get("text", "")
 
 
+@pytest.mark.slow
 def test_report_html_into_a_fifo(suite, tmp_path, capsys):
     report = tmp_path / "r.json"
     suite.runpytest(f"--dataset={FIXTURES / 'mini'}", "--detector=center", "--grounding-json", str(report), *FEW)
@@ -57,6 +59,7 @@ def test_report_html_into_a_fifo(suite, tmp_path, capsys):
     assert "<html" in got.get("text", "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["--grounding-json", "--grounding-html"])
 def test_a_link_planted_at_the_old_temporary_name_is_not_followed(suite, tmp_path, option):
     victim = tmp_path / "victim.txt"
@@ -85,6 +88,7 @@ def test_write_atomic_keeps_the_mode_and_leaves_no_temporary(tmp_path):
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.json", "b.bin", "sub"]
 
 
+@pytest.mark.slow
 def test_the_gallery_never_reads_an_image_the_run_refused_as_outside_the_dataset(suite, tmp_path, capsys):
     import shutil
 

@@ -88,7 +88,10 @@ def misses(document):
 # -- the gallery during the run ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "workers", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)]
+)
 def test_the_run_page_does_not_read_the_refused_image_and_says_why(run, workers, tmp_path):
     folder, document = run if not workers else make_run(tmp_path, workers)
     refused = next(r for r in document["samples"] if r["id"] == "m99")

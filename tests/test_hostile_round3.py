@@ -46,7 +46,10 @@ def no_crash(result):
 # -- merge: records validated, re-scored, bounded ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=[[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)],
+)
 def workers(request):
     return request.param
 

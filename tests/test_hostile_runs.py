@@ -80,6 +80,7 @@ def test_resume_rescores_tampered_lines_and_runs_again_what_does_not_fit(pyteste
     assert "stored outcome 'hit'" in notes and "bogus" in notes and "'abc'" in notes and "not-in-the-set" in notes
 
 
+@pytest.mark.slow
 @XDIST
 def test_baselines_with_bad_values_are_clear_errors(pytester, tmp_path, workers):
     import json

@@ -27,6 +27,7 @@ def sent_pixels(detector, size):
     return image.width * image.height
 
 
+@pytest.mark.slow
 @needs_openai
 def test_a_served_qwen25_preset_stays_within_the_processor_budget(server):
     from pytest_grounding.detectors.served import OpenAIDetector

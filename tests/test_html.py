@@ -48,6 +48,7 @@ def non_hits(document):
 # -- the writer ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_gallery_has_one_entry_per_non_hit(real_report, tmp_path):
     written = write_html(real_report, tmp_path / "page.html")
     page = (tmp_path / "page.html").read_text(encoding="utf-8")
@@ -202,6 +203,7 @@ def test_plugin_html_path_from_the_ini_file_is_relative_to_the_rootdir(project, 
     assert (project.path / "reports" / "page.html").exists()
 
 
+@pytest.mark.slow
 @XDIST
 def test_plugin_marks_the_page_of_an_interrupted_run(project, workers, tmp_path):
     page = tmp_path / "page.html"
@@ -275,6 +277,7 @@ def visible(dom):
     return [attrs for attrs in ENTRY.findall(dom) if " hidden" not in attrs]
 
 
+@pytest.mark.slow
 def test_browser_shows_the_gallery_and_filters_it(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html(real_report, page)

@@ -83,6 +83,7 @@ def suite(pytester):
 # -- the cache layout and the resolution --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_cache_is_laid_out_as_huggingface_hub_reads_it(hub_cache):
     snapshot = hf.snapshot_download(UITARS_ID, cache_dir=hub_cache, local_files_only=True)
     assert snapshot.endswith(f"models--ByteDance-Seed--UI-TARS-1.5-7B/snapshots/{COMMIT}")
@@ -327,7 +328,7 @@ def test_a_detector_that_cannot_be_built_is_one_message(suite, offline, monkeypa
         if torch.cuda.is_available():
             pytest.skip("this machine has CUDA")
     if case == "ocr-extra":
-        import pytest_grounding.plugin.state as session
+        import pytest_grounding.plugin.plan as session
 
         monkeypatch.setattr(session, "missing_extra", lambda extra: "rapidfuzz" if extra == "ocr" else None)
     spec = spec.replace("CLOSED", _closed_port_url())

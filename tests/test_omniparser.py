@@ -10,6 +10,9 @@ from PIL import Image
 
 from helpers import REPO, SHARED_DATA, XDIST, read_json
 
+pytestmark = pytest.mark.slow  # the fast tier leaves this file out
+
+
 # Imported here, once: pytester's in-process runs cannot load these extension modules twice. The
 # omniparser extra brings them (and rapidfuzz, through ocr); a core install skips this file.
 for _module in ("rapidfuzz", "onnxruntime", "cv2"):

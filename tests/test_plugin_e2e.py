@@ -74,6 +74,7 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
     assert all(set(line) >= {"id", "point", "detector"} for line in lines)
 
 
+@pytest.mark.slow
 def test_totals_identical_with_and_without_xdist(project, tmp_path):
     summaries = []
     for workers in ([], ["-n", "2"]):
@@ -210,6 +211,7 @@ def test_detector_returning_garbage_is_an_error_not_a_crash(project):
     result.stdout.fnmatch_lines(["*detector garbage gave an invalid answer*expected a Prediction*"])
 
 
+@pytest.mark.slow
 def test_interrupted_run_keeps_predictions_and_writes_partial_report(project, tmp_path):
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
     # In a subprocess: pytester re-raises an in-process KeyboardInterrupt into this session.
@@ -255,6 +257,7 @@ def test_benchmark_records_each_sample_when_it_can_and_our_timer_always(project,
         assert all(b["extra_info"]["outcome"] == "hit" for b in benchmarks)
 
 
+@pytest.mark.slow
 def test_ids_are_readable_unique_and_selectable(project):
     result = run(project, "--detector", "colour", "--co", "-q")
     result.stdout.fnmatch_lines(
@@ -271,6 +274,7 @@ def test_ids_are_readable_unique_and_selectable(project):
     ]
 
 
+@pytest.mark.slow
 def test_suite_pins_dataset_and_detector_with_a_marker(project):
     project.makepyfile(
         test_pinned=f"""
@@ -286,6 +290,7 @@ def test_pinned(grounding_sample, grounding_detector, grounding_check):
     result.stdout.fnmatch_lines(["dataset screenspot: screenspot, 5 samples*", "detector colour*"])
 
 
+@pytest.mark.slow
 def test_a_broken_pinned_dataset_is_a_collection_error_naming_the_file(project, tmp_path):
     (tmp_path / "metadata.jsonl").write_text("{not json\n")
     project.makepyfile(

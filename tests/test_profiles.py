@@ -8,7 +8,8 @@ from pytest_grounding.core.record import RAW_LIMIT
 from pytest_grounding.core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps
 from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.evaluate import scoring
-from pytest_grounding.evaluate.rescore import rescore, respec, sample_of, target_of_record
+from pytest_grounding.evaluate.rescore import rescore, respec
+from pytest_grounding.evaluate.sample_of_record import sample_of, target_of_record
 from pytest_grounding.plugin.options import SCORING_PROFILES
 
 SIZE = (160, 120)

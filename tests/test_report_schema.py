@@ -194,6 +194,7 @@ def test_open_places_accept_new_fields(validator, document):
     assert problems(validator, extended) == []
 
 
+@pytest.mark.slow
 @XDIST
 def test_report_with_a_baseline_written_then_compared_validates(project, validator, workers, tmp_path):
     baseline = tmp_path / "baseline.json"

@@ -154,6 +154,7 @@ def test_tokens_and_cost_in_the_summary_json_and_predictions(suite, server, tiny
     assert all(r["latency_ms"] > 0 for r in document["samples"])  # our own timer, still
 
 
+@pytest.mark.slow
 def test_the_cost_and_the_verdict_are_the_same_with_and_without_xdist(suite, server, tiny, tmp_path):
     figures = published(tmp_path / "published.json", 98.5)
     args = ("--grounding-price", "prompt=0.15,completion=0.6", f"--grounding-published={figures}")

@@ -12,6 +12,9 @@ from helpers import make_project, read_json
 from pytest_grounding.core.types import Box, Sample
 from pytest_grounding.datasets import assign_uids, load_dataset, screen_groups
 
+pytestmark = pytest.mark.slow  # the fast tier leaves this file out
+
+
 # A detector that says which process answered (the records carry it back) and clicks the centre.
 CONFTEST = """
 import os

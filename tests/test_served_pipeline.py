@@ -283,9 +283,10 @@ def test_the_xdist_window_comes_from_the_spec_without_loading_the_detector():
     from pytest_grounding.detectors import builtin_registry
     from pytest_grounding.detectors.strategies import builtin_registry as strategies
     from pytest_grounding.plugin.scheduling import declared_window
+    from pytest_grounding.plugin.specs import SpecBook
 
     def window(spec):
-        return declared_window(spec, builtin_registry(), strategies())
+        return declared_window(spec, SpecBook(builtin_registry(), strategies()))
 
     assert window("openai:base_url=http://127.0.0.1:9/v1,concurrency=12") == 12
     assert window("openai:base_url=http://127.0.0.1:9/v1") == 32  # auto, its default maximum
@@ -600,8 +601,8 @@ def test_planning_costs_the_windows_not_the_run_s_length(layout):
         )
         for i, spec in enumerate(specs)
     ]
-    run = types.SimpleNamespace(pool=types.SimpleNamespace(get=detectors.__getitem__))
-    pipeline = Pipeline(run, items, serial_peek(count))
+    worker = types.SimpleNamespace(pool=types.SimpleNamespace(get=detectors.__getitem__), evaluator=None)
+    pipeline = Pipeline(worker, items, serial_peek(count))
     started: list[int] = []
     most_ahead = 0
 

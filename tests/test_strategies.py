@@ -294,6 +294,7 @@ def _predictions(project, dataset, report, detectors, workers):
     return result, {(r["detector"], r["id"]): r for r in samples}
 
 
+@pytest.mark.slow
 @XDIST
 def test_moved_boxes_give_identical_predictions(project, tmp_path, workers):
     _, first = _predictions(project, FIXTURES / "mini", tmp_path / "a.json", WRAPPED, workers)

@@ -16,6 +16,8 @@ pytest.importorskip("transformers")
 from pytest_grounding.detectors.qwenvl import QwenVLDetector
 from pytest_grounding.detectors.uitars import UITarsDetector, pick_device
 
+pytestmark = pytest.mark.slow  # the fast tier leaves this file out
+
 MINI = str(FIXTURES / "mini")
 FEW = ["-k", "m01 or m02 or m03"]
 

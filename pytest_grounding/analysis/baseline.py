@@ -30,7 +30,7 @@ from .baseline_file import (
     sample_key,
 )
 from .compare import mcnemar_exact
-from .gates import parse_threshold, split_slice
+from .gates import Gate, parse_gate
 
 __all__ = [
     "ERROR",
@@ -79,28 +79,12 @@ STILL_HIT, IMPROVED, KNOWN_MISS, REGRESSION, NEW, ERROR = (
 SAMPLE_VERDICTS = (STILL_HIT, IMPROVED, KNOWN_MISS, REGRESSION, NEW, ERROR)
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    """How far (a share: 0.02 = 2 points of accuracy) a slice may drop below the baseline."""
-
-    share: float
-    key: str | None = None
-    value: str | None = None
-    source: str = ""
-
-    @property
-    def label(self) -> str:
-        return "overall" if self.key is None else f"{self.key}={self.value}"
+Tolerance = Gate  # a slice's largest drop below the baseline (a share: 0.02 = 2 points): one rule, gates' grammar
 
 
-def parse_tolerance(spec: str, source: str = "") -> Tolerance:
+def parse_tolerance(spec: str, source: str = "") -> Gate:
     """`0.02`, `2%`, or `KEY=VALUE:TOL`: the grammar of `--grounding-min-accuracy`."""
-    where = f" (from {source})" if source else ""
-    try:
-        key, value, number = split_slice(spec)
-        return Tolerance(parse_threshold(number), key=key, value=value, source=source)
-    except ValueError as exc:
-        raise ValueError(f"bad tolerance {spec.strip()!r}{where}: {exc}") from None
+    return parse_gate(spec, source, what="tolerance")
 
 
 @dataclass(frozen=True)
@@ -115,10 +99,10 @@ class Tolerances:
     def parse(cls, specs: Iterable[str], source: str = "") -> Tolerances:
         parsed = [parse_tolerance(spec, source) for spec in specs]
         bare = [t for t in parsed if t.key is None]
-        return cls(default=bare[-1].share if bare else 0.0, per_slice=tuple(t for t in parsed if t.key is not None))
+        return cls(default=bare[-1].threshold if bare else 0.0, per_slice=tuple(t for t in parsed if t.key is not None))
 
     def of(self, label: str) -> float:
-        found = [t.share for t in self.per_slice if t.label.lower() == label.lower()]
+        found = [t.threshold for t in self.per_slice if t.label.lower() == label.lower()]
         return found[-1] if found else self.default
 
 
@@ -359,7 +343,7 @@ def _slice_verdicts(
             )
         for tolerance in tolerances.per_slice:
             if tolerance.label.lower() not in labels:
-                verdicts.append(SliceVerdict(detector, tolerance.label, None, None, 0, tolerance.share))
+                verdicts.append(SliceVerdict(detector, tolerance.label, None, None, 0, tolerance.threshold))
     return verdicts
 
 

@@ -12,6 +12,9 @@ from .metrics import SLICES
 
 @dataclass(frozen=True)
 class Gate:
+    """A number for the run overall or for one slice (`KEY=VALUE`): an accuracy gate's minimum,
+    or a baseline tolerance's largest drop (analysis/baseline.py)."""
+
     threshold: float
     key: str | None = None
     value: str | None = None
@@ -114,7 +117,7 @@ def split_slice(spec: str) -> tuple[str | None, str | None, str]:
     return key, value.strip(), tail
 
 
-def parse_gate(spec: str, source: str = "") -> Gate:
+def parse_gate(spec: str, source: str = "", what: str = "accuracy gate") -> Gate:
     """`0.4`, `40%`, or `KEY=VALUE:THRESHOLD` with KEY one of the summary's slices."""
     spec = spec.strip()
     where = f" (from {source})" if source else ""
@@ -122,7 +125,7 @@ def parse_gate(spec: str, source: str = "") -> Gate:
         key, value, number = split_slice(spec)
         return Gate(parse_threshold(number), key=key, value=value, source=source)
     except ValueError as exc:
-        raise ValueError(f"bad accuracy gate {spec!r}{where}: {exc}") from None
+        raise ValueError(f"bad {what} {spec!r}{where}: {exc}") from None
 
 
 def judge(

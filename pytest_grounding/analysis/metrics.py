@@ -71,7 +71,7 @@ def tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "scored": scored,
         "hits": counts[Outcome.HIT],
         "misses": counts[Outcome.MISS],
-        "wrong_format": counts[Outcome.WRONG_FORMAT],
+        Outcome.WRONG_FORMAT.value: counts[Outcome.WRONG_FORMAT],
         "errors": counts[Outcome.ERROR],
         "accuracy": counts[Outcome.HIT] / scored if scored else None,
         "mean_iou": sum(ious) / len(ious) if ious else None,

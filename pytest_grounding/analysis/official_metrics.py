@@ -18,8 +18,10 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-CORRECT, WRONG, WRONG_FORMAT = "correct", "wrong", "wrong_format"
-_OUTCOME = {"hit": CORRECT, "miss": WRONG, "wrong_format": WRONG_FORMAT}
+from ..core.record import Outcome
+
+CORRECT, WRONG, WRONG_FORMAT = "correct", "wrong", Outcome.WRONG_FORMAT.value  # ScreenSpot-Pro's words
+_OUTCOME: dict[str, str] = {Outcome.HIT: CORRECT, Outcome.MISS: WRONG, Outcome.WRONG_FORMAT: WRONG_FORMAT}
 
 
 def official_row(record: Mapping[str, Any]) -> dict[str, Any]:

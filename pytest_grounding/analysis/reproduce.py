@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import safejson
+from ..core.record import SCORED, Outcome
 from . import intervals
 
 REPRODUCED, NOT_REPRODUCED, DOES_NOT_APPLY = "reproduced", "not reproduced", "does not apply"
@@ -245,7 +246,7 @@ def _decimals(value: float) -> int:
 
 def noise(records: Sequence[Mapping[str, Any]], average: str) -> intervals.Interval | None:
     """The 95% interval of `measure`'s figure (a share), clustered by screen."""
-    outcomes = intervals.Outcomes.of(r for r in records if r["outcome"] in ("hit", "miss", "wrong_format"))
+    outcomes = intervals.Outcomes.of(r for r in records if r["outcome"] in SCORED)
     if average == "cells":
         return intervals.mean_over(outcomes, ([f"{r['platform']}\x1f{r['element_type']}"] for r in outcomes.records))
     return intervals.proportion(outcomes)
@@ -254,17 +255,17 @@ def noise(records: Sequence[Mapping[str, Any]], average: str) -> intervals.Inter
 def measure(records: Sequence[Mapping[str, Any]], average: str) -> float | None:
     """Accuracy in percent over the scored records (wrong formats count as misses): micro, or the
     mean over the (platform, element type) cells."""
-    scored = [r for r in records if r["outcome"] in ("hit", "miss", "wrong_format")]
+    scored = [r for r in records if r["outcome"] in SCORED]
     if not scored:
         return None
     if average == "cells":
         cells: dict[tuple[str, str], list[bool]] = {}
         for record in scored:
             cells.setdefault((str(record["platform"]), str(record["element_type"])), []).append(
-                record["outcome"] == "hit"
+                record["outcome"] == Outcome.HIT
             )
         return 100.0 * sum(sum(hits) / len(hits) for hits in cells.values()) / len(cells)
-    hits: int = sum(r["outcome"] == "hit" for r in scored)
+    hits: int = sum(r["outcome"] == Outcome.HIT for r in scored)
     return 100.0 * hits / len(scored)
 
 
@@ -395,7 +396,7 @@ def _partial(
         reasons.append(f"--grounding-limit {limit}: {len(group)} of {total} samples ran")
     elif len(group) < total:
         reasons.append(f"{len(group)} of {total} samples ran (-k or another deselection)")
-    errors = sum(r["outcome"] == "error" for r in group)
+    errors = sum(r["outcome"] == Outcome.ERROR for r in group)
     if errors:
         reasons.append(f"{errors} samples ended in an error, not scored")
     return reasons

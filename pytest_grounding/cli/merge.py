@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.cost import Price
     from ..analysis.merge import MergeError, Part, merged_document, ranges
     from ..core.safetext import terminal_line
+    from ..plugin.environment import registered_preset
     from ..plugin.options import share
-    from ..plugin.state import registered_preset
     from ..render import terminal as report
     from ..render.output import OutputError, interrupts_held, read_report
 
@@ -87,21 +87,26 @@ def run(args: argparse.Namespace) -> int:
     verdicts = list(figures.verdicts) if figures else []
     if figures is not None:
         settings = document["run"]["settings"]
-        for line in report.summary_lines(
-            figures.summary,
-            datasets=document["run"]["datasets"],
-            detector_info=document["run"]["detectors"],
-            top_apps=settings.get("top_apps"),
-            verdicts=verdicts,
-            partial=partial,
-            notes=document["notes"],
-            resumed=document["resumed"],
-            records=document["samples"],
+        from ..analysis.result import RunResult, View
+
+        result = RunResult(
+            records=tuple(document["samples"]),
+            summary=figures.summary,
             cost=figures.cost,
-            price=Price.from_dict((document.get("cost") or {}).get("price")),
+            verdicts=tuple(verdicts),
             reproductions=figures.reproductions,
-            profile=document.get("scoring_profile"),
-        ):
+            datasets=tuple(document["run"]["datasets"]),
+            detector_info=document["run"]["detectors"],
+            partial=partial,
+            resumed=document["resumed"],
+            notes=tuple(document["notes"]),
+            view=View(
+                top_apps=settings.get("top_apps"),
+                price=Price.from_dict((document.get("cost") or {}).get("price")),
+                profile=document.get("scoring_profile") or View().profile,
+            ),
+        )
+        for line in report.summary_lines(result):
             print(terminal_line(line))  # notes and record fields come from the reports: escaped
     else:
         for note in document["notes"]:

@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis import document as document_mod
     from ..core.numbers import pct
     from ..core.profiles import get_profile
-    from ..evaluate.rescore import RescoreError, rescore
+    from ..evaluate.rescore import rescore
+    from ..evaluate.sample_of_record import RescoreError
     from ..plugin.environment import versions as environment_versions
     from ..render.output import OutputError, PredictionsWriter, write_json
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
-from ..core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Shape, Steps, Target
-from ..core.types import Box, Prediction, Sample
+from ..core.types import Prediction
 from . import scoring
 from .resume import prediction_of
+from .sample_of_record import RescoreError, sample_of
 
 OLD_RAW_LIMIT = 500  # what versions before the whole raw answer kept, then "..."
 # A stored record's fields that the new answer or outcome makes stale when the new record lacks them
@@ -28,10 +27,6 @@ OLD_RAW_LIMIT = 500  # what versions before the whole raw answer kept, then "...
 # scoring does not write (fingerprint, queue_ms, ...) are kept.
 STALE = ("points", "baseline")
 Parse = Callable[[Mapping[str, Any], tuple[int, int]], Prediction]
-
-
-class RescoreError(ValueError):
-    """A record that cannot be scored again (named, with why)."""
 
 
 @dataclass(frozen=True)
@@ -42,63 +37,6 @@ class Rescored:
     kept: int  # records kept as written (errors, the locate task)
     cut: int  # raw answers cut at the old 500 characters (parsed as they are)
     not_parsed: int  # records with no model answer to parse (not a VLM's), scored from their answer
-
-
-def _box(values: Any) -> Box:
-    if not (isinstance(values, list) and len(values) == 4):
-        raise RescoreError(f"box {values!r:.60} is not four numbers")
-    return Box(*(float(v) for v in values))
-
-
-def _shape(entry: Mapping[str, Any]) -> Shape:
-    if "box" in entry:
-        return _box(entry["box"])
-    rule = entry.get("rule", RAY)
-    if rule not in (RAY, INCLUSIVE):
-        raise RescoreError(f"polygon rule {rule!r:.30} is none this version knows")
-    return Polygon(tuple((float(x), float(y)) for x, y in entry["polygon"]), rule)
-
-
-def target_of_record(record: Mapping[str, Any]) -> Target | None:
-    """The target a record was scored against (its `target_shape`), None for a one-box target."""
-    shape = record.get("target_shape")
-    if record.get("negative"):
-        return Absent()
-    if not isinstance(shape, Mapping):
-        return None
-    kind = shape.get("kind")
-    if kind == "any_of":
-        return AnyOf(tuple(_shape(s) for s in shape["shapes"]))
-    if kind == "steps":
-        return Steps(
-            tuple(tuple(_shape(s) for s in step) for step in shape["steps"]),
-            tuple(_shape(s) for s in shape.get("banned", ())),
-            bool(shape.get("ordered", True)),
-        )
-    if kind == "absent":
-        return Absent()
-    raise RescoreError(f"target kind {kind!r:.30} is none this version knows")
-
-
-def sample_of(record: Mapping[str, Any]) -> Sample:
-    """The sample a record was made from, as far as scoring needs it."""
-    size = record.get("image_size")
-    benchmark = record.get("benchmark")
-    return Sample(
-        dataset=str(record["dataset"]),
-        id=str(record["id"]),
-        uid=str(record["uid"]),
-        image=Path(str(record["image"])),
-        instruction=str(record["instruction"]),
-        bbox=_box(record["target"]),
-        element_type=str(record.get("element_type", "other")),
-        app=str(record.get("app", "unknown")),
-        app_category=str(record.get("app_category", "unknown")),
-        platform=str(record.get("platform", "unknown")),
-        image_size=(int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None,
-        extra={"benchmark": benchmark} if isinstance(benchmark, Mapping) else {},
-        target=target_of_record(record),
-    )
 
 
 def is_model_answer(record: Mapping[str, Any]) -> bool:

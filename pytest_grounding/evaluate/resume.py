@@ -16,6 +16,7 @@ from ..core.profiles import Profile
 from ..core.record import TASKS, Outcome, Record, Task, to_json, with_fields
 from ..core.types import Box, Prediction, Sample
 from . import scoring
+from .sample_of_record import sample_of
 
 OUTCOMES = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT, Outcome.ERROR)
 
@@ -107,10 +108,8 @@ def rescore_record(
 ) -> Rescored:
     """A record read back from a report (`merge`) re-scored from its answer by `profile`, as a
     resumed line is: against `sample` (its dataset read again) when given, else against the sample
-    the record itself describes (rescore.sample_of). An error stays an error (nothing to score;
+    the record itself describes (sample_of_record.py). An error stays an error (nothing to score;
     --max-errors counts it), the element-at-click task's records are kept as written."""
-    from .rescore import sample_of  # rescore.py imports this module
-
     outcome = record.get("outcome")
     if outcome == Outcome.ERROR and record.get("task", Task.GROUNDING) in TASKS:
         return Rescored(to_json(record))

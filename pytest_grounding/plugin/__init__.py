@@ -1,7 +1,8 @@
 """The pytest plugin's entry point, kept thin: options, the hooks pytest calls, and the fixtures.
 Each process's work is elsewhere: `controller.py` (the process that sees every result),
 `worker.py` (an xdist worker), `wire.py` (what crosses between them), `items.py` (collection),
-`fixtures.py` (one sample's check), `state.py` (the run's state in config.stash)."""
+`fixtures.py` (one sample's check), `sessions.py` (each process's part of the run: the plan,
+the worker session, the controller session)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,16 @@ import pytest
 
 from ..analysis import baseline
 from ..core.record import Outcome, Task
-from ..core.safetext import terminal_text
+from ..core.safetext import terminal_line, terminal_text
 from ..detectors import served_session
-from ..evaluate.scoring import error_record
-from . import baseline_hooks, hookspecs, pipeline, process_exit
+from ..render.baseline import mode as baseline_mode
+from . import hookspecs, prefetch, process_exit
 from . import items as collection
-from .controller import Controller, XdistHooks, distributed
+from .controller import Controller, XdistHooks
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
 from .options import add_options
-from .state import RUN_KEY, GroundingRun, SettingError, get_run, is_worker
+from .sessions import PLAN_KEY, is_worker, local_controller, local_worker, open_sessions, plan_of
+from .settings import SettingError
 from .wire import RECORD, WorkerInput, record_of
 from .worker import Worker
 
@@ -46,60 +48,67 @@ def pytest_configure(config) -> None:
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
     try:
-        config.stash[RUN_KEY] = GroundingRun.create(config)
+        open_sessions(config)
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
+    worker, controller = local_worker(config), local_controller(config)
     if is_worker(config):
         told = WorkerInput.received(config.workerinput)
         served_session.adopt(told.served)  # the controller's servers and probes
-        get_run(config).done_keys = frozenset(told.done)
+        assert worker is not None
+        worker.done_keys = frozenset(told.done)
         if told.baseline is not None:  # the controller read and checked the baseline; workers judge with it
-            get_run(config).expected = baseline.expectations_from(told.baseline)
-            get_run(config).baseline_loaded = True
-        config.pluginmanager.register(Worker(config), "grounding-worker")
+            worker.expect(baseline.expectations_from(told.baseline))
+        config.pluginmanager.register(Worker(config, worker), "grounding-worker")
     else:
-        config.pluginmanager.register(Controller(config), "grounding-controller")
+        assert controller is not None
+        config.pluginmanager.register(Controller(config, controller, worker), "grounding-controller")
         if config.pluginmanager.hasplugin("xdist"):
-            config.pluginmanager.register(XdistHooks(config), "grounding-xdist")
-    pipeline.register(config, get_run(config), worker=is_worker(config), distributed=distributed(config))
+            config.pluginmanager.register(XdistHooks(config, controller), "grounding-xdist")
+    prefetch.register(config, worker, controller)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config) -> None:
-    run = config.stash.get(RUN_KEY, None)
-    if run is not None:
-        run.let_go_of_predictions()
+    controller, worker = local_controller(config), local_worker(config)
+    if controller is not None:
+        controller.predictions.let_go()
     served_session.close()  # servers the harness started stop here: after Ctrl-C and INTERNALERROR too
-    process_exit.session_closed(scored=run is not None and bool(run.records or run.pool.info))
+    scored = bool(controller is not None and controller.records) or bool(worker is not None and worker.pool.loaded)
+    process_exit.session_closed(scored=PLAN_KEY in config.stash and scored)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session) -> None:
     config = session.config
-    run = get_run(config)
     writer = config.pluginmanager.get_plugin("terminalreporter")
 
-    def on_generate(folder: Path) -> None:
+    def say(line: str) -> None:  # a preflight's progress (a server loading), on the controller's terminal
         if writer is not None and not is_worker(config):
-            writer.write_line(
-                f"grounding: generating the embedded synthetic benchmark into {folder} (first use; a few seconds)"
-            )
+            writer.write_line(terminal_line(line))
+
+    def on_generate(folder: Path) -> None:
+        say(f"grounding: generating the embedded synthetic benchmark into {folder} (first use; a few seconds)")
 
     try:
-        run.check_run_settings(on_generate=on_generate)
-        if not is_worker(config):
-            run.hold_predictions(config.invocation_params.args)  # before it is read to resume
-            run.load_resume()
-            run.load_baseline()
-            run.load_published()
-            run.open_predictions()
+        plan_of(config).check_run_settings(say, on_generate=on_generate)
+        controller = local_controller(config)
+        if controller is not None:
+            controller.prepare(config.invocation_params.args)
+            worker = local_worker(config)
+            if worker is not None:  # the only process: it predicts too
+                worker.done_keys = controller.resumed.done_keys
+                expected = controller.baseline.expectations()
+                if expected is not None:
+                    worker.expect(baseline.expectations_from(expected))
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_report_header(config) -> list:
-    run = get_run(config)
-    settings = run.settings
+    plan = plan_of(config)
+    controller = local_controller(config)
+    settings = plan.settings
     datasets = ", ".join(settings.dataset_specs) or "synthetic (embedded default)"
     note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
     lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
@@ -113,16 +122,23 @@ def pytest_report_header(config) -> list:
             + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
             + f"; misses reported as {settings.misses}"
         )
-    if run.resumed:
+    resumed = len(controller.resumed.records) if controller is not None else 0
+    if resumed:
         lines.append(
-            f"grounding: resuming {settings.predictions_path}: {len(run.resumed)} samples done before "
-            "are kept and not run again"
+            f"grounding: resuming {settings.predictions_path}: {resumed} samples done before are kept and not run again"
         )
     if settings.shard is not None:
         lines.append(f"grounding shard: {settings.shard.label} ({settings.shard.source})")
     if settings.baseline_path is not None:
-        lines.append(f"grounding baseline: {settings.baseline_path} ({baseline_hooks.mode(run)})")
-    lines += [f"grounding note: {text}" for text in run.notes]
+        loaded = controller is not None and controller.baseline.loaded
+        how = baseline_mode(
+            update=settings.update_baseline,
+            loaded=loaded,
+            tolerances=settings.tolerances,
+            max_slowdown=settings.max_slowdown,
+        )
+        lines.append(f"grounding baseline: {settings.baseline_path} ({how})")
+    lines += [f"grounding note: {text}" for text in plan.notes]
     return lines
 
 
@@ -176,15 +192,8 @@ def pytest_runtest_makereport(item, call):
         params = collection.item_params(item)
         if call.when == "setup" and "grounding_sample" in params and record_of(rep) is None:
             # The detector did not load: the sample still counts, as an error.
-            sample = params["grounding_sample"]
-            run = get_run(item.config)
-            record = error_record(
-                sample,
-                detector=params.get("grounding_detector_name", "?"),
-                message=str(excinfo.value),
-                task=run.settings.task,
-                fingerprint=run.fingerprint_of(sample.dataset),
-            )
+            detector = params.get("grounding_detector_name", "?")
+            record = plan_of(item.config).error_record(params["grounding_sample"], detector, str(excinfo.value))
             rep.user_properties.append((RECORD, record))
 
 

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from ..analysis import baseline
-from ..core.record import Outcome, Record, Task, with_fields
-from ..evaluate.runner import evaluate, evaluate_locate, explain
-from . import baseline_hooks, pipeline
-from .state import DetectorLoadError, get_run, is_worker
+from ..core.record import Outcome, Record
+from ..evaluate.runner import explain
+from .baseline_hooks import judge_miss, junit_properties
+from .pipeline import pipeline_of
+from .pool import DetectorLoadError
+from .sessions import is_worker, worker_of
 from .wire import RECORD
 
 BENCHMARK_GROUP = "grounding"
@@ -35,7 +36,7 @@ def grounding_detector(request, grounding_detector_name: str) -> Any:
     """The detector for this item, loaded once per worker (before the first item: a load failure
     stops the run there; here only for a detector that was not loaded then)."""
     try:
-        return get_run(request.config).pool.get(grounding_detector_name)
+        return worker_of(request.config).pool.get(grounding_detector_name)
     except DetectorLoadError as exc:
         request.session.shouldstop = f"grounding: {exc}"
         raise GroundingSampleError(str(exc)) from None
@@ -46,7 +47,9 @@ def grounding_check(request):
     """check(sample, detector): predict (or, with --grounding-task locate, find the element at the
     recorded click), score, record; fails the item on a miss (or xfails it when gates decide),
     reports an error for a sample that could not be scored."""
-    run = get_run(request.config)
+    worker = worker_of(request.config)
+    settings = worker.plan.settings
+    evaluator = worker.evaluator
     measure = _benchmark_available(request)
 
     def check(sample, detector, name: str | None = None) -> Record:
@@ -65,46 +68,23 @@ def grounding_check(request):
             benchmark.group = BENCHMARK_GROUP
             return benchmark.pedantic(fn, rounds=1, iterations=1)
 
-        settings = run.settings
-        prefetching = pipeline.pipeline_of(request.config)
+        prefetching = pipeline_of(request.config)
         prefetched = prefetching.take(request.node, sample, detector, name) if prefetching is not None else None
-        if prefetched is not None:  # started ahead by the pipeline: the request's own time, no benchmark round
-            result = prefetched
-        elif settings.task == Task.LOCATE:
-            result = evaluate_locate(
-                sample,
-                detector,
-                detector_name=name,
-                timeout=settings.timeout,
-                threshold=settings.iou_threshold,
-                around=around if measure else None,
-            )
-        else:
-            result = evaluate(
-                sample,
-                detector,
-                detector_name=name,
-                timeout=settings.timeout,
-                around=around if measure else None,
-                read=run.screens.read,
-                profile=settings.profile,
-            )
-        record = with_fields(result.record, fingerprint=run.fingerprint_of(sample.dataset))
-        if run.baseline_loaded:
-            before = run.expected.get(baseline.sample_key(record))
-            record = with_fields(record, baseline=baseline.sample_verdict(record["outcome"], before))
+        # started ahead by the pipeline: the request's own time, no benchmark round
+        result = prefetched or evaluator.run(sample, detector, name, around=around if measure else None)
+        record = result.record
         if "benchmark" in used:
             used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
-        request.node.user_properties.extend(baseline_hooks.junit_properties(record))
+        request.node.user_properties.extend(junit_properties(record))
         outcome = record["outcome"]
         if outcome == Outcome.ERROR:
             detail = f"\n\n{result.traceback}" if result.traceback else ""
             raise GroundingSampleError(explain(record) + detail)
         if outcome in (Outcome.MISS, Outcome.WRONG_FORMAT):
-            if run.settings.baseline_path is not None:
-                baseline_hooks.judge_miss(run, record, explain(record))
-            if run.settings.misses == "xfail":
+            if settings.baseline_path is not None:
+                judge_miss(settings.baseline_path, worker.judged, record, explain(record))
+            if settings.misses == "xfail":
                 raise GroundingExpectedMiss(explain(record))
             raise GroundingMiss(explain(record), pytrace=False)
         return record

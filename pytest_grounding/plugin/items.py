@@ -11,7 +11,9 @@ import pytest
 
 from ..core.types import Sample, epoch_of, with_epochs
 from ..datasets import DatasetError, sharding
-from .state import get_run, is_worker
+from .item_index import spec_id
+from .pytest_compat import name_groups
+from .sessions import is_worker, local_worker, plan_of
 
 
 def item_params(item: Any) -> dict[str, Any]:
@@ -43,44 +45,60 @@ def parametrize(metafunc: Any) -> None:
     wants_detector = "grounding_detector_name" in metafunc.fixturenames
     if not (wants_sample or wants_detector):
         return
-    run = get_run(metafunc.config)
+    plan = plan_of(metafunc.config)
     marker = metafunc.definition.get_closest_marker("grounding")
+    specs = specs_of(metafunc, marker, plan)
     if wants_detector:
-        specs = marker_list(marker, "detector") or list(run.settings.detector_specs)
-        run.check_detector_specs(specs, f"@pytest.mark.grounding in {metafunc.definition.nodeid}")
+        plan.check_detector_specs(specs, f"@pytest.mark.grounding in {metafunc.definition.nodeid}", _no_progress)
         metafunc.parametrize("grounding_detector_name", specs, ids=[spec_id(s) for s in specs])
     if wants_sample:
         samples: list[Sample] = []
         try:
-            datasets = run.datasets_for(marker_list(marker, "dataset"), Path(metafunc.definition.path).parent)
+            datasets = plan.datasets_for(marker_list(marker, "dataset"), Path(metafunc.definition.path).parent)
         except DatasetError as exc:  # a pinned dataset: a collection error naming the file, no traceback
             pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
         for dataset in datasets:
-            samples.extend(dataset.samples[: run.settings.limit])
-        if run.settings.shard is not None:  # other shards' samples never become items (ids unchanged)
+            samples.extend(dataset.samples[: plan.settings.limit])
+        if plan.settings.shard is not None:  # other shards' samples never become items (ids unchanged)
             problem = None
             try:  # a test function pinned to a smaller dataset than the run's (the run checked its own)
-                sharding.check_count(run.settings.shard, len(samples))
+                sharding.check_count(plan.settings.shard, len(samples))
             except ValueError as exc:
                 problem = str(exc)
             if problem is not None:  # a collection error naming the split, no traceback
                 pytest.fail(f"{metafunc.definition.nodeid}: {problem}", pytrace=False)
-            taken = sharding.take(samples, run.settings.shard)
-            sharding.merge_planned(run.shard_planned, sharding.planned_by_dataset(samples, taken))
+            taken = sharding.take(samples, plan.settings.shard)
+            _plan_shard(metafunc.config, sharding.planned_by_dataset(samples, taken))
             samples = taken
         # --grounding-epochs: after the shard's split (an epoch follows its sample), adjacent (one screen)
-        samples = with_epochs(samples, run.epochs_for(specs_of(metafunc, marker, run)))
+        samples = with_epochs(samples, plan.epochs_for(specs))
+        if wants_detector:
+            plan.index.add(specs, samples)
+        else:
+            plan.index.add_samples(samples)
         if groups_screens(metafunc.config):
             metafunc.parametrize("grounding_sample", grouped(samples, metafunc.config.workerinput["workercount"]))
         else:
             metafunc.parametrize("grounding_sample", samples, ids=[s.uid for s in samples])
 
 
-def specs_of(metafunc: Any, marker: Any, run: Any) -> list[str]:
+def specs_of(metafunc: Any, marker: Any, plan: Any) -> list[str]:
     """The detectors a test function's items run (its pinned ones, else the run's)."""
     if "grounding_detector_name" not in metafunc.fixturenames:
-        return list(run.settings.detector_specs)
-    return marker_list(marker, "detector") or list(run.settings.detector_specs)
+        return list(plan.settings.detector_specs)
+    return marker_list(marker, "detector") or list(plan.settings.detector_specs)
+
+
+def _no_progress(line: str) -> None:
+    """Collection says nothing while a preflight runs (the controller's checks said it already)."""
+
+
+def _plan_shard(config: Any, planned: dict[str, Any]) -> None:
+    """The samples this shard was to score, per dataset: the report's shard block (the worker
+    session hands them to the controller; the only process keeps them itself)."""
+    worker = local_worker(config)
+    if worker is not None:
+        sharding.merge_planned(worker.shard_planned, planned)
 
 
 def groups_screens(config: Any) -> bool:
@@ -101,39 +119,16 @@ def grouped(samples, workers: int) -> list:
     return params
 
 
-def name_groups(items) -> None:
-    """xdist's loadgroup scheduler reads a test's group from an "@group" suffix of its node id,
-    which xdist writes into `item._nodeid`; pytest 9.2 keeps node ids in `item._id`, so the suffix
-    is lost and the screens are spread over the workers (pytest-xdist#1386). Write it where this
-    pytest reads it."""
-    for item in items:
-        mark = item.get_closest_marker("xdist_group")
-        if mark is None or "@" in item.nodeid.rpartition("]")[2]:
-            continue
-        named = f"{item.nodeid}@{mark.args[0]}"
-        if hasattr(item, "_id"):
-            from _pytest.nodeid import NodeId  # type: ignore[import-not-found,unused-ignore]  # pytest >= 9.2
-
-            item._id = NodeId.parse(named)
-        else:
-            item._nodeid = named
-
-
-def spec_id(spec: str) -> str:
-    from ..datasets import slug
-
-    return slug(spec).replace("_", "-") if ":" in spec else spec
-
-
 def deselect(config: Any, items: list[pytest.Item]) -> None:
     """--grounding-resume: the samples already in the predictions file are deselected (the same
     on every xdist worker: the keys come from the controller). --grounding-epochs: a deterministic
     detector's epochs after the first too."""
     if groups_screens(config):
         name_groups(items)
-    run = get_run(config)
-    done = run.done_keys
-    repeated = run.settings.epochs > 1
+    plan = plan_of(config)
+    worker = local_worker(config)
+    done = worker.done_keys if worker is not None else frozenset()
+    repeated = plan.settings.epochs > 1
     if not done and not repeated:
         return
     once: dict[str, bool] = {}  # detector spec -> deterministic (runs its first epoch only)
@@ -146,12 +141,12 @@ def deselect(config: Any, items: list[pytest.Item]) -> None:
         epoch = epoch_of(sample) if repeated and isinstance(sample, Sample) else None
         if epoch is not None and epoch > 1 and isinstance(name, str):
             if name not in once:
-                once[name] = run.deterministic(name)
+                once[name] = plan.specs.deterministic(name)
             if once[name]:  # a deterministic detector beside a sampled one: its first epoch only
                 skip.append(item)
                 continue
         key = (
-            run.settings.task,
+            plan.settings.task,
             params.get("grounding_detector_name"),
             getattr(sample, "dataset", None),
             getattr(sample, "uid", None),

@@ -22,19 +22,18 @@ the predictions file (so --grounding-resume does not pay for them again) but not
 from __future__ import annotations
 
 import itertools
-import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from ..core.record import Outcome, Record, Task, plain, with_fields
-from ..detectors.batching import batch_outcomes
-from ..evaluate.runner import Evaluation, evaluate, evaluate_locate
-from ..evaluate.scoring import error_record
+from ..core.record import Outcome, Record
+from ..evaluate.runner import Evaluation
+from .pipeline_parts import BatchGroup, Lane, Slot, Workers, lane_width
+from .pool import DetectorLoadError
+from .worker_session import WorkerSession
 
 # Answers may wait for their items up to a second window: pytest's thread takes them one item at a
 # time, and when it lags (reports, capture, a burst of misses), the requests in flight keep going
@@ -44,156 +43,6 @@ HORIZON = 4096  # items looked at ahead of the current one when filling the wind
 IN_FLIGHT = "grounding_in_flight"  # a call report's property: predictions in flight in its process
 
 
-def lane_width(detector: Any) -> tuple[int, int]:
-    """(concurrency, batch size) a detector declares; (1, 1) runs it the plain way."""
-    batch = getattr(detector, "batch_size", 1)
-    if (
-        isinstance(batch, int)
-        and not isinstance(batch, bool)
-        and batch > 1
-        and callable(getattr(detector, "predict_batch", None))
-    ):
-        return 1, batch
-    concurrency = getattr(detector, "concurrency", 1)
-    if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 1:
-        return concurrency, 1
-    return 1, 1
-
-
-@dataclass
-class Slot:
-    """One item's evaluation, started ahead."""
-
-    index: int
-    sample: Any
-    detector: Any
-    spec: str
-    done: threading.Event = field(default_factory=threading.Event)
-    evaluation: Evaluation | None = None
-    taken: bool = False
-
-
-class BatchGroup:
-    """Several items' queries for one `predict_batch` call. Each member's evaluation calls
-    `member(i).predict(query)`; the member that completes the group runs the batch (one at a
-    time per detector: `lock`), the others wait for it. A member whose sample could not be
-    opened never predicts: it `leave`s, and the group does not wait for it."""
-
-    def __init__(self, detector: Any, members: Sequence[int], lock: threading.Lock) -> None:
-        self.detector = detector
-        self.expected = set(members)
-        self.lock = lock
-        self.queries: dict[int, Any] = {}
-        self.gone: set[int] = set()
-        self.answers: dict[int, Any] = {}
-        self.failure: BaseException | None = None
-        self.ready = threading.Event()
-        self._state = threading.Lock()
-        self._started = False
-        self.sizes: list[int] = []  # the batches run (for tests and the report)
-
-    def member(self, index: int) -> Any:
-        group = self
-
-        class Member:
-            def predict(self, query: Any) -> Any:
-                return group.arrive(index, query)
-
-        return Member()
-
-    def arrive(self, index: int, query: Any) -> Any:
-        with self._state:
-            self.queries[index] = query
-        self._maybe_run()
-        self.ready.wait()
-        if self.failure is not None:
-            raise self.failure
-        answer = self.answers[index]
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-
-    def leave(self, index: int) -> None:
-        with self._state:
-            if index in self.queries:
-                return
-            self.gone.add(index)
-        self._maybe_run()
-
-    def _maybe_run(self) -> None:
-        with self._state:
-            if self._started or len(self.queries) + len(self.gone) < len(self.expected):
-                return
-            self._started = True
-            order = sorted(self.queries)
-        try:
-            if order:
-                with self.lock:  # each query's own prediction or exception: one failing query
-                    outcomes = batch_outcomes(self.detector, [self.queries[i] for i in order])  # loses no other
-                self.sizes.append(len(order))
-                if len(outcomes) != len(order):
-                    raise ValueError(f"predict_batch returned {len(outcomes)} answers for {len(order)} queries")
-                self.answers = dict(zip(order, outcomes, strict=True))
-        except BaseException as exc:  # the whole call broke: every member's error, in its own record
-            self.failure = exc
-        finally:
-            self.ready.set()
-
-
-@dataclass
-class Lane:
-    spec: str
-    detector: Any
-    batch: int
-    outstanding: int = 0  # started, not yet taken or dropped
-    running: int = 0  # started, not finished (in flight)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    counting: threading.Lock = field(default_factory=threading.Lock)
-    batches: list[int] = field(default_factory=list)
-
-    def window(self) -> int:
-        if self.batch > 1:
-            return 2 * self.batch  # one batch running, the next one gathered
-        return max(1, lane_width(self.detector)[0])
-
-
-class Workers:
-    """The daemon threads that run a pipeline's evaluations, reused from item to item. Starting a
-    thread makes the starting one wait until the new one runs, which cost pytest's thread about a
-    second per 300 items while the others encode images; daemon, so a request that hangs never holds
-    up the interpreter's exit. A thread is added only when none is idle: a job never waits for one."""
-
-    def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self.lock = threading.Lock()
-        self.idle = 0
-        self.count = 0
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self.lock:
-            spawn = self.idle == 0
-            if spawn:
-                self.count += 1
-            else:
-                self.idle -= 1
-        self.jobs.put(job)
-        if spawn:
-            threading.Thread(target=self._serve, name=f"grounding-prefetch-{self.count}", daemon=True).start()
-
-    def _serve(self) -> None:
-        while (job := self.jobs.get()) is not None:
-            job()  # never raises: the pipeline's jobs record their own failures
-            with self.lock:
-                self.idle += 1
-
-    def close(self) -> None:
-        """Each thread ends once the jobs before its stop mark are done (in-flight ones finish)."""
-        with self.lock:
-            count, self.count, self.idle = self.count, 0, 0
-        for _ in range(count):
-            self.jobs.put(None)
-
-
 Peek = Callable[[int], tuple[Sequence[int], bool]]  # current index -> (indices after it, known to be all)
 
 
@@ -201,8 +50,9 @@ class Pipeline:
     """The prefetching of one process. Planning happens in pytest's thread only; the background
     threads run evaluations and set their slot's event."""
 
-    def __init__(self, run: Any, items: Sequence[Any], peek: Peek) -> None:
-        self.run = run
+    def __init__(self, worker: WorkerSession, items: Sequence[Any], peek: Peek) -> None:
+        self.worker = worker
+        self.evaluator = worker.evaluator
         self.items = items
         self.peek = peek
         self.position = {id(item): i for i, item in enumerate(items)}
@@ -230,7 +80,7 @@ class Pipeline:
     def read(self, sample: Any) -> Any:
         """A screen's image, decoded once for its samples (the run's reader, shared with the items
         that run the plain way)."""
-        return self.run.screens.read(sample)
+        return self.worker.screens.read(sample)
 
     @property
     def prefetching(self) -> bool:
@@ -249,10 +99,8 @@ class Pipeline:
         if spec is None:
             return None
         if spec not in self.lanes:
-            from .state import DetectorLoadError
-
             try:
-                detector = self.run.pool.get(spec)
+                detector = self.worker.pool.get(spec)
             except DetectorLoadError:
                 detector = None  # the item says so itself
             concurrency, batch = lane_width(detector) if detector is not None else (1, 1)
@@ -333,32 +181,15 @@ class Pipeline:
             self._thread(slot, group.member(index), group)
 
     def _thread(self, slot: Slot, detector: Any, group: BatchGroup | None) -> None:
-        settings = self.run.settings
         lane = self.lanes[slot.spec]
         assert lane is not None
 
         def work() -> None:
             try:
-                if settings.task == Task.LOCATE:
-                    slot.evaluation = evaluate_locate(
-                        slot.sample,
-                        detector,
-                        detector_name=slot.spec,
-                        timeout=settings.timeout,
-                        threshold=settings.iou_threshold,
-                    )
-                else:
-                    slot.evaluation = evaluate(
-                        slot.sample,
-                        detector,
-                        detector_name=slot.spec,
-                        timeout=settings.timeout,
-                        read=self.read,
-                        profile=settings.profile,
-                    )
+                slot.evaluation = self.evaluator.run(slot.sample, detector, slot.spec)
             except BaseException as exc:  # evaluate records everything; this is a last guard, never a lost record
                 message = f"detector {slot.spec} failed in the prefetch pipeline: {type(exc).__name__}: {exc}"
-                slot.evaluation = Evaluation(error_record(slot.sample, detector=slot.spec, message=message))
+                slot.evaluation = Evaluation(self.evaluator.error(slot.sample, slot.spec, message))
             finally:
                 if group is not None:
                     group.leave(slot.index)
@@ -470,131 +301,8 @@ def serial_peek(count: int) -> Peek:
     return peek
 
 
-def worker_peek(interactor: Any) -> Peek:
-    """xdist's WorkerInteractor: the next item (`nextitem_index`) and its queue (`torun`), which hold
-    only what the controller has sent this worker. A non-int entry is the shutdown mark: all known."""
-
-    def peek(index: int) -> tuple[list[int], bool]:
-        with interactor.torun.lock() as queue:
-            queued = list(queue)
-        upcoming = [interactor.nextitem_index, *queued]
-        known = [i for i in upcoming if isinstance(i, int) and not isinstance(i, bool) and i != index]
-        return known, any(not isinstance(i, int) for i in upcoming)
-
-    return peek
-
-
-def _interactor(config: Any) -> Any:
-    for plugin in config.pluginmanager.get_plugins():
-        if hasattr(plugin, "torun") and hasattr(plugin, "nextitem_index"):
-            return plugin
-    return None
-
-
 PIPELINE_KEY = pytest.StashKey[Pipeline]()
 
 
 def pipeline_of(config: Any) -> Pipeline | None:
     return config.stash.get(PIPELINE_KEY, None)
-
-
-class PrefetchHooks:
-    """Registered in the process that predicts: the only one, or each xdist worker."""
-
-    def __init__(self, config: Any, run: Any) -> None:
-        self.config = config
-        self.run = run
-        self.leftovers: list[Record] = []
-        self.served: dict[str, Any] = {}
-
-    @pytest.hookimpl(hookwrapper=True, trylast=True)  # innermost: done before the run's records close
-    def pytest_runtestloop(self, session):
-        pipeline = None
-        if not self.config.option.collectonly and session.items:
-            if hasattr(self.config, "workerinput"):
-                interactor = _interactor(self.config)
-                if interactor is not None:
-                    pipeline = Pipeline(self.run, session.items, worker_peek(interactor))
-            else:
-                pipeline = Pipeline(self.run, session.items, serial_peek(len(session.items)))
-        if pipeline is not None:
-            self.config.stash[PIPELINE_KEY] = pipeline
-        outcome = yield
-        if pipeline is None:
-            return
-        finished = pipeline.stop()
-        # Only an interrupted loop leaves items unrun (xdist's worksteal may move prefetched items to
-        # another worker: those run there, and their answers here are not kept).
-        if outcome.excinfo is not None or session.shouldstop or session.shouldfail:
-            self.leftovers = [self._finished(record) for record in finished]
-            if self.leftovers and not hasattr(self.config, "workerinput"):
-                keep_unscored(self.run, self.leftovers)
-
-    def _finished(self, record: Record) -> Record:
-        return with_fields(record, fingerprint=self.run.fingerprint_of(record["dataset"]))
-
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
-        pipeline = pipeline_of(self.config)
-        if pipeline is not None:
-            pipeline.advance(item)
-        try:
-            yield
-        finally:
-            if pipeline is not None:
-                pipeline.drop(item)
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        pipeline = pipeline_of(self.config)
-        if pipeline is not None and pipeline.prefetching and call.when == "call":  # call report only (junitxml)
-            outcome.get_result().user_properties.append((IN_FLIGHT, pipeline.in_flight()))
-
-    @pytest.hookimpl(tryfirst=True)  # before the report is written and the detectors closed
-    def pytest_sessionfinish(self, session) -> None:
-        stats = {
-            spec: plain(detector.served_stats())
-            for spec, detector in self.run.pool._loaded.items()
-            if callable(getattr(detector, "served_stats", None))
-        }
-        if not hasattr(self.config, "workerinput"):
-            for spec, figures in stats.items():
-                self.run.served.setdefault(spec, {})["main"] = figures
-            return
-        self.served = stats  # the worker hands them on (wire.WorkerOutput), with self.leftovers
-
-
-def in_flight_of(report: Any) -> tuple[str, int] | None:
-    """(process, predictions in flight there) from a call report of a prefetching process."""
-    for entry in getattr(report, "user_properties", ()):
-        if entry[0] == IN_FLIGHT:
-            node = getattr(getattr(report, "node", None), "gateway", None)
-            return (str(getattr(node, "id", "main")), int(entry[1]))
-    return None
-
-
-def keep_unscored(run: Any, records: Sequence[Mapping[str, Any]]) -> None:
-    """Answers that came back for items the interruption kept from running: into the predictions
-    file (a resumed run keeps them, nobody pays twice), not into this run's summary."""
-    if run.settings.predictions_path is None or not records:
-        return
-    run.open_predictions()
-    writer = run._writer
-    for record in records:
-        writer.write(record)
-    run.note(
-        f"{len(records)} answers came back for items the interruption kept from running: they are in the "
-        "predictions file (--grounding-resume keeps them), not in this summary"
-    )
-
-
-def register(config: Any, run: Any, *, worker: bool, distributed: bool) -> None:
-    """Prefetching where predictions run; on an xdist controller, the scheduler that keeps each
-    worker's queue deep enough for its window."""
-    if worker or not distributed:
-        config.pluginmanager.register(PrefetchHooks(config, run), "grounding-prefetch")
-    else:
-        from .scheduling import SchedulerHooks
-
-        config.pluginmanager.register(SchedulerHooks(config, run), "grounding-prefetch-scheduler")

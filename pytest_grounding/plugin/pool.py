@@ -6,12 +6,10 @@ import time
 from typing import Any
 
 from ..core.record import plain
-from ..core.registry import Registry
-from ..detectors import bind_options, describe, parse_spec
+from ..detectors import bind_options, describe
 from ..detectors import close as close_detector
-from ..detectors.strategies import builtin_registry as builtin_strategies
-from ..detectors.strategies import split_chain
 from ..detectors.strategies import wrap as wrap_strategies
+from .specs import SpecBook
 
 
 class DetectorLoadError(Exception):
@@ -21,9 +19,8 @@ class DetectorLoadError(Exception):
 class DetectorPool:
     """Detectors loaded once per process (per xdist worker) and reused for every sample."""
 
-    def __init__(self, registry: Registry, strategies: Registry | None = None) -> None:
-        self.registry = registry
-        self.strategies = strategies if strategies is not None else builtin_strategies()
+    def __init__(self, specs: SpecBook) -> None:
+        self.specs = specs
         self._loaded: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
         self.info: dict[str, dict[str, Any]] = {}
@@ -34,11 +31,10 @@ class DetectorPool:
         if spec not in self._loaded:
             started = time.perf_counter()
             try:
-                chain = split_chain(spec, self.strategies)
-                name, options = parse_spec(chain.detector, raw=True)
-                factory = self.registry.get(name).load()
-                detector = factory(**bind_options(name, factory, options))
-                self._loaded[spec] = wrap_strategies(detector, chain.strategies, self.strategies)
+                parsed = self.specs.get(spec)
+                factory = parsed.factory(self.specs.detectors)
+                detector = factory(**bind_options(parsed.name, factory, parsed.options))
+                self._loaded[spec] = wrap_strategies(detector, parsed.chain.strategies, self.specs.strategies)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # SystemExit from a model's import too: an error per item, not a dead run
@@ -46,6 +42,18 @@ class DetectorPool:
                 raise DetectorLoadError(self._failed[spec]) from exc
             self.info[spec] = plain({**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)})
         return self._loaded[spec]
+
+    @property
+    def loaded(self) -> bool:
+        return bool(self._loaded)
+
+    def served_stats(self) -> dict[str, Any]:
+        """Each served detector's HTTP figures (`served_stats()`), by spec."""
+        return {
+            spec: plain(detector.served_stats())
+            for spec, detector in self._loaded.items()
+            if callable(getattr(detector, "served_stats", None))
+        }
 
     def close(self) -> None:
         for detector in self._loaded.values():

@@ -17,8 +17,8 @@ runs, a test calling `pytest.main`): that process goes on. A later session in th
 from __future__ import annotations
 
 import gc
-import sys
-from types import FrameType
+
+from .pytest_compat import mains_running
 
 _sessions: list[bool] = []  # the grounding sessions open in this process: is each inside another?
 _frozen = False  # this module froze the heap (and nobody else's freeze is undone here)
@@ -29,7 +29,7 @@ def session_opened() -> None:
     if not _sessions and _frozen:
         gc.unfreeze()
         _frozen = False
-    _sessions.append(_mains_running() > 1)
+    _sessions.append(mains_running() > 1)
 
 
 def session_closed(scored: bool) -> None:
@@ -41,17 +41,3 @@ def session_closed(scored: bool) -> None:
     gc.collect()
     gc.freeze()
     _frozen = True
-
-
-def _mains_running() -> int:
-    """How many `pytest.main` calls this thread is inside: two for pytester's in-process runs or a
-    test calling `pytest.main`, whether or not the outer session loaded this plugin; none in an
-    xdist worker (xdist starts the session itself)."""
-    from _pytest.config import main
-
-    frame: FrameType | None = sys._getframe()
-    count = 0
-    while frame is not None:
-        count += frame.f_code is main.__code__
-        frame = frame.f_back
-    return count

@@ -5,33 +5,39 @@ that every process deselects."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from ..core.record import Outcome, Record, Task
 from ..core.types import with_epochs
 from ..evaluate import resume as resume_mod
 from ..render.output import OutputError, read_predictions
+from .plan import RunPlan
 from .settings import SettingError
 
-if TYPE_CHECKING:
-    from .state import GroundingRun
+
+@dataclass(frozen=True)
+class Resumed:
+    """What a resumed predictions file gives this run: its records kept, and the keys not to run again."""
+
+    records: tuple[Record, ...] = ()
+    done_keys: frozenset = frozenset()  # (task, detector, dataset, uid)
 
 
-def load(run: GroundingRun) -> None:
+def load_resumed(plan: RunPlan) -> Resumed:
     """Read the predictions file being resumed: keep the records of this run's detectors and
     datasets (errors are run again); refuse a file from another dataset version or detector."""
-    path = run.settings.predictions_path
-    if not run.settings.resume or path is None or not path.exists():
-        return
-    fingerprints = {d.name: d.fingerprint for d in run.datasets.values()}
+    path = plan.settings.predictions_path
+    if not plan.settings.resume or path is None or not path.exists():
+        return Resumed()
+    fingerprints = {d.name: d.fingerprint for d in plan.catalog.all()}
     try:
         lines = read_predictions(path)
     except OutputError as exc:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
-    epochs = run.epochs_for(run.settings.detector_specs)
-    samples = {(d.name, s.uid): s for d in run.datasets.values() for s in with_epochs(d.samples, epochs)}
-    share = _share(run)
+    epochs = plan.epochs_for(plan.settings.detector_specs)
+    samples = {(d.name, s.uid): s for d in plan.catalog.all() for s in with_epochs(d.samples, epochs)}
+    share = _share(plan)
     for lineno, line in lines:
         where = f"{path}:{lineno}"
         if not isinstance(line, dict) or not {"detector", "dataset", "uid", "fingerprint", "outcome"} <= set(line):
@@ -39,16 +45,16 @@ def load(run: GroundingRun) -> None:
                 f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
                 "dataset, uid, fingerprint and outcome); refusing to mix it into this run"
             )
-        if line["detector"] not in run.settings.detector_specs:
+        if line["detector"] not in plan.settings.detector_specs:
             raise SettingError(
                 f"--grounding-resume: {where} is from detector {line['detector']!r}; this run's detectors are "
-                f"{', '.join(run.settings.detector_specs)}. Refusing to mix them: use another predictions file "
+                f"{', '.join(plan.settings.detector_specs)}. Refusing to mix them: use another predictions file "
                 "or drop --grounding-resume"
             )
         task = line.get("task", Task.GROUNDING)
-        if task != run.settings.task:
+        if task != plan.settings.task:
             raise SettingError(
-                f"--grounding-resume: {where} is from the {task} task; this run measures {run.settings.task}. "
+                f"--grounding-resume: {where} is from the {task} task; this run measures {plan.settings.task}. "
                 "Refusing to mix them: use another predictions file or drop --grounding-resume"
             )
         if fingerprints.get(line["dataset"]) != line["fingerprint"]:
@@ -60,33 +66,31 @@ def load(run: GroundingRun) -> None:
                 "predictions file or drop --grounding-resume"
             )
         if share is not None and (line["dataset"], line["uid"]) not in share:
-            assert run.settings.shard is not None
+            assert plan.settings.shard is not None
             raise SettingError(
                 f"--grounding-resume: {where} is sample {str(line['uid'])[:80]!r} of {line['dataset']!r}, outside "
-                f"shard {run.settings.shard.label}'s share: the file holds another shard's predictions. Give each "
+                f"shard {plan.settings.shard.label}'s share: the file holds another shard's predictions. Give each "
                 "shard its own --grounding-predictions file"
             )
         key = (task, line["detector"], line["dataset"], line["uid"])
         kept.pop(key, None)
-        rescored = resume_mod.rescore(line, samples, where, run.settings.profile)  # never trust a stored outcome
+        rescored = resume_mod.rescore(line, samples, where, plan.settings.profile)  # never trust a stored outcome
         if rescored.note:
-            run.note(f"--grounding-resume: {rescored.note}")
+            plan.note(f"--grounding-resume: {rescored.note}")
         if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:
             kept[key] = rescored.record
-    run.resumed = list(kept.values())
-    run.done_keys = frozenset(kept)
-    run.records.extend(run.resumed)
+    return Resumed(tuple(kept.values()), frozenset(kept))
 
 
-def _share(run: GroundingRun) -> set[tuple[str, str]] | None:
+def _share(plan: RunPlan) -> set[tuple[str, str]] | None:
     """(dataset, uid) of the samples this shard runs (as collection splits them); None: no shard."""
-    shard = run.settings.shard
+    shard = plan.settings.shard
     if shard is None:
         return None
     from ..datasets import sharding
 
-    ordered = run.samples_in_order()
+    ordered = plan.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
-    taken = with_epochs(sharding.take(ordered, shard), run.epochs_for(run.settings.detector_specs))
+    taken = with_epochs(sharding.take(ordered, shard), plan.epochs_for(plan.settings.detector_specs))
     return {(sample.dataset, sample.uid) for sample in taken}

@@ -10,25 +10,26 @@ LoadScheduling."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from ..detectors import option_kinds, parse_spec
-from ..detectors.strategies import split_chain
-from .ledger import identify
+from ..detectors import option_kinds
+from .plan import RunPlan
+from .specs import SpecBook
+from .xdist_compat import make_prefetch_scheduler
 
 
-def declared_window(spec: str, registry: Any, strategies: Any) -> int:
+def declared_window(spec: str, specs: SpecBook) -> int:
     """How many predictions ahead one worker may want for a detector spec, from its options (or
     the detector's defaults), without loading it: concurrency (auto: its maximum) or 2 batches."""
     try:
-        chain = split_chain(spec, strategies)
-        if chain.strategies:
+        parsed = specs.get(spec)
+        if parsed.chain.strategies:
             return 1  # strategies run their own calls, one sample at a time
-        name, options = parse_spec(chain.detector, raw=True)
-        kinds, _ = option_kinds(registry.get(name).load())
+        options = parsed.options
+        kinds, _ = option_kinds(parsed.factory(specs.detectors))
     except Exception:  # the spec is checked (and reported) elsewhere
         return 1
     defaults = {key: default for key, (_kind, default) in kinds.items()}
@@ -76,67 +77,22 @@ def refill(have: int, window: int, pending: int, queues: Sequence[int]) -> int:
     return min(pending, max(0, min(2 * window, share) - have))
 
 
-def make_scheduler(config: Any, log: Any, window: int, screen_of: Callable[[Sequence[str]], list[Any]]) -> Any:
-    from xdist.scheduler import LoadScheduling
-
-    class PrefetchScheduling(LoadScheduling):
-        screens: list[Any] | None = None
-
-        def _send_tests(self, node: Any, num: int) -> None:
-            if self.screens is None:
-                self.screens = screen_of(self.collection or [])
-            super()._send_tests(node, to_screen_end(self.pending, num, self.screens))
-
-        def _top_up(self, node: Any) -> None:
-            queues = [len(self.node2pending[n]) for n in self.nodes if not n.shutting_down]
-            count = refill(len(self.node2pending[node]), window, len(self.pending), queues)
-            if count:
-                self._send_tests(node, count)
-
-        def schedule(self) -> None:
-            super().schedule()
-            if self.collection:
-                for node in self.nodes:
-                    if not node.shutting_down:
-                        self._top_up(node)
-                if not self.pending:
-                    for node in self.nodes:
-                        if not node.shutting_down:
-                            node.shutdown()
-
-        def check_schedule(self, node: Any, duration: float = 0) -> None:
-            if not node.shutting_down:
-                self._top_up(node)
-            super().check_schedule(node, duration)
-
-    return PrefetchScheduling(config, log)
-
-
 class SchedulerHooks:
-    def __init__(self, config: Any, run: Any) -> None:
+    def __init__(self, config: Any, plan: RunPlan) -> None:
         self.config = config
-        self.run = run
+        self.plan = plan
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config, log):
         if config.getvalue("dist") != "load":
             return None
-        window = max(
-            (
-                declared_window(spec, self.run.detectors, self.run.strategies)
-                for spec in self.run.settings.detector_specs
-            ),
-            default=1,
-        )
+        plan = self.plan
+        window = max((declared_window(spec, plan.specs) for spec in plan.settings.detector_specs), default=1)
         if window <= 1:
             return None
-        run = self.run
 
         def screen_of(nodeids: Sequence[str]) -> list[Any]:
-            found = {
-                nodeid: str(sample.image)
-                for nodeid, _, sample in identify(nodeids, run.settings.detector_specs, run.datasets.values())
-            }
+            found = {nodeid: str(entry.sample.image) for nodeid, entry in plan.index.identify(nodeids)}
             return [found.get(nodeid) for nodeid in nodeids]
 
-        return make_scheduler(config, log, window, screen_of)
+        return make_prefetch_scheduler(config, log, window, screen_of, to_screen_end, refill)

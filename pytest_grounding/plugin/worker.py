@@ -9,20 +9,22 @@ from typing import Any
 import pytest
 
 from .items import detector_specs_of
-from .state import DetectorLoadError, get_run
+from .pool import DetectorLoadError
 from .wire import WorkerOutput
+from .worker_session import WorkerSession
 
 
 class Worker:
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, session: WorkerSession) -> None:
         self.config = config
+        self.session = session
         self.load_failure: str | None = None
 
     @pytest.hookimpl(trylast=True)  # after xdist's, which sends the collection: the controller
     def pytest_collection_finish(self, session: Any) -> None:  # schedules while this one loads
         if not self.config.option.collectonly:
             try:
-                get_run(self.config).detector_lines(detector_specs_of(session.items))
+                self.session.detector_lines(detector_specs_of(session.items))
             except DetectorLoadError as exc:
                 self.load_failure = session.shouldstop = f"grounding: {exc}"
 
@@ -31,14 +33,13 @@ class Worker:
         return True if self.load_failure else None  # no item runs
 
     def pytest_sessionfinish(self, session: Any) -> None:
-        run = get_run(self.config)
         prefetch = self.config.pluginmanager.get_plugin("grounding-prefetch")  # its sessionfinish ran first
         WorkerOutput(
-            detectors=run.pool.info,
-            datasets={d.name: d.summary() for d in run.datasets.values()},
-            shard=run.shard_planned,
+            detectors=self.session.pool.info,
+            datasets=self.session.plan.catalog.summaries(),
+            shard=self.session.shard_planned,
             load_failure=self.load_failure,
-            served=getattr(prefetch, "served", {}),
+            served=self.session.served_stats(),
             unscored=list(getattr(prefetch, "leftovers", [])),
         ).send(self.config.workeroutput)
-        run.pool.close()
+        self.session.pool.close()

@@ -11,6 +11,7 @@ from ..analysis.headlines import markdown_lines as headline_markdown
 from ..analysis.intervals import span
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
 from .replay import markdown_lines as replay_markdown
 from .terminal import profile_lines
@@ -78,7 +79,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
                 span(block.get("ci95")),
                 f"{block['hits']}/{block['scored']}",
                 block["misses"],
-                block["wrong_format"],
+                block[Outcome.WRONG_FORMAT],
                 block["errors"],
                 _ms(block["latency_ms"]["p50"]),
                 _ms(block["latency_ms"]["p95"]),

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core import safejson
+from ..core.record import Outcome
 from ..core.safetext import terminal_line
 
 SHOWN = 3  # problems named in the message; the rest are counted
@@ -67,7 +68,7 @@ def _hand_check(document: Any) -> list[str]:
         if not isinstance(block, Mapping):
             found.append(f"summary/{terminal_line(name)}: not an object")
             continue
-        for key in ("accuracy", "hits", "scored", "misses", "wrong_format", "errors", "samples"):
+        for key in ("accuracy", "hits", "scored", "misses", Outcome.WRONG_FORMAT.value, "errors", "samples"):
             if key in block and not _number(block[key]):
                 found.append(f"summary/{terminal_line(name)}/{key}: not a number")
     for index, record in enumerate(document["samples"]):

@@ -11,9 +11,13 @@ from ..analysis.intervals import span
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
+from ..core.record import Outcome
 
 if TYPE_CHECKING:
-    from ..analysis import reproduce  # imported where verdicts are printed: a worker never does
+    from ..analysis.result import RunResult
+
+PLAIN, BOLD, FAILED = "plain", "bold", "failed"  # how run_lines' lines are drawn
+RULE, SECTION = "rule", "section"  # a heading across the terminal: under "-", under "="
 
 TABLES = (
     ("dataset", "dataset"),
@@ -41,7 +45,7 @@ def table(title: str, rows: Sequence[Mapping[str, Any]], limit: int | None = Non
         iou = "-" if row["mean_iou"] is None else f"{row['mean_iou']:.2f}"
         lines.append(
             f"  {value:<{width}}  {row['samples']:>5} {row['scored']:>6} {row['hits']:>5} "
-            f"{pct(row['accuracy']):>7} {span(row.get('ci95')):>11} {row['wrong_format']:>5} {row['errors']:>4} "
+            f"{pct(row['accuracy']):>7} {span(row.get('ci95')):>11} {row[Outcome.WRONG_FORMAT]:>5} {row['errors']:>4} "
             f"{iou:>5}"
         )
     hidden = len(rows) - len(shown)
@@ -89,7 +93,7 @@ def detector_block(
             f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
             f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
             f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
-            f"wrong format {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+            f"wrong format {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
         ]
         lines += benchmark_lines(block)
         lines += epoch_lines(block.get("epochs"))
@@ -159,7 +163,7 @@ def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
         f"({block['hits']}/{block['scored']} scored)   detection rate {pct(figures['detection_rate'])}   "
         f"false positives {pct(figures['false_positive_rate'])}",
         f"  samples {block['samples']}   hits {block['hits']}   false positives {block['misses']}   "
-        f"not found {block['wrong_format']}   errors {block['errors']}   mean IoU {iou}",
+        f"not found {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
         f"  mean attempts {attempts}   answered by transform: {by_transform}",
     ]
 
@@ -173,48 +177,73 @@ def profile_lines(profile: Mapping[str, Any] | None) -> list[str]:
     return [f"scoring: {name}" + (f" ({rule})" if rule else "")]
 
 
-def summary_lines(
-    summary: Mapping[str, Mapping[str, Any]],
-    *,
-    datasets: Sequence[Mapping[str, Any]],
-    detector_info: Mapping[str, Mapping[str, Any]],
-    top_apps: int | None,
-    verdicts: Sequence[Any] = (),
-    partial: bool = False,
-    notes: Sequence[str] = (),
-    resumed: int = 0,
-    records: Sequence[Mapping[str, Any]] = (),
-    order: Sequence[str] = (),
-    cost: Mapping[str, Mapping[str, Any]] | None = None,
-    price: cost_mod.Price | None = None,
-    reproductions: Sequence[reproduce.Reproduction] = (),
-    profile: Mapping[str, Any] | None = None,
-) -> list[str]:
-    """`records` given: a run of two or more grounding detectors ends with the comparison table.
-    `cost`: token (and cost) figures per block; `reproductions`: the reproduction check's verdicts;
-    `profile`: the report's scoring profile, said in the header unless it is the default."""
+def summary_lines(result: RunResult) -> list[str]:
+    """The grounding summary's figures: notes, datasets, each detector's block, the comparison
+    table (two or more grounding detectors), the reproduction verdicts and the gates."""
+    view = result.view
     lines: list[str] = []
-    if partial:
+    if result.partial:
         lines.append("run interrupted: figures cover the samples that finished")
-    if resumed:
-        lines.append(f"resumed: {resumed} samples taken from the predictions file, the rest run now")
-    lines += [f"note: {note}" for note in notes]
-    lines += [dataset_line(dataset) for dataset in datasets]
-    lines += profile_lines(profile)
-    for name, block in summary.items():
+    if result.resumed:
+        lines.append(f"resumed: {result.resumed} samples taken from the predictions file, the rest run now")
+    lines += [f"note: {note}" for note in result.notes]
+    lines += [dataset_line(dataset) for dataset in result.datasets]
+    lines += profile_lines(view.profile)
+    for name, block in (result.summary or {}).items():
         lines.append("")
         lines += detector_block(
-            name, block, info=detector_info.get(name), top_apps=top_apps, cost=(cost or {}).get(name), price=price
+            name,
+            block,
+            info=result.detector_info.get(name),
+            top_apps=view.top_apps,
+            cost=result.cost.get(name),
+            price=view.price,
         )
-    lines += comparison_block(summary, records, order)
-    if reproductions:
+    lines += comparison_block(result.summary or {}, result.records, view.order)
+    if result.reproductions:
         from ..analysis import reproduce
 
-        lines += ["", *reproduce.lines(reproductions)]
-    if verdicts:
+        lines += ["", *reproduce.lines(result.reproductions)]
+    if result.verdicts:
         lines.append("")
-        lines += [verdict.describe() for verdict in verdicts]
+        lines += [verdict.describe() for verdict in result.verdicts]
     return lines
+
+
+def run_lines(result: RunResult) -> list[tuple[str, str]]:
+    """The whole grounding summary of a run, each line with how it is drawn (PLAIN; FAILED stands
+    out, BOLD is bold; RULE and SECTION are headings across the terminal): the misses, the
+    figures, the baseline, replayed files, the outputs, the verdict."""
+    from .baseline import baseline_lines, baseline_verdict
+
+    def failed(yes: bool) -> str:
+        return FAILED if yes else PLAIN
+
+    out: list[tuple[str, str]] = []
+    item = None if result.baseline is None else "the baseline decides: a regression fails, others xfail"
+    misses = miss_lines(result.records, result.view.show_misses, result.view.misses_as, item)
+    if misses:
+        out += [("grounding misses", RULE), *((line, PLAIN) for line in misses)]
+    out.append(("grounding summary", SECTION))
+    if result.summary:
+        out += [
+            (line, failed("FAILED" in line and line.startswith(("gate", "errors")))) for line in summary_lines(result)
+        ]
+    out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in baseline_lines(result)]
+    out += [(line, PLAIN) for line in result.replay_lines]
+    out += [(f"grounding {title}: {path}", PLAIN) for title, path in result.outputs]
+    out += [(f"grounding output FAILED: {problem}", FAILED) for problem in result.output_errors]
+    if result.summary:
+        verdict = verdict_line(
+            result.summary,
+            result.verdicts,
+            gated=result.view.gated,
+            misses_as=result.view.misses_as,
+            partial=result.partial,
+            baseline=baseline_verdict(result),
+        )
+        out += [("", PLAIN), (verdict, BOLD)]
+    return out
 
 
 def comparison_block(
@@ -235,11 +264,13 @@ def miss_line(record: Mapping[str, Any]) -> str:
     instruction = record["instruction"] if len(record["instruction"]) <= 60 else record["instruction"][:57] + "..."
     if record.get("task") == "locate":
         x, y = record["point"]
-        found = "no box found" if record["outcome"] == "wrong_format" else f"false positive, IoU {record['iou']:.2f}"
+        found = (
+            "no box found" if record["outcome"] == Outcome.WRONG_FORMAT else f"false positive, IoU {record['iou']:.2f}"
+        )
         tries = "1 attempt" if record["attempts"] == 1 else f"{record['attempts']} attempts"
         return f"  {record['detector']} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
     cut = " (answer cut by the engine)" if record.get("truncated") else ""
-    if record["outcome"] == "wrong_format":
+    if record["outcome"] == Outcome.WRONG_FORMAT:
         raw = str(record.get("raw") or "")
         raw = raw if len(raw) <= 40 else raw[:37] + "..."
         return f"  {record['detector']} {where}: wrong format{cut} for {instruction!r}; raw {raw!r}"
@@ -260,7 +291,7 @@ def miss_lines(
 ) -> list[str]:
     """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
     misses = sorted(
-        (r for r in records if r["outcome"] in ("miss", "wrong_format")),
+        (r for r in records if r["outcome"] in (Outcome.MISS, Outcome.WRONG_FORMAT)),
         key=lambda r: (r.get("task", "grounding"), r["detector"], r["dataset"], r["uid"]),
     )
     if not misses or limit == 0:
@@ -287,7 +318,7 @@ def verdict_line(
     baseline: str | None = None,
 ) -> str:
     """One line that says what the exit status means."""
-    misses = sum(b["misses"] + b["wrong_format"] for b in summary.values())
+    misses = sum(b["misses"] + b[Outcome.WRONG_FORMAT] for b in summary.values())
     errors = sum(b["errors"] for b in summary.values())
     if partial:
         return f"verdict: run interrupted, no verdict ({misses} misses, {errors} errors so far)"

@@ -10,13 +10,9 @@ import tempfile
 from pathlib import Path
 
 from ...core.cache import cache_root as default_cache_root
+from .identity import DEFAULT_COUNT, DEFAULT_SEED, GENERATOR_VERSION, METADATA, SPLIT
 
-# Bump whenever the output for a given seed changes: the default set's cache folder is keyed on it.
-GENERATOR_VERSION = 1
-DEFAULT_COUNT = 300
-DEFAULT_SEED = 0
-SPLIT = ("data", "test")
-METADATA = "metadata.jsonl"
+__all__ = ["DEFAULT_COUNT", "DEFAULT_SEED", "GENERATOR_VERSION", "METADATA", "SPLIT", "default_dataset_dir"]
 
 
 def cache_root_dir(cache_root=None) -> Path:

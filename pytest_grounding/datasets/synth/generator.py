@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .archetypes import ARCHETYPES, ARCHETYPES_BY_NAME, Archetype, open_menu_for
 from .canvas import Canvas, Key, Phrase, Recorded, Rect, text_width
-from .default import GENERATOR_VERSION, METADATA, SPLIT
+from .identity import GENERATOR_VERSION, METADATA, SPLIT
 from .phrases import icon_spec, other_spec, text_spec
 from .themes import DARK_THEMES, LIGHT_THEMES, PLATFORMS, RESOLUTIONS, THEMES, mix
 from .widgets import UI

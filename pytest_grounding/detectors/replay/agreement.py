@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ...core.record import SCORED, Outcome
 from .files import Answer
 
 
@@ -24,9 +25,9 @@ def compare(record: Mapping[str, Any], answer: Answer, *, file: str, fmt: str) -
         "agree": None,
         "reason": None,
     }
-    if answer.their_correct is None or ours not in ("hit", "miss", "wrong_format"):
+    if answer.their_correct is None or ours not in SCORED:
         return out
-    agree = (ours == "hit") == answer.their_correct
+    agree = (ours == Outcome.HIT) == answer.their_correct
     out["agree"] = agree
     if not agree:
         out["reason"] = reason(record, answer)
@@ -45,11 +46,11 @@ def reason(record: Mapping[str, Any], answer: Answer) -> str:
                 f"box format: the file's target {_fmt(theirs)} is [x, y, w, h], ours {_fmt(target)} is [x1, y1, x2, y2]"
             )
         return f"another target: the file scored against {_fmt(theirs)}, this dataset's box is {_fmt(target)}"
-    if ours == "wrong_format":
+    if ours == Outcome.WRONG_FORMAT:
         if answer.invalid:
             return f"unreadable answer in the file: {answer.invalid}"
         return "no point: the file counts it correct but gives no point (pred null) to score"
-    if answer.their_verdict == "wrong_format":
+    if answer.their_verdict == Outcome.WRONG_FORMAT:
         return "wrong format in the file, but its row carries a point, scored here"
     if record.get("refusal") or answer.refusal:
         return "refusal: the file and this dataset disagree on whether the element is absent"
@@ -108,10 +109,12 @@ def against_own_targets(answers: Iterable[Answer], *, file: str, fmt: str) -> di
             continue
         target = Box(*answer.bbox)
         click = answer.point or (Box(*answer.box).center if answer.box is not None else None)
-        record: dict[str, Any] = {"outcome": "wrong_format", "point": None, "target": list(answer.bbox)}
+        record: dict[str, Any] = {"outcome": Outcome.WRONG_FORMAT, "point": None, "target": list(answer.bbox)}
         if click is not None and not answer.wrong_format:
             inside = target.contains(click)
-            record.update(outcome="hit" if inside else "miss", point=list(click), distance=target.distance_to(click))
+            record.update(
+                outcome=Outcome.HIT if inside else Outcome.MISS, point=list(click), distance=target.distance_to(click)
+            )
         verdict = compare(record, answer, file=file, fmt=fmt)
         compared += 1
         if verdict["agree"]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core import safejson
-from ...core.record import RAW_LIMIT
+from ...core.record import RAW_LIMIT, SCORED, Outcome
 
 Pair = tuple[float, float]
 Quad = tuple[float, float, float, float]
@@ -244,11 +244,11 @@ def _ours(line: int, row: Mapping[str, Any]) -> Answer | None:
         box=_quad(row.get("box")),
         points=pair_list if pair_list and len(pair_list) > 1 else None,
         refusal=row.get("refusal") is True,  # the boolean only: the text "false" is no refusal
-        wrong_format=outcome == "wrong_format",
-        error=str(row.get("error") or "error") if outcome == "error" else None,
+        wrong_format=outcome == Outcome.WRONG_FORMAT,
+        error=str(row.get("error") or Outcome.ERROR.value) if outcome == Outcome.ERROR else None,
         raw=_clip(row.get("raw")),
         their_verdict=_text(outcome),
-        their_correct=None if outcome not in ("hit", "miss", "wrong_format") else outcome == "hit",
+        their_correct=None if outcome not in SCORED else outcome == Outcome.HIT,
     )
 
 
@@ -308,7 +308,7 @@ def _screenspot_pro(line: int, row: Mapping[str, Any]) -> Answer | None:
         point=point,
         box=box,
         refusal=refusal,
-        wrong_format=not refusal and (pred is None or verdict == "wrong_format"),
+        wrong_format=not refusal and (pred is None or verdict == Outcome.WRONG_FORMAT),
         invalid=invalid,
         raw=_clip(
             _json(row.get("raw_response")) if not isinstance(row.get("raw_response"), str) else row["raw_response"]
@@ -393,9 +393,16 @@ def _truth(value: Any) -> bool | None:
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("correct", "true", "hit", "yes", "1"):
+    if isinstance(value, str) and value.strip().lower() in ("correct", "true", Outcome.HIT, "yes", "1"):
         return True
-    if isinstance(value, str) and value.strip().lower() in ("wrong", "false", "miss", "no", "0", "wrong_format"):
+    if isinstance(value, str) and value.strip().lower() in (
+        "wrong",
+        "false",
+        Outcome.MISS,
+        "no",
+        "0",
+        Outcome.WRONG_FORMAT,
+    ):
         return False
     return None
 

@@ -11,12 +11,13 @@ from ...analysis import cost
 from ...analysis.figures import SLICE_TITLES, blocks, design_figures, slice_figure
 from ...analysis.intervals import span
 from ...core.numbers import ms, pct
+from ...core.record import Outcome
 from .. import terminal as report
-from . import svg
+from .svg import render as render_svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
 
-NON_HITS = ("miss", "wrong_format", "error")
-OUTCOME_WORDS = {"miss": "miss", "wrong_format": "wrong format", "error": "error"}
+NON_HITS = (Outcome.MISS, Outcome.WRONG_FORMAT, Outcome.ERROR)
+OUTCOME_WORDS: dict[str, str] = {Outcome.MISS: "miss", Outcome.WRONG_FORMAT: "wrong format", Outcome.ERROR: "error"}
 APP_BARS = 15  # apps in the app chart (most samples first); the app table has them all
 FILTERS = (  # (data attribute, record field, label)
     ("task", "task", "task"),
@@ -175,7 +176,7 @@ def slice_table(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
             num(row["hits"]),
             pct(row["accuracy"]),
             e(span(row.get("ci95"))),
-            num(row["wrong_format"]),
+            num(row[Outcome.WRONG_FORMAT]),
             num(row["errors"]),
             num(row["mean_iou"], 2),
         ]
@@ -220,7 +221,7 @@ def comparison(document: Mapping[str, Any]) -> str:
             num(block["mean_iou"], 2),
             ms(block["latency_ms"]["p50"]),
             ms(block["latency_ms"]["p95"]),
-            num(block["wrong_format"]),
+            num(block[Outcome.WRONG_FORMAT]),
             num(block["errors"]),
         ]
         for name, block in named
@@ -243,7 +244,7 @@ def summary_section(document: Mapping[str, Any]) -> str:
         charts = [
             slice_figure(of_task, key, limit=APP_BARS if key == "app" else None, task=task) for key in SLICE_TITLES
         ]
-        shown = [svg.render(chart) for chart in charts if chart is not None]
+        shown = [render_svg(chart) for chart in charts if chart is not None]
         if shown:
             what = "element at click" if task == "locate" else "grounding"
             out += [f"<h3>By slice ({what})</h3>", '<div class="figures">', *shown, "</div>"]
@@ -260,7 +261,7 @@ def figures_section(document: Mapping[str, Any]) -> str:
     figures = design_figures(document)
     if not figures:
         return ""
-    return "<h2>Figures</h2>" + '<div class="figures">' + "".join(svg.render(f) for f in figures) + "</div>"
+    return "<h2>Figures</h2>" + '<div class="figures">' + "".join(render_svg(f) for f in figures) + "</div>"
 
 
 # -- gallery ------------------------------------------------------------------------------------

@@ -1,4 +1,14 @@
-"""On the xdist controller, for `--dist loadgroup`, `loadscope` and `loadfile`: xdist's own scope
+"""Every use of pytest-xdist's private internals, in one place (the versions tested are bounded in
+pyproject.toml; tests/test_xdist_compat.py fails when xdist changes under them):
+
+- the prefetch scheduler (scheduling.py's rules): xdist's LoadScheduling with its queues
+  (`pending`, `node2pending`, `collection`) topped up through `_send_tests` and `check_schedule`;
+- the crash-once scope schedulers and the `--dist each` replacement fix: their work units
+  (`assigned_work`, `workqueue`, `registered_collections`, `_reschedule`) and EachScheduling's
+  (`node2collection`, `node2pending`, `_started`, `collection_is_completed`);
+- a worker's queue (WorkerInteractor's `torun` and `nextitem_index`), read by the prefetch pipeline.
+
+The crash-once schedulers, for `--dist loadgroup`, `loadscope` and `loadfile`: xdist's own scope
 schedulers without two faults that a sample which kills its worker (a native crash in a model)
 runs into; and for `--dist each`, the replacement fix below.
 
@@ -13,6 +23,7 @@ runs into; and for `--dist each`, the replacement fix below.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .ledger import item_key
@@ -21,7 +32,7 @@ SCOPE_MODES = ("loadscope", "loadfile", "loadgroup")
 MODES = (*SCOPE_MODES, "each")
 
 
-def make_scheduler(config: Any, log: Any, dist: str) -> Any:
+def make_crash_scheduler(config: Any, log: Any, dist: str) -> Any:
     from xdist.scheduler import EachScheduling, LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
 
     if dist == "each":
@@ -88,3 +99,77 @@ def make_scheduler(config: Any, log: Any, dist: str) -> Any:
             super()._reschedule(node)
 
     return CrashOnceScheduling(config, log)
+
+
+def make_prefetch_scheduler(
+    config: Any,
+    log: Any,
+    window: int,
+    screen_of: Callable[[Sequence[str]], list[Any]],
+    to_screen_end: Callable[[Sequence[int], int, Sequence[Any]], int],
+    refill: Callable[[int, int, int, Sequence[int]], int],
+) -> Any:
+    """xdist's LoadScheduling, a worker's queue kept `window` deep by `refill`, a chunk grown to its
+    screen's end by `to_screen_end` (scheduling.py's rules)."""
+    from xdist.scheduler import LoadScheduling
+
+    class PrefetchScheduling(LoadScheduling):
+        screens: list[Any] | None = None
+
+        def _send_tests(self, node: Any, num: int) -> None:
+            if self.screens is None:
+                self.screens = screen_of(self.collection or [])
+            super()._send_tests(node, to_screen_end(self.pending, num, self.screens))
+
+        def _top_up(self, node: Any) -> None:
+            queues = [len(self.node2pending[n]) for n in self.nodes if not n.shutting_down]
+            count = refill(len(self.node2pending[node]), window, len(self.pending), queues)
+            if count:
+                self._send_tests(node, count)
+
+        def schedule(self) -> None:
+            super().schedule()
+            if self.collection:
+                for node in self.nodes:
+                    if not node.shutting_down:
+                        self._top_up(node)
+                if not self.pending:
+                    for node in self.nodes:
+                        if not node.shutting_down:
+                            node.shutdown()
+
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            if not node.shutting_down:
+                self._top_up(node)
+            super().check_schedule(node, duration)
+
+    return PrefetchScheduling(config, log)
+
+
+def worker_peek(interactor: Any) -> Callable[[int], tuple[list[int], bool]]:
+    """xdist's WorkerInteractor: the next item (`nextitem_index`) and its queue (`torun`), which hold
+    only what the controller has sent this worker. A non-int entry is the shutdown mark: all known."""
+
+    def peek(index: int) -> tuple[list[int], bool]:
+        with interactor.torun.lock() as queue:
+            queued = list(queue)
+        upcoming = [interactor.nextitem_index, *queued]
+        known = [i for i in upcoming if isinstance(i, int) and not isinstance(i, bool) and i != index]
+        return known, any(not isinstance(i, int) for i in upcoming)
+
+    return peek
+
+
+def _interactor(config: Any) -> Any:
+    for plugin in config.pluginmanager.get_plugins():
+        if hasattr(plugin, "torun") and hasattr(plugin, "nextitem_index"):
+            return plugin
+    return None
+
+
+def find_interactor(config: Any) -> Any:
+    """xdist's WorkerInteractor among the plugins of a worker (None elsewhere)."""
+    for plugin in config.pluginmanager.get_plugins():
+        if hasattr(plugin, "torun") and hasattr(plugin, "nextitem_index"):
+            return plugin
+    return None

@@ -1,0 +1,73 @@
+"""A finished run, as one frozen value: what the terminal summary, the JSON document, the markdown,
+the HTML page and the gates all read. Made once, at the run's end, by the controller."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..core.profiles import get_profile
+from ..core.record import Record
+
+if TYPE_CHECKING:  # imported by the controller at a run's end: not by every process that loads the plugin
+    from . import baseline as baseline_mod
+    from . import cost as cost_mod
+    from . import reproduce
+
+
+@dataclass(frozen=True)
+class View:
+    """How the run asked its results to be shown (options that change no figure)."""
+
+    order: tuple[str, ...] = ()  # detector specs, as the run named them
+    top_apps: int | None = None
+    show_misses: int | None = 10  # None: all
+    misses_as: str = "fail"  # --grounding-misses
+    gated: bool = False  # accuracy gates were asked for
+    price: cost_mod.Price | None = None
+    profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    path: str
+    status: str | None  # written | updated | compared | not written
+    problem: str | None  # why the baseline fails the run
+    loaded: bool  # a baseline was compared with
+    comparison: baseline_mod.Comparison | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.problem is not None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    records: tuple[Record, ...]
+    summary: dict[str, Any] | None  # None: no record (nothing scored)
+    cost: dict[str, dict[str, Any]]
+    verdicts: tuple[Any, ...]  # gates.Verdict | gates.ErrorVerdict
+    reproductions: tuple[reproduce.Reproduction, ...]
+    datasets: tuple[dict[str, Any], ...]
+    detector_info: dict[str, dict[str, Any]]
+    partial: bool  # interrupted, or items no report came for
+    resumed: int  # records kept from the predictions file resumed
+    notes: tuple[str, ...]
+    view: View
+    baseline: BaselineResult | None = None
+    replay_lines: tuple[str, ...] = ()  # replayed files' agreement block (render/replay.py)
+    outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
+    output_errors: tuple[str, ...] = ()
+
+    @property
+    def failed_gates(self) -> list[Any]:
+        return [v for v in self.verdicts if not v.passed]
+
+    @property
+    def failed(self) -> bool:
+        """The gates or the baseline fail the run."""
+        return bool(self.failed_gates) or (self.baseline is not None and self.baseline.failed)
+
+    def with_output_errors(self, errors: tuple[str, ...]) -> RunResult:
+        return replace(self, output_errors=errors)

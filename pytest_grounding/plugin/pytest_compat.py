@@ -1,0 +1,54 @@
+"""Every use of pytest's private internals, in one place (the versions tested are bounded in
+pyproject.toml; tests/test_pytest_compat.py fails when pytest changes under them):
+
+- a line of its own amid xdist's progress dots: the terminal writer's `_tw.width_of_current_line`;
+- xdist's loadgroup suffix written where this pytest keeps node ids (`item._id`, a `NodeId`, from
+  pytest 9.2; `item._nodeid` before: pytest-xdist#1386);
+- how many `pytest.main` calls this thread is inside: a frame walk for `_pytest.config.main`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from types import FrameType
+from typing import Any
+
+
+def write_own_line(terminalreporter: Any, line: str) -> None:
+    """A line of its own amid the progress dots (xdist writes them past the reporter's tracking)."""
+    terminalreporter.ensure_newline()
+    if getattr(terminalreporter._tw, "width_of_current_line", 0):
+        terminalreporter._tw.line()
+    terminalreporter.write_line(line)
+
+
+def name_groups(items: Iterable[Any]) -> None:
+    """xdist's loadgroup scheduler reads a test's group from an "@group" suffix of its node id,
+    which xdist writes into `item._nodeid`; pytest 9.2 keeps node ids in `item._id`, so the suffix
+    is lost and the screens are spread over the workers (pytest-xdist#1386). Write it where this
+    pytest reads it."""
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is None or "@" in item.nodeid.rpartition("]")[2]:
+            continue
+        named = f"{item.nodeid}@{mark.args[0]}"
+        if hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId  # type: ignore[import-not-found,unused-ignore]  # pytest >= 9.2
+
+            item._id = NodeId.parse(named)
+        else:
+            item._nodeid = named
+
+
+def mains_running() -> int:
+    """How many `pytest.main` calls this thread is inside: two for pytester's in-process runs or a
+    test calling `pytest.main`, whether or not the outer session loaded this plugin; none in an
+    xdist worker (xdist starts the session itself)."""
+    from _pytest.config import main
+
+    frame: FrameType | None = sys._getframe()
+    count = 0
+    while frame is not None:
+        count += frame.f_code is main.__code__
+        frame = frame.f_back
+    return count
