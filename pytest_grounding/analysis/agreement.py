@@ -5,7 +5,25 @@ by detectors/replay/agreement.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class MetricsCheck:
+    """A ScreenSpot-Pro results file's own `metrics` against ours recomputed from the run's verdicts."""
+
+    scored: int  # samples this run scored for the replayed detector
+    rows: int  # rows the file has
+    differences: tuple[str, ...] | None  # None: not compared (the counts differ); (): reproduced
+
+
+@dataclass(frozen=True)
+class ReplayFindings:
+    """Per replayed detector: agreement with the file's verdicts, and its metrics checked."""
+
+    blocks: dict[str, dict[str, Any]] = field(default_factory=dict)  # tally() per replayed spec
+    metrics: dict[str, MetricsCheck] = field(default_factory=dict)
 
 
 def tally(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -197,7 +197,7 @@ def with_intervals(rows: list[dict[str, Any]], outcomes: intervals.Outcomes, key
     return [{**row, "ci95": intervals.ci95(found.get(row["value"]))} for row in rows]
 
 
-def summary_lines(block: Mapping[str, Any]) -> list[str]:
+def headline_lines(block: Mapping[str, Any]) -> list[str]:
     """The refusal line and each benchmark's headline and slices, for the terminal summary."""
     lines: list[str] = []
     refusals = block.get("refusals")

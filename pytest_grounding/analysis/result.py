@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # imported by the controller at a run's end: not by every pro
     from . import baseline as baseline_mod
     from . import cost as cost_mod
     from . import reproduce
+    from .agreement import ReplayFindings
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class RunResult:
     notes: tuple[str, ...]
     view: View
     baseline: BaselineResult | None = None
-    replay_lines: tuple[str, ...] = ()  # replayed files' agreement block (render/replay.py)
+    replay: ReplayFindings | None = None  # replayed files' agreement and metrics (render/replay.py)
     outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
     output_errors: tuple[str, ...] = ()
 

@@ -234,7 +234,7 @@ def check_dataset(dataset) -> list[Problem]:
     return notes + duplicate_ids(samples) + per_sample + duplicate_instructions(samples)
 
 
-def summary_lines(problems: Sequence[Problem], samples: int, images: int, name: str) -> list[str]:
+def validation_lines(problems: Sequence[Problem], samples: int, images: int, name: str) -> list[str]:
     errors = sum(1 for p in problems if p.severity == ERROR)
     warnings = len(problems) - errors
     lines = [f"{name}: {samples} samples on {images} images: {errors} errors, {warnings} warnings"]
@@ -265,7 +265,7 @@ def validate_path(spec: str, out: TextIO | None = None, max_per_kind: int | None
     if hidden:
         print(f"... {hidden} more lines not shown (--max-per-kind {max_per_kind})", file=out)
     images = len({s.image for s in dataset.samples})
-    for line in summary_lines(
+    for line in validation_lines(
         problems, len(dataset.samples), images, f"{dataset.name} ({dataset.format}, {dataset.path})"
     ):
         print(line, file=out)

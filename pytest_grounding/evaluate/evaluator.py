@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.profiles import Profile
-from ..core.record import Record, Task, with_fields
+from ..core.record import Record, Task, to_json
 from ..core.types import Sample
 from .runner import Evaluation, evaluate, evaluate_locate, read_image
 from .scoring import error_record
@@ -50,7 +50,9 @@ class Evaluator:
         return self.whole(error_record(sample, detector=detector, message=message, task=self.task))
 
     def whole(self, record: Record) -> Record:
-        fields: dict[str, Any] = {"fingerprint": self.fingerprint_of(record["dataset"])}
+        """The record with its dataset's fingerprint and then (the fingerprint is part of a sample's
+        key in the baseline) the baseline's verdict: one copy, made here."""
+        made: dict[str, Any] = {**record, "fingerprint": self.fingerprint_of(record["dataset"])}
         if self.verdict_of is not None:
-            fields["baseline"] = self.verdict_of(record)
-        return with_fields(record, **fields)
+            made["baseline"] = self.verdict_of(to_json(made))
+        return to_json(made)

@@ -133,7 +133,7 @@ class ControllerSession:
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
             self.plan.note(self.baseline.note)
-        from .replay import summary_lines as replay_lines
+        from .replay import findings as replay_findings
 
         self.result = RunResult(
             records=tuple(self.records),
@@ -156,7 +156,7 @@ class ControllerSession:
                 profile=settings.profile.describe(),
             ),
             baseline=self._baseline_result(),
-            replay_lines=tuple(replay_lines(self.records, settings.detector_specs)) if self.records else (),
+            replay=replay_findings(self.records, settings.detector_specs) if self.records else None,
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
         )

@@ -1,7 +1,7 @@
 """The run's side of replays, on the controller: before any sample runs, each replayed file is
 matched against the run's datasets (answers for samples not in them are counted; a file none of
-whose answers matches is a usage error: a file for another benchmark); at the end, the terminal
-block (agreement with the file's own verdicts, ScreenSpot-Pro's `metrics` recomputed)."""
+whose answers matches is a usage error: a file for another benchmark); at the end, the findings
+(agreement with the file's own verdicts, ScreenSpot-Pro's `metrics` recomputed)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the rest is imported when a run replays: every process imports this module
+    from ..analysis.agreement import MetricsCheck, ReplayFindings
     from ..core.types import Sample
     from ..detectors.replay.files import ReplayFile
 
@@ -112,41 +113,36 @@ def _first(extra: Sequence[Any]) -> str:
     return f"; first: {', '.join(repr(s) for s in shown)}{more}" if shown else ""
 
 
-def summary_lines(records: Sequence[Mapping[str, Any]], specs: Sequence[str]) -> list[str]:
-    """The terminal block: agreement per replayed detector, and for a ScreenSpot-Pro results file
-    that carries `metrics`, whether they are reproduced from our verdicts."""
+def findings(records: Sequence[Mapping[str, Any]], specs: Sequence[str]) -> ReplayFindings | None:
+    """Agreement per replayed detector, and for a ScreenSpot-Pro results file that carries
+    `metrics`, ours recomputed beside them (render/replay.py says it)."""
     replays = replay_specs(specs)
     if not replays:
-        return []
-    from ..analysis.agreement import tally
-    from ..render.replay import lines as agreement_lines
+        return None
+    from ..analysis.agreement import ReplayFindings, tally
 
     blocks = tally(records)
-    lines = agreement_lines({spec: blocks[spec] for spec in replays if spec in blocks})
+    metrics = {}
     for spec in replays:
-        lines += metrics_lines(spec, [r for r in records if r.get("detector") == spec])
-    return lines
+        check = metrics_check(spec, [r for r in records if r.get("detector") == spec])
+        if check is not None:
+            metrics[spec] = check
+    return ReplayFindings({spec: blocks[spec] for spec in replays if spec in blocks}, metrics)
 
 
-def metrics_lines(spec: str, records: Sequence[Mapping[str, Any]]) -> list[str]:
+def metrics_check(spec: str, records: Sequence[Mapping[str, Any]]) -> MetricsCheck | None:
+    from ..analysis.agreement import MetricsCheck
     from ..detectors.replay.files import ReplayError
 
     try:
         replay = load(spec)
     except (ReplayError, ValueError):
-        return []
+        return None
     if not replay.metrics or not records:
-        return []
+        return None
     if len(records) != len(replay.answers):
-        return [
-            f"replay {spec}: the file's metrics not compared: this run scored {len(records)} samples, "
-            f"the file has {len(replay.answers)} rows"
-        ]
+        return MetricsCheck(len(records), len(replay.answers), None)
     from ..analysis.official_metrics import compare_metrics, official_metrics
-    from ..render.replay import LISTED
 
     differences = compare_metrics(official_metrics(records), replay.metrics)
-    if not differences:
-        return [f"replay {spec}: the file's ScreenSpot-Pro metrics are reproduced exactly from this run's verdicts"]
-    shown = [f"  {d}" for d in differences[:LISTED]]
-    return [f"replay {spec}: the file's metrics differ from this run's in {len(differences)} places:", *shown]
+    return MetricsCheck(len(records), len(replay.answers), tuple(differences))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..analysis.agreement import tally
+from ..analysis.agreement import ReplayFindings, tally
 
 LISTED = 12  # disagreements shown per detector in the terminal; the JSON report has them all
 
@@ -33,6 +33,27 @@ def lines(blocks: Mapping[str, Mapping[str, Any]], *, listed: int = LISTED) -> l
             )
         if disagree > listed:
             out.append(f"  ... and {disagree - listed} more (every one is in the JSON report's samples, field replay)")
+    return out
+
+
+def finding_lines(found: ReplayFindings | None) -> list[str]:
+    """The terminal block of a run that replayed files: agreement, then each file's metrics."""
+    if found is None:
+        return []
+    out = lines(found.blocks)
+    for spec, check in found.metrics.items():
+        if check.differences is None:
+            out.append(
+                f"replay {spec}: the file's metrics not compared: this run scored {check.scored} samples, "
+                f"the file has {check.rows} rows"
+            )
+        elif not check.differences:
+            out.append(
+                f"replay {spec}: the file's ScreenSpot-Pro metrics are reproduced exactly from this run's verdicts"
+            )
+        else:
+            out.append(f"replay {spec}: the file's metrics differ from this run's in {len(check.differences)} places:")
+            out += [f"  {d}" for d in check.differences[:LISTED]]
     return out
 
 

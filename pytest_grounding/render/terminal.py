@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
-from ..analysis.headlines import summary_lines as benchmark_lines
+from ..analysis.headlines import headline_lines as benchmark_lines
 from ..analysis.intervals import span
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
@@ -215,6 +215,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
     out, BOLD is bold; RULE and SECTION are headings across the terminal): the misses, the
     figures, the baseline, replayed files, the outputs, the verdict."""
     from .baseline import baseline_lines, baseline_verdict
+    from .replay import finding_lines
 
     def failed(yes: bool) -> str:
         return FAILED if yes else PLAIN
@@ -230,7 +231,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
             (line, failed("FAILED" in line and line.startswith(("gate", "errors")))) for line in summary_lines(result)
         ]
     out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in baseline_lines(result)]
-    out += [(line, PLAIN) for line in result.replay_lines]
+    out += [(line, PLAIN) for line in finding_lines(result.replay)]
     out += [(f"grounding {title}: {path}", PLAIN) for title, path in result.outputs]
     out += [(f"grounding output FAILED: {problem}", FAILED) for problem in result.output_errors]
     if result.summary:
