@@ -35,7 +35,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from pytest_grounding.analysis.result import RunResult, View  # noqa: E402
 from pytest_grounding.core.numbers import pct  # noqa: E402
+from pytest_grounding.core.record import Outcome  # noqa: E402
 from pytest_grounding.render.terminal import summary_lines  # noqa: E402
 
 DETECTOR = "ocr"  # the default detector when its extra is installed; the published figures are its
@@ -129,10 +131,10 @@ class Figures:
 
     def summary(self, top_apps: int | None) -> list[str]:
         """The terminal summary's lines for the default run (the plugin's own renderer)."""
-        run = self.document["run"]
-        return summary_lines(
-            self.document["summary"], datasets=run["datasets"], detector_info=run["detectors"], top_apps=top_apps
+        shown = RunResult.of_report(
+            self.document, records=(), notes=(), partial=False, resumed=0, view=View(top_apps=top_apps)
         )
+        return summary_lines(shown)
 
     def text_share(self, form: str) -> str:
         """Hit rate on text targets whose instruction has this form, in whole percent."""
@@ -141,7 +143,7 @@ class Figures:
             for r in self.document["samples"]
             if r["detector"] == DETECTOR and r["element_type"] == "text" and self.forms.get(r["id"]) == form
         ]
-        return f"{100 * sum(r['outcome'] == 'hit' for r in records) / len(records):.0f}" if records else "-"
+        return f"{100 * sum(r['outcome'] == Outcome.HIT for r in records) / len(records):.0f}" if records else "-"
 
 
 def with_counts(row: Mapping[str, Any]) -> str:

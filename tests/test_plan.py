@@ -24,7 +24,7 @@ def configured(pytester):
 def test_a_plan_is_built_with_its_sessions_in_the_only_process(configured):
     config = configured(f"--dataset={MINI}", "--detector", "center", "--detector", "random:seed=3")
     plan = plan_of(config)
-    assert plan.settings.detector_specs == ("center", "random:seed=3")
+    assert plan.settings.selection.detector_specs == ("center", "random:seed=3")
     assert worker_of(config).plan is plan and controller_of(config).plan is plan
     plan.check_run_settings(lambda line: None)
     (dataset,) = plan.catalog.all()

@@ -283,7 +283,8 @@ def test_finding_the_cached_default_set_imports_no_drawing_code():
         "print(sorted(m for m in sys.modules if m.startswith('pytest_grounding.datasets.synth.')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "['pytest_grounding.datasets.synth.default']"
+    found = done.stdout.strip()
+    assert found == "['pytest_grounding.datasets.synth.default', 'pytest_grounding.datasets.synth.identity']"
 
 
 # ---- the archetype registry ----------------------------------------------------------------------

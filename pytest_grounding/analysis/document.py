@@ -176,18 +176,18 @@ def build(
 def settings_entry(settings: Any) -> dict[str, Any]:
     """The report's `run.settings` from the plugin's Settings."""
     return {
-        "misses": settings.misses,
-        "limit": settings.limit,
-        "max_errors": settings.max_errors,
-        "resume": settings.resume,
-        "task": settings.task,
-        "iou_threshold": settings.iou_threshold,
-        "refusal_rows": settings.refusal_rows,
-        "language": settings.language,
-        "scoring": settings.scoring,
-        "epochs": getattr(settings, "epochs", 1),  # --grounding-epochs
-        "timeout_s": settings.timeout,
-        "top_apps": settings.top_apps,
-        "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],
-        "gate_on_interval": settings.gate_on_interval,
+        "misses": settings.verdict.misses,
+        "limit": settings.selection.limit,
+        "max_errors": settings.verdict.max_errors,
+        "resume": settings.outputs.resume,
+        "task": settings.selection.task,
+        "iou_threshold": settings.scoring.iou_threshold,
+        "refusal_rows": settings.scoring.refusal_rows,
+        "language": settings.selection.language,
+        "scoring": settings.scoring.scoring,
+        "epochs": settings.selection.epochs,  # --grounding-epochs
+        "timeout_s": settings.scoring.timeout,
+        "top_apps": settings.outputs.top_apps,
+        "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.verdict.gates],
+        "gate_on_interval": settings.verdict.gate_on_interval,
     }

@@ -72,3 +72,26 @@ class RunResult:
 
     def with_output_errors(self, errors: tuple[str, ...]) -> RunResult:
         return replace(self, output_errors=errors)
+
+    @classmethod
+    def of_report(cls, document: Mapping[str, Any], **figures: Any) -> RunResult:
+        """A result read back from a JSON report (`merge`, a benchmark script): its records, summary
+        and run facts; `figures` (cost, verdicts, reproductions, view, ...) given by the caller."""
+        run = document["run"]
+        found: dict[str, Any] = {
+            "records": tuple(document.get("samples") or ()),
+            "summary": document.get("summary"),
+            "cost": {},
+            "verdicts": (),
+            "reproductions": (),
+            "datasets": tuple(run.get("datasets") or ()),
+            "detector_info": dict(run.get("detectors") or {}),
+            "partial": bool(document.get("partial")),
+            "resumed": int(document.get("resumed") or 0),
+            "notes": tuple(document.get("notes") or ()),
+            "view": View(
+                top_apps=(run.get("settings") or {}).get("top_apps"),
+                profile=document.get("scoring_profile") or View().profile,
+            ),
+        }
+        return cls(**{**found, **figures})

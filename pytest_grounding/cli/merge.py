@@ -86,22 +86,17 @@ def run(args: argparse.Namespace) -> int:
     partial = bool(document["partial"])
     verdicts = list(figures.verdicts) if figures else []
     if figures is not None:
-        settings = document["run"]["settings"]
         from ..analysis.result import RunResult, View
 
-        result = RunResult(
-            records=tuple(document["samples"]),
+        result = RunResult.of_report(
+            document,
             summary=figures.summary,
             cost=figures.cost,
             verdicts=tuple(verdicts),
             reproductions=figures.reproductions,
-            datasets=tuple(document["run"]["datasets"]),
-            detector_info=document["run"]["detectors"],
             partial=partial,
-            resumed=document["resumed"],
-            notes=tuple(document["notes"]),
             view=View(
-                top_apps=settings.get("top_apps"),
+                top_apps=document["run"]["settings"].get("top_apps"),
                 price=Price.from_dict((document.get("cost") or {}).get("price")),
                 profile=document.get("scoring_profile") or View().profile,
             ),

@@ -109,35 +109,36 @@ def pytest_report_header(config) -> list:
     plan = plan_of(config)
     controller = local_controller(config)
     settings = plan.settings
-    datasets = ", ".join(settings.dataset_specs) or "synthetic (embedded default)"
-    note = "" if settings.detector_source != "default" else " (default; --detector to choose)"
-    lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.detector_specs)}{note}"]
-    if settings.task == Task.LOCATE:
+    datasets = ", ".join(settings.selection.dataset_specs) or "synthetic (embedded default)"
+    note = "" if settings.selection.detector_source != "default" else " (default; --detector to choose)"
+    lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.selection.detector_specs)}{note}"]
+    if settings.selection.task == Task.LOCATE:
         lines.append(
-            f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.iou_threshold:g})"
+            f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.scoring.iou_threshold:g})"
         )
-    if settings.gates:
+    if settings.verdict.gates:
         lines.append(
             "grounding gates: "
-            + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.gates)
-            + f"; misses reported as {settings.misses}"
+            + ", ".join(f"{g.label} >= {g.threshold:.1%}" for g in settings.verdict.gates)
+            + f"; misses reported as {settings.verdict.misses}"
         )
     resumed = len(controller.resumed.records) if controller is not None else 0
     if resumed:
         lines.append(
-            f"grounding: resuming {settings.predictions_path}: {resumed} samples done before are kept and not run again"
+            f"grounding: resuming {settings.outputs.predictions_path}: {resumed} samples done before "
+            "are kept and not run again"
         )
-    if settings.shard is not None:
-        lines.append(f"grounding shard: {settings.shard.label} ({settings.shard.source})")
-    if settings.baseline_path is not None:
+    if settings.selection.shard is not None:
+        lines.append(f"grounding shard: {settings.selection.shard.label} ({settings.selection.shard.source})")
+    if settings.verdict.baseline_path is not None:
         loaded = controller is not None and controller.baseline.loaded
         how = baseline_mode(
-            update=settings.update_baseline,
+            update=settings.verdict.update_baseline,
             loaded=loaded,
-            tolerances=settings.tolerances,
-            max_slowdown=settings.max_slowdown,
+            tolerances=settings.verdict.tolerances,
+            max_slowdown=settings.verdict.max_slowdown,
         )
-        lines.append(f"grounding baseline: {settings.baseline_path} ({how})")
+        lines.append(f"grounding baseline: {settings.verdict.baseline_path} ({how})")
     lines += [f"grounding note: {text}" for text in plan.notes]
     return lines
 

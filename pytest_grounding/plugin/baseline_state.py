@@ -36,10 +36,10 @@ class BaselineCheck:
         """Read and check the baseline before any sample runs: another dataset version, detector spec
         or task is a usage error. Absent (or to be rewritten): the folder must be writable."""
         settings = self.settings
-        path = settings.baseline_path
+        path = settings.verdict.baseline_path
         if path is None:
             return
-        if settings.update_baseline or not path.exists():
+        if settings.verdict.update_baseline or not path.exists():
             try:
                 check_writable(path)
             except OutputError as exc:
@@ -54,9 +54,9 @@ class BaselineCheck:
             baseline_mod.check_compatible(
                 baseline,
                 where=str(path),
-                task=settings.task,
+                task=settings.selection.task,
                 datasets=fingerprints,
-                detectors=settings.detector_specs,
+                detectors=settings.selection.detector_specs,
             )
         except baseline_mod.BaselineError as exc:
             raise SettingError(f"--grounding-baseline: {exc}") from None
@@ -66,7 +66,7 @@ class BaselineCheck:
     def finish(self, records: Sequence[Record], interrupted: bool) -> None:
         """At the end: compared with the baseline, or the baseline written (first run, or asked to)."""
         settings = self.settings
-        path = settings.baseline_path
+        path = settings.verdict.baseline_path
         if path is None:
             return
         if interrupted or not records:
@@ -74,7 +74,9 @@ class BaselineCheck:
             self.status = "not written" if self.baseline is None else None
             return
         if self.baseline is not None:
-            self.comparison = baseline_mod.compare(self.baseline, records, settings.tolerances, settings.max_slowdown)
+            self.comparison = baseline_mod.compare(
+                self.baseline, records, settings.verdict.tolerances, settings.verdict.max_slowdown
+            )
             self.status = "compared"
             if not self.comparison.passed:
                 found = self.comparison
@@ -84,7 +86,7 @@ class BaselineCheck:
                 worse += [f"{len(slower)} latency figures beyond --grounding-max-slowdown"] if slower else []
                 self.problem = f"the run is worse than the baseline {path}: {', '.join(worse)}"
             return
-        document = baseline_mod.build(records, settings.task)
+        document = baseline_mod.build(records, settings.selection.task)
         try:
             write_atomic(path, baseline_mod.dumps(document))
         except OSError as exc:
@@ -92,7 +94,7 @@ class BaselineCheck:
             self.problem = f"baseline {path} not written: {exc}"
             return
         samples = len(document["samples"])
-        if settings.update_baseline:
+        if settings.verdict.update_baseline:
             self.status = "updated"
             self.note = f"baseline {path} rewritten from this run: {samples} samples (--grounding-update-baseline)"
         else:
@@ -105,15 +107,15 @@ class BaselineCheck:
     def document(self) -> dict[str, Any] | None:
         """The JSON report's `baseline` block (None without --grounding-baseline)."""
         settings = self.settings
-        if settings.baseline_path is None:
+        if settings.verdict.baseline_path is None:
             return None
         found: dict[str, Any] = {
-            "path": str(settings.baseline_path),
+            "path": str(settings.verdict.baseline_path),
             "status": self.status,
             "problem": self.problem,
-            "tolerance": settings.tolerances.default,
-            "tolerances": [{"slice": t.label, "tolerance": t.threshold} for t in settings.tolerances.per_slice],
-            "max_slowdown": settings.max_slowdown,
+            "tolerance": settings.verdict.tolerances.default,
+            "tolerances": [{"slice": t.label, "tolerance": t.threshold} for t in settings.verdict.tolerances.per_slice],
+            "max_slowdown": settings.verdict.max_slowdown,
         }
         if self.comparison is not None:
             found.update(baseline_mod.document_of(self.comparison))

@@ -93,7 +93,7 @@ class Controller:
     def pytest_terminal_summary(self, terminalreporter):
         # Outermost wrapper: the summary comes after pytest's failure list and pytest-benchmark's
         # table, right above the final counts, where a person looks.
-        if not self.session.plan.settings.benchmark_table:
+        if not self.session.plan.settings.outputs.benchmark_table:
             hide_benchmark_group(self.config, BENCHMARK_GROUP)
         try:
             return (yield)

@@ -54,7 +54,7 @@ class ControllerSession:
 
     @classmethod
     def open(cls, plan: RunPlan) -> ControllerSession:
-        return cls(plan, BaselineCheck(plan.settings), PredictionsStream(plan.settings.predictions_path))
+        return cls(plan, BaselineCheck(plan.settings), PredictionsStream(plan.settings.outputs.predictions_path))
 
     # -- before the first sample ------------------------------------------------------------------
 
@@ -72,7 +72,7 @@ class ControllerSession:
         """The shipped figures plus the project's (--grounding-published)."""
         from ..analysis import reproduce
 
-        path = self.plan.settings.published_path
+        path = self.plan.settings.verdict.published_path
         try:
             table = reproduce.shipped_table()
             if path is not None:
@@ -147,23 +147,23 @@ class ControllerSession:
             resumed=len(self.resumed.records),
             notes=tuple(self.plan.notes),
             view=View(
-                order=settings.detector_specs,
-                top_apps=settings.top_apps,
-                show_misses=settings.show_misses,
-                misses_as=settings.misses,
-                gated=bool(settings.gates),
-                price=settings.price,
-                profile=settings.profile.describe(),
+                order=settings.selection.detector_specs,
+                top_apps=settings.outputs.top_apps,
+                show_misses=settings.outputs.show_misses,
+                misses_as=settings.verdict.misses,
+                gated=bool(settings.verdict.gates),
+                price=settings.scoring.price,
+                profile=settings.scoring.profile.describe(),
             ),
             baseline=self._baseline_result(),
-            replay=replay_findings(self.records, settings.detector_specs) if self.records else None,
+            replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
         )
         return self.result
 
     def _baseline_result(self) -> BaselineResult | None:
-        path = self.plan.settings.baseline_path
+        path = self.plan.settings.verdict.baseline_path
         if path is None:
             return None
         check = self.baseline
@@ -172,7 +172,7 @@ class ControllerSession:
     def _outputs(self) -> tuple[tuple[str, str], ...]:
         from ..render.outputs import asked_for
 
-        return tuple((output.title, str(path)) for output, path in asked_for(self.plan.settings))
+        return tuple((output.title, str(path)) for output, path in asked_for(self.plan.settings.outputs))
 
     def _account_not_run(self, interrupted: bool) -> None:
         """The items the run was to score that no report came for: listed, and the run is partial."""
@@ -180,7 +180,7 @@ class ControllerSession:
         self.not_run = [NotRun(nodeid, e.spec, e.sample.dataset, e.sample.id, e.sample.uid) for nodeid, e in missing]
         if self.not_run:
             total = len(self.ledger.placed) + len(self.not_run)
-            resumable = self.plan.settings.predictions_path is not None
+            resumable = self.plan.settings.outputs.predictions_path is not None
             crashes = self.ledger.crashes
             self.plan.note(
                 not_run_line(self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable)
@@ -194,7 +194,7 @@ class ControllerSession:
         found: dict[str, dict[str, Any]] = dict(self.reports.datasets)
         for name, summary in self.plan.catalog.summaries().items():
             found.setdefault(name, summary)
-        return document_mod.dataset_entries(found, self.records, self.plan.settings.limit)
+        return document_mod.dataset_entries(found, self.records, self.plan.settings.selection.limit)
 
     def detector_info(self) -> dict[str, dict[str, Any]]:
         info = dict(self.reports.detector_info)
@@ -214,14 +214,14 @@ class ControllerSession:
 
         settings = self.plan.settings
         return document_mod.Scoring(
-            refusal_rows=settings.refusal_rows,
-            price=settings.price,
-            gates=tuple(settings.gates),
-            max_errors=settings.max_errors,
-            limit=settings.limit,
+            refusal_rows=settings.scoring.refusal_rows,
+            price=settings.scoring.price,
+            gates=tuple(settings.verdict.gates),
+            max_errors=settings.verdict.max_errors,
+            limit=settings.selection.limit,
             published=self.published,
-            gate_on_interval=settings.gate_on_interval,
-            profile=settings.profile.describe(),
+            gate_on_interval=settings.verdict.gate_on_interval,
+            profile=settings.scoring.profile.describe(),
         )
 
     # -- outputs ----------------------------------------------------------------------------------
@@ -235,12 +235,12 @@ class ControllerSession:
         if result.summary is not None:
             found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
-        if settings.shard is not None:
+        if settings.selection.shard is not None:
             fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
             for name, summary in self.reports.datasets.items():
                 fingerprints.setdefault(name, summary.get("fingerprint"))
             extra["shard"] = sharding.document(
-                settings.shard, self.reports.shard_planned, fingerprints, settings.detector_specs
+                settings.selection.shard, self.reports.shard_planned, fingerprints, settings.selection.detector_specs
             )
         header = document_mod.Header(
             started=self.started,
@@ -269,12 +269,12 @@ class ControllerSession:
         One that cannot be written is said in the summary; it never ends the run."""
         from ..render.outputs import asked_for, write_all
 
-        if any(output.write is not None for output, _ in asked_for(self.plan.settings)):
+        if any(output.write is not None for output, _ in asked_for(self.plan.settings.outputs)):
             from ..render.output import interrupts_held
 
             taken: list[int] = []
             with interrupts_held(taken):
-                errors = write_all(self.document(result), self.plan.settings)
+                errors = write_all(self.document(result), self.plan.settings.outputs)
             if taken:
                 self.interrupted_writing = True
             if errors:

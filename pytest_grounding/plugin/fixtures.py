@@ -82,9 +82,9 @@ def grounding_check(request):
             detail = f"\n\n{result.traceback}" if result.traceback else ""
             raise GroundingSampleError(explain(record) + detail)
         if outcome in (Outcome.MISS, Outcome.WRONG_FORMAT):
-            if settings.baseline_path is not None:
-                judge_miss(settings.baseline_path, worker.judged, record, explain(record))
-            if settings.misses == "xfail":
+            if settings.verdict.baseline_path is not None:
+                judge_miss(settings.verdict.baseline_path, worker.judged, record, explain(record))
+            if settings.verdict.misses == "xfail":
                 raise GroundingExpectedMiss(explain(record))
             raise GroundingMiss(explain(record), pytrace=False)
         return record

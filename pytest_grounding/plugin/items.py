@@ -58,16 +58,16 @@ def parametrize(metafunc: Any) -> None:
         except DatasetError as exc:  # a pinned dataset: a collection error naming the file, no traceback
             pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
         for dataset in datasets:
-            samples.extend(dataset.samples[: plan.settings.limit])
-        if plan.settings.shard is not None:  # other shards' samples never become items (ids unchanged)
+            samples.extend(dataset.samples[: plan.settings.selection.limit])
+        if plan.settings.selection.shard is not None:  # other shards' samples never become items (ids unchanged)
             problem = None
             try:  # a test function pinned to a smaller dataset than the run's (the run checked its own)
-                sharding.check_count(plan.settings.shard, len(samples))
+                sharding.check_count(plan.settings.selection.shard, len(samples))
             except ValueError as exc:
                 problem = str(exc)
             if problem is not None:  # a collection error naming the split, no traceback
                 pytest.fail(f"{metafunc.definition.nodeid}: {problem}", pytrace=False)
-            taken = sharding.take(samples, plan.settings.shard)
+            taken = sharding.take(samples, plan.settings.selection.shard)
             _plan_shard(metafunc.config, sharding.planned_by_dataset(samples, taken))
             samples = taken
         # --grounding-epochs: after the shard's split (an epoch follows its sample), adjacent (one screen)
@@ -85,8 +85,8 @@ def parametrize(metafunc: Any) -> None:
 def specs_of(metafunc: Any, marker: Any, plan: Any) -> list[str]:
     """The detectors a test function's items run (its pinned ones, else the run's)."""
     if "grounding_detector_name" not in metafunc.fixturenames:
-        return list(plan.settings.detector_specs)
-    return marker_list(marker, "detector") or list(plan.settings.detector_specs)
+        return list(plan.settings.selection.detector_specs)
+    return marker_list(marker, "detector") or list(plan.settings.selection.detector_specs)
 
 
 def _no_progress(line: str) -> None:
@@ -128,7 +128,7 @@ def deselect(config: Any, items: list[pytest.Item]) -> None:
     plan = plan_of(config)
     worker = local_worker(config)
     done = worker.done_keys if worker is not None else frozenset()
-    repeated = plan.settings.epochs > 1
+    repeated = plan.settings.selection.epochs > 1
     if not done and not repeated:
         return
     once: dict[str, bool] = {}  # detector spec -> deterministic (runs its first epoch only)
@@ -146,7 +146,7 @@ def deselect(config: Any, items: list[pytest.Item]) -> None:
                 skip.append(item)
                 continue
         key = (
-            plan.settings.task,
+            plan.settings.selection.task,
             params.get("grounding_detector_name"),
             getattr(sample, "dataset", None),
             getattr(sample, "uid", None),

@@ -48,7 +48,7 @@ class RunPlan:
         config.hook.pytest_grounding_register_detectors.call_historic(kwargs={"registry": detectors})
         config.hook.pytest_grounding_register_strategies.call_historic(kwargs={"registry": strategies})
         settings = Settings.from_config(config)
-        register_project_presets(config, settings.presets_path)
+        register_project_presets(config, settings.selection.presets_path)
         installed = installed_entry_points(*(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS))
         for kind, registry in zip(ENTRY_POINT_KINDS, (formats, detectors, strategies), strict=True):
             registry.register_entry_points(f"pytest_grounding.{kind}", installed[f"pytest_grounding.{kind}"])
@@ -65,8 +65,8 @@ class RunPlan:
             detectors=detectors,
             strategies=strategies,
             specs=SpecBook(detectors, strategies),
-            catalog=Catalog(formats, settings.language, note),
-            index=ItemIndex(settings.detector_specs),
+            catalog=Catalog(formats, settings.selection.language, note),
+            index=ItemIndex(settings.selection.detector_specs),
             notes=notes,
         )
 
@@ -111,19 +111,19 @@ class RunPlan:
 
     def epochs_for(self, specs: Sequence[str]) -> int:
         """--grounding-epochs for items of these detectors: 1 when every one is deterministic."""
-        epochs = self.settings.epochs
+        epochs = self.settings.selection.epochs
         if epochs <= 1 or all(self.specs.deterministic(spec) for spec in specs):
             return 1
         return epochs
 
     def note_deterministic(self) -> None:
         """One line per deterministic detector asked for several epochs: it runs one."""
-        if self.settings.epochs <= 1:
+        if self.settings.selection.epochs <= 1:
             return
-        for spec in self.settings.detector_specs:
+        for spec in self.settings.selection.detector_specs:
             if self.specs.deterministic(spec):
                 self.note(
-                    f"--grounding-epochs {self.settings.epochs}: detector {spec} is deterministic (the same "
+                    f"--grounding-epochs {self.settings.selection.epochs}: detector {spec} is deterministic (the same "
                     "answer every time): it runs one epoch"
                 )
 
@@ -136,8 +136,8 @@ class RunPlan:
         from ..datasets.harness import header_size
 
         samples = self.samples_in_order()
-        if self.settings.shard is not None:  # the samples this shard runs (-k is not known yet: all of them)
-            samples = sharding.take(samples, self.settings.shard)
+        if self.settings.selection.shard is not None:  # the samples this shard runs (-k is not known yet: all of them)
+            samples = sharding.take(samples, self.settings.selection.shard)
         for spec in specs:
             parsed = self.specs.get(spec)
             factory = parsed.factory(self.detectors)
@@ -165,42 +165,44 @@ class RunPlan:
         """A suite's pinned datasets (paths relative to its file), else the run's, else the default."""
         settings = self.settings
         run_base = (
-            self.config.invocation_params.dir if settings.dataset_source.startswith("--") else self.config.rootpath
+            self.config.invocation_params.dir
+            if settings.selection.dataset_source.startswith("--")
+            else self.config.rootpath
         )
-        return self.catalog.for_suite(pinned, base, settings.dataset_specs, Path(run_base))
+        return self.catalog.for_suite(pinned, base, settings.selection.dataset_specs, Path(run_base))
 
     def samples_in_order(self) -> list[Sample]:
         """The run's samples as collection lists them (datasets in order, each to --grounding-limit):
         what --grounding-shard splits."""
-        return [sample for dataset in self.catalog.all() for sample in dataset.samples[: self.settings.limit]]
+        return [sample for dataset in self.catalog.all() for sample in dataset.samples[: self.settings.selection.limit]]
 
     def check_run_settings(self, say: Callable[[str], None], on_generate: Callable[[Path], None] | None = None) -> None:
         """Fail fast, before any worker starts, on a detector or dataset named on the command line
         or in the ini file that cannot be used, or an output path that cannot be written. Loads
         the run's datasets here too, so the controller can name them under xdist."""
         settings = self.settings
-        self.check_detector_specs(settings.detector_specs, settings.detector_source, say)
+        self.check_detector_specs(settings.selection.detector_specs, settings.selection.detector_source, say)
         self.note_deterministic()
         try:
-            if settings.dataset_specs:
+            if settings.selection.dataset_specs:
                 self.datasets_for((), Path.cwd())
             else:
                 self.catalog.default(on_generate=on_generate)
         except DatasetError as exc:
-            raise SettingError(f"{settings.dataset_source}: {exc}") from None
+            raise SettingError(f"{settings.selection.dataset_source}: {exc}") from None
         self.check_replays()
-        if settings.shard is not None:  # more shards than samples: said once, before any worker starts
+        if settings.selection.shard is not None:  # more shards than samples: said once, before any worker starts
             try:
-                sharding.check_count(settings.shard, len(self.samples_in_order()))
+                sharding.check_count(settings.selection.shard, len(self.samples_in_order()))
             except ValueError as exc:
                 raise SettingError(str(exc)) from None
-        self.check_detector_samples(settings.detector_specs, settings.detector_source)
+        self.check_detector_samples(settings.selection.detector_specs, settings.selection.detector_source)
         if self.controller:  # the items the workers will make from the run's datasets, by the same ids
-            self.index.add(settings.detector_specs, self.run_items())
+            self.index.add(settings.selection.detector_specs, self.run_items())
         from ..render.outputs import OutputUnusable, check_all
 
         try:
-            check_all(settings)
+            check_all(settings.outputs)
         except OutputUnusable as exc:
             raise SettingError(str(exc)) from None
 
@@ -209,22 +211,22 @@ class RunPlan:
         from ..core.types import with_epochs
 
         samples = self.samples_in_order()
-        if self.settings.shard is not None and self.settings.shard.count <= max(1, len(samples)):
-            samples = sharding.take(samples, self.settings.shard)
-        return list(with_epochs(samples, self.epochs_for(self.settings.detector_specs)))
+        if self.settings.selection.shard is not None and self.settings.selection.shard.count <= max(1, len(samples)):
+            samples = sharding.take(samples, self.settings.selection.shard)
+        return list(with_epochs(samples, self.epochs_for(self.settings.selection.detector_specs)))
 
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no
         sample of the run's datasets are counted in a note."""
         from .replay import check, replay_specs
 
-        if not replay_specs(self.settings.detector_specs):
+        if not replay_specs(self.settings.selection.detector_specs):
             return
         from ..detectors.replay.files import ReplayError
 
         samples = [sample for dataset in self.catalog.all() for sample in dataset.samples]
         try:
-            for text in check(self.settings.detector_specs, samples, self.catalog.fingerprints()):
+            for text in check(self.settings.selection.detector_specs, samples, self.catalog.fingerprints()):
                 self.note(text)
         except ReplayError as exc:
             raise SettingError(str(exc)) from None
@@ -238,7 +240,7 @@ class RunPlan:
             sample,
             detector=detector,
             message=message,
-            task=self.settings.task,
+            task=self.settings.selection.task,
             fingerprint=self.catalog.fingerprint_of(sample.dataset),
         )
 

@@ -26,8 +26,8 @@ class Resumed:
 def load_resumed(plan: RunPlan) -> Resumed:
     """Read the predictions file being resumed: keep the records of this run's detectors and
     datasets (errors are run again); refuse a file from another dataset version or detector."""
-    path = plan.settings.predictions_path
-    if not plan.settings.resume or path is None or not path.exists():
+    path = plan.settings.outputs.predictions_path
+    if not plan.settings.outputs.resume or path is None or not path.exists():
         return Resumed()
     fingerprints = {d.name: d.fingerprint for d in plan.catalog.all()}
     try:
@@ -35,7 +35,7 @@ def load_resumed(plan: RunPlan) -> Resumed:
     except OutputError as exc:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
-    epochs = plan.epochs_for(plan.settings.detector_specs)
+    epochs = plan.epochs_for(plan.settings.selection.detector_specs)
     samples = {(d.name, s.uid): s for d in plan.catalog.all() for s in with_epochs(d.samples, epochs)}
     share = _share(plan)
     for lineno, line in lines:
@@ -45,17 +45,18 @@ def load_resumed(plan: RunPlan) -> Resumed:
                 f"--grounding-resume: {where} is not a line this plugin wrote (no detector, "
                 "dataset, uid, fingerprint and outcome); refusing to mix it into this run"
             )
-        if line["detector"] not in plan.settings.detector_specs:
+        if line["detector"] not in plan.settings.selection.detector_specs:
             raise SettingError(
                 f"--grounding-resume: {where} is from detector {line['detector']!r}; this run's detectors are "
-                f"{', '.join(plan.settings.detector_specs)}. Refusing to mix them: use another predictions file "
-                "or drop --grounding-resume"
+                f"{', '.join(plan.settings.selection.detector_specs)}. Refusing to mix them: use another "
+                "predictions file or drop --grounding-resume"
             )
         task = line.get("task", Task.GROUNDING)
-        if task != plan.settings.task:
+        if task != plan.settings.selection.task:
             raise SettingError(
-                f"--grounding-resume: {where} is from the {task} task; this run measures {plan.settings.task}. "
-                "Refusing to mix them: use another predictions file or drop --grounding-resume"
+                f"--grounding-resume: {where} is from the {task} task; this run measures "
+                f"{plan.settings.selection.task}. Refusing to mix them: use another predictions file or drop "
+                "--grounding-resume"
             )
         if fingerprints.get(line["dataset"]) != line["fingerprint"]:
             now = fingerprints.get(line["dataset"])
@@ -66,15 +67,17 @@ def load_resumed(plan: RunPlan) -> Resumed:
                 "predictions file or drop --grounding-resume"
             )
         if share is not None and (line["dataset"], line["uid"]) not in share:
-            assert plan.settings.shard is not None
+            assert plan.settings.selection.shard is not None
             raise SettingError(
                 f"--grounding-resume: {where} is sample {str(line['uid'])[:80]!r} of {line['dataset']!r}, outside "
-                f"shard {plan.settings.shard.label}'s share: the file holds another shard's predictions. Give each "
-                "shard its own --grounding-predictions file"
+                f"shard {plan.settings.selection.shard.label}'s share: the file holds another shard's predictions. "
+                "Give each shard its own --grounding-predictions file"
             )
         key = (task, line["detector"], line["dataset"], line["uid"])
         kept.pop(key, None)
-        rescored = resume_mod.rescore(line, samples, where, plan.settings.profile)  # never trust a stored outcome
+        rescored = resume_mod.rescore(
+            line, samples, where, plan.settings.scoring.profile
+        )  # never trust a stored outcome
         if rescored.note:
             plan.note(f"--grounding-resume: {rescored.note}")
         if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:
@@ -84,7 +87,7 @@ def load_resumed(plan: RunPlan) -> Resumed:
 
 def _share(plan: RunPlan) -> set[tuple[str, str]] | None:
     """(dataset, uid) of the samples this shard runs (as collection splits them); None: no shard."""
-    shard = plan.settings.shard
+    shard = plan.settings.selection.shard
     if shard is None:
         return None
     from ..datasets import sharding
@@ -92,5 +95,5 @@ def _share(plan: RunPlan) -> set[tuple[str, str]] | None:
     ordered = plan.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
-    taken = with_epochs(sharding.take(ordered, shard), plan.epochs_for(plan.settings.detector_specs))
+    taken = with_epochs(sharding.take(ordered, shard), plan.epochs_for(plan.settings.selection.detector_specs))
     return {(sample.dataset, sample.uid) for sample in taken}

@@ -87,7 +87,7 @@ class SchedulerHooks:
         if config.getvalue("dist") != "load":
             return None
         plan = self.plan
-        window = max((declared_window(spec, plan.specs) for spec in plan.settings.detector_specs), default=1)
+        window = max((declared_window(spec, plan.specs) for spec in plan.settings.selection.detector_specs), default=1)
         if window <= 1:
             return None
 

@@ -36,45 +36,75 @@ class SettingError(ValueError):
 
 
 @dataclass(frozen=True)
-class Settings:
+class Selection:
+    """What runs: the datasets and detectors (and where they were named), how much of them."""
+
     dataset_specs: tuple[str, ...]
     dataset_source: str
     detector_specs: tuple[str, ...]
     detector_source: str
-    json_path: Path | None
-    predictions_path: Path | None
-    gates: tuple[gates_mod.Gate, ...]
-    misses: str
-    top_apps: int | None
-    limit: int | None
-    timeout: float | None
-    gate_on_interval: bool = False  # --grounding-gate-on-interval: gates on the interval's lower bound
-    max_errors: float = 0.1
-    iou_threshold: float = 0.5
+    limit: int | None = None
     task: str = "grounding"
-    resume: bool = False
-    show_misses: int | None = 10  # None: all
-    progress: str = "auto"
-    benchmark_table: bool = False
-    html_path: Path | None = None
-    plots_dir: Path | None = None
-    baseline_path: Path | None = None
-    presets_path: Path | None = None
-    update_baseline: bool = False
-    tolerances: baseline_mod.Tolerances = field(default_factory=baseline_mod.Tolerances)
-    max_slowdown: float | None = None
-    price: cost_mod.Price | None = None
-    published_path: Path | None = None
-    refusal_rows: str = "include"
     language: str = "en"
-    scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
     epochs: int = 1  # --grounding-epochs: each sample this many times (deterministic detectors: once)
+    presets_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    """How a sample is judged."""
+
+    timeout: float | None = None
+    iou_threshold: float = 0.5
+    refusal_rows: str = "include"
+    scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
+    price: cost_mod.Price | None = None
 
     @property
     def profile(self) -> Profile:
         """The scoring profile of --grounding-scoring (core/profiles.py)."""
         return get_profile(self.scoring)
+
+
+@dataclass(frozen=True)
+class VerdictSettings:
+    """What decides the exit status: gates, errors, misses, the baseline, the published figures."""
+
+    gates: tuple[gates_mod.Gate, ...] = ()
+    gate_on_interval: bool = False  # --grounding-gate-on-interval: gates on the interval's lower bound
+    max_errors: float = 0.1
+    misses: str = "fail"
+    baseline_path: Path | None = None
+    update_baseline: bool = False
+    tolerances: baseline_mod.Tolerances = field(default_factory=baseline_mod.Tolerances)
+    max_slowdown: float | None = None
+    published_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """What the run writes and how it shows its progress and summary."""
+
+    json_path: Path | None = None
+    predictions_path: Path | None = None
+    resume: bool = False
+    html_path: Path | None = None
+    plots_dir: Path | None = None
+    progress: str = "auto"
+    benchmark_table: bool = False
+    show_misses: int | None = 10  # None: all
+    top_apps: int | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The run's settings, in four groups."""
+
+    selection: Selection
+    scoring: ScoringSettings = field(default_factory=ScoringSettings)
+    verdict: VerdictSettings = field(default_factory=VerdictSettings)
+    outputs: OutputSettings = field(default_factory=OutputSettings)
 
     @classmethod
     def from_config(cls, config) -> Settings:
@@ -117,39 +147,47 @@ class Settings:
                 if given:
                     raise ValueError(f"{flag} needs --grounding-baseline PATH (the baseline it applies to)")
         return cls(
-            dataset_specs=tuple(as_list(datasets)),
-            dataset_source=dataset_source,
-            detector_specs=tuple(dict.fromkeys(labelled_first(spec) for spec in as_list(detectors))),
-            detector_source=detector_source,
-            json_path=Path(json_path).resolve() if json_path else None,
-            predictions_path=Path(predictions_path).resolve() if predictions_path else None,
-            gates=gates,
-            gate_on_interval=switch(config, "--grounding-gate-on-interval"),
-            misses=misses,
-            top_apps=top_apps or None,
-            limit=positive_int(*lookup(config, "--grounding-limit")),
-            timeout=positive_float(*lookup(config, "--grounding-timeout")),
-            max_errors=share(*lookup(config, "--grounding-max-errors")),
-            iou_threshold=share(*lookup(config, "--grounding-iou-threshold")),
-            task=choice(*lookup(config, "--grounding-task"), TASKS),
-            resume=resume,
-            show_misses=count_or_all(*lookup(config, "--grounding-show-misses")),
-            progress=choice(*lookup(config, "--grounding-progress"), PROGRESS_MODES),
-            benchmark_table=switch(config, "--grounding-benchmark-table"),
-            html_path=output_path(config, "--grounding-html"),
-            plots_dir=output_path(config, "--grounding-plots"),
-            baseline_path=baseline_path,
-            presets_path=output_path(config, "--grounding-presets"),
-            update_baseline=update,
-            tolerances=tolerances,
-            max_slowdown=max_slowdown,
-            price=cost_mod.parse_price(*lookup(config, "--grounding-price")),
-            published_path=output_path(config, "--grounding-published"),
-            refusal_rows=choice(*lookup(config, "--grounding-refusal-rows"), REFUSAL_ROWS),
-            language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
-            scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
-            shard=shard_of(*lookup(config, "--grounding-shard")),
-            epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
+            selection=Selection(
+                dataset_specs=tuple(as_list(datasets)),
+                dataset_source=dataset_source,
+                detector_specs=tuple(dict.fromkeys(labelled_first(spec) for spec in as_list(detectors))),
+                detector_source=detector_source,
+                limit=positive_int(*lookup(config, "--grounding-limit")),
+                task=choice(*lookup(config, "--grounding-task"), TASKS),
+                presets_path=output_path(config, "--grounding-presets"),
+                language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
+                shard=shard_of(*lookup(config, "--grounding-shard")),
+                epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
+            ),
+            scoring=ScoringSettings(
+                timeout=positive_float(*lookup(config, "--grounding-timeout")),
+                iou_threshold=share(*lookup(config, "--grounding-iou-threshold")),
+                price=cost_mod.parse_price(*lookup(config, "--grounding-price")),
+                refusal_rows=choice(*lookup(config, "--grounding-refusal-rows"), REFUSAL_ROWS),
+                scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
+            ),
+            verdict=VerdictSettings(
+                gates=gates,
+                gate_on_interval=switch(config, "--grounding-gate-on-interval"),
+                misses=misses,
+                max_errors=share(*lookup(config, "--grounding-max-errors")),
+                baseline_path=baseline_path,
+                update_baseline=update,
+                tolerances=tolerances,
+                max_slowdown=max_slowdown,
+                published_path=output_path(config, "--grounding-published"),
+            ),
+            outputs=OutputSettings(
+                json_path=Path(json_path).resolve() if json_path else None,
+                predictions_path=Path(predictions_path).resolve() if predictions_path else None,
+                top_apps=top_apps or None,
+                resume=resume,
+                show_misses=count_or_all(*lookup(config, "--grounding-show-misses")),
+                progress=choice(*lookup(config, "--grounding-progress"), PROGRESS_MODES),
+                benchmark_table=switch(config, "--grounding-benchmark-table"),
+                html_path=output_path(config, "--grounding-html"),
+                plots_dir=output_path(config, "--grounding-plots"),
+            ),
         )
 
 

@@ -39,10 +39,10 @@ class WorkerSession:
     def evaluator(self) -> Evaluator:
         settings = self.plan.settings
         return Evaluator(
-            task=settings.task,
-            timeout=settings.timeout,
-            threshold=settings.iou_threshold,
-            profile=settings.profile,
+            task=settings.selection.task,
+            timeout=settings.scoring.timeout,
+            threshold=settings.scoring.iou_threshold,
+            profile=settings.scoring.profile,
             fingerprint_of=self.plan.catalog.fingerprint_of,
             read=self.screens.read,
             verdict_of=self._verdict if self.judged else None,

@@ -13,7 +13,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Output:
     title: str  # in the summary: "grounding {title}: {path}"
-    setting: str  # the Settings field that holds its path (None: not asked for)
+    setting: str  # the OutputSettings field that holds its path (None: not asked for)
     flag: str  # the option that sets it, for usage errors
     write: Callable[[Mapping[str, Any], Path], None] | None  # None: written as the run goes (predictions)
     # how a failure reads: the HTML page and the plots can fail in any library they use
@@ -76,12 +76,12 @@ class OutputUnusable(Exception):
     """An output that cannot be written: a usage error before any sample runs."""
 
 
-def check_all(settings: Any) -> None:
+def check_all(outputs: Any) -> None:
     """Each output asked for can be written (a folder exists and is writable, matplotlib for plots)."""
     from .output import OutputError
     from .plots import PlotsUnavailable
 
-    for output, path in asked_for(settings):
+    for output, path in asked_for(outputs):
         if output.check is None:
             continue
         try:
@@ -90,16 +90,17 @@ def check_all(settings: Any) -> None:
             raise OutputUnusable(f"{output.flag}: {exc}") from None
 
 
-def asked_for(settings: Any) -> list[tuple[Output, Path]]:
-    """The outputs this run's settings ask for, with their paths, in the summary's order."""
-    return [(output, path) for output in OUTPUTS if (path := getattr(settings, output.setting)) is not None]
+def asked_for(outputs: Any) -> list[tuple[Output, Path]]:
+    """The outputs this run's settings (their OutputSettings) ask for, with their paths, in the
+    summary's order."""
+    return [(output, path) for output in OUTPUTS if (path := getattr(outputs, output.setting)) is not None]
 
 
-def write_all(document: Mapping[str, Any], settings: Any) -> list[str]:
+def write_all(document: Mapping[str, Any], outputs: Any) -> list[str]:
     """Every output written from the document; what could not be written, said (never raised: the
     JSON report stays written when the page fails)."""
     problems = []
-    for output, path in asked_for(settings):
+    for output, path in asked_for(outputs):
         if output.write is None:
             continue
         try:
