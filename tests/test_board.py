@@ -186,8 +186,9 @@ def test_a_configuration_names_preset_engine_and_strategies():
         },
     }
     config = board_mod.config_of("openai", info, "pixel")
-    assert (config.preset, config.engine, config.strategy) == ("uitars-1.5", "vllm 0.32.0", "zoom(ratio=0.5) > screenseeker")
-    assert config.label == "openai · preset uitars-1.5 · engine vllm 0.32.0 · strategy zoom(ratio=0.5) > screenseeker · scoring pixel"
+    strategy = "zoom(ratio=0.5) > screenseeker"
+    assert (config.preset, config.engine, config.strategy) == ("uitars-1.5", "vllm 0.32.0", strategy)
+    assert config.label == f"openai · preset uitars-1.5 · engine vllm 0.32.0 · strategy {strategy} · scoring pixel"
 
 
 @pytest.mark.slow

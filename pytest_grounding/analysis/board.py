@@ -12,6 +12,7 @@ Pure: parsed reports in, frozen records out; no pytest, no I/O (cli/board.py rea
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,12 @@ class Config:
         return " · ".join(parts)
 
     def details(self) -> list[tuple[str, str]]:
-        return [("preset", self.preset), ("engine", self.engine), ("strategy", self.strategy), ("scoring", self.scoring)]
+        return [
+            ("preset", self.preset),
+            ("engine", self.engine),
+            ("strategy", self.strategy),
+            ("scoring", self.scoring),
+        ]
 
 
 @dataclass(frozen=True, order=True)
@@ -139,6 +145,10 @@ def parse_time(text: str | None) -> datetime | None:
 # -- one report to its cells --------------------------------------------------------------------
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _found(info: Any, keys: Sequence[str]) -> Any:
     """The first of `keys` in a detector's description or in any description it wraps (`inner`)."""
     while isinstance(info, Mapping):
@@ -162,7 +172,7 @@ def config_of(spec: str, info: Mapping[str, Any], scoring: str) -> Config:
     level: Any = info
     while isinstance(level, Mapping):  # zoom around screenseeker around ...: the outermost first
         if level.get("strategy"):
-            options = level.get("options") if isinstance(level.get("options"), Mapping) else {}
+            options = _mapping(level.get("options"))
             said = ",".join(f"{k}={v}" for k, v in options.items())
             strategies.append(f"{level['strategy']}({said})" if said else str(level["strategy"]))
         level = level.get("inner")
@@ -206,19 +216,19 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
     """Every (row, column, run) a parsed report fills: each grounding detector on each dataset it
     scored. The figure is the report's: the benchmark's headline where the report has one, else
     the dataset's accuracy, each with the interval the report gives."""
-    run = document.get("run") if isinstance(document.get("run"), Mapping) else {}
-    detectors = run.get("detectors") if isinstance(run.get("detectors"), Mapping) else {}
+    run = _mapping(document.get("run"))
+    detectors = _mapping(run.get("detectors"))
     datasets = [d for d in run.get("datasets") or [] if isinstance(d, Mapping)]
     scoring = profile_of(document)
-    versions = document.get("versions") if isinstance(document.get("versions"), Mapping) else {}
-    merge = document.get("merge") if isinstance(document.get("merge"), Mapping) else {}
+    versions = _mapping(document.get("versions"))
+    merge = _mapping(document.get("merge"))
     records = [r for r in document.get("samples") or [] if isinstance(r, Mapping)]
     out = []
     for block in (document.get("summary") or {}).values():
         if block.get("task", Task.GROUNDING) != Task.GROUNDING:
             continue
         spec = str(block.get("detector"))
-        info = detectors.get(spec) if isinstance(detectors.get(spec), Mapping) else {}
+        info = _mapping(detectors.get(spec))
         config = config_of(spec, info, scoring)
         mine = [r for r in records if r.get("detector") == spec and r.get("task", Task.GROUNDING) == Task.GROUNDING]
         for dataset in datasets:
@@ -357,7 +367,7 @@ def build(
     cells = {}
     for key, runs in grouped.items():
         runs.sort(key=_order)
-        changes = (None, *(change(a, b) for a, b in zip(runs, runs[1:], strict=False)))
+        changes = (None, *(change(a, b) for a, b in itertools.pairwise(runs)))
         cells[key] = Cell(tuple(runs), changes)
     columns = tuple(sorted({c for _, c in cells}))
     rows = sort_rows({r for r, _ in cells}, columns, cells, sort)

@@ -114,7 +114,9 @@ def _records(document: Mapping[str, Any], detector: str, dataset: str) -> list[M
     return [
         r
         for r in document.get("samples") or []
-        if r.get("detector") == detector and r.get("dataset") == dataset and r.get("task", Task.GROUNDING) == Task.GROUNDING
+        if r.get("detector") == detector
+        and r.get("dataset") == dataset
+        and r.get("task", Task.GROUNDING) == Task.GROUNDING
     ]
 
 
@@ -179,7 +181,9 @@ def eval_results(
         notes = notes_of(document, detector, dataset, errors) + (f"; PARTIAL: {why}" if why else "")
         info = ((document.get("run") or {}).get("detectors") or {}).get(detector) or {}
         strategy = config_of(detector, info, profile_of(document)).strategy
-        file = slug(key) + (f"_{slug(language)}" if language != "en" else "") + (f"_{slug(strategy)}" if strategy else "")
+        file = (
+            slug(key) + (f"_{slug(language)}" if language != "en" else "") + (f"_{slug(strategy)}" if strategy else "")
+        )
         results.append(
             EvalResult(f"{file}.yaml", hub.dataset_id, hub.task_id, round(overall["action_acc"] * 100, 2), date, notes,
                        url, name, user)

@@ -81,12 +81,11 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
         try:
             document = read_report(path)  # bounded, checked against the schema
         except OutputError as exc:
-            reason = str(exc).replace(str(path), "the file")
-            skipped.append(Skipped(source, reason))
+            skipped.append(Skipped(source, str(exc).replace(str(path), "the file")))
             continue
-        reason = shard_reason(document)
-        if reason is not None:
-            skipped.append(Skipped(source, reason))
+        shard = shard_reason(document)
+        if shard is not None:
+            skipped.append(Skipped(source, shard))
             continue
         page = html_page(path, document)
         runs = runs_of(source, document, str(page) if page is not None else None)
@@ -127,8 +126,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"error: {terminal_line(f'board {args.html} not written: {exc.strerror or exc}')}", file=sys.stderr)
             return 2
-        print(f"wrote {terminal_line(args.html)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks "
-              f"from {reports} reports, {size / 1e3:.0f} kB")
+        print(
+            f"wrote {terminal_line(args.html)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks "
+            f"from {reports} reports, {size / 1e3:.0f} kB"
+        )
         return 0
     from ..render.board import markdown_lines, text_lines
 

@@ -63,9 +63,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.hf_eval_results is not None:
             source = (args.source_url, args.source_name, args.source_user)
-            entries, skipped = publish.eval_results(
-                document, detector, source=source, allow_partial=args.allow_partial
-            )
+            entries, skipped = publish.eval_results(document, detector, source=source, allow_partial=args.allow_partial)
             said += [f"{s.dataset}: {s.reason}" for s in skipped]
             files: dict[str, list[publish.EvalResult]] = {}
             for entry in entries:

@@ -60,8 +60,8 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
             for row in board.rows
         ]
         widths = _widths([head, *body])
-        for row in [head, *body]:
-            lines.append("  ".join(value.ljust(w) for value, w in zip(row, widths, strict=True)).rstrip())
+        for values in [head, *body]:
+            lines.append("  ".join(value.ljust(w) for value, w in zip(values, widths, strict=True)).rstrip())
         lines.append(
             "  (the latest run of each cell: the report's headline accuracy, its 95% interval clustered by "
             f"screen, the samples scored; {PARTIAL} a partial run)"
@@ -107,9 +107,7 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
         lines.append("| configuration | " + " | ".join(markdown_text(c.label) for c in board.columns) + " |")
         lines.append("|---|" + "---:|" * len(board.columns))
         for row in board.rows:
-            cells = [
-                markdown_text(figure(cell.latest)) if (cell := board.cell(row, c)) else "-" for c in board.columns
-            ]
+            cells = [markdown_text(figure(cell.latest)) if (cell := board.cell(row, c)) else "-" for c in board.columns]
             lines.append(f"| {markdown_text(row.label)} | " + " | ".join(cells) + " |")
         lines += [
             "",

@@ -55,7 +55,8 @@ def trend(cell: Cell) -> str:
             )
         if run.accuracy is not None:
             parts.append(
-                f'<circle class="run" cx="{x(i):.1f}" cy="{y(run.accuracy):.1f}" r="2.5" fill="#1d3f8a">{title}</circle>'
+                f'<circle class="run" cx="{x(i):.1f}" cy="{y(run.accuracy):.1f}" r="2.5" '
+                f'fill="#1d3f8a">{title}</circle>'
             )
     label = f"trend of {count} run{'s' if count != 1 else ''}"
     return (
