@@ -14,7 +14,7 @@ from ..board import PARTIAL, change_text, figure
 from ..output import write_atomic
 from .assets import CSS
 
-TREND_W, TREND_H, PAD = 120, 36, 4
+TREND_W, TREND_H, PAD = 120, 48, 4
 BOARD_CSS = """
 td.cell{min-width:170px}
 td.cell .fig{font-weight:600;font-variant-numeric:tabular-nums}
@@ -51,7 +51,7 @@ def trend(cell: Cell) -> str:
             low, high = run.ci95
             parts.append(
                 f'<line class="ci" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(low):.1f}" y2="{y(high):.1f}" '
-                f'stroke="#9aa7b8" stroke-width="2">{title}</line>'
+                f'stroke="#7f8ea6" stroke-width="3">{title}</line>'
             )
         if run.accuracy is not None:
             parts.append(
