@@ -152,6 +152,12 @@ def test_the_command_prints_the_latest_figures_filters_and_sorts(folder, capsys)
         means.append(sum(values) / len(values))
     assert means == sorted(means, reverse=True)
 
+    assert main(["board", str(folder), "--sort", "date"]) == 0
+    capsys.readouterr()
+    board = board_mod.build(found, skipped, reports=reports, sort="date")
+    newest = [max(c.latest.when for (r, _), c in board.cells.items() if r == row) for row in board.rows]
+    assert newest == sorted(newest, reverse=True)
+
     assert main(["board", str(folder), "--markdown"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("## Board: 3 reports") and "| configuration |" in out
@@ -210,3 +216,21 @@ def test_the_html_board_in_a_real_browser(folder, tmp_path, capsys):
     assert {(page.parent / link).resolve() for link in links} == {(folder / "a" / "first.html").resolve()}
     assert dom.count("<details>") == len(board.cells)
     assert 'id="skipped"' in dom and "broken.json" in dom
+
+
+def test_text_from_a_report_is_inert_in_every_output(folder, tmp_path, capsys):
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    document = json.loads((folder / "a" / "first.json").read_text())
+    document["run"]["detectors"]["colour"]["preset"] = {"name": "<img src=x onerror=alert(1)>\x1b[2J|`*"}
+    (hostile / "r.json").write_text(json.dumps(document))
+    assert main(["board", str(hostile)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "preset <img src=x onerror=alert(1)>" in out
+    assert main(["board", str(hostile), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "<img" not in out and "&lt;img" in out and "\\|" in out
+    page = tmp_path / "board.html"
+    assert main(["board", str(hostile), "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "<img" not in html and "&lt;img src=x" in html and "\x1b" not in html

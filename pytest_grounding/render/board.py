@@ -127,5 +127,5 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
                     lines += [f"    - {markdown_text(line)}" for line in _history_lines(cell)]
     if board.skipped:
         lines += ["", "### Not on the board", ""]
-        lines += [f"- `{markdown_text(s.path)}`: {markdown_text(s.reason)}" for s in board.skipped]
+        lines += [f"- {markdown_text(s.path)}: {markdown_text(s.reason)}" for s in board.skipped]
     return lines

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...analysis.board import Board, Cell
 from ...core.numbers import pct
+from ...core.safetext import terminal_line
 from ..board import PARTIAL, change_text, figure
 from ..output import write_atomic
 from .assets import CSS
@@ -25,7 +26,8 @@ svg.trend{display:block;margin:3px 0}
 
 
 def e(value: object) -> str:
-    return escape(str(value), quote=True)
+    """Report text as inert HTML on one line (control characters shown escaped, as in a terminal)."""
+    return escape(terminal_line(value), quote=True)
 
 
 def trend(cell: Cell) -> str:
