@@ -234,3 +234,26 @@ def test_text_from_a_report_is_inert_in_every_output(folder, tmp_path, capsys):
     assert main(["board", str(hostile), "--html", str(page)]) == 0
     html = page.read_text()
     assert "<img" not in html and "&lt;img src=x" in html and "\x1b" not in html
+
+
+def test_a_public_benchmarks_cell_is_its_own_headline(project, tmp_path, capsys):
+    root = tmp_path / "r"
+    root.mkdir()
+    project.runpytest(
+        "--dataset", str(FIXTURES / "ui-vision"), "--detector", "center", "--grounding-json", str(root / "uv.json")
+    )
+    found, skipped, reports = collect(root)
+    board = board_mod.build(found, skipped, reports=reports)
+    (cell,) = board.cells.values()
+    records = json.loads((root / "uv.json").read_text())["samples"]
+    splits = {}
+    for r in records:  # UI-Vision's Final Avg: the unweighted mean of its splits' accuracies
+        splits.setdefault(r["benchmark"]["split"], []).append(r["outcome"] == "hit")
+    final_avg = sum(sum(v) / len(v) for v in splits.values()) / len(splits)
+    pooled = sum(r["outcome"] == "hit" for r in records) / len(records)
+    assert final_avg != pooled  # so that the wrong figure would show
+    assert cell.latest.accuracy == pytest.approx(final_avg)
+    found_ci = intervals.mean_over(intervals.Outcomes.of(records), ([r["benchmark"]["split"]] for r in records))
+    assert cell.latest.ci95 == pytest.approx(tuple(found_ci.as_list()))
+    assert main(["board", str(root)]) == 0
+    assert "ui-vision: Final Avg" in capsys.readouterr().out
