@@ -118,13 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     presets.add_argument("--toml", type=Path, metavar="PATH", help="also a presets file (as --grounding-presets)")
     presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
+    from .board import add_command as add_board
     from .curation.cli import add_commands
+    from .export import add_command as add_export
     from .merge import add_command as add_merge
     from .rescore import add_command as add_rescore
 
     add_commands(commands)
     add_merge(commands)
     add_rescore(commands)
+    add_board(commands)
+    add_export(commands)
     return parser
 
 
@@ -194,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .rescore import run as run_rescore
 
         return run_rescore(args)
+    if args.command in ("board", "export"):
+        from .board import run as run_board
+        from .export import run as run_export
+
+        return run_board(args) if args.command == "board" else run_export(args)
     if args.command == "compare":
         return run_compare(
             args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring

@@ -1,0 +1,401 @@
+"""The board: every saved report under a folder as one table, configurations by benchmarks, each
+cell the report's own headline accuracy with its 95% interval and sample count, and each cell's
+history (the change between consecutive runs with its paired interval, from compare.py).
+
+Nothing is recomputed differently from the report: a cell's figure and interval are read from the
+report's summary (a public benchmark's headline from `benchmarks`, else the dataset's row of
+`by.dataset`), both computed by analysis/intervals.py when the run wrote them. Only the change
+between two runs is new, and it is compare.paired's (McNemar's pairs, the clustered difference).
+
+Pure: parsed reports in, frozen records out; no pytest, no I/O (cli/board.py reads the files)."""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..core.profiles import profile_of
+from ..core.record import Task
+from . import compare, intervals
+
+SORTS = ("name", "accuracy", "date")  # or a benchmark's name: that column's accuracy, best first
+
+
+@dataclass(frozen=True, order=True)
+class Config:
+    """A row: what decides the answers and how they are judged."""
+
+    detector: str
+    preset: str = ""
+    engine: str = ""  # name and version, as the served detector's probe recorded them
+    strategy: str = ""
+    scoring: str = "pixel"
+
+    @property
+    def label(self) -> str:
+        parts = [self.detector]
+        parts += [f"{name} {value}" for name, value in self.details() if value]
+        return " · ".join(parts)
+
+    def details(self) -> list[tuple[str, str]]:
+        return [
+            ("preset", self.preset),
+            ("engine", self.engine),
+            ("strategy", self.strategy),
+            ("scoring", self.scoring),
+        ]
+
+
+@dataclass(frozen=True, order=True)
+class Benchmark:
+    """A column: a dataset as the reports name it, with its format and version (fingerprint)."""
+
+    name: str
+    format: str = ""
+    fingerprint: str = ""
+
+    @property
+    def label(self) -> str:
+        kind = f" ({self.format})" if self.format and self.format != self.name else ""
+        return f"{self.name}{kind} @{self.fingerprint}" if self.fingerprint else f"{self.name}{kind}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One report's figure for one cell."""
+
+    source: str  # the report's path below the board's folder
+    started: str | None
+    accuracy: float | None
+    ci95: tuple[float, float] | None
+    samples: int  # scored samples (errors are in no accuracy)
+    figure: str  # what the accuracy is: "accuracy" or the benchmark's own headline
+    revision: str = ""  # the model's revision or commit, where the report records one
+    version: str = ""  # pytest-grounding's version that wrote the report
+    partial: bool = False
+    merged: int = 0  # the shards a merged report was put together from
+    html: str | None = None  # the run's HTML page beside the report (cli/board.py finds it)
+    records: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def when(self) -> datetime | None:
+        return parse_time(self.started)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A run against the one before it in its cell: the headline's change, and the paired
+    difference of hit rates on the samples both scored (clustered by screen, compare.paired)."""
+
+    delta: float | None
+    paired: int
+    difference: intervals.Difference | None
+    fixed: int = 0
+    broken: int = 0
+    p_value: float | None = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    runs: tuple[Run, ...]  # oldest first
+    changes: tuple[Change | None, ...]  # one per run: against the run before (None for the first)
+
+    @property
+    def latest(self) -> Run:
+        return self.runs[-1]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file under the folder that is on no row: why, in a sentence."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Board:
+    rows: tuple[Config, ...]
+    columns: tuple[Benchmark, ...]
+    cells: Mapping[tuple[Config, Benchmark], Cell]
+    skipped: tuple[Skipped, ...] = ()
+    reports: int = 0  # reports read (each may fill several cells)
+
+    def cell(self, row: Config, column: Benchmark) -> Cell | None:
+        return self.cells.get((row, column))
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """A report's `started` ("2026-11-27T06:40:15+0000"); None when absent or unreadable."""
+    if not text:
+        return None
+    for form in ("%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return datetime.strptime(text, form)
+        except ValueError:
+            continue
+    return None
+
+
+# -- one report to its cells --------------------------------------------------------------------
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _found(info: Any, keys: Sequence[str]) -> Any:
+    """The first of `keys` in a detector's description or in any description it wraps (`inner`)."""
+    while isinstance(info, Mapping):
+        for key in keys:
+            value = info.get(key)
+            if value not in (None, "", {}):
+                return value
+        info = info.get("inner")
+    return None
+
+
+def config_of(spec: str, info: Mapping[str, Any], scoring: str) -> Config:
+    """A row from a detector's spec and its describe() in the report (run.detectors)."""
+    preset = _found(info, ("preset",))
+    preset_name = str(preset.get("name", "")) if isinstance(preset, Mapping) else str(preset or "")
+    engine = _found(info, ("engine",))
+    engine_text = ""
+    if isinstance(engine, Mapping) and engine.get("name"):
+        engine_text = " ".join(str(engine[k]) for k in ("name", "version") if engine.get(k))
+    strategies = []
+    level: Any = info
+    while isinstance(level, Mapping):  # zoom around screenseeker around ...: the outermost first
+        if level.get("strategy"):
+            options = _mapping(level.get("options"))
+            said = ",".join(f"{k}={v}" for k, v in options.items())
+            strategies.append(f"{level['strategy']}({said})" if said else str(level["strategy"]))
+        level = level.get("inner")
+    return Config(spec, preset_name, engine_text, " > ".join(strategies), scoring)
+
+
+def revision_of(info: Mapping[str, Any]) -> str:
+    """The model's commit or revision where the detector recorded one (hub models; a served
+    engine's `root`, the checkpoint the server loaded)."""
+    found = _found(info, ("model_commit", "model_revision"))
+    if found:
+        return str(found)
+    engine = _found(info, ("engine",))
+    settings = engine.get("settings") if isinstance(engine, Mapping) else None
+    root = settings.get("root") if isinstance(settings, Mapping) else None
+    return str(root) if root else ""
+
+
+def shard_reason(document: Mapping[str, Any]) -> str | None:
+    """Why a report is on no row by itself: one shard of a split run (its merge is the figure)."""
+    shard = document.get("shard")
+    if isinstance(shard, Mapping) and not document.get("merge"):
+        return (
+            f"one shard ({shard.get('index')}/{shard.get('count')}) of a split run: merge the shards "
+            "(python -m pytest_grounding merge) and the merged report is on the board"
+        )
+    return None
+
+
+def _dataset_row(block: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    by = block.get("by")
+    rows = by.get("dataset") if isinstance(by, Mapping) else None
+    return next((r for r in rows or [] if isinstance(r, Mapping) and r.get("value") == name), None)
+
+
+def _headline(block: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    return next((b for b in block.get("benchmarks") or [] if b.get("dataset") == name), None)
+
+
+def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -> list[tuple[Config, Benchmark, Run]]:
+    """Every (row, column, run) a parsed report fills: each grounding detector on each dataset it
+    scored. The figure is the report's: the benchmark's headline where the report has one, else
+    the dataset's accuracy, each with the interval the report gives."""
+    run = _mapping(document.get("run"))
+    detectors = _mapping(run.get("detectors"))
+    datasets = [d for d in run.get("datasets") or [] if isinstance(d, Mapping)]
+    scoring = profile_of(document)
+    versions = _mapping(document.get("versions"))
+    merge = _mapping(document.get("merge"))
+    records = [r for r in document.get("samples") or [] if isinstance(r, Mapping)]
+    out = []
+    for block in (document.get("summary") or {}).values():
+        if block.get("task", Task.GROUNDING) != Task.GROUNDING:
+            continue
+        spec = str(block.get("detector"))
+        info = _mapping(detectors.get(spec))
+        config = config_of(spec, info, scoring)
+        mine = [r for r in records if r.get("detector") == spec and r.get("task", Task.GROUNDING) == Task.GROUNDING]
+        for dataset in datasets:
+            name = str(dataset.get("name"))
+            row = _dataset_row(block, name)
+            if row is None:
+                continue
+            headline = _headline(block, name)
+            accuracy, bounds, figure = row.get("accuracy"), row.get("ci95"), "accuracy"
+            if headline is not None:
+                accuracy, bounds, figure = headline.get("value"), headline.get("ci95"), str(headline.get("label"))
+            column = Benchmark(name, str(dataset.get("format") or ""), str(dataset.get("fingerprint") or ""))
+            out.append(
+                (
+                    config,
+                    column,
+                    Run(
+                        source=source,
+                        started=document.get("started") if isinstance(document.get("started"), str) else None,
+                        accuracy=accuracy,
+                        ci95=(float(bounds[0]), float(bounds[1])) if bounds else None,
+                        samples=int(row.get("scored") or 0),
+                        figure=figure,
+                        revision=revision_of(info),
+                        version=str(versions.get("pytest-grounding") or ""),
+                        partial=bool(document.get("partial")),
+                        merged=len([p for p in merge.get("reports") or [] if p.get("used")]),
+                        html=html,
+                        records=tuple(r for r in mine if r.get("dataset") == name),
+                    ),
+                )
+            )
+    return out
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+def change(before: Run, after: Run) -> Change:
+    """`after` against `before`: compare.paired on the samples both scored (the same dataset
+    version), and the headline's own change."""
+    delta = None if before.accuracy is None or after.accuracy is None else after.accuracy - before.accuracy
+    pair = compare.paired(compare.Method("before", {}, before.records), compare.Method("after", {}, after.records))
+    if pair.n == 0:
+        return Change(delta, 0, None)
+    return Change(delta, pair.n, pair.difference, pair.fixed, pair.broken, pair.p_value)
+
+
+def _order(run: Run) -> tuple[float, str]:
+    when = run.when
+    return (when.timestamp() if when is not None else float("-inf"), run.source)
+
+
+def keyword_match(expression: str, text: str) -> bool:
+    """pytest's -k, on a row's and column's labels: words matched as case-insensitive substrings,
+    joined by `and`, `or`, `not` and parentheses. A ValueError for any other expression."""
+    tokens = re.findall(r"\(|\)|[^\s()]+", expression)
+    haystack = text.lower()
+    place = 0
+
+    def fail() -> ValueError:
+        return ValueError(f"-k {expression!r}: not an expression of words with and, or, not, ( )")
+
+    def either() -> bool:  # a or b or ...
+        nonlocal place
+        value = both()
+        while place < len(tokens) and tokens[place] == "or":
+            place += 1
+            value = both() or value
+        return value
+
+    def both() -> bool:  # a and b and ...
+        nonlocal place
+        value = single()
+        while place < len(tokens) and tokens[place] == "and":
+            place += 1
+            value = single() and value
+        return value
+
+    def single() -> bool:
+        nonlocal place
+        if place >= len(tokens):
+            raise fail()
+        token = tokens[place]
+        place += 1
+        if token == "not":
+            return not single()
+        if token == "(":
+            value = either()
+            if place >= len(tokens) or tokens[place] != ")":
+                raise fail()
+            place += 1
+            return value
+        if token in ("and", "or", ")"):
+            raise fail()
+        return token.lower() in haystack
+
+    found = either()
+    if place != len(tokens):
+        raise fail()
+    return found
+
+
+@dataclass(frozen=True)
+class Filters:
+    benchmarks: tuple[str, ...] = ()  # glob patterns on the column's name or format
+    detectors: tuple[str, ...] = ()  # glob patterns on the detector spec
+    keyword: str | None = None  # -k on "row label column label"
+
+    def column(self, column: Benchmark) -> bool:
+        return not self.benchmarks or any(
+            fnmatch.fnmatchcase(column.name, p) or fnmatch.fnmatchcase(column.format, p) for p in self.benchmarks
+        )
+
+    def row(self, row: Config) -> bool:
+        return not self.detectors or any(fnmatch.fnmatchcase(row.detector, p) for p in self.detectors)
+
+
+def build(
+    found: Iterable[tuple[Config, Benchmark, Run]],
+    skipped: Sequence[Skipped] = (),
+    *,
+    filters: Filters = Filters(),
+    sort: str = "name",
+    reports: int = 0,
+) -> Board:
+    """The board of the runs found, filtered and sorted: every cell's runs oldest first, each with
+    its change against the one before."""
+    grouped: dict[tuple[Config, Benchmark], list[Run]] = {}
+    for row, column, run in found:
+        if not (filters.row(row) and filters.column(column)):
+            continue
+        if filters.keyword is not None and not keyword_match(filters.keyword, f"{row.label} {column.label}"):
+            continue
+        grouped.setdefault((row, column), []).append(run)
+    cells = {}
+    for key, runs in grouped.items():
+        runs.sort(key=_order)
+        changes = (None, *(change(a, b) for a, b in itertools.pairwise(runs)))
+        cells[key] = Cell(tuple(runs), changes)
+    columns = tuple(sorted({c for _, c in cells}))
+    rows = sort_rows({r for r, _ in cells}, columns, cells, sort)
+    return Board(rows, columns, cells, tuple(skipped), reports)
+
+
+def sort_rows(
+    rows: Iterable[Config], columns: Sequence[Benchmark], cells: Mapping[tuple[Config, Benchmark], Cell], sort: str
+) -> tuple[Config, ...]:
+    """By name; by mean latest accuracy over the columns shown, or by one column's (best first,
+    rows without a figure last); by the latest run (newest first)."""
+    ordered = sorted(rows, key=lambda r: r.label)
+    if sort == "name":
+        return tuple(ordered)
+    if sort == "date":
+        newest = {r: max(_order(c.latest) for (row, _), c in cells.items() if row == r) for r in ordered}
+        return tuple(sorted(ordered, key=lambda r: newest[r], reverse=True))
+    if sort == "accuracy":
+        wanted = list(columns)
+    else:
+        wanted = [c for c in columns if sort in (c.name, c.format)]
+        if not wanted:
+            names = ", ".join(sorted({c.name for c in columns})) or "none"
+            raise ValueError(f"--sort {sort!r}: one of {', '.join(SORTS)} or a benchmark shown ({names})")
+
+    def score(row: Config) -> tuple[int, float]:
+        values = [cell.latest.accuracy for c in wanted if (cell := cells.get((row, c))) is not None]
+        present = [v for v in values if v is not None]
+        return (0, -sum(present) / len(present)) if present else (1, 0.0)
+
+    return tuple(sorted(ordered, key=score))

@@ -1,0 +1,140 @@
+"""`python -m pytest_grounding board DIR`: every JSON report under a folder as one table
+(analysis/board.py), printed as text or markdown, or written as one static HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = (
+    "Reads every JSON report (--grounding-json, merged shard reports too) under DIR, recursively, and shows one "
+    "table: a row per configuration (detector, preset, engine and version, strategy, scoring profile), a column "
+    "per benchmark (dataset, format, fingerprint), each cell the latest run's headline accuracy with its 95% "
+    "interval and the samples scored, as the report gives them. A file that is no readable report is listed with "
+    "its reason. Exit 0: the board was shown; 2: DIR is no folder, or a filter or sort cannot be understood."
+)
+
+
+def add_command(commands: Any) -> None:
+    board = commands.add_parser("board", help="one table of every report under a folder", description=DESCRIPTION)
+    board.add_argument("folder", type=Path, metavar="DIR", help="a folder of JSON reports (searched recursively)")
+    board.add_argument("--html", type=Path, metavar="OUT", help="write the board as one static HTML page")
+    board.add_argument("--markdown", action="store_true", help="print the board as markdown")
+    board.add_argument(
+        "--history", action="store_true", help="each cell's runs, oldest first, each against the one before"
+    )
+    board.add_argument(
+        "--benchmark", action="append", default=[], metavar="NAME", help="only this benchmark (glob; repeatable)"
+    )
+    board.add_argument(
+        "--detector", action="append", default=[], metavar="SPEC", help="only this detector (glob; repeatable)"
+    )
+    board.add_argument(
+        "-k", dest="keyword", metavar="EXPR", help="only rows and columns whose labels match, as pytest's -k"
+    )
+    board.add_argument(
+        "--sort",
+        default="name",
+        metavar="KEY",
+        help="rows by name (default), accuracy (mean over the columns shown), date (latest run), or a benchmark's "
+        "name (that column's accuracy)",
+    )
+
+
+def html_page(report: Path, document: dict[str, Any]) -> Path | None:
+    """The run's HTML page where one sits beside its report: the --grounding-html the run was given
+    (as recorded in run.args, found as given or by its name beside the report), else REPORT.html
+    (as `report REPORT.json --html` is usually called)."""
+    args = [str(a) for a in (document.get("run") or {}).get("args") or []]
+    asked = []
+    for i, arg in enumerate(args):
+        if arg == "--grounding-html" and i + 1 < len(args):
+            asked.append(args[i + 1])
+        elif arg.startswith("--grounding-html="):
+            asked.append(arg.split("=", 1)[1])
+    candidates = []
+    for given in asked:
+        path = Path(given)
+        candidates += [path] if path.is_absolute() else []
+        candidates.append(report.parent / path.name)
+    candidates.append(report.with_suffix(".html"))
+    beside = report.resolve().parent
+    for path in candidates:
+        if path.is_file() and path.resolve().parent == beside:
+            return path
+    return None
+
+
+def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
+    """(rows found, files skipped, reports read) from every *.json under `folder`."""
+    from ..analysis.board import Skipped, runs_of, shard_reason
+    from ..render.output import OutputError, read_report
+
+    found: list[Any] = []
+    skipped = []
+    reports = 0
+    for path in sorted(p for p in folder.rglob("*.json") if p.is_file()):
+        source = path.relative_to(folder).as_posix()
+        try:
+            document = read_report(path)  # bounded, checked against the schema
+        except OutputError as exc:
+            skipped.append(Skipped(source, str(exc).replace(str(path), "the file")))
+            continue
+        shard = shard_reason(document)
+        if shard is not None:
+            skipped.append(Skipped(source, shard))
+            continue
+        page = html_page(path, document)
+        runs = runs_of(source, document, str(page) if page is not None else None)
+        if not runs:
+            skipped.append(Skipped(source, "a report with no grounding results"))
+            continue
+        reports += 1
+        found += runs
+    return found, skipped, reports
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis.board import Filters, build, keyword_match
+    from ..core.safetext import terminal_line
+
+    folder: Path = args.folder
+    if not folder.is_dir():
+        print(f"error: {terminal_line(f'{folder} is not a folder')}", file=sys.stderr)
+        return 2
+    filters = Filters(tuple(args.benchmark), tuple(args.detector), args.keyword)
+    try:
+        if args.keyword is not None:
+            keyword_match(args.keyword, "")  # a malformed -k fails before any file is read
+    except ValueError as exc:
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
+        return 2
+    found, skipped, reports = collect(folder)
+    try:
+        board = build(found, skipped, filters=filters, sort=args.sort, reports=reports)
+    except ValueError as exc:
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
+        return 2
+    if args.html is not None:
+        from ..render.html.board import write_board
+
+        try:
+            size = write_board(board, args.html)
+        except OSError as exc:
+            print(f"error: {terminal_line(f'board {args.html} not written: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
+        print(
+            f"wrote {terminal_line(args.html)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks "
+            f"from {reports} reports, {size / 1e3:.0f} kB"
+        )
+        return 0
+    from ..render.board import markdown_lines, text_lines
+
+    lines: Sequence[str] = (
+        markdown_lines(board, history=args.history) if args.markdown else text_lines(board, history=args.history)
+    )
+    print("\n".join(lines))
+    return 0

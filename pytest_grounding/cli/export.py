@@ -1,0 +1,97 @@
+"""`python -m pytest_grounding export REPORT`: a report's results where the field publishes them
+(analysis/publish.py): the Hugging Face Hub's `.eval_results/*.yaml` (`--hf-eval-results DIR`)
+and ScreenSpot-Pro's official results file (`--screenspot-pro DIR`), which `replay` reads back."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = (
+    "--hf-eval-results DIR writes DIR/.eval_results/<benchmark>.yaml for each benchmark the report scored that "
+    "is a registered Hugging Face Hub benchmark (today: ScreenSpot-Pro, likaixin/ScreenSpot-Pro), in the Hub's "
+    "documented layout (https://huggingface.co/docs/hub/eval-results); the other benchmarks are named, not "
+    "written. --screenspot-pro DIR writes ScreenSpot-Pro's official results JSON (details + metrics) of each "
+    "ScreenSpot-Pro dataset in the report. A report of several detectors needs --detector. Exit 0: written; "
+    "1: nothing to write (every benchmark said why); 2: the report cannot be read, or the request not met."
+)
+
+
+def add_command(commands: Any) -> None:
+    export = commands.add_parser(
+        "export", help="a report's results as the Hub's eval-results files or ScreenSpot-Pro's results file",
+        description=DESCRIPTION,
+    )  # fmt: skip
+    export.add_argument("report", type=Path, metavar="REPORT", help="a --grounding-json report (or a merged one)")
+    export.add_argument("--hf-eval-results", type=Path, metavar="DIR", help="the model repository's folder")
+    export.add_argument("--screenspot-pro", type=Path, metavar="DIR", help="write the official results JSON here")
+    export.add_argument("--detector", metavar="SPEC", help="the detector to publish (a report of several)")
+    export.add_argument("--source-url", metavar="URL", help="eval results: where the result can be checked")
+    export.add_argument("--source-name", metavar="TEXT", help="eval results: the source's display name")
+    export.add_argument("--source-user", metavar="USER", help="eval results: the Hub user or organisation")
+    export.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="eval results: also a partial run or one with --grounding-limit (said in the notes)",
+    )
+
+
+def _error(message: object) -> int:
+    from ..core.safetext import terminal_line
+
+    print(f"error: {terminal_line(message)}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis import publish
+    from ..core.safetext import terminal_line
+    from ..render.output import OutputError, read_report, write_atomic
+    from ..render.publish import eval_results_yaml, screenspot_pro_json
+
+    if args.hf_eval_results is None and args.screenspot_pro is None:
+        return _error("nothing to write: give --hf-eval-results DIR and/or --screenspot-pro DIR")
+    try:
+        document = read_report(args.report)
+        detector = publish.pick_detector(document, args.detector)
+    except (OutputError, publish.PublishError) as exc:
+        return _error(exc)
+    written: list[Path] = []
+    said: list[str] = []
+    try:
+        if args.hf_eval_results is not None:
+            source = (args.source_url, args.source_name, args.source_user)
+            entries, skipped = publish.eval_results(document, detector, source=source, allow_partial=args.allow_partial)
+            said += [f"{s.dataset}: {s.reason}" for s in skipped]
+            files: dict[str, list[publish.EvalResult]] = {}
+            for entry in entries:
+                files.setdefault(entry.file, []).append(entry)
+            for name, group in files.items():
+                path = args.hf_eval_results / ".eval_results" / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(path, eval_results_yaml(group))
+                written.append(path)
+        if args.screenspot_pro is not None:
+            datasets = [d for d in document["run"]["datasets"] if publish.benchmark_key(d) == "screenspot-pro"]
+            if not datasets:
+                said.append("no ScreenSpot-Pro dataset in the report: no official results file")
+            for dataset in datasets:
+                results = publish.screenspot_pro_results(document, detector, dataset)
+                if not results["details"]:
+                    said.append(f"{dataset['name']}: {detector} scored no sample of it")
+                    continue
+                args.screenspot_pro.mkdir(parents=True, exist_ok=True)
+                path = args.screenspot_pro / f"{publish.slug(dataset['name'])}-{publish.slug(detector)}.json"
+                write_atomic(path, screenspot_pro_json(results))
+                written.append(path)
+    except publish.PublishError as exc:
+        return _error(exc)
+    except OSError as exc:
+        return _error(f"not written: {exc.strerror or exc}")
+    for line in said:
+        print(f"not written: {terminal_line(line)}")
+    for path in written:
+        print(f"wrote {terminal_line(path)}")
+    return 0 if written else 1

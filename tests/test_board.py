@@ -1,0 +1,259 @@
+"""`python -m pytest_grounding board DIR`: a folder of real reports (two detectors, two benchmarks, a
+later run, shards and their merge, a damaged file, a JSON file that is no report) as one table.
+Every cell is checked against its report's samples counted here, its interval recomputed from them
+with analysis/intervals.py; the HTML board is opened in a real browser where there is one."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import FIXTURES, SUITE
+from pytest_grounding.analysis import board as board_mod
+from pytest_grounding.analysis import intervals
+from pytest_grounding.cli.board import collect
+from pytest_grounding.cli.main import main
+
+MINI, PRO = str(FIXTURES / "mini"), str(FIXTURES / "screenspot-pro")
+
+
+def build_folder(runpytest, root, workers):
+    """The reports a team would have: two runs a day apart in spirit, a split run and its merge."""
+    both = ["--dataset", MINI, "--dataset", PRO, "--detector", "colour", "--detector", "center", *workers]
+    (root / "a").mkdir(parents=True)
+    runpytest(
+        *both, "--grounding-json", str(root / "a" / "first.json"), "--grounding-html", str(root / "a" / "first.html")
+    )
+    (root / "b").mkdir()
+    later = ["--dataset", MINI, "--detector", "colour", "--grounding-limit", "4", *workers]
+    runpytest(*later, "--grounding-json", str(root / "b" / "later.json"))
+    (root / "shards").mkdir()
+    shards = []
+    for k in (1, 2):
+        path = root / "shards" / f"shard-{k}.json"
+        runpytest(
+            "--dataset", PRO, "--detector", "random", "--grounding-shard", f"{k}/2", "--grounding-json", str(path)
+        )
+        shards.append(str(path))
+    assert main(["merge", *shards, "--json", str(root / "merged.json")]) in (0, 1)
+    (root / "broken.json").write_text('{"tool": "pytest-grounding", "summary": ')
+    (root / "other.json").write_text(json.dumps({"name": "not a report"}))
+
+
+def recount(report, detector, dataset):
+    """(accuracy, ci95, scored) of one detector on one dataset, counted from the report's samples."""
+    records = [
+        r for r in json.loads(report.read_text())["samples"] if r["detector"] == detector and r["dataset"] == dataset
+    ]
+    scored = [r for r in records if r["outcome"] != "error"]
+    hits = sum(1 for r in scored if r["outcome"] == "hit")
+    found = intervals.proportion(intervals.Outcomes.of(records))
+    return hits / len(scored), tuple(found.as_list()), len(scored)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Built once for the module's tests that only read it: the suite run in a subprocess, as a
+    user's project runs it (the test detectors in its conftest)."""
+    from conftest import PROJECT_CONFTEST
+
+    home = tmp_path_factory.mktemp("project")
+    (home / "conftest.py").write_text(PROJECT_CONFTEST)
+    (home / "test_suite.py").write_text(SUITE.read_text())
+    (home / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+
+    def runpytest(*args):
+        subprocess.run([sys.executable, "-m", "pytest", *args], cwd=home, capture_output=True, timeout=300)
+
+    root = home / "reports"
+    build_folder(runpytest, root, [])
+    return root
+
+
+def test_every_cell_is_its_reports_figure_recounted(folder):
+    check_cells(folder)
+
+
+@pytest.mark.slow
+def test_every_cell_is_its_reports_figure_recounted_xdist(project, tmp_path):
+    root = tmp_path / "reports"
+    build_folder(project.runpytest, root, ["-n", "2"])
+    check_cells(root)
+
+
+def check_cells(root):
+    found, skipped, reports = collect(root)
+    board = board_mod.build(found, skipped, reports=reports)
+    assert reports == 3  # first, later, merged; the shards are skipped (their merge stands for them)
+    assert {r.detector for r in board.rows} == {"colour", "center", "random"}
+    assert {c.name for c in board.columns} == {"mini", "screenspot-pro"}
+    checked = 0
+    for (row, column), cell in board.cells.items():
+        for run in cell.runs:
+            accuracy, ci95, scored = recount(root / run.source, row.detector, column.name)
+            assert run.accuracy == pytest.approx(accuracy)
+            assert run.ci95 == pytest.approx(ci95)
+            assert run.samples == scored
+            checked += 1
+    assert checked == 6  # colour and center on both sets (first), colour on mini (later), random (merged)
+    reasons = {s.path: s.reason for s in board.skipped}
+    assert set(reasons) == {"broken.json", "other.json", "shards/shard-1.json", "shards/shard-2.json"}
+    assert "is not JSON" in reasons["broken.json"]
+    assert "not a pytest-grounding JSON report" in reasons["other.json"]
+    assert "one shard (1/2)" in reasons["shards/shard-1.json"]
+    merged = next(c for (r, _), c in board.cells.items() if r.detector == "random")
+    assert merged.latest.merged == 2
+
+
+def test_history_pairs_the_later_run_with_the_first(folder):
+    found, skipped, reports = collect(folder)
+    board = board_mod.build(found, skipped, reports=reports)
+    colour_mini = next(c for (r, col), c in board.cells.items() if r.detector == "colour" and col.name == "mini")
+    assert [run.source for run in colour_mini.runs] == ["a/first.json", "b/later.json"]
+    assert colour_mini.changes[0] is None
+    change = colour_mini.changes[1]
+    first = {r["uid"]: r for r in json.loads((folder / "a/first.json").read_text())["samples"]}
+    later = json.loads((folder / "b/later.json").read_text())["samples"]
+    pairs = [(first[r["uid"]], r) for r in later if r["outcome"] != "error" and first[r["uid"]]["outcome"] != "error"]
+    assert change.paired == len(pairs) == 4 - sum(1 for r in later if r["outcome"] == "error")
+    before = sum(a["outcome"] == "hit" for a, _ in pairs) / len(pairs)
+    after = sum(b["outcome"] == "hit" for _, b in pairs) / len(pairs)
+    assert change.difference.delta == pytest.approx(after - before)
+    assert change.delta == pytest.approx(colour_mini.runs[1].accuracy - colour_mini.runs[0].accuracy)
+
+
+def test_the_command_prints_the_latest_figures_filters_and_sorts(folder, capsys):
+    assert main(["board", str(folder)]) == 0
+    out = capsys.readouterr().out
+    accuracy, ci95, scored = recount(folder / "b" / "later.json", "colour", "mini")
+    expected = f"{accuracy * 100:.1f}% [{ci95[0] * 100:.1f}-{ci95[1] * 100:.1f}] n={scored}"
+    colour_line = next(line for line in out.splitlines() if line.startswith("colour"))
+    assert expected in colour_line
+    assert "broken.json: " in out and "not on the board (4)" in out
+
+    assert main(["board", str(folder), "--detector", "col*", "--benchmark", "mini"]) == 0
+    out = capsys.readouterr().out
+    assert "1 configurations, 1 benchmarks" in out and "center" not in out.split("not on the board")[0]
+
+    assert main(["board", str(folder), "-k", "center and not colour"]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:] if line and not line[0].isspace()]
+    assert rows[0] == "center"
+
+    assert main(["board", str(folder), "--sort", "accuracy", "--history"]) == 0
+    out = capsys.readouterr().out
+    assert "history (oldest first" in out and "paired on" in out
+    found, skipped, reports = collect(folder)
+    board = board_mod.build(found, skipped, reports=reports, sort="accuracy")
+    means = []
+    for row in board.rows:
+        values = [c.latest.accuracy for (r, _), c in board.cells.items() if r == row]
+        means.append(sum(values) / len(values))
+    assert means == sorted(means, reverse=True)
+
+    assert main(["board", str(folder), "--sort", "date"]) == 0
+    capsys.readouterr()
+    board = board_mod.build(found, skipped, reports=reports, sort="date")
+    newest = [max(c.latest.when for (r, _), c in board.cells.items() if r == row) for row in board.rows]
+    assert newest == sorted(newest, reverse=True)
+
+    assert main(["board", str(folder), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Board: 3 reports") and "| configuration |" in out
+
+
+def test_bad_requests_are_usage_errors(folder, tmp_path, capsys):
+    assert main(["board", str(tmp_path / "nowhere")]) == 2
+    assert main(["board", str(folder), "-k", "colour and"]) == 2
+    assert main(["board", str(folder), "--sort", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert "not a folder" in err and "-k 'colour and'" in err and "--sort 'nosuch'" in err
+
+
+def test_keyword_expressions():
+    match = board_mod.keyword_match
+    assert match("ocr", "OCR · scoring pixel mini")
+    assert match("not center and (mini or pro)", "ocr mini")
+    assert not match("not center and (mini or pro)", "center mini")
+    for bad in ("", "a and", "(a", "a b", "or a"):
+        with pytest.raises(ValueError):
+            match(bad, "a b")
+
+
+def test_a_configuration_names_preset_engine_and_strategies():
+    info = {
+        "strategy": "zoom",
+        "options": {"ratio": 0.5},
+        "inner": {
+            "strategy": "screenseeker",
+            "options": {},
+            "inner": {"preset": {"name": "uitars-1.5"}, "engine": {"name": "vllm", "version": "0.32.0"}},
+        },
+    }
+    config = board_mod.config_of("openai", info, "pixel")
+    strategy = "zoom(ratio=0.5) > screenseeker"
+    assert (config.preset, config.engine, config.strategy) == ("uitars-1.5", "vllm 0.32.0", strategy)
+    assert config.label == f"openai · preset uitars-1.5 · engine vllm 0.32.0 · strategy {strategy} · scoring pixel"
+
+
+@pytest.mark.slow
+def test_the_html_board_in_a_real_browser(folder, tmp_path, capsys):
+    from test_html import load
+
+    page = tmp_path / "out" / "board.html"
+    assert main(["board", str(folder), "--html", str(page)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    dom, console = load(page)
+    assert console == [], console
+    found, skipped, reports = collect(folder)
+    board = board_mod.build(found, skipped, reports=reports)
+    assert dom.count('<svg class="trend"') == len(board.cells)
+    assert dom.count('<circle class="run"') == sum(len(c.runs) for c in board.cells.values())
+    # the first run's cells link to its page, relative to the board page
+    links = re.findall(r'<span class="fig"><a href="([^"]+)">', dom)
+    assert len(links) == 3  # the cells whose latest run is a/first.json, which has its page
+    assert {(page.parent / link).resolve() for link in links} == {(folder / "a" / "first.html").resolve()}
+    assert dom.count("<details>") == len(board.cells)
+    assert 'id="skipped"' in dom and "broken.json" in dom
+
+
+def test_text_from_a_report_is_inert_in_every_output(folder, tmp_path, capsys):
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    document = json.loads((folder / "a" / "first.json").read_text())
+    document["run"]["detectors"]["colour"]["preset"] = {"name": "<img src=x onerror=alert(1)>\x1b[2J|`*"}
+    (hostile / "r.json").write_text(json.dumps(document))
+    assert main(["board", str(hostile)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "preset <img src=x onerror=alert(1)>" in out
+    assert main(["board", str(hostile), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "<img" not in out and "&lt;img" in out and "\\|" in out
+    page = tmp_path / "board.html"
+    assert main(["board", str(hostile), "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "<img" not in html and "&lt;img src=x" in html and "\x1b" not in html
+
+
+def test_a_public_benchmarks_cell_is_its_own_headline(project, tmp_path, capsys):
+    root = tmp_path / "r"
+    root.mkdir()
+    project.runpytest(
+        "--dataset", str(FIXTURES / "ui-vision"), "--detector", "center", "--grounding-json", str(root / "uv.json")
+    )
+    found, skipped, reports = collect(root)
+    board = board_mod.build(found, skipped, reports=reports)
+    (cell,) = board.cells.values()
+    records = json.loads((root / "uv.json").read_text())["samples"]
+    splits = {}
+    for r in records:  # UI-Vision's Final Avg: the unweighted mean of its splits' accuracies
+        splits.setdefault(r["benchmark"]["split"], []).append(r["outcome"] == "hit")
+    final_avg = sum(sum(v) / len(v) for v in splits.values()) / len(splits)
+    pooled = sum(r["outcome"] == "hit" for r in records) / len(records)
+    assert final_avg != pooled  # so that the wrong figure would show
+    assert cell.latest.accuracy == pytest.approx(final_avg)
+    found_ci = intervals.mean_over(intervals.Outcomes.of(records), ([r["benchmark"]["split"]] for r in records))
+    assert cell.latest.ci95 == pytest.approx(tuple(found_ci.as_list()))
+    assert main(["board", str(root)]) == 0
+    assert "ui-vision: Final Avg" in capsys.readouterr().out
