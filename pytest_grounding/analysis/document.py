@@ -14,7 +14,7 @@ from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
 from . import cost as cost_mod
 from . import gates as gates_mod
-from . import intervals, metrics, reproduce
+from . import intervals, metrics, reproduce, robustness
 
 # Bumped by a change that scores the same predictions differently (outcomes or figures): a merge
 # refuses reports whose scoring differs. Reports without it are read as scoring 1.
@@ -32,6 +32,7 @@ class Scoring:
     limit: int | None = None
     published: reproduce.Table | None = None
     gate_on_interval: bool = False  # gates judged on the lower bound of the 95% interval
+    max_drops: tuple[Any, ...] = ()  # --grounding-max-drop: robustness.MaxDrop gates
     # the scoring profile's name, rule and source (core/profiles.py): recorded in every report
     profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
 
@@ -72,6 +73,7 @@ def figures(
         verdicts = gates_mod.judge(
             list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
         )
+        verdicts += robustness.judge(scoring.max_drops, summary)  # --grounding-max-drop
     return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
 
 
@@ -190,4 +192,5 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "top_apps": settings.top_apps,
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.gates],
         "gate_on_interval": settings.gate_on_interval,
+        **robustness.settings_entry(settings),  # --grounding-perturb, --grounding-max-drop
     }

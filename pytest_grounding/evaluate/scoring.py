@@ -13,6 +13,7 @@ from ..core.profiles import Profile, get_profile
 from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
+from ..core import variants
 from ..core.types import Prediction, Sample, epoch_of
 
 __all__ = ["RAW_LIMIT", "base_record", "error_record", "model_calls", "score", "score_located"]
@@ -53,6 +54,7 @@ def base_record(sample: Sample, detector: str, image_size: tuple[int, int] | Non
         "error": None,
         "meta": {},
         **({"epoch": epoch} if (epoch := epoch_of(sample)) is not None else {}),
+        **variants.record_fields(sample),  # --grounding-perturb: variant, axis, perturbation, original_uid
     }
 
 

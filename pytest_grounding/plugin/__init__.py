@@ -14,7 +14,7 @@ from ..core.record import Outcome, Task
 from ..core.safetext import terminal_text
 from ..detectors import served_session
 from ..evaluate.scoring import error_record
-from . import baseline_hooks, hookspecs, pipeline, process_exit
+from . import baseline_hooks, hookspecs, perturb_state, pipeline, process_exit
 from . import items as collection
 from .controller import Controller, XdistHooks, distributed
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
@@ -47,6 +47,7 @@ def pytest_configure(config) -> None:
     )
     try:
         config.stash[RUN_KEY] = GroundingRun.create(config)
+        perturb_state.configure(config, get_run(config).settings.perturb)
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     if is_worker(config):

@@ -138,7 +138,7 @@ class Controller:
             verdict = report.verdict_line(
                 run.summary,
                 run.verdicts,
-                gated=bool(run.settings.gates),
+                gated=bool(run.settings.gates or run.settings.max_drops),  # --grounding-max-drop too
                 misses_as=run.settings.misses,
                 partial=run.interrupted,
                 baseline=baseline_hooks.verdict(run),

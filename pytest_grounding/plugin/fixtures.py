@@ -10,6 +10,7 @@ import pytest
 from ..analysis import baseline
 from ..core.record import Outcome, Record, Task, with_fields
 from ..evaluate.runner import evaluate, evaluate_locate, explain
+from ..perturb.images import materialize
 from . import baseline_hooks, pipeline
 from .state import DetectorLoadError, get_run, is_worker
 from .wire import RECORD
@@ -71,6 +72,7 @@ def grounding_check(request):
         if prefetched is not None:  # started ahead by the pipeline: the request's own time, no benchmark round
             result = prefetched
         elif settings.task == Task.LOCATE:
+            materialize(sample)  # --grounding-perturb: the locate task reads the screen itself
             result = evaluate_locate(
                 sample,
                 detector,

@@ -11,6 +11,7 @@ import pytest
 
 from ..core.types import Sample, epoch_of, with_epochs
 from ..datasets import DatasetError, sharding
+from . import perturb_state
 from .state import get_run, is_worker
 
 
@@ -68,6 +69,7 @@ def parametrize(metafunc: Any) -> None:
             taken = sharding.take(samples, run.settings.shard)
             sharding.merge_planned(run.shard_planned, sharding.planned_by_dataset(samples, taken))
             samples = taken
+        samples = perturb_state.expand(metafunc.config, samples)  # --grounding-perturb: after the shard's split
         # --grounding-epochs: after the shard's split (an epoch follows its sample), adjacent (one screen)
         samples = with_epochs(samples, run.epochs_for(specs_of(metafunc, marker, run)))
         if groups_screens(metafunc.config):

@@ -11,6 +11,7 @@ from ..core.record import Outcome, Record, Task
 from ..core.types import with_epochs
 from ..evaluate import resume as resume_mod
 from ..render.output import OutputError, read_predictions
+from .perturb_state import expand
 from .settings import SettingError
 
 if TYPE_CHECKING:
@@ -30,7 +31,9 @@ def load(run: GroundingRun) -> None:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
     epochs = run.epochs_for(run.settings.detector_specs)
-    samples = {(d.name, s.uid): s for d in run.datasets.values() for s in with_epochs(d.samples, epochs)}
+    samples = {  # --grounding-perturb: the variants too
+        (d.name, s.uid): s for d in run.datasets.values() for s in with_epochs(expand(run.config, d.samples), epochs)
+    }
     share = _share(run)
     for lineno, line in lines:
         where = f"{path}:{lineno}"
@@ -88,5 +91,5 @@ def _share(run: GroundingRun) -> set[tuple[str, str]] | None:
     ordered = run.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
-    taken = with_epochs(sharding.take(ordered, shard), run.epochs_for(run.settings.detector_specs))
+    taken = with_epochs(expand(run.config, sharding.take(ordered, shard)), run.epochs_for(run.settings.detector_specs))
     return {(sample.dataset, sample.uid) for sample in taken}

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
+from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
@@ -70,6 +71,8 @@ class Settings:
     scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
     epochs: int = 1  # --grounding-epochs: each sample this many times (deterministic detectors: once)
+    perturb: tuple[str, ...] = ()  # --grounding-perturb: the axes' specs (plugin/perturb_state.py parses them)
+    max_drops: tuple[robustness.MaxDrop, ...] = ()  # --grounding-max-drop: robustness gates
 
     @property
     def profile(self) -> Profile:
@@ -150,6 +153,8 @@ class Settings:
             scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
             shard=shard_of(*lookup(config, "--grounding-shard")),
             epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
+            perturb=tuple(as_list(lookup(config, "--grounding-perturb")[0])),
+            max_drops=robustness.parse_max_drops(*lookup(config, "--grounding-max-drop")),
         )
 
 

@@ -510,6 +510,7 @@ class GroundingRun:
             limit=settings.limit,
             published=self.published,
             gate_on_interval=settings.gate_on_interval,
+            max_drops=settings.max_drops,  # --grounding-max-drop
             profile=settings.profile.describe(),
         )
 
