@@ -163,7 +163,10 @@ def test_variants_are_deterministic_and_named(tmp_path):
         "original_uid": "u1",
     }
     assert record_fields(base) == {}
-    assert original_uid("u1~zoom70", "zoom70") == "u1" and base_uid({"uid": "u1~zoom70-e2", "epoch": 2, "variant": "zoom70"}) == "u1"
+    assert (
+        original_uid("u1~zoom70", "zoom70") == "u1"
+        and base_uid({"uid": "u1~zoom70-e2", "epoch": 2, "variant": "zoom70"}) == "u1"
+    )
     assert variant_again(base, "zoom:scale=0.7", "zoom70") == first[1]
 
 

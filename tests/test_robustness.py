@@ -191,8 +191,8 @@ def schema_problems(document):
 def test_k_selects_one_variant_and_the_drop_gate_fails_the_run(pytester, server, dataset, tmp_path):
     make_project(pytester)
     result, document, _ = run(
-        pytester, tmp_path, server, dataset, "-k", "invert or not (zoom70 or occlude25 or downscale80)", "--grounding-max-drop", "invert=5",
-        "--grounding-max-drop", "zoom70=0",
+        pytester, tmp_path, server, dataset, "-k", "invert or not (zoom70 or occlude25 or downscale80)",
+        "--grounding-max-drop", "invert=5", "--grounding-max-drop", "zoom70=0",
     )  # fmt: skip
     assert {r.get("variant") for r in document["samples"]} == {None, "invert"}
     assert result.ret == 1

@@ -73,7 +73,7 @@ def figures(
         verdicts = gates_mod.judge(
             list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
         )
-        verdicts += robustness.judge(scoring.max_drops, summary)  # --grounding-max-drop
+        verdicts = [*verdicts, *robustness.judge(scoring.max_drops, summary)]  # --grounding-max-drop
     return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
 
 

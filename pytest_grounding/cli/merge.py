@@ -170,8 +170,8 @@ class TargetsReadAgain:
         """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
         from ..core.types import as_epoch, sample_uid
         from ..core.variants import base_uid
-        from ..perturb import variant_again
         from ..evaluate.resume import rescore_record
+        from ..perturb import variant_again
 
         epoch = record.get("epoch")
         known = (str(record.get("dataset")), base_uid(record))

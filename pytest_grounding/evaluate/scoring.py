@@ -9,11 +9,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
+from ..core import variants
 from ..core.profiles import Profile, get_profile
 from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
-from ..core import variants
 from ..core.types import Prediction, Sample, epoch_of
 
 __all__ = ["RAW_LIMIT", "base_record", "error_record", "model_calls", "score", "score_located"]

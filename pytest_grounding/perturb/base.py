@@ -78,7 +78,7 @@ def derived(
     perturbation: Perturbation,
     *,
     bbox: Box | None = None,
-    point: Point | None | Any = _KEEP,
+    point: Point | Any | None = _KEEP,
     image_size: tuple[int, int],
     instruction: str | None = None,
     image: Path | None = None,

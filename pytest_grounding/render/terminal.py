@@ -94,12 +94,12 @@ def detector_block(
         ]
         lines += benchmark_lines(block)
         lines += epoch_lines(block.get("epochs"))
-        lines += robustness_lines(block.get("robustness"))  # --grounding-perturb
         if block.get("truncated"):
             lines.append(
                 f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
                 "(finish_reason length), scored as they came; `truncated` in their records"
             )
+    lines += robustness_lines(block.get("robustness"))  # --grounding-perturb (both tasks)
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
         f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"

@@ -59,7 +59,7 @@ def chart(rows: Sequence[Mapping[str, Any]]) -> str:
 
     height = top + bar * 1.5 * len(rows) + 20
     body = [
-        f'<text x="10" y="16" font-size="13" font-weight="600">change in accuracy per variant (points, 95% CI)</text>',
+        '<text x="10" y="16" font-size="13" font-weight="600">change in accuracy per variant (points, 95% CI)</text>',
         f'<line x1="{middle:.1f}" y1="{top - 6}" x2="{middle:.1f}" y2="{height - 14:.1f}" stroke="#888"/>',
         f'<text x="{left:.1f}" y="{height - 2:.1f}" font-size="9">{-reach * 100:+.0f}</text>',
         f'<text x="{right:.1f}" y="{height - 2:.1f}" font-size="9" text-anchor="end">{reach * 100:+.0f}</text>',
@@ -68,7 +68,8 @@ def chart(rows: Sequence[Mapping[str, Any]]) -> str:
         y = top + index * bar * 1.5
         delta = row.get("delta")
         body.append(
-            f'<text x="{left - 6:.1f}" y="{y + bar - 3:.1f}" font-size="11" text-anchor="end">{escape(row["label"])}</text>'
+            f'<text x="{left - 6:.1f}" y="{y + bar - 3:.1f}" font-size="11" text-anchor="end">'
+            f"{escape(row['label'])}</text>"
         )
         if delta is None:
             continue
@@ -83,7 +84,9 @@ def chart(rows: Sequence[Mapping[str, Any]]) -> str:
         if bounds:
             a, b = x_of(float(bounds[0])), x_of(float(bounds[1]))
             mid = y + (bar - 2) / 2
-            body.append(f'<path d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 4:.1f}v8M{b:.1f} {mid - 4:.1f}v8" stroke="#222"/>')
+            body.append(
+                f'<path d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 4:.1f}v8M{b:.1f} {mid - 4:.1f}v8" stroke="#222"/>'
+            )
     return (
         f'<svg class="figure" width="{WIDTH}" height="{height:.0f}" viewBox="0 0 {WIDTH} {height:.0f}" '
         f'xmlns="http://www.w3.org/2000/svg">{"".join(body)}</svg>'
@@ -117,7 +120,7 @@ def section(document: Mapping[str, Any], thumbs: Thumbnails) -> str:
         for name, label, kind, original, variant in pairs:
             out.append(
                 f'<article class="entry"><div class="facts"><p><b>{e(name)}</b> · {e(label)} · {e(words[kind])}</p>'
-                f"<p class=\"mono\">{e(original.get('dataset'))}/{e(original.get('id'))}</p>"
+                f'<p class="mono">{e(original.get("dataset"))}/{e(original.get("id"))}</p>'
                 f"<p>“{e(variant.get('instruction'))}”</p></div>"
                 f"{_side(original, thumbs, 'original')}{_side(variant, thumbs, label)}</article>"
             )
