@@ -224,3 +224,69 @@ def test_spec_lists_split_on_axes_not_options():
         "invert",
         "jpeg",
     ]
+
+
+MIRROR = """
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pytest_grounding.core.types import Box
+from pytest_grounding.perturb.base import Perturbation, derived
+
+
+@dataclass(frozen=True)
+class Mirror(Perturbation):
+    axis: ClassVar[str] = "mirror"
+
+    @classmethod
+    def variants(cls, **options):
+        cls.no_more(options)
+        return [cls()]
+
+    @property
+    def label(self):
+        return "mirror"
+
+    def derive(self, sample, size):
+        b = sample.bbox
+        return derived(sample, self, bbox=Box(size[0] - b.x2, b.y1, size[0] - b.x1, b.y2), point=None, image_size=size)
+
+    def render(self, image, sample):
+        from PIL import ImageOps
+
+        return ImageOps.mirror(image)
+
+
+def pytest_grounding_register_perturbations(registry):
+    registry.register("mirror", Mirror.variants)
+"""
+
+
+def test_a_project_registers_its_own_axis(pytester, tmp_path):
+    from helpers import FIXTURES, make_project, read_json
+
+    make_project(pytester, conftest=MIRROR)
+    report = tmp_path / "r.json"
+    result = pytester.runpytest(
+        f"--dataset={FIXTURES / 'mini'}", "--detector", "center", "--grounding-perturb", "mirror",
+        "--grounding-json", str(report), "-k", "m01 or m02",
+    )  # fmt: skip
+    records = read_json(report)["samples"]
+    assert sorted(r["id"] for r in records) == ["m01", "m01~mirror", "m02", "m02~mirror"], result.stdout.str()
+    for record in records:
+        if record.get("variant") == "mirror":
+            original = next(r for r in records if r["uid"] == record["original_uid"])
+            width = original["image_size"][0]
+            x1, y1, x2, y2 = original["target"]
+            assert record["target"] == [width - x2, y1, width - x1, y2]
+            with Image.open(record["image"]) as image, Image.open(original["image"]) as source:
+                assert np.array_equal(np.asarray(image.convert("RGB")), np.asarray(source.convert("RGB"))[:, ::-1])
+
+
+def test_an_unknown_axis_is_a_usage_error(pytester):
+    from helpers import make_project
+
+    make_project(pytester)
+    result = pytester.runpytest("--detector", "center", "--grounding-perturb", "zoom,blurr")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--grounding-perturb: perturbation 'blurr'*"])
