@@ -14,6 +14,7 @@ from PIL import Image
 from helpers import XDIST, LoopbackServer, decode_data_url, json_body, make_project, read_json, read_jsonl
 from pytest_grounding.analysis import robustness
 from pytest_grounding.core.cache import CACHE_ENV
+from pytest_grounding.render.markdown import report_markdown
 
 pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
 
@@ -178,6 +179,12 @@ def test_a_sweep_maps_boxes_and_reports_changes_and_flips_as_recounted(pytester,
     assert all(line["uid"] == f"{line['original_uid']}~{line['variant']}" for line in lines if "variant" in line)
     problems = schema_problems(document)
     assert not problems, problems
+    markdown = report_markdown(document)
+    assert "### Robustness" in markdown and "| invert | 6 |" in markdown
+    if not workers:  # one process: each variant screen encoded once for the samples that share it
+        served = document["run"]["detectors"][SPEC.format(url=server)]["served"]
+        screens = {r["image"] for r in records}
+        assert served["screens_encoded"] == len(screens) and served["screens_reused"] == len(records) - len(screens)
 
 
 def schema_problems(document):
@@ -193,9 +200,18 @@ def test_k_selects_one_variant_and_the_drop_gate_fails_the_run(pytester, server,
     result, document, _ = run(
         pytester, tmp_path, server, dataset, "-k", "invert or not (zoom70 or occlude25 or downscale80)",
         "--grounding-max-drop", "invert=5", "--grounding-max-drop", "zoom70=0",
+        "--grounding-html", str(tmp_path / "r.html"),
     )  # fmt: skip
     assert {r.get("variant") for r in document["samples"]} == {None, "invert"}
     assert result.ret == 1
+    gates = {g["gate"]: g for g in document["robustness_gates"]}
+    assert gates["invert"]["variant"] == "invert" and not gates["invert"]["passed"]
+    assert gates["invert"]["drop"] == pytest.approx(
+        -100 * document["summary"][SPEC.format(url=server)]["robustness"]["variants"][0]["delta"]
+    )
+    assert gates["zoom70"]["variant"] is None and not gates["zoom70"]["passed"]  # it names no variant the run made
+    page = (tmp_path / "r.html").read_text()
+    assert "<h2>Robustness</h2>" in page and "Flips (" in page and page.count('class="entry"') >= 2
     result.stdout.fnmatch_lines(
         ["*gate FAILED: detector * invert: drop * points over 6 pairs > 5 allowed*", "*--grounding-max-drop zoom70*"]
     )

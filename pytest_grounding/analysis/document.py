@@ -167,6 +167,7 @@ def build(
         "summary": found.summary if found else {},
         "gates": gate_entries(found.verdicts) if found else [],
         "errors_check": error_entries(found.verdicts) if found else [],
+        **robustness.gates_entry(found.verdicts if found else ()),  # --grounding-max-drop
         "baseline": None if header.baseline is None else dict(header.baseline),
         "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
         "cost": cost_mod.document(found.cost if found else {}, scoring.price),

@@ -201,9 +201,9 @@ def judge(gates: Sequence[MaxDrop], summary: Mapping[str, Mapping[str, Any]]) ->
     return verdicts
 
 
-def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
-    """The JSON's `robustness_gates`."""
-    return [
+def gates_entry(verdicts: Sequence[Any]) -> dict[str, Any]:
+    """The report's `robustness_gates` (none without a max-drop gate)."""
+    entries = [
         {
             "detector": v.detector,
             "gate": v.gate.variant,
@@ -216,6 +216,7 @@ def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
         for v in verdicts
         if isinstance(v, DropVerdict)
     ]
+    return {"robustness_gates": entries} if entries else {}
 
 
 def settings_entry(settings: Any) -> dict[str, Any]:
