@@ -270,3 +270,38 @@ def test_figures_pair_variants_with_their_originals_only():
     assert [v.passed for v in verdicts] == [True, True]
     with pytest.raises(ValueError, match="POINTS"):
         robustness.parse_max_drops(["v=lots"], "test")
+
+
+def test_the_element_at_click_task_sweeps_too(pytester, tmp_path):
+    from helpers import FIXTURES
+
+    make_project(pytester)
+    report = tmp_path / "locate.json"
+    pytester.runpytest(
+        f"--dataset={FIXTURES / 'mini'}", "--detector", "center", "--grounding-task", "locate",
+        "--grounding-perturb", "zoom:scale=0.5,invert", "--grounding-json", str(report), "-k", "m01 or m02",
+    )  # fmt: skip
+    document = read_json(report)
+    records = {r["id"]: r for r in document["samples"]}
+    assert set(records) == {"m01", "m02", "m01~zoom50", "m02~zoom50", "m01~invert", "m02~invert"}
+    for name in ("m01", "m02"):  # a 50% zoom of a 160x120 screen: content in [40, 120) x [30, 90)
+        x1, y1, x2, y2 = records[name]["target"]
+        assert records[f"{name}~zoom50"]["target"] == [40 + x1 / 2, 30 + y1 / 2, 40 + x2 / 2, 30 + y2 / 2]
+        assert records[f"{name}~zoom50"]["task"] == "locate"
+    block = document["summary"]["center (locate)"]["robustness"]
+    assert {row["label"] for row in block["variants"]} == {"zoom50", "invert"}
+
+
+def test_epochs_pair_each_variant_with_the_same_epoch_of_its_original():
+    def record(uid, epoch, outcome, **more):
+        return {"dataset": "d", "uid": f"{uid}-e{epoch}", "epoch": epoch, "image": "s", "outcome": outcome, **more}
+
+    variant = {"variant": "v", "axis": "invert", "perturbation": "invert", "original_uid": "a"}
+    records = [
+        record("a", 1, "hit"),
+        record("a", 2, "miss"),
+        record("a~v", 1, "hit", **variant),
+        record("a~v", 2, "hit", **variant),
+    ]
+    row = robustness.figures(records)["variants"][0]
+    assert row["pairs"] == 2 and [f["uid"] for f in row["miss_to_hit"]] == ["a-e2"] and not row["hit_to_miss"]

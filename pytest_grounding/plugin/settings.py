@@ -96,7 +96,8 @@ class Settings:
         gates = tuple(gates_mod.parse_gate(spec, gate_source) for spec in as_list(gate_specs))
         baseline_path = output_path(config, "--grounding-baseline")
         misses, misses_source = lookup(config, "--grounding-misses")
-        misses = (misses or ("xfail" if gates or baseline_path else "fail")).strip()
+        max_drops = robustness.parse_max_drops(*lookup(config, "--grounding-max-drop"))
+        misses = (misses or ("xfail" if gates or max_drops or baseline_path else "fail")).strip()
         if misses not in MISSES_MODES:
             raise ValueError(f"{misses_source}: {misses!r} is not one of {', '.join(MISSES_MODES)}")
         top_apps = positive_int(*lookup(config, "--grounding-top-apps"), allow_zero=True)
@@ -154,7 +155,7 @@ class Settings:
             shard=shard_of(*lookup(config, "--grounding-shard")),
             epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
             perturb=tuple(as_list(lookup(config, "--grounding-perturb")[0])),
-            max_drops=robustness.parse_max_drops(*lookup(config, "--grounding-max-drop")),
+            max_drops=max_drops,
         )
 
 
