@@ -305,3 +305,16 @@ def test_epochs_pair_each_variant_with_the_same_epoch_of_its_original():
     ]
     row = robustness.figures(records)["variants"][0]
     assert row["pairs"] == 2 and [f["uid"] for f in row["miss_to_hit"]] == ["a-e2"] and not row["hit_to_miss"]
+
+
+def test_a_variant_is_compared_with_the_same_variant_of_the_baseline(pytester, server, dataset, tmp_path):
+    make_project(pytester)
+    baseline = tmp_path / "baseline.json"
+    run(pytester, tmp_path, server, dataset, f"--grounding-baseline={baseline}", tag="first")
+    written = baseline.read_text()
+    assert "~invert" in written and "~zoom70" in written
+    result, document, _ = run(pytester, tmp_path, server, dataset, f"--grounding-baseline={baseline}", tag="again")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    verdicts = {r["id"]: r["baseline"] for r in document["samples"]}
+    assert verdicts["a1"] == "still_hit" and verdicts["a1~invert"] == "known_miss"  # the variant's own past
+    assert verdicts["a2"] == "known_miss" and verdicts["a2~invert"] == "still_hit"
