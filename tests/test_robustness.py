@@ -318,3 +318,16 @@ def test_a_variant_is_compared_with_the_same_variant_of_the_baseline(pytester, s
     verdicts = {r["id"]: r["baseline"] for r in document["samples"]}
     assert verdicts["a1"] == "still_hit" and verdicts["a1~invert"] == "known_miss"  # the variant's own past
     assert verdicts["a2"] == "known_miss" and verdicts["a2~invert"] == "still_hit"
+
+
+def test_comparing_methods_pairs_originals_only():
+    from pytest_grounding.analysis.compare import Method, paired
+
+    def record(uid, outcome, **more):
+        return {"dataset": "d", "uid": uid, "image": "s", "outcome": outcome, **more}
+
+    variant = {"variant": "invert", "original_uid": "a"}
+    one = Method("one", {}, (record("a", "hit"), record("a~invert", "hit", **variant)))
+    two = Method("two", {}, (record("a", "hit"), record("a~invert", "miss", **variant)))
+    found = paired(one, two)
+    assert (found.n, found.broken) == (1, 0)  # the variant's change is the sweep's, not the comparison's
