@@ -120,7 +120,12 @@ def _variant_row(
 
 
 def _flip(original: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    return {"dataset": original.get("dataset"), "uid": original.get("uid"), "variant_uid": record.get("uid")}
+    return {
+        "dataset": original.get("dataset"),
+        "id": original.get("id"),
+        "uid": original.get("uid"),
+        "variant_uid": record.get("uid"),
+    }
 
 
 # -- the gate -----------------------------------------------------------------------------------

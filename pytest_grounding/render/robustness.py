@@ -58,7 +58,7 @@ def terminal_lines(block: Mapping[str, Any] | None, flips_shown: int = 3) -> lis
         *(line(r) for r in rows),
     ]
     for row in block["variants"]:
-        lost = [flip["uid"] for flip in row["hit_to_miss"]]
+        lost = [flip.get("id") or flip["uid"] for flip in row["hit_to_miss"]]  # the dataset's own ids: short
         if lost:
             more = f" (+{len(lost) - flips_shown} more)" if len(lost) > flips_shown else ""
             lines.append(f"    {row['label']}: hit -> miss {', '.join(map(str, lost[:flips_shown]))}{more}")
@@ -87,7 +87,7 @@ def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for row in found["variants"]:
             for kind, words in (("hit_to_miss", "hit → miss"), ("miss_to_hit", "miss → hit")):
                 if row[kind]:
-                    uids = ", ".join(markdown_text(str(f["uid"])) for f in row[kind][:20])
+                    uids = ", ".join(markdown_text(str(f.get("id") or f["uid"])) for f in row[kind][:20])
                     more = f" and {len(row[kind]) - 20} more" if len(row[kind]) > 20 else ""
                     lines.append(f"- {markdown_text(row['label'])} {words}: {uids}{more}")
     return lines
