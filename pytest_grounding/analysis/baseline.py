@@ -289,6 +289,8 @@ def _paired(then: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]])
     """Per detector, the change on the samples scored both times (`then` and `now` in one order)."""
     per_detector: dict[str, list[tuple[bool, bool, tuple[str, str]]]] = {}
     for index, (before, after) in enumerate(zip(then, now, strict=True)):
+        if after.get("variant") is not None:
+            continue  # as the accuracy: originals only (a variant's item keeps its own verdict)
         per_detector.setdefault(after["detector"], []).append(
             (before["outcome"] == Outcome.HIT, after["outcome"] == Outcome.HIT, intervals.screen_of(after, index))
         )

@@ -194,7 +194,8 @@ def sample_key(record: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _scored(method: Method) -> dict[tuple[str, str], Mapping[str, Any]]:
-    return {sample_key(r): r for r in method.records if r["outcome"] != Outcome.ERROR}
+    """The scored originals (a sweep's variants are paired with their originals elsewhere: robustness.py)."""
+    return {sample_key(r): r for r in method.records if r["outcome"] != Outcome.ERROR and r.get("variant") is None}
 
 
 def _same_version(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

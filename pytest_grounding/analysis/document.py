@@ -14,7 +14,7 @@ from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
 from . import cost as cost_mod
 from . import gates as gates_mod
-from . import intervals, metrics, reproduce
+from . import intervals, metrics, reproduce, robustness
 
 # Bumped by a change that scores the same predictions differently (outcomes or figures): a merge
 # refuses reports whose scoring differs. Reports without it are read as scoring 1.
@@ -32,6 +32,7 @@ class Scoring:
     limit: int | None = None
     published: reproduce.Table | None = None
     gate_on_interval: bool = False  # gates judged on the lower bound of the 95% interval
+    max_drops: tuple[Any, ...] = ()  # --grounding-max-drop: robustness.MaxDrop gates
     # the scoring profile's name, rule and source (core/profiles.py): recorded in every report
     profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
 
@@ -72,6 +73,7 @@ def figures(
         verdicts = gates_mod.judge(
             list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
         )
+        verdicts = [*verdicts, *robustness.judge(scoring.max_drops, summary)]  # --grounding-max-drop
     return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
 
 
@@ -165,6 +167,7 @@ def build(
         "summary": found.summary if found else {},
         "gates": gate_entries(found.verdicts) if found else [],
         "errors_check": error_entries(found.verdicts) if found else [],
+        **robustness.gates_entry(found.verdicts if found else ()),  # --grounding-max-drop
         "baseline": None if header.baseline is None else dict(header.baseline),
         "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
         "cost": cost_mod.document(found.cost if found else {}, scoring.price),
@@ -190,4 +193,5 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "top_apps": settings.outputs.top_apps,
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.verdict.gates],
         "gate_on_interval": settings.verdict.gate_on_interval,
+        **robustness.settings_entry(settings),  # --grounding-perturb, --grounding-max-drop
     }

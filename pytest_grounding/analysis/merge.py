@@ -21,11 +21,11 @@ from datetime import datetime
 from typing import Any
 
 from ..core.record import MAX_SHARDS
-from ..core.types import sample_uid
+from ..core.variants import base_uid
 from . import cost as cost_mod
 from . import document as document_mod
 from . import gates as gates_mod
-from . import reproduce
+from . import reproduce, robustness
 
 # Settings that change outcomes: two reports that differ here are not shares of one run.
 SCORING_SETTINGS = ("task", "iou_threshold", "refusal_rows", "language", "limit", "timeout_s", "scoring", "epochs")
@@ -94,7 +94,7 @@ class Part:
             found[entry["name"]] = {"fingerprint": entry.get("fingerprint"), "samples": total, "uids": []}
         for record in self.document.get("samples", []):
             if record["dataset"] in found:
-                found[record["dataset"]]["uids"].append(sample_uid(str(record["uid"]), record.get("epoch")))
+                found[record["dataset"]]["uids"].append(base_uid(record))
         for entry in found.values():
             entry["uids"] = list(dict.fromkeys(entry["uids"]))
         return found
@@ -155,7 +155,7 @@ def validated(part: Part, rescore: Rescore) -> tuple[Part, tuple[str, ...]]:
             why = f"detector {detector} is none the report ran ({', '.join(sorted(detectors)) or 'none'})"
         elif str(record.get("task", "grounding")) != str(part.settings.get("task") or "grounding"):
             why = f"task {str(record.get('task'))[:40]} is not the report's ({part.settings.get('task')})"
-        elif part.shard is not None and sample_uid(uid, record.get("epoch")) not in shares[dataset]:
+        elif part.shard is not None and base_uid(record) not in shares[dataset]:
             why = f"sample {uid} is outside the share shard {part.index}/{part.count} claims"
         key = (dataset, uid, str(record.get("task", "grounding")), detector)
         if why is None and key in seen:
@@ -318,6 +318,7 @@ def scoring_of(
         limit=settings.get("limit"),
         published=published,
         gate_on_interval=bool(settings.get("gate_on_interval", False)),
+        max_drops=robustness.max_drops_of(settings),  # --grounding-max-drop
         profile=part.document.get("scoring_profile") or document_mod.Scoring().profile,
     )
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import epochs, intervals
+from . import epochs, intervals, robustness
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -145,7 +145,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
     for record in sorted(records, key=record_order):
         per_detector.setdefault(summary_key(record), []).append(record)
     summary = {}
-    for key, everything in per_detector.items():
+    for key, with_variants in per_detector.items():
+        # --grounding-perturb: variants have their own block (all of them when only variants ran: -k zoom70)
+        everything = [r for r in with_variants if not robustness.is_variant(r)] or with_variants
         group = [r for r in everything if not r.get("negative")] if refusal_rows == "exclude" else everything
         outcomes = intervals.Outcomes.of(group)
         groups = {k: intervals.one_each(outcomes, (str(r[k]) for r in outcomes.records)) for k in SLICES}
@@ -175,6 +177,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         repeated = epochs.figures(group)  # --grounding-epochs
         if repeated is not None:
             summary[key]["epochs"] = repeated
+        swept = robustness.figures(with_variants)  # --grounding-perturb
+        if swept is not None:
+            summary[key]["robustness"] = swept
     return summary
 
 

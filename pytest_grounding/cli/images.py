@@ -59,8 +59,25 @@ def dataset_images(document: Mapping[str, Any]) -> DatasetImages:
     for name, datasets in found.datasets.items():
         result.images[name] = frozenset(
             str(s.image) for dataset in datasets for s in dataset.samples if OUTSIDE_DATASET not in str(s.defect or "")
-        )
+        ) | variant_images(document, name, datasets)
     return result
+
+
+def variant_images(document: Mapping[str, Any], name: str, datasets: Any) -> frozenset[str]:
+    """--grounding-perturb: the variants' screens, each made again from its dataset's own sample and
+    the spec its record names (the path a run would write): never a path the report merely states."""
+    from ..core.variants import base_uid
+    from ..perturb import variant_again
+
+    samples = {s.uid: s for dataset in datasets for s in dataset.samples if not s.defect}
+    found: set[str] = set()
+    for record in document.get("samples") or []:
+        sample = samples.get(base_uid(record)) if record.get("dataset") == name and record.get("variant") else None
+        if sample is not None:
+            made = variant_again(sample, str(record.get("perturbation")), str(record["variant"]))
+            if made is not None:
+                found.add(str(made.image))
+    return frozenset(found)
 
 
 @dataclass(frozen=True)

@@ -169,13 +169,17 @@ class TargetsReadAgain:
     def rescore(self, record: Any, where: str) -> tuple[Any, str | None]:
         """evaluate.resume's re-scoring, as analysis.merge takes it (analysis imports no evaluate)."""
         from ..core.types import as_epoch, sample_uid
+        from ..core.variants import base_uid
         from ..evaluate.resume import rescore_record
+        from ..perturb import variant_again
 
         epoch = record.get("epoch")
-        known = (str(record.get("dataset")), sample_uid(str(record.get("uid")), epoch))
+        known = (str(record.get("dataset")), base_uid(record))
         if known[0] in self.read and known not in self.samples:
             return None, f"{where}: no sample {known[1][:80]!r} in dataset {known[0]} read again"
         sample = self.samples.get(known)
+        if sample is not None and record.get("variant"):  # --grounding-perturb: the variant made again
+            sample = variant_again(sample, str(record.get("perturbation")), str(record["variant"]))
         if sample is not None and sample_uid(str(record.get("uid")), epoch) != str(record.get("uid")):
             sample = as_epoch(sample, epoch)  # --grounding-epochs: the record's epoch of that sample
         rescored = rescore_record(record, where, sample, self.profile)

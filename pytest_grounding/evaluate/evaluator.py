@@ -31,7 +31,13 @@ class Evaluator:
         """Predict (or locate), score, and make the record whole. Never raises short of Ctrl-C."""
         if self.task == Task.LOCATE:
             found = evaluate_locate(
-                sample, detector, detector_name=name, timeout=self.timeout, threshold=self.threshold, around=around
+                sample,
+                detector,
+                detector_name=name,
+                timeout=self.timeout,
+                threshold=self.threshold,
+                around=around,
+                read=self.read,
             )
         else:
             found = evaluate(

@@ -290,9 +290,10 @@ def evaluate_locate(
     timeout: float | None = None,
     threshold: float = 0.5,
     around: Callable[[Callable[[], Any]], Any] | None = None,
+    read: Callable[[Sample], Any] = read_image,
 ) -> Evaluation:
     result = _evaluate_locate(
-        sample, detector, detector_name=detector_name, timeout=timeout, threshold=threshold, around=around
+        sample, detector, detector_name=detector_name, timeout=timeout, threshold=threshold, around=around, read=read
     )
     # error records too: they count in the locate block
     record = with_fields(result.record, task=Task.LOCATE, threshold=result.record.get("threshold", threshold))
@@ -307,13 +308,14 @@ def _evaluate_locate(
     timeout: float | None,
     threshold: float,
     around: Callable[[Callable[[], Any]], Any] | None,
+    read: Callable[[Sample], Any],
 ) -> Evaluation:
     """The element-at-click task: the detector's `locate` gets the image and the recorded click
     point (the row's `point`, else the box centre), never the box; `locate_with_retries` tries the
     documented transforms until one gives a box containing the point. The timeout covers them all."""
     from .locate import LocateQuery, locate_with_retries
 
-    image, failed = _open_sample(sample, detector_name)
+    image, failed = _open_sample(sample, detector_name, read)
     if failed is not None:
         return failed
     locate = getattr(detector, "locate", None)

@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
+from ..core import variants
 from ..core.profiles import Profile, get_profile
 from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
@@ -53,6 +54,7 @@ def base_record(sample: Sample, detector: str, image_size: tuple[int, int] | Non
         "error": None,
         "meta": {},
         **({"epoch": epoch} if (epoch := epoch_of(sample)) is not None else {}),
+        **variants.record_fields(sample),  # --grounding-perturb: variant, axis, perturbation, original_uid
     }
 
 

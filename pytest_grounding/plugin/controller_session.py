@@ -151,7 +151,7 @@ class ControllerSession:
                 top_apps=settings.outputs.top_apps,
                 show_misses=settings.outputs.show_misses,
                 misses_as=settings.verdict.misses,
-                gated=bool(settings.verdict.gates),
+                gated=bool(settings.verdict.gates or settings.verdict.max_drops),  # --grounding-max-drop too
                 price=settings.scoring.price,
                 profile=settings.scoring.profile.describe(),
             ),
@@ -221,6 +221,7 @@ class ControllerSession:
             limit=settings.selection.limit,
             published=self.published,
             gate_on_interval=settings.verdict.gate_on_interval,
+            max_drops=settings.verdict.max_drops,  # --grounding-max-drop
             profile=settings.scoring.profile.describe(),
         )
 

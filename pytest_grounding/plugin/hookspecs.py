@@ -26,3 +26,10 @@ def pytest_grounding_register_presets(registry):
     """Add model presets for the VLM detectors: ``registry.register(Preset(...))`` or
     ``registry.register("mine", base="qwen2.5-vl", max_pixels=2000000)``; then
     ``--detector openai:preset=mine``."""
+
+
+@pytest.hookspec(historic=True)
+def pytest_grounding_register_perturbations(registry):
+    """Add robustness axes for --grounding-perturb: ``registry.register("mine", factory)``, where
+    ``factory(**options)`` returns a list of perturbations (pytest_grounding.perturb.base.Perturbation:
+    a label, ``derive(sample, size)`` and ``render(image, sample)``) for ``--grounding-perturb mine:key=value``."""

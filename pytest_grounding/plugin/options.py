@@ -241,6 +241,26 @@ OPTIONS = (
         "deterministic detector (center, random, ocr, omniparser, replay) runs once, with one note.",
     ),
     Option(
+        "--grounding-perturb",
+        "grounding_perturb",
+        repeat=True,
+        metavar="AXIS[:key=value,...][,AXIS...]",
+        help="robustness sweep: every sample also runs under each named variant, as its own item (id suffix "
+        "~LABEL, e.g. ~zoom70), its target mapped into the variant's pixels. Axes: downscale (max_pixels or "
+        "long_edge), zoom (scale; default 0.7 and 1.25), invert, jpeg (quality; default 30 and 70), occlude "
+        "(size), paraphrase (file=PATH: JSONL of id -> instruction). The summary adds a robustness table: the "
+        "change per variant with its 95% interval and McNemar p, and the flips (docs: robustness).",
+    ),
+    Option(
+        "--grounding-max-drop",
+        "grounding_max_drop",
+        repeat=True,
+        metavar="[VARIANT=]POINTS",
+        help="robustness gate: fail the run when a variant (a label such as zoom70, or an axis such as zoom: "
+        "each of its variants) costs more than POINTS accuracy points against the same samples' originals; "
+        "POINTS alone applies to every variant (repeatable; docs: robustness).",
+    ),
+    Option(
         "--grounding-language",
         "grounding_language",
         metavar="en|cn",

@@ -22,6 +22,7 @@ from ..evaluate.scoring import error_record
 from .catalog import Catalog
 from .environment import register_project_presets
 from .item_index import ItemIndex
+from .perturb_state import expand
 from .settings import SettingError, Settings, missing_extra
 from .specs import SpecBook
 
@@ -213,6 +214,7 @@ class RunPlan:
         samples = self.samples_in_order()
         if self.settings.selection.shard is not None and self.settings.selection.shard.count <= max(1, len(samples)):
             samples = sharding.take(samples, self.settings.selection.shard)
+        samples = expand(self.config, samples)  # --grounding-perturb: each sample's variants follow it
         return list(with_epochs(samples, self.epochs_for(self.settings.selection.detector_specs)))
 
     def check_replays(self) -> None:

@@ -11,6 +11,7 @@ from ..core.record import Outcome, Record, Task
 from ..core.types import with_epochs
 from ..evaluate import resume as resume_mod
 from ..render.output import OutputError, read_predictions
+from .perturb_state import expand
 from .plan import RunPlan
 from .settings import SettingError
 
@@ -36,7 +37,9 @@ def load_resumed(plan: RunPlan) -> Resumed:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
     epochs = plan.epochs_for(plan.settings.selection.detector_specs)
-    samples = {(d.name, s.uid): s for d in plan.catalog.all() for s in with_epochs(d.samples, epochs)}
+    samples = {  # --grounding-perturb: the variants too
+        (d.name, s.uid): s for d in plan.catalog.all() for s in with_epochs(expand(plan.config, d.samples), epochs)
+    }
     share = _share(plan)
     for lineno, line in lines:
         where = f"{path}:{lineno}"
@@ -95,5 +98,7 @@ def _share(plan: RunPlan) -> set[tuple[str, str]] | None:
     ordered = plan.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
-    taken = with_epochs(sharding.take(ordered, shard), plan.epochs_for(plan.settings.selection.detector_specs))
+    taken = with_epochs(
+        expand(plan.config, sharding.take(ordered, shard)), plan.epochs_for(plan.settings.selection.detector_specs)
+    )
     return {(sample.dataset, sample.uid) for sample in taken}

@@ -15,6 +15,7 @@ from typing import Any
 from ..core.types import Sample
 from ..detectors.encoding import EncodingCache, file_digest, remember_digest
 from ..evaluate.runner import read_image
+from ..perturb.images import materialize
 
 SCREENS_KEPT = 8  # decoded screens kept (a 4K RGB screen is ~25 MB)
 
@@ -27,6 +28,7 @@ class ScreenReader:
         self.cache = EncodingCache(kept)
 
     def read(self, sample: Sample) -> tuple[Any, str | None]:
+        materialize(sample)  # --grounding-perturb: a variant's screen made on its first read
         try:
             stat = sample.image.stat()
             key: Any = (str(sample.image), stat.st_mtime_ns, stat.st_size)

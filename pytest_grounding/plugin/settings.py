@@ -10,6 +10,7 @@ from pathlib import Path
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
+from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
@@ -49,6 +50,7 @@ class Selection:
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
     epochs: int = 1  # --grounding-epochs: each sample this many times (deterministic detectors: once)
     presets_path: Path | None = None
+    perturb: tuple[str, ...] = ()  # --grounding-perturb: the axes' specs (plugin/perturb_state.py parses them)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class VerdictSettings:
     tolerances: baseline_mod.Tolerances = field(default_factory=baseline_mod.Tolerances)
     max_slowdown: float | None = None
     published_path: Path | None = None
+    max_drops: tuple[robustness.MaxDrop, ...] = ()  # --grounding-max-drop: robustness gates
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ class Settings:
         gates = tuple(gates_mod.parse_gate(spec, gate_source) for spec in as_list(gate_specs))
         baseline_path = output_path(config, "--grounding-baseline")
         misses, misses_source = lookup(config, "--grounding-misses")
-        misses = (misses or ("xfail" if gates or baseline_path else "fail")).strip()
+        max_drops = robustness.parse_max_drops(*lookup(config, "--grounding-max-drop"))
+        misses = (misses or ("xfail" if gates or max_drops or baseline_path else "fail")).strip()
         if misses not in MISSES_MODES:
             raise ValueError(f"{misses_source}: {misses!r} is not one of {', '.join(MISSES_MODES)}")
         top_apps = positive_int(*lookup(config, "--grounding-top-apps"), allow_zero=True)
@@ -155,6 +159,7 @@ class Settings:
                 limit=positive_int(*lookup(config, "--grounding-limit")),
                 task=choice(*lookup(config, "--grounding-task"), TASKS),
                 presets_path=output_path(config, "--grounding-presets"),
+                perturb=tuple(as_list(lookup(config, "--grounding-perturb")[0])),
                 language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
                 shard=shard_of(*lookup(config, "--grounding-shard")),
                 epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
@@ -176,6 +181,7 @@ class Settings:
                 tolerances=tolerances,
                 max_slowdown=max_slowdown,
                 published_path=output_path(config, "--grounding-published"),
+                max_drops=max_drops,
             ),
             outputs=OutputSettings(
                 json_path=Path(json_path).resolve() if json_path else None,

@@ -14,6 +14,7 @@ from ..core.numbers import pct as _pct
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
 from .replay import markdown_lines as replay_markdown
+from .robustness import markdown_lines as robustness_markdown
 from .terminal import profile_lines
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
@@ -89,6 +90,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
         header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
         lines += _table(header, rows)
         lines += _epoch_markdown(summary)
+        lines += robustness_markdown(summary)  # --grounding-perturb
         lines += headline_markdown(summary)
     gates = document.get("gates") or []
     if gates:

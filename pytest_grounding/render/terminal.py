@@ -12,6 +12,7 @@ from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
+from .robustness import terminal_lines as robustness_lines
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
@@ -102,6 +103,7 @@ def detector_block(
                 f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
                 "(finish_reason length), scored as they came; `truncated` in their records"
             )
+    lines += robustness_lines(block.get("robustness"))  # --grounding-perturb (both tasks)
     lines += [
         f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
         f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
