@@ -102,6 +102,9 @@ class Record(TypedDict, total=False):
     error: ReadOnly[str | None]
     meta: ReadOnly[dict[str, Any]]
     baseline: ReadOnly[str]  # the baseline's verdict on this sample (analysis.baseline)
+    # model-driven grounding (agent=crop, issue 39): each request of the episode, and why it ended
+    turns: ReadOnly[list[dict[str, Any]]]
+    agent_end: ReadOnly[str]
 
 
 def with_fields(record: Record, **fields: Any) -> Record:

@@ -107,11 +107,19 @@ class OpenAIDetector:
         server_max_pixels: int | None = None,
         probe: bool = True,
         too_long: str = "stop",
+        agent: str | None = None,
+        agent_turns: Any = None,
+        agent_crops_per_turn: Any = None,
+        agent_crops: Any = None,
+        agent_tokens: Any = None,
+        agent_reclick: Any = None,
         **overrides: Any,
     ) -> None:
         # never more pixels than the server's processor keeps as they are (served_budget.py)
         self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
         self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
+        budget = dict(turns=agent_turns, crops_per_turn=agent_crops_per_turn, crops=agent_crops, tokens=agent_tokens)
+        self.agent = served_agent(self, agent, reclick=agent_reclick, **budget)  # issue 39: None = single shot
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
@@ -241,6 +249,8 @@ class OpenAIDetector:
         body, url, frame = self._body_and_frame(query, waits)
         if self.too_long == "error":
             self._refuse_if_too_long(query)
+        if self.agent is not None:  # agent=crop: the model asks for crops over several turns
+            return self.agent.predict(query)
         if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
             body = {**body, "seed": query.epoch}
         reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
@@ -301,8 +311,9 @@ class OpenAIDetector:
         left_out = f", left out: {', '.join(self.check.dropped)} (the server refuses it)" if self.check.dropped else ""
         return {
             "headline": f"{self.model} at {where} ({engine.headline}), {preset_headline(p)}{left_out}, "
-            f"concurrency {self.setting}",
+            f"concurrency {self.setting}" + (f", {self.agent.headline()}" if self.agent else ""),
             "engine": engine.describe(),
+            "agent": self.agent.describe() if self.agent else None,
             "dropped_fields": list(self.check.dropped),
             "notes": self.check.notes(p.name),
             "base_urls": urls,
@@ -324,6 +335,18 @@ class OpenAIDetector:
 
     def close(self) -> None:
         self.client.close()
+
+
+def served_agent(detector: Any, mode: str | None, **budget: Any) -> Any:
+    """The episode runner for `agent=MODE` (served_agent.py), or None for a single shot."""
+    if mode in (None, "", "none", "off"):
+        return None
+    from .served_agent import ServedAgent
+    from .vlm.agent import AGENT_MODES, Budget
+
+    if mode not in AGENT_MODES:
+        raise ValueError(f"openai: agent={mode!r}: one of {', '.join(AGENT_MODES)} (or none)")
+    return ServedAgent(detector, str(mode), Budget.from_options(**budget))
 
 
 def decoding_fields(decoding: Decoding) -> dict[str, Any]:
