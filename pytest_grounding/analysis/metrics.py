@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import epochs, intervals
+from . import agentic, epochs, intervals
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -175,6 +175,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         repeated = epochs.figures(group)  # --grounding-epochs
         if repeated is not None:
             summary[key]["epochs"] = repeated
+        episodes = agentic.figures_of(everything)  # agent=crop (issue 39)
+        if episodes is not None:
+            summary[key]["agentic"] = episodes
     return summary
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..core import safejson
 from . import intervals
+from .agentic import agent_mode, mode_mismatch
 
 REPRODUCED, NOT_REPRODUCED, DOES_NOT_APPLY = "reproduced", "not reproduced", "does not apply"
 AVERAGES = ("micro", "cells")  # cells: the mean over platform x element-type cells (SeeClick lineage)
@@ -56,9 +57,11 @@ class Published:
     split: str | None = None  # None: the benchmark's
     average: str | None = None  # None: the benchmark's
     note: str = ""
+    agentic: bool = False  # measured with the model asking for crops over turns (issue 39)
 
     def as_dict(self, benchmark: Benchmark) -> dict[str, Any]:
         return {
+            "agentic": self.agentic,
             "model": self.model,
             "figure": self.figure,
             "source": self.source,
@@ -327,9 +330,13 @@ def check(
             if preset is None:
                 continue
             group = grouped[detector, dataset["name"]]
-            published, reason = choose(table.candidates(preset, benchmark.id), model)
+            published, reason = choose(
+                same_mode(table.candidates(preset, benchmark.id), detectors.get(detector)), model
+            )
             if published is None and reason is None:
-                reason = f"no published figure for preset {preset} on {benchmark.title}"
+                reason = mode_reason(table.candidates(preset, benchmark.id), detectors.get(detector), preset) or (
+                    f"no published figure for preset {preset} on {benchmark.title}"
+                )
             reasons = [reason] if reason else []
             changed = overridden(detectors.get(detector) or {}, registered(preset) if registered else None)
             if changed:
@@ -370,6 +377,18 @@ def check(
                 )
             )
     return found
+
+
+def same_mode(candidates: Sequence[Published], info: Mapping[str, Any] | None) -> list[Published]:
+    """The figures measured as the detector runs: agentic ones for agent=..., single-shot otherwise."""
+    agentic = agent_mode(info or {}) is not None
+    return [c for c in candidates if c.agentic == agentic]
+
+
+def mode_reason(candidates: Sequence[Published], info: Mapping[str, Any] | None, preset: str) -> str | None:
+    """Why none applies when the preset's figures are all of the other mode (agentic, single-shot)."""
+    mode = agent_mode(info or {})
+    return next((r for c in candidates if (r := mode_mismatch(c.agentic, mode, preset))), None)
 
 
 def _engine(info: Mapping[str, Any]) -> str | None:
@@ -452,13 +471,16 @@ def _fields(item: Any, where: str, required: Mapping[str, type], optional: Mappi
             ok = _number(value)
         elif kind is int:
             ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        elif kind is bool:
+            ok = isinstance(value, bool)
         elif kind is tuple:
             ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
             value = tuple(value) if ok else value
         else:
             ok = isinstance(value, str) and (bool(value.strip()) or key == "note")
         if not ok:
-            expected = {float: "a number", int: "a whole number > 0", tuple: "a list of strings"}.get(kind, "a text")
+            expected = {float: "a number", int: "a whole number > 0", tuple: "a list of strings", bool: "true or false"}
+            expected = expected.get(kind, "a text")
             raise PublishedError(f"{where}: {key} must be {expected}, got {value!r}")
         out[key] = value
     if out.get("average", "micro") not in AVERAGES:
@@ -481,7 +503,7 @@ def _result(item: Any, where: str) -> Published:
         item,
         where,
         {"preset": str, "model": str, "benchmark": str, "figure": float, "source": str},
-        {"match": tuple, "split": str, "average": str, "note": str},
+        {"match": tuple, "split": str, "average": str, "note": str, "agentic": bool},
     )
     if not 0 <= fields["figure"] <= 100:
         raise PublishedError(f"{where}: figure {fields['figure']!r} is not a percentage (0..100)")

@@ -11,6 +11,7 @@ from ..analysis.intervals import span
 from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
+from .agentic import agentic_lines
 
 if TYPE_CHECKING:
     from ..analysis import reproduce  # imported where verdicts are printed: a worker never does
@@ -93,6 +94,7 @@ def detector_block(
         ]
         lines += benchmark_lines(block)
         lines += epoch_lines(block.get("epochs"))
+        lines += agentic_lines(block.get("agentic"))  # agent=crop (issue 39)
         if block.get("truncated"):
             lines.append(
                 f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
