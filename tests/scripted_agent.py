@@ -73,6 +73,10 @@ def plan(name, target, screen):
         return [("crop", [(b, b) for b in boxes], None), ("click", target)]
     if name == "loop":
         return [("crop", [(half, half)], None), ("crop", [(half, half)], 0), ("click", target)]
+    if name == "reclick":  # 30 px off, then corrected on the screen with the cursor drawn
+        return [("click", (x + 30 if x + 30 < w else x - 30, y)), ("click", target)]
+    if name == "confirm":  # right at once, then kept with `terminate`
+        return [("click", target), ("terminate",)]
     if name == "malformed":
         call = {"id": "bad", "type": "function", "function": {"name": "crop", "arguments": "{box: [1, 2"}}
         return [("raw", _calls(call))]
@@ -94,8 +98,9 @@ def _call(arguments, name="crop", index=0):
 class ScriptedAgent:
     """The loopback model; `chats` counts requests; `problems` lists every check that failed."""
 
-    def __init__(self, unresized=True):
+    def __init__(self, unresized=True, relative=None):
         self.unresized = unresized
+        self.relative = relative  # answers in 0-`relative` of the image (rel1000), else its pixels
         self.chats = 0
         self.problems = []
         self.lock = threading.Lock()
@@ -133,15 +138,23 @@ class ScriptedAgent:
             if part.get("type") == "image_url"
         ]
         regions = [(0, 0, *screen)]
+        cursors = {}
         for step in steps[:turn]:
             if step[0] == "crop":
                 regions += [expected for _, expected in step[1]]
+            elif step[0] == "click":  # a re-click turn: the screen with the cursor at the click
+                cursors[len(regions)] = step[1]
+                regions.append((0, 0, *screen))
         if len(images) != len(regions):
             self.problem(f"{name} turn {turn + 1}: {len(images)} images, the script expects {len(regions)}")
             return 200, _completion({"role": "assistant", "content": "nothing"})
         sizes = [decode_data_url(url).size for url in images]
         for k, (url, region) in enumerate(zip(images, regions, strict=True)):
-            self.check_image(name, k, decode_data_url(url), region)
+            image = decode_data_url(url)
+            if k in cursors:
+                self.check_cursor(name, image, cursors[k])
+            else:
+                self.check_image(name, k, image, region)
         step = steps[min(turn, len(steps) - 1)]
         latest = len(regions) - 1
         if step[0] == "raw":
@@ -149,22 +162,30 @@ class ScriptedAgent:
         if step[0] == "terminate":
             return 200, _completion({"role": "assistant", "content": None, "tool_calls": [_call({}, "terminate")]})
         if step[0] == "click":
-            mx, my = to_model(step[1], regions[latest], sizes[latest])
+            mx, my = to_model(step[1], regions[latest], sizes[latest], self.relative)
             return 200, _completion({"role": "assistant", "content": f"({mx!r}, {my!r})"})
         on = latest if step[2] is None else step[2]
         calls = []
         for index, (asked, _) in enumerate(step[1]):
-            x1, y1 = to_model(asked[:2], regions[on], sizes[on])
-            x2, y2 = to_model(asked[2:], regions[on], sizes[on])
+            x1, y1 = to_model(asked[:2], regions[on], sizes[on], self.relative)
+            x2, y2 = to_model(asked[2:], regions[on], sizes[on], self.relative)
             arguments = {"box": [x1, y1, x2, y2], **({} if step[2] is None else {"image": on})}
             calls.append(_call(arguments, index=index))
         return 200, _completion({"role": "assistant", "content": None, "tool_calls": calls})
+
+    def check_cursor(self, name, image, click):
+        if self.unresized and image.getpixel(click) == (
+            click[0] % 256,
+            click[1] % 256,
+            16 * (click[0] // 256) + click[1] // 256,
+        ):
+            self.problem(f"{name}: no cursor drawn at {click}")
 
     def check_image(self, name, k, image, region):
         width, height = region[2] - region[0], region[3] - region[1]
         if not self.unresized:
             ratio = (image.size[0] / image.size[1]) / (width / height)
-            if not 0.9 < ratio < 1.1:
+            if not 0.7 < ratio < 1.4:  # smart_resize rounds each side to a multiple of its factor
                 self.problem(f"{name}: image {k} is {image.size}, region {region} has another shape")
             return
         if image.size != (width, height):
@@ -177,10 +198,12 @@ class ScriptedAgent:
                 self.problem(f"{name}: image {k}'s pixel {corner} is screen {at}, the script expects region {region}")
 
 
-def to_model(point, region, size):
-    """A screen point in the pixels of the image of `region` as it was sent (`size`)."""
+def to_model(point, region, size, relative=None):
+    """A screen point in the pixels of the image of `region` as it was sent (`size`), or in
+    0-`relative` of that image."""
     x, y = point
-    return ((x - region[0]) * size[0] / (region[2] - region[0]), (y - region[1]) * size[1] / (region[3] - region[1]))
+    scale = (relative, relative) if relative else size
+    return ((x - region[0]) * scale[0] / (region[2] - region[0]), (y - region[1]) * scale[1] / (region[3] - region[1]))
 
 
 def _completion(message):

@@ -13,7 +13,7 @@ from helpers import XDIST, read_json
 
 pytest.importorskip("httpx")
 
-SIZES = ((320, 240), (1280, 720), (1920, 1080), (1080, 1920))
+SIZES = ((320, 240), (640, 480), (1024, 576), (480, 800))
 SCRIPTS = (
     "nested",
     "offedge",
@@ -149,3 +149,120 @@ def test_scripted_crops_map_every_click_to_the_intended_pixel(pytester, model, t
     assert figures["budget_exhausted"] == 2 * len(SIZES)  # over-budget, too-many-at-once
     assert figures["invalid_actions"] == 3 * len(SIZES) and figures["loops"] == len(SIZES)
     assert "agentic:" in result.stdout.str() and "episodes ended: click" in result.stdout.str()
+    assert schema_problems(document) == []
+
+
+def schema_problems(document):
+    """The report against the shipped schema (skipped without jsonschema); a broken end must fail it."""
+    try:
+        import jsonschema
+    except ImportError:
+        return []
+    from importlib.resources import files
+
+    schema = json.loads((files("pytest_grounding") / "schema" / "report.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    broken = json.loads(json.dumps(document))
+    broken["samples"][0]["agent_end"] = "gave up"
+    assert list(validator.iter_errors(broken))
+    return [f"{e.json_path}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def detector(model, **options):
+    from pytest_grounding.detectors.served import OpenAIDetector
+
+    spec = {"base_url": model.url, "model": "scripted", "probe": False, "agent": "crop", **options}
+    return OpenAIDetector(**spec)
+
+
+def query_for(size, target, script):
+    from pytest_grounding.core.types import Query
+
+    x, y = target
+    return Query(pattern_screen(size), f"target {x} {y} screen {size[0]} {size[1]} script {script}")
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("transform", ["abs", "rel1000"])
+def test_resized_crops_map_back_to_the_screen_pixel(size, transform):
+    """Qwen2.5-VL's smart_resize on the screen and on every crop, answers in the pixels of the image
+    sent or in 0-1000 of it: a crop of a crop maps back to the script's screen pixel."""
+    scripted = ScriptedAgent(unresized=False, relative=1000 if transform == "rel1000" else None)
+    try:
+        found = detector(scripted, preset="qwen2.5-vl", extractors="paren", transform=transform, refusal="none")
+        target = target_of(size, 5)
+        prediction = found.predict(query_for(size, target, "nested"))
+        assert scripted.problems == []
+        assert prediction.meta["agent_end"] == "click"
+        assert prediction.point == pytest.approx(target, abs=1e-6)
+        regions = [t["shown"] for t in prediction.meta["turns"]]
+        assert regions[1] == [list(plan("nested", target, size)[0][1][0][1])]
+        found.close()
+    finally:
+        scripted.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "script", "end", "turns"),
+    [
+        ({"agent_turns": 2}, "nested", "budget_turns", 2),
+        ({"agent_crops": 1}, "nested", "budget_crops", 2),
+        ({"agent_crops_per_turn": 1}, "two-per-turn", "budget_crops_per_turn", 1),
+        ({"agent_tokens": 100}, "nested", "budget_tokens", 2),  # 55 tokens a turn: the second crop is over
+        ({"agent_crops": 4, "agent_turns": 5}, "over-budget", "click", 5),
+    ],
+)
+def test_every_budget_ends_its_episode_with_its_own_end(model, options, script, end, turns):
+    found = detector(model, preprocess="none", transform="abs", extractors="paren", **options)
+    size = SIZES[1]
+    target = target_of(size, 2)
+    prediction = found.predict(query_for(size, target, script))
+    assert model.problems == []
+    assert (prediction.meta["agent_end"], len(prediction.meta["turns"])) == (end, turns)
+    assert model.chats == turns
+    if end == "click":
+        assert prediction.point == target
+    else:
+        assert prediction.point is None and prediction.meta["reason"]
+    found.close()
+
+
+def test_a_bad_agent_option_is_refused_before_any_request(model):
+    with pytest.raises(ValueError, match="agent="):
+        detector(model, agent="zoom")
+    with pytest.raises(ValueError, match="crops_per_turn"):
+        detector(model, agent_crops_per_turn=0)
+    with pytest.raises(ValueError, match="not an integer"):
+        detector(model, agent_turns="many")
+    assert model.chats == 0
+
+
+def test_the_describe_and_headline_name_the_agent_and_its_budget(model):
+    found = detector(model, agent_crops=5)
+    info = found.describe()
+    assert info["agent"] == {"mode": "crop", "turns": 4, "crops_per_turn": 2, "crops": 5, "tokens": 32768, "reclick": 0}
+    assert "agent=crop (4 turns, 5 crops, 2 per turn" in info["headline"]
+    single = detector(model, agent=None)
+    assert single.describe()["agent"] is None and single.agent is None
+
+
+@pytest.mark.parametrize(("script", "turns"), [("reclick", 2), ("confirm", 2)])
+def test_a_re_click_turn_shows_the_cursor_and_takes_the_corrected_click(model, script, turns):
+    found = detector(model, preprocess="none", transform="abs", extractors="paren", agent_reclick=1)
+    size = SIZES[0]
+    target = target_of(size, 4)
+    prediction = found.predict(query_for(size, target, script))
+    assert model.problems == []
+    assert prediction.meta["agent_end"] == "click" and len(prediction.meta["turns"]) == turns
+    assert prediction.point == target
+    assert prediction.meta["turns"][1]["shown"] == [[0, 0, *size]]
+    found.close()
+
+
+def test_without_re_clicks_the_first_click_ends_the_episode(model):
+    found = detector(model, preprocess="none", transform="abs", extractors="paren")
+    size = SIZES[0]
+    target = target_of(size, 4)
+    prediction = found.predict(query_for(size, target, "reclick"))
+    assert len(prediction.meta["turns"]) == 1 and prediction.point != target
+    found.close()
