@@ -131,7 +131,9 @@ def test_a_malformed_tool_call_is_an_invalid_action_never_a_crash(reply, problem
 def test_text_tool_calls_are_read_and_a_computer_use_click_is_left_to_the_preset():
     found = text_tool_calls('<tool_call>{"name": "crop", "arguments": {"box": [1, 2, 3, 4]}}</tool_call>')
     assert found[0]["function"]["arguments"] == {"box": [1, 2, 3, 4]}
-    click = '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [5, 6]}}</tool_call>'
+    click = (
+        '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [5, 6]}}</tool_call>'
+    )
     assert text_tool_calls(click) == ()
     assert read_action(Reply(click), 1).kind == "answer"
     assert read_action(Reply('<tool_call>{"name": "crop", "arguments": {box}}</tool_call>'), 1).kind == "invalid"
@@ -139,7 +141,9 @@ def test_text_tool_calls_are_read_and_a_computer_use_click_is_left_to_the_preset
 
 def test_refusals_wrong_formats_and_terminate():
     refusing = resolve_preset("qwen2.5-vl", preprocess="none")
-    said = run_episode(refusing, "x", (800, 600), Budget(), Script(text('{"action": "terminate", "status": "failure"}')))
+    said = run_episode(
+        refusing, "x", (800, 600), Budget(), Script(text('{"action": "terminate", "status": "failure"}'))
+    )
     assert said.end == "refusal" and said.point is None
     stop = Reply(None, ({"id": "t", "function": {"name": "terminate", "arguments": "{}"}},))
     assert run_episode(PLAIN, "x", (800, 600), Budget(), Script(stop)).end == "refusal"
