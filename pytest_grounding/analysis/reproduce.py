@@ -479,8 +479,8 @@ def _fields(item: Any, where: str, required: Mapping[str, type], optional: Mappi
         else:
             ok = isinstance(value, str) and (bool(value.strip()) or key == "note")
         if not ok:
-            expected = {float: "a number", int: "a whole number > 0", tuple: "a list of strings", bool: "true or false"}
-            expected = expected.get(kind, "a text")
+            words = {float: "a number", int: "a whole number > 0", tuple: "a list of strings", bool: "true or false"}
+            expected = words.get(kind, "a text")
             raise PublishedError(f"{where}: {key} must be {expected}, got {value!r}")
         out[key] = value
     if out.get("average", "micro") not in AVERAGES:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.redact import redact
 from ..core.types import Prediction, Query
+from .agent_images import view_image
 from .encoding import data_url_bytes
 from .http import completion_content
 from .vlm.agent import Budget, Episode, Reply, View, describe_budget, headline, run_episode
@@ -65,7 +66,7 @@ class ServedAgent:
             (url, _), waited = detector._screen(screen)
             queued[0] += waited
             return url
-        image = screen.crop(view.region) if view.cursor is None else draw_cursor(screen, view.cursor)
+        image = view_image(screen, view)
         resized, _ = detector.preset.preprocess.apply(image)
         return data_url_bytes(resized if detector.resize else image)
 
@@ -81,7 +82,7 @@ def openai_conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     system and tool messages as plain strings."""
     out = []
     for message in messages:
-        parts = []
+        parts: list[dict[str, Any]] = []
         for part in message["content"]:
             if part["type"] == "image":
                 parts.append({"type": "image_url", "image_url": {"url": f"{VIEW_PLACEHOLDER}{part['view']}"}})
@@ -102,7 +103,7 @@ def reply_of(document: dict[str, Any], latency_ms: float) -> Reply:
     text = completion_content(document)  # a body that is no completion raises ServerError: the sample's error
     choice = document["choices"][0]
     calls = choice.get("message", {}).get("tool_calls") if isinstance(choice, dict) else None
-    usage = document.get("usage") if isinstance(document.get("usage"), dict) else {}
+    usage: dict[str, Any] = document["usage"] if isinstance(document.get("usage"), dict) else {}
     return Reply(
         text=redact(text) if isinstance(text, str) else None,
         tool_calls=tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else (),
@@ -142,17 +143,3 @@ def prediction_of(episode: Episode, mode: str, meta: dict[str, Any]) -> Predicti
     if episode.point is None:
         return Prediction.no_answer(raw=episode.answer, **meta)
     return Prediction(point=episode.point, raw=episode.answer, meta=meta)
-
-
-def draw_cursor(screen: Any, point: tuple[float, float]) -> Any:
-    """The screen with an arrow cursor's tip at `point` (black, white outline), as a desktop draws it."""
-    from PIL import ImageDraw
-
-    image = screen.convert("RGB")  # a copy: the shared screen is never drawn on
-    x, y = point
-    unit = max(1.0, min(image.size) / 600.0)
-    arrow = [(0, 0), (0, 16), (4, 12), (7, 19), (10, 18), (7, 11), (12, 11)]
-    ImageDraw.Draw(image).polygon(
-        [(x + dx * unit, y + dy * unit) for dx, dy in arrow], fill=(0, 0, 0), outline=(255, 255, 255)
-    )
-    return image

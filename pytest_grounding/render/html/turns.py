@@ -53,7 +53,7 @@ def turns_list(record: Mapping[str, Any]) -> str:
         return ""
     items = []
     for turn in turns:
-        action = turn.get("action") if isinstance(turn.get("action"), Mapping) else {}
+        action: Mapping[str, Any] = turn["action"] if isinstance(turn.get("action"), Mapping) else {}
         kind = str(action.get("kind", "?"))
         detail = ""
         if kind == "crop":
@@ -62,7 +62,7 @@ def turns_list(record: Mapping[str, Any]) -> str:
             detail = " (" + ", ".join(f"{v:g}" for v in action["point"] if isinstance(v, (int, float))) + ")"
         elif action.get("problem"):
             detail = f": {action['problem']}"
-        tokens = turn.get("tokens") if isinstance(turn.get("tokens"), Mapping) else {}
+        tokens: Mapping[str, Any] = turn["tokens"] if isinstance(turn.get("tokens"), Mapping) else {}
         spent = [f"{tokens[k]} {k}" for k in ("prompt", "completion") if isinstance(tokens.get(k), int)]
         latency = turn.get("latency_ms")
         facts = [f"{ms(latency)} ms" if isinstance(latency, (int, float)) else "", ", ".join(spent)]
