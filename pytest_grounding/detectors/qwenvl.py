@@ -22,6 +22,8 @@ from typing import Any
 from ..core.types import Prediction, Query
 from . import qwenvl_batch
 from .devices import pick_device, worker_index
+from .vlm.agent import agent_setting, describe_budget
+from .vlm.agent import headline as agent_headline
 from .vlm.preprocess import SmartResize
 from .vlm.preset import preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
@@ -132,9 +134,17 @@ class QwenVLDetector:
         attn: str = "sdpa",
         threads: int = 0,
         batch: int | str = "auto",
+        agent: str | None = None,
+        agent_turns: Any = None,
+        agent_crops_per_turn: Any = None,
+        agent_crops: Any = None,
+        agent_tokens: Any = None,
+        agent_reclick: Any = None,
         **overrides: Any,
     ) -> None:
         resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
+        budget = dict(turns=agent_turns, crops_per_turn=agent_crops_per_turn, crops=agent_crops, tokens=agent_tokens)
+        self.agent = agent_setting(self.name, agent, reclick=agent_reclick, **budget)  # issue 39: None = single shot
         from .preflight import check_device, vlm_model
 
         check_device(self.name, device)
@@ -155,7 +165,9 @@ class QwenVLDetector:
             raise ValueError(f"{self.name}: dtype must be auto or one of {', '.join(DTYPES)}, not {dtype!r}")
         self.dtype = DTYPES[str(dtype).lower()]
         self.attn = str(attn)
-        self.batch_size = qwenvl_batch.batch_size_for(batch, self.device)
+        self.batch_size = (
+            1 if self.agent else qwenvl_batch.batch_size_for(batch, self.device)
+        )  # episodes: one at a time
 
         config = AutoConfig.from_pretrained(self.folder, local_files_only=True, trust_remote_code=False)
         self.model_type = config.model_type
@@ -230,6 +242,10 @@ class QwenVLDetector:
         )
 
     def predict(self, query: Query) -> Prediction:
+        if self.agent is not None:  # agent=crop: the model asks for crops over several turns
+            from . import qwenvl_agent
+
+            return qwenvl_agent.predict(self, query, *self.agent)
         return qwenvl_batch.predict(self, query)
 
     def predict_batch(self, queries: Sequence[Query]) -> list[Prediction]:
@@ -240,7 +256,7 @@ class QwenVLDetector:
     def describe(self) -> dict[str, Any]:
         p = self.preset
         where = f"{self.architecture} from {self.source.label} on {self.device} {self.dtype} {self.attn}"
-        headline = f"{where}, {preset_headline(p)}"
+        headline = f"{where}, {preset_headline(p)}" + (f", {agent_headline(*self.agent)}" if self.agent else "")
         return {
             "headline": headline,
             **self.source.describe(),
@@ -252,6 +268,7 @@ class QwenVLDetector:
             "attn_implementation": self.attn,
             "preset": p.describe(),
             "preset_from": self.preset_source,
+            "agent": describe_budget(*self.agent) if self.agent else None,
             "batch_size": self.batch_size,
             "torch": str(self._torch.__version__),  # a str subclass that xdist cannot send
             "transformers": metadata.version("transformers"),

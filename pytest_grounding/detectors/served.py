@@ -33,6 +33,7 @@ from .http import (
     split_urls,
 )
 from .hub import ModelUnavailable
+from .served_agent import ServedAgent
 from .served_budget import server_budget, within_budget
 from .served_checks import (
     PROBE_INSTRUCTION,
@@ -47,6 +48,7 @@ from .served_checks import (
     prompt_need,
 )
 from .served_engine import fingerprint_version, probe_engine
+from .vlm.agent import agent_setting
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
@@ -119,7 +121,8 @@ class OpenAIDetector:
         self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
         self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
         budget = dict(turns=agent_turns, crops_per_turn=agent_crops_per_turn, crops=agent_crops, tokens=agent_tokens)
-        self.agent = served_agent(self, agent, reclick=agent_reclick, **budget)  # issue 39: None = single shot
+        setting = agent_setting(self.name, agent, reclick=agent_reclick, **budget)  # issue 39: None = single shot
+        self.agent = ServedAgent(self, *setting) if setting else None
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
@@ -335,18 +338,6 @@ class OpenAIDetector:
 
     def close(self) -> None:
         self.client.close()
-
-
-def served_agent(detector: Any, mode: str | None, **budget: Any) -> Any:
-    """The episode runner for `agent=MODE` (served_agent.py), or None for a single shot."""
-    if mode in (None, "", "none", "off"):
-        return None
-    from .served_agent import ServedAgent
-    from .vlm.agent import AGENT_MODES, Budget
-
-    if mode not in AGENT_MODES:
-        raise ValueError(f"openai: agent={mode!r}: one of {', '.join(AGENT_MODES)} (or none)")
-    return ServedAgent(detector, str(mode), Budget.from_options(**budget))
 
 
 def decoding_fields(decoding: Decoding) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from ..core.types import Prediction, Query
 from .agent_images import view_image
 from .encoding import data_url_bytes
 from .http import completion_content
-from .vlm.agent import Budget, Episode, Reply, View, describe_budget, headline, run_episode
+from .vlm.agent import Budget, Reply, View, describe_budget, headline, prediction_of, run_episode
 
 # Placeholders for the episode's images in a body until it is written (`http.json_bytes`): random.
 VIEW_PLACEHOLDER = "pytest-grounding-view-" + secrets.token_hex(12) + "-"
@@ -116,30 +116,3 @@ def reply_of(document: dict[str, Any], latency_ms: float) -> Reply:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def prediction_of(episode: Episode, mode: str, meta: dict[str, Any]) -> Prediction:
-    """The episode as a Prediction in screen pixels; its trace in meta (the record lifts it out)."""
-    tokens = episode.tokens
-    meta = {
-        **meta,
-        "agent": mode,
-        "agent_end": episode.end,
-        "turns": [t.as_dict() for t in episode.turns],
-        "attempts": len(episode.turns),  # model calls: the record's `attempts`
-    }
-    if tokens:
-        meta["usage"] = {
-            "prompt_tokens": tokens.get("prompt", 0),
-            "completion_tokens": tokens.get("completion", 0),
-            "total_tokens": tokens.get("prompt", 0) + tokens.get("completion", 0),
-        }
-    if episode.problem:
-        meta["reason"] = episode.problem
-    if episode.truncated:
-        meta["truncated"] = True
-    if episode.end == "refusal":
-        return Prediction.refusal(raw=episode.answer, **meta)
-    if episode.point is None:
-        return Prediction.no_answer(raw=episode.answer, **meta)
-    return Prediction(point=episode.point, raw=episode.answer, meta=meta)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ...core.types import Prediction
 from .agent_turns import after_click, after_crop, assistant_message, first_messages, read_action, tools
 from .parse import TRANSFORMS, extract, is_refusal, split_transform
 from .preprocess import Frame
@@ -314,6 +315,43 @@ def _repeated(regions: Sequence[Region], known: set[Region]) -> Region | None:
             return region
         seen.add(region)
     return None
+
+
+def prediction_of(episode: Episode, mode: str, meta: dict[str, Any]) -> Prediction:
+    """The episode as a Prediction in screen pixels; its trace in meta (the record lifts it out)."""
+    tokens = episode.tokens
+    meta = {
+        **meta,
+        "agent": mode,
+        "agent_end": episode.end,
+        "turns": [t.as_dict() for t in episode.turns],
+        "attempts": len(episode.turns),  # model calls: the record's `attempts`
+    }
+    if tokens:
+        meta["usage"] = {
+            "prompt_tokens": tokens.get("prompt", 0),
+            "completion_tokens": tokens.get("completion", 0),
+            "total_tokens": tokens.get("prompt", 0) + tokens.get("completion", 0),
+        }
+    if episode.problem:
+        meta["reason"] = episode.problem
+    if episode.truncated:
+        meta["truncated"] = True
+    if episode.end == End.REFUSAL:
+        return Prediction.refusal(raw=episode.answer, **meta)
+    if episode.point is None:
+        return Prediction.no_answer(raw=episode.answer, **meta)
+    return Prediction(point=episode.point, raw=episode.answer, meta=meta)
+
+
+def agent_setting(name: str, mode: str | None, **budget: Any) -> tuple[str, Budget] | None:
+    """(mode, budget) for a detector's `agent=MODE` and budget options, None for a single shot;
+    a bad value is refused when the detector is built, before any request or model load."""
+    if mode in (None, "", "none", "off"):
+        return None
+    if mode not in AGENT_MODES:
+        raise ValueError(f"{name}: agent={mode!r}: one of {', '.join(AGENT_MODES)} (or none)")
+    return str(mode), Budget.from_options(**budget)
 
 
 def describe_budget(mode: str, budget: Budget) -> dict[str, Any]:
