@@ -13,6 +13,7 @@ problem is noted in `problems`."""
 import json
 import re
 import threading
+import time
 
 from helpers import LoopbackServer, decode_data_url
 
@@ -98,8 +99,10 @@ def _call(arguments, name="crop", index=0):
 class ScriptedAgent:
     """The loopback model; `chats` counts requests; `problems` lists every check that failed."""
 
-    def __init__(self, unresized=True, relative=None):
+    def __init__(self, unresized=True, relative=None, pause=0.0):
         self.unresized = unresized
+        self.pause = pause  # seconds each answer takes: requests overlap
+        self.in_flight = self.most_in_flight = 0
         self.relative = relative  # answers in 0-`relative` of the image (rel1000), else its pixels
         self.chats = 0
         self.problems = []
@@ -120,6 +123,16 @@ class ScriptedAgent:
         body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
         with self.lock:
             self.chats += 1
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return self.answer(body)
+        finally:
+            time.sleep(self.pause)
+            with self.lock:
+                self.in_flight -= 1
+
+    def answer(self, body):
         text = json.dumps(body["messages"])
         found = INSTRUCTION.search(text)
         if not found:

@@ -6,6 +6,7 @@ its episode with its own end, every trace is whole in the records."""
 
 import json
 
+import numpy as np
 import pytest
 from scripted_agent import ScriptedAgent, pattern_screen, plan
 
@@ -265,4 +266,33 @@ def test_without_re_clicks_the_first_click_ends_the_episode(model):
     target = target_of(size, 4)
     prediction = found.predict(query_for(size, target, "reclick"))
     assert len(prediction.meta["turns"]) == 1 and prediction.point != target
+    found.close()
+
+
+def test_samples_run_concurrently_and_requests_in_flight_stay_within_the_concurrency(pytester, tmp_path):
+    scripted = ScriptedAgent(pause=0.05)
+    try:
+        spec = SPEC + ",concurrency=3"
+        _, document, _ = run(pytester, scripted, tmp_path, "-k", "nested or offedge", spec=spec)
+        assert scripted.problems == []
+        assert len(document["samples"]) == 2 * len(SIZES)
+        assert 2 <= scripted.most_in_flight <= 3, scripted.most_in_flight  # requests, never more than 3
+    finally:
+        scripted.close()
+
+
+def test_each_image_of_an_episode_is_encoded_once(model, monkeypatch):
+    from pytest_grounding.detectors import served_agent
+
+    encoded = []
+    real = served_agent.data_url_bytes
+    monkeypatch.setattr(served_agent, "data_url_bytes", lambda image: encoded.append(image.size) or real(image))
+    found = detector(model, preprocess="none", transform="abs", extractors="paren")
+    size = SIZES[2]
+    target = target_of(size, 1)
+    prediction = found.predict(query_for(size, target, "nested"))
+    assert prediction.point == target and model.chats == 3
+    # two crops, each encoded once though sent again on the turn after (the screen: the detector's cache)
+    assert encoded == [tuple(np.subtract(r[2:], r[:2])) for r in (t["shown"][0] for t in prediction.meta["turns"][1:])]
+    assert found.served_stats()["screens_encoded"] == 1
     found.close()
