@@ -10,16 +10,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.record import SCORED, Outcome
+from ..core.record import AGENT_BUDGET_ENDS, SCORED, AgentEnd, Outcome
 from . import intervals
-
-# How an episode may end (detectors/vlm/agent.py's End), as the figures group them.
-BUDGET_ENDS = ("budget_turns", "budget_crops", "budget_crops_per_turn", "budget_tokens")
-INVALID = "invalid_action"
-LOOP = "loop"
-REFUSAL = "refusal"
-CLICK = "click"
-WRONG_FORMAT_END = "wrong_format"
 
 
 def is_agentic(record: Mapping[str, Any]) -> bool:
@@ -57,12 +49,12 @@ def figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "crops": spread(crops),
         "by_turns": by_turns(records),
         "ends": dict(sorted(ends.items())),
-        "clicks": ends.get(CLICK, 0),
-        "refusals": ends.get(REFUSAL, 0),
-        "invalid_actions": ends.get(INVALID, 0),
-        "loops": ends.get(LOOP, 0),
-        "budget_exhausted": sum(ends.get(e, 0) for e in BUDGET_ENDS),
-        "wrong_formats": ends.get(WRONG_FORMAT_END, 0),
+        "clicks": ends.get(AgentEnd.CLICK, 0),
+        "refusals": ends.get(AgentEnd.REFUSAL, 0),
+        "invalid_actions": ends.get(AgentEnd.INVALID, 0),
+        "loops": ends.get(AgentEnd.LOOP, 0),
+        "budget_exhausted": sum(ends.get(e, 0) for e in AGENT_BUDGET_ENDS),
+        "wrong_formats": ends.get(AgentEnd.WRONG_FORMAT, 0),
     }
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ...core.record import AGENT_BUDGET_ENDS, AgentEnd
 from ...core.types import Prediction
 from .agent_turns import after_click, after_crop, assistant_message, first_messages, read_action, tools
 from .parse import TRANSFORMS, extract, is_refusal, split_transform
@@ -28,32 +29,9 @@ Region = tuple[int, int, int, int]  # x1, y1, x2, y2 in screen pixels, x2 > x1, 
 AGENT_MODES = ("crop",)
 
 
-class End:
-    """Why an episode ended (a record's `agent_end`)."""
-
-    CLICK = "click"  # a click (confirmed or not re-clicked): scored
-    REFUSAL = "refusal"  # the preset's refusal form, or `terminate` before any click
-    WRONG_FORMAT = "wrong_format"  # a final answer no extractor reads
-    INVALID = "invalid_action"  # a malformed tool call, a crop outside the image or of zero size
-    LOOP = "loop"  # a crop of a region already shown
-    TURNS = "budget_turns"
-    CROPS = "budget_crops"
-    CROPS_PER_TURN = "budget_crops_per_turn"
-    TOKENS = "budget_tokens"
-
-
-ENDS = (
-    End.CLICK,
-    End.REFUSAL,
-    End.WRONG_FORMAT,
-    End.INVALID,
-    End.LOOP,
-    End.TURNS,
-    End.CROPS,
-    End.CROPS_PER_TURN,
-    End.TOKENS,
-)
-BUDGET_ENDS = (End.TURNS, End.CROPS, End.CROPS_PER_TURN, End.TOKENS)
+End = AgentEnd  # the episode's ends: core's vocabulary (a record's `agent_end`)
+ENDS = tuple(AgentEnd)
+BUDGET_ENDS = AGENT_BUDGET_ENDS
 
 
 @dataclass(frozen=True)
