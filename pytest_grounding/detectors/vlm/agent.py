@@ -3,7 +3,7 @@ crop request (a `crop` tool call), a click, a `terminate`, or a refusal; the har
 (cut from the screen, resized as the preset says), may render the cursor after a click for a
 re-click, and ends the episode on a click, a refusal, an invalid action, a loop or a spent budget.
 
-No I/O and no transport here: `run_episode` drives any `ask(messages, tools) -> Reply` (the served
+No I/O and no transport here: `run_episode` drives any `ask(messages, tools, views) -> Reply` (the served
 detector's HTTP glue in `served_agent.py`, an in-process generate) and returns the episode: its end,
 its final click in screen pixels, and every turn's trace. Images stay abstract: a message part
 `{"type": "image", "view": k}` stands for view k (0 the screen), which the glue cuts and encodes once.
