@@ -296,3 +296,21 @@ def test_each_image_of_an_episode_is_encoded_once(model, monkeypatch):
     assert encoded == [tuple(np.subtract(r[2:], r[:2])) for r in (t["shown"][0] for t in prediction.meta["turns"][1:])]
     assert found.served_stats()["screens_encoded"] == 1
     found.close()
+
+
+def test_budget_options_without_agent_are_refused(model):
+    with pytest.raises(ValueError, match="need agent=crop"):
+        detector(model, agent=None, agent_crops=2)
+
+
+def test_the_vllm_detector_passes_agent_options_on_rather_than_to_the_preset():
+    from pytest_grounding.detectors.vllm_server import OPENAI_OPTIONS
+
+    assert {
+        "agent",
+        "agent_turns",
+        "agent_crops_per_turn",
+        "agent_crops",
+        "agent_tokens",
+        "agent_reclick",
+    } <= OPENAI_OPTIONS

@@ -22,7 +22,7 @@ from typing import Any
 from ..core.types import Prediction, Query
 from . import qwenvl_batch
 from .devices import pick_device, worker_index
-from .vlm.agent import agent_setting, describe_budget
+from .vlm.agent import describe_budget, take_agent_options
 from .vlm.agent import headline as agent_headline
 from .vlm.preprocess import SmartResize
 from .vlm.preset import preset_headline
@@ -134,17 +134,10 @@ class QwenVLDetector:
         attn: str = "sdpa",
         threads: int = 0,
         batch: int | str = "auto",
-        agent: str | None = None,
-        agent_turns: Any = None,
-        agent_crops_per_turn: Any = None,
-        agent_crops: Any = None,
-        agent_tokens: Any = None,
-        agent_reclick: Any = None,
         **overrides: Any,
     ) -> None:
+        self.agent = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
         resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
-        budget = dict(turns=agent_turns, crops_per_turn=agent_crops_per_turn, crops=agent_crops, tokens=agent_tokens)
-        self.agent = agent_setting(self.name, agent, reclick=agent_reclick, **budget)  # issue 39: None = single shot
         from .preflight import check_device, vlm_model
 
         check_device(self.name, device)

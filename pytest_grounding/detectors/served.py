@@ -48,7 +48,7 @@ from .served_checks import (
     prompt_need,
 )
 from .served_engine import fingerprint_version, probe_engine
-from .vlm.agent import agent_setting
+from .vlm.agent import take_agent_options
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
@@ -109,20 +109,13 @@ class OpenAIDetector:
         server_max_pixels: int | None = None,
         probe: bool = True,
         too_long: str = "stop",
-        agent: str | None = None,
-        agent_turns: Any = None,
-        agent_crops_per_turn: Any = None,
-        agent_crops: Any = None,
-        agent_tokens: Any = None,
-        agent_reclick: Any = None,
         **overrides: Any,
     ) -> None:
+        setting = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
+        self.agent = ServedAgent(self, *setting) if setting else None
         # never more pixels than the server's processor keeps as they are (served_budget.py)
         self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
         self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
-        budget = dict(turns=agent_turns, crops_per_turn=agent_crops_per_turn, crops=agent_crops, tokens=agent_tokens)
-        setting = agent_setting(self.name, agent, reclick=agent_reclick, **budget)  # issue 39: None = single shot
-        self.agent = ServedAgent(self, *setting) if setting else None
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")

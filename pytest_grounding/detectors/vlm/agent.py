@@ -322,6 +322,27 @@ def prediction_of(episode: Episode, mode: str, meta: dict[str, Any]) -> Predicti
     return Prediction(point=episode.point, raw=episode.answer, meta=meta)
 
 
+# A detector's budget options and the Budget fields they set.
+BUDGET_OPTIONS = {
+    "agent_turns": "turns",
+    "agent_crops_per_turn": "crops_per_turn",
+    "agent_crops": "crops",
+    "agent_tokens": "tokens",
+    "agent_reclick": "reclick",
+}
+
+
+def take_agent_options(name: str, options: dict[str, Any]) -> tuple[str, Budget] | None:
+    """`agent=MODE` and its budget options taken out of a detector's options (the rest are the
+    preset's parts): (mode, budget), or None for a single shot; a budget without a mode is refused."""
+    mode = options.pop("agent", None)
+    budget = {field: options.pop(key) for key, field in BUDGET_OPTIONS.items() if key in options}
+    setting = agent_setting(name, mode, **budget)
+    if setting is None and budget:
+        raise ValueError(f"{name}: agent budget options need agent=crop")
+    return setting
+
+
 def agent_setting(name: str, mode: str | None, **budget: Any) -> tuple[str, Budget] | None:
     """(mode, budget) for a detector's `agent=MODE` and budget options, None for a single shot;
     a bad value is refused when the detector is built, before any request or model load."""
