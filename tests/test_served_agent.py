@@ -269,14 +269,20 @@ def test_without_re_clicks_the_first_click_ends_the_episode(model):
     found.close()
 
 
-def test_samples_run_concurrently_and_requests_in_flight_stay_within_the_concurrency(pytester, tmp_path):
+def test_samples_run_concurrently_requests_stay_within_the_concurrency_and_the_page_shows_turns(pytester, tmp_path):
     scripted = ScriptedAgent(pause=0.05)
     try:
         spec = SPEC + ",concurrency=3"
-        _, document, _ = run(pytester, scripted, tmp_path, "-k", "nested or offedge", spec=spec)
+        page = tmp_path / "page.html"
+        args = ("-k", "nested or offedge or loop", "--grounding-html", str(page))
+        _, document, _ = run(pytester, scripted, tmp_path, *args, spec=spec)
         assert scripted.problems == []
-        assert len(document["samples"]) == 2 * len(SIZES)
+        assert len(document["samples"]) == 3 * len(SIZES)
         assert 2 <= scripted.most_in_flight <= 3, scripted.most_in_flight  # requests, never more than 3
+        html = page.read_text()  # each loop (a miss) with its turns and its crop drawn on the screen
+        assert html.count("ended by <b>loop</b>") == len(SIZES) and html.count('font-weight="700">1</text>') == len(
+            SIZES
+        )
     finally:
         scripted.close()
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ...core.record import AGENT_BUDGET_ENDS, AgentEnd
+from ...core.record import AGENT_BUDGET_ENDS, RAW_LIMIT, AgentEnd
 from ...core.types import Prediction
 from .agent_turns import after_click, after_crop, assistant_message, first_messages, read_action, tools
 from .parse import TRANSFORMS, extract, is_refusal, split_transform
@@ -282,7 +282,8 @@ def run_episode(
 
 def _turn(number: int, shown: tuple[Region, ...], reply: Reply, what: Mapping[str, Any]) -> Turn:
     tokens = {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens}
-    return Turn(number, shown, reply.text, what, round(reply.latency_ms, 3), tokens)
+    text = reply.text if reply.text is None or len(reply.text) <= RAW_LIMIT else reply.text[:RAW_LIMIT] + "..."
+    return Turn(number, shown, text, what, round(reply.latency_ms, 3), tokens)
 
 
 def _repeated(regions: Sequence[Region], known: set[Region]) -> Region | None:
