@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import epochs, intervals, robustness
+from . import agentic, epochs, intervals, robustness
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -180,6 +180,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         swept = robustness.figures(with_variants)  # --grounding-perturb
         if swept is not None:
             summary[key]["robustness"] = swept
+        episodes = agentic.figures_of(everything)  # agent=crop (issue 39)
+        if episodes is not None:
+            summary[key]["agentic"] = episodes
     return summary
 
 

@@ -46,6 +46,24 @@ class Outcome(_Vocabulary):
     ERROR = "error"  # the sample could not be scored: left out of the accuracy, never a miss
 
 
+class AgentEnd(_Vocabulary):
+    """Why a model-driven episode ended (agent=crop, issue 39; a record's `agent_end`): a click is
+    scored as a click, a refusal as a refusal; the others end without a new click."""
+
+    CLICK = "click"
+    REFUSAL = "refusal"  # the preset's refusal form, or `terminate` before any click
+    WRONG_FORMAT = "wrong_format"  # a final answer the preset cannot read
+    INVALID = "invalid_action"  # a malformed tool call, a crop outside the image or of zero size
+    LOOP = "loop"  # a crop of a region already shown
+    TURNS = "budget_turns"
+    CROPS = "budget_crops"
+    CROPS_PER_TURN = "budget_crops_per_turn"
+    TOKENS = "budget_tokens"
+
+
+AGENT_BUDGET_ENDS = (AgentEnd.TURNS, AgentEnd.CROPS, AgentEnd.CROPS_PER_TURN, AgentEnd.TOKENS)
+
+
 class Task(_Vocabulary):
     GROUNDING = "grounding"  # instruction in, click out
     LOCATE = "locate"  # recorded click in, the element's box out
@@ -102,6 +120,9 @@ class Record(TypedDict, total=False):
     error: ReadOnly[str | None]
     meta: ReadOnly[dict[str, Any]]
     baseline: ReadOnly[str]  # the baseline's verdict on this sample (analysis.baseline)
+    # model-driven grounding (agent=crop, issue 39): each request of the episode, and why it ended
+    turns: ReadOnly[list[dict[str, Any]]]
+    agent_end: ReadOnly[str]
 
 
 def with_fields(record: Record, **fields: Any) -> Record:

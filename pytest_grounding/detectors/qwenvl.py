@@ -22,6 +22,8 @@ from typing import Any
 from ..core.types import Prediction, Query
 from . import qwenvl_batch
 from .devices import pick_device, worker_index
+from .vlm.agent import describe_budget, take_agent_options
+from .vlm.agent import headline as agent_headline
 from .vlm.preprocess import SmartResize
 from .vlm.preset import preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
@@ -134,6 +136,7 @@ class QwenVLDetector:
         batch: int | str = "auto",
         **overrides: Any,
     ) -> None:
+        self.agent = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
         resolve_preset(preset or DEFAULT_PRESET, **overrides)  # bad options fail before the model loads
         from .preflight import check_device, vlm_model
 
@@ -155,7 +158,9 @@ class QwenVLDetector:
             raise ValueError(f"{self.name}: dtype must be auto or one of {', '.join(DTYPES)}, not {dtype!r}")
         self.dtype = DTYPES[str(dtype).lower()]
         self.attn = str(attn)
-        self.batch_size = qwenvl_batch.batch_size_for(batch, self.device)
+        self.batch_size = (
+            1 if self.agent else qwenvl_batch.batch_size_for(batch, self.device)
+        )  # episodes: one at a time
 
         config = AutoConfig.from_pretrained(self.folder, local_files_only=True, trust_remote_code=False)
         self.model_type = config.model_type
@@ -230,6 +235,10 @@ class QwenVLDetector:
         )
 
     def predict(self, query: Query) -> Prediction:
+        if self.agent is not None:  # agent=crop: the model asks for crops over several turns
+            from . import qwenvl_agent
+
+            return qwenvl_agent.predict(self, query, *self.agent)
         return qwenvl_batch.predict(self, query)
 
     def predict_batch(self, queries: Sequence[Query]) -> list[Prediction]:
@@ -240,7 +249,7 @@ class QwenVLDetector:
     def describe(self) -> dict[str, Any]:
         p = self.preset
         where = f"{self.architecture} from {self.source.label} on {self.device} {self.dtype} {self.attn}"
-        headline = f"{where}, {preset_headline(p)}"
+        headline = f"{where}, {preset_headline(p)}" + (f", {agent_headline(*self.agent)}" if self.agent else "")
         return {
             "headline": headline,
             **self.source.describe(),
@@ -252,6 +261,7 @@ class QwenVLDetector:
             "attn_implementation": self.attn,
             "preset": p.describe(),
             "preset_from": self.preset_source,
+            "agent": describe_budget(*self.agent) if self.agent else None,
             "batch_size": self.batch_size,
             "torch": str(self._torch.__version__),  # a str subclass that xdist cannot send
             "transformers": metadata.version("transformers"),

@@ -33,6 +33,7 @@ from .http import (
     split_urls,
 )
 from .hub import ModelUnavailable
+from .served_agent import ServedAgent
 from .served_budget import server_budget, within_budget
 from .served_checks import (
     PROBE_INSTRUCTION,
@@ -47,6 +48,7 @@ from .served_checks import (
     prompt_need,
 )
 from .served_engine import fingerprint_version, probe_engine
+from .vlm.agent import take_agent_options
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
 from .vlm.prompts import openai_messages
@@ -109,6 +111,8 @@ class OpenAIDetector:
         too_long: str = "stop",
         **overrides: Any,
     ) -> None:
+        setting = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
+        self.agent = ServedAgent(self, *setting) if setting else None
         # never more pixels than the server's processor keeps as they are (served_budget.py)
         self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
         self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
@@ -241,6 +245,8 @@ class OpenAIDetector:
         body, url, frame = self._body_and_frame(query, waits)
         if self.too_long == "error":
             self._refuse_if_too_long(query)
+        if self.agent is not None:  # agent=crop: the model asks for crops over several turns
+            return self.agent.predict(query)
         if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
             body = {**body, "seed": query.epoch}
         reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
@@ -301,8 +307,9 @@ class OpenAIDetector:
         left_out = f", left out: {', '.join(self.check.dropped)} (the server refuses it)" if self.check.dropped else ""
         return {
             "headline": f"{self.model} at {where} ({engine.headline}), {preset_headline(p)}{left_out}, "
-            f"concurrency {self.setting}",
+            f"concurrency {self.setting}" + (f", {self.agent.headline()}" if self.agent else ""),
             "engine": engine.describe(),
+            "agent": self.agent.describe() if self.agent else None,
             "dropped_fields": list(self.check.dropped),
             "notes": self.check.notes(p.name),
             "base_urls": urls,

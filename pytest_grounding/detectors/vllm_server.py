@@ -45,6 +45,7 @@ from ..core.cache import cache_root
 from .hub import ModelUnavailable, read_json_file
 from .served import OpenAIDetector
 from .served_budget import DEFAULT_BUDGETS, server_budget
+from .vlm.agent import BUDGET_OPTIONS
 from .vlm.presets import DEFAULT_PRESET, resolve_preset
 
 TEXT_ALLOWANCE = 4096  # system prompt, chat template and instruction: far more than any preset's
@@ -382,7 +383,8 @@ class VLLMDetector(OpenAIDetector):
         return info
 
 
-# openai's own options: not preset overrides
+# openai's own options: not preset overrides (agent=crop and its budget included)
 OPENAI_OPTIONS = frozenset(
     {"api_key_env", "timeout", "retries", "backoff", "concurrency", "max_concurrency", "resize", "probe", "too_long"}
+    | {"agent", *BUDGET_OPTIONS}
 )

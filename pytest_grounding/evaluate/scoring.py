@@ -15,6 +15,7 @@ from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, 
 from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
 from ..core.types import Prediction, Sample, epoch_of
+from . import agent_trace
 
 __all__ = ["RAW_LIMIT", "base_record", "error_record", "model_calls", "score", "score_located"]
 P = ParamSpec("P")
@@ -102,6 +103,7 @@ def score(
         meta=plain(prediction.meta),
         attempts=model_calls(prediction.meta),
     )
+    record.update(agent_trace.lifted(record["meta"]))  # issue 39: an episode's turns and end, out of meta
     if prediction.meta.get("truncated"):  # the engine cut the answer (finish_reason "length"): scored as it came
         record["truncated"] = True
     box = prediction.box

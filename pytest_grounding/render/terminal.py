@@ -12,6 +12,7 @@ from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
+from .agentic import agentic_lines
 from .robustness import terminal_lines as robustness_lines
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ def detector_block(
         ]
         lines += benchmark_lines(block)
         lines += epoch_lines(block.get("epochs"))
+        lines += agentic_lines(block.get("agentic"))  # agent=crop (issue 39)
         if block.get("truncated"):
             lines.append(
                 f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "

@@ -15,6 +15,7 @@ from ...core.record import Outcome
 from .. import terminal as report
 from .svg import render as render_svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
+from .turns import crop_marks, turns_list
 
 NON_HITS = (Outcome.MISS, Outcome.WRONG_FORMAT, Outcome.ERROR)
 OUTCOME_WORDS: dict[str, str] = {Outcome.MISS: "miss", Outcome.WRONG_FORMAT: "wrong format", Outcome.ERROR: "error"}
@@ -339,7 +340,8 @@ def pictures(record: Mapping[str, Any], thumbs: Thumbnails) -> str:
     whole = (0, 0, screen.size[0], screen.size[1])
     if region == whole:  # a small screen: the crop is the whole of it
         return shot(css_class, region, CROP_MAX, record)
-    return shot(css_class, region, CROP_MAX, record) + shot(f"s{screen.index}", whole, OVERVIEW_MAX, record, outline)
+    overview = outline + crop_marks(record, whole[2] / fit(screen.size, OVERVIEW_MAX)[0])  # an episode's crops
+    return shot(css_class, region, CROP_MAX, record) + shot(f"s{screen.index}", whole, OVERVIEW_MAX, record, overview)
 
 
 def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int) -> str:
@@ -371,6 +373,7 @@ def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int) -> str:
         facts.append(f'<div class="raw mono" title="raw answer">{e(record["raw"])}</div>')
     if record.get("error"):
         facts.append(f'<div class="err mono" title="error">{e(record["error"])}</div>')
+    facts.append(turns_list(record))  # agent=crop: the episode's turns
     return (
         f'<article class="entry"{attrs}><div class="pics">{pictures(record, thumbs)}</div>'
         f'<div class="facts">{"".join(facts)}</div></article>'
