@@ -83,8 +83,10 @@ def test_an_item_of_a_sample_never_loaded_is_named_from_its_id():
 
 def test_epoch_items_are_indexed_by_the_ids_collection_gives_them(configured):
     plan = plan_of(configured(f"--dataset={MINI}", "--detector=center", "--grounding-epochs=2"))
-    plan.index.add(["openai:model=m"], with_epochs(plan.catalog.default().samples[:3], 2))
-    for sample in with_epochs(plan.catalog.default().samples[:3], 2):
+    plan.check_run_settings(lambda line: None)
+    repeated = list(with_epochs(plan.samples_in_order(), 2))
+    plan.index.add(["openai:model=m"], repeated)
+    for sample in repeated:
         entry = plan.index.lookup(f"s.py::t[openai-model-m-{sample.uid}]")
         assert entry is not None and entry.sample.uid == sample.uid and sample.uid.endswith(("-e1", "-e2"))
 

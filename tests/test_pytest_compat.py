@@ -38,8 +38,7 @@ def test_a():
 
 
 def test_pytest_main_is_found_on_the_stack(pytester):
-    # this test runs inside pytest.main: one; a pytester in-process run inside it: two
-    assert pytest_compat.mains_running() >= 1
+    # a pytester in-process run counts one more than this test sees (none in an xdist worker, one serially)
     pytester.makeconftest(
         """
 from pytest_grounding.plugin import pytest_compat

@@ -7,8 +7,7 @@ are imported when it is built, never at import of this module).
 
 The choice goes in tiers, most trusted first: a label quoted in the instruction ("Click the 'OK'
 button"), then the instruction with its filler removed matched lexically, then semantic similarity
-("Begin a performance recording." -> "Record"). A tier answers only above its threshold.
-"""
+("Begin a performance recording." -> "Record"). A tier answers only above its threshold."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
 from .turns import crop_marks, turns_list
 
 NON_HITS = (Outcome.MISS, Outcome.WRONG_FORMAT, Outcome.ERROR)
-OUTCOME_WORDS: dict[str, str] = {Outcome.MISS: "miss", Outcome.WRONG_FORMAT: "wrong format", Outcome.ERROR: "error"}
+OUTCOME_WORDS: dict[str, str] = {outcome: outcome.value.replace("_", " ") for outcome in NON_HITS}
 APP_BARS = 15  # apps in the app chart (most samples first); the app table has them all
 FILTERS = (  # (data attribute, record field, label)
     ("task", "task", "task"),
