@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.redact import redact
 from ..core.types import Prediction, Query
+from . import answer_cache as cache_keys
 from .devices import worker_index
 from .encoding import EncodingCache, data_url, data_url_bytes, image_digest
 from .http import (
@@ -91,6 +92,7 @@ class OpenAIDetector:
     """
 
     name = "openai"
+    answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: the pool sets it
 
     def __init__(
         self,
@@ -243,7 +245,11 @@ class OpenAIDetector:
             self._refuse_if_too_long(query)
         if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
             body = {**body, "seed": query.epoch}
-        reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
+        reply = cache_keys.cached_completion(
+            self.answer_cache,
+            self._cache_key(body, url),
+            lambda: self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url}),
+        )
         document = reply.document
         answer = redact(_content(document))
         meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
@@ -252,12 +258,22 @@ class OpenAIDetector:
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
+        if reply.cache:
+            meta[cache_keys.META] = reply.cache
         queue_ms = reply.queue_ms + 1000.0 * sum(waits)
         if queue_ms >= 0.05:  # a place in flight, another sample's encoding: the runner takes it out of the latency
             meta["queue_ms"] = round(queue_ms, 3)
         if reply.attempts > 1:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
         return self.preset.parse(answer if isinstance(answer, str) else None, frame, meta)
+
+    def _cache_key(self, body: dict[str, Any], url: bytes) -> str | None:
+        """--grounding-cache: this request's key (detectors/answer_cache.py), None without a cache."""
+        if self.answer_cache is None:
+            return None
+        engine = self.check.engine
+        root = engine.settings.get("root") or engine.settings.get("model_path")  # the weights behind the name
+        return cache_keys.served_key(body, IMAGE_PLACEHOLDER, url, engine=engine, preset=self.preset.name, root=root)
 
     def _refuse_if_too_long(self, query: Query) -> None:
         """too_long=error: a prompt the server's context cannot hold is an error, not a request."""

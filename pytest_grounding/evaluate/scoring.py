@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
 from ..core.profiles import Profile, get_profile
-from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, to_json
+from ..core.record import CACHE_META, RAW_LIMIT, CacheUse, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
 from ..core.types import Prediction, Sample, epoch_of
@@ -102,6 +102,8 @@ def score(
     )
     if prediction.meta.get("truncated"):  # the engine cut the answer (finish_reason "length"): scored as it came
         record["truncated"] = True
+    if prediction.meta.get(CACHE_META) == CacheUse.HIT:  # --grounding-cache: the answer came from the store
+        record["cached"] = True
     box = prediction.box
     reference = target.single_box  # IoU is defined where the target is one box
     if box is not None and all(math.isfinite(v) for v in box.as_list()):

@@ -21,8 +21,9 @@ class DetectorLoadError(Exception):
 class DetectorPool:
     """Detectors loaded once per process (per xdist worker) and reused for every sample."""
 
-    def __init__(self, registry: Registry, strategies: Registry | None = None) -> None:
+    def __init__(self, registry: Registry, strategies: Registry | None = None, answer_store: Any = None) -> None:
         self.registry = registry
+        self.answer_store = answer_store  # --grounding-cache: handed to each detector that keeps answers
         self.strategies = strategies if strategies is not None else builtin_strategies()
         self._loaded: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
@@ -38,6 +39,8 @@ class DetectorPool:
                 name, options = parse_spec(chain.detector, raw=True)
                 factory = self.registry.get(name).load()
                 detector = factory(**bind_options(name, factory, options))
+                if self.answer_store is not None and hasattr(detector, "answer_cache"):
+                    detector.answer_cache = self.answer_store
                 self._loaded[spec] = wrap_strategies(detector, chain.strategies, self.strategies)
             except KeyboardInterrupt:
                 raise

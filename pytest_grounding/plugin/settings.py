@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
@@ -70,6 +71,8 @@ class Settings:
     scoring: str = "pixel"  # --grounding-scoring: the scoring profile (core/profiles.py)
     shard: sharding.Shard | None = None  # --grounding-shard: this run's share of the samples
     epochs: int = 1  # --grounding-epochs: each sample this many times (deterministic detectors: once)
+    answer_cache: Path | None = None  # --grounding-cache DIR (render/answer_store.py)
+    log_targets: tuple[Any, ...] = ()  # --grounding-log: render/trackers.py's Target, each checked at start
 
     @property
     def profile(self) -> Profile:
@@ -150,7 +153,18 @@ class Settings:
             scoring=choice(*lookup(config, "--grounding-scoring"), SCORING_PROFILES),
             shard=shard_of(*lookup(config, "--grounding-shard")),
             epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
+            answer_cache=output_path(config, "--grounding-cache"),
+            log_targets=log_targets(*lookup(config, "--grounding-log")),
         )
+
+
+def log_targets(value, source: str) -> tuple[Any, ...]:
+    """--grounding-log: each target parsed and its extra found (a usage error at start, not at the end)."""
+    if not as_list(value):
+        return ()
+    from ..render.trackers import parse_target
+
+    return tuple(parse_target(text, source) for text in as_list(value))
 
 
 def shard_of(value, source: str) -> sharding.Shard | None:

@@ -30,6 +30,7 @@ from ..render.output import OutputError, PredictionsHold, PredictionsWriter
 from . import baseline_state, resume_state
 from .environment import register_project_presets, registered_preset, versions
 from .ledger import Ledger, NotRun, identify, not_run_line
+from ..render.answer_store import open_store
 from .pool import DetectorLoadError, DetectorPool
 from .screens import ScreenReader
 from .settings import SettingError, Settings, missing_extra
@@ -109,7 +110,7 @@ class GroundingRun:
             settings=settings,
             formats=formats,
             detectors=detectors,
-            pool=DetectorPool(detectors, strategies),
+            pool=DetectorPool(detectors, strategies, open_store(settings.answer_cache)),  # --grounding-cache
             strategies=strategies,
         )
 
@@ -557,12 +558,16 @@ class GroundingRun:
         One that cannot be written is said in the summary; it never ends the run."""
         from ..render.outputs import asked_for, write_all
 
-        if any(output.write is not None for output, _ in asked_for(self.settings)):
+        if any(output.write is not None for output, _ in asked_for(self.settings)) or self.settings.log_targets:
             from ..render.output import interrupts_held
+            from ..render.trackers import log_report
 
             taken: list[int] = []
             with interrupts_held(taken):
-                self.output_errors += write_all(self.document(), self.settings)
+                document = self.document()
+                self.output_errors += write_all(document, self.settings)
+                for line in log_report(document, self.settings, self.output_errors):  # --grounding-log
+                    self.note(line)
             if taken:
                 self.interrupted_writing = True
 
