@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import epochs, intervals
+from . import cache_counts, epochs, intervals
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -175,6 +175,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         repeated = epochs.figures(group)  # --grounding-epochs
         if repeated is not None:
             summary[key]["epochs"] = repeated
+        cached = cache_counts.counts(everything)  # --grounding-cache
+        if cached is not None:
+            summary[key]["cache"] = cached
     return summary
 
 
