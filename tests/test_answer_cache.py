@@ -20,6 +20,7 @@ from pytest_grounding.render.answer_store import FileAnswerStore
 MINI = str(FIXTURES / "mini")
 ANSWERS = {"red": "(42,42)", "blue": "(284,200)", "green": "(252,52)", "purple": "(10,10)"}
 PLACEHOLDER = "pytest-grounding-image-abc"
+IMAGE = {"source": "digest-1", "preprocess": {"kind": "smart_resize", "max_pixels": 100}, "size": [28, 28]}
 
 
 def body(**changes):
@@ -32,7 +33,7 @@ def body(**changes):
     return {**base, **changes}
 
 
-def served(request=None, image=b"png-1", engine=EngineInfo("vllm", "0.32.0"), preset="uitars-1.5-point", root=None):
+def served(request=None, image=IMAGE, engine=EngineInfo("vllm", "0.32.0"), preset="uitars-1.5-point", root=None):
     return answer_cache.served_key(request or body(), PLACEHOLDER, image, engine=engine, preset=preset, root=root)
 
 
@@ -46,7 +47,7 @@ def test_a_served_key_is_the_same_for_the_same_request_whatever_the_placeholder(
         answer_cache.served_key(
             other,
             "pytest-grounding-image-xyz",
-            b"png-1",
+            dict(IMAGE),
             engine=EngineInfo("vllm", "0.32.0"),
             preset="uitars-1.5-point",
         )
@@ -64,7 +65,9 @@ def test_a_served_key_is_the_same_for_the_same_request_whatever_the_placeholder(
         {"request": body(max_tokens=65)},
         {"request": body(stop=["</s>"])},
         {"request": body(seed=2)},
-        {"image": b"png-2"},
+        {"image": {**IMAGE, "source": "digest-2"}},
+        {"image": {**IMAGE, "preprocess": {"kind": "smart_resize", "max_pixels": 200}}},
+        {"image": {**IMAGE, "size": [56, 28]}},
         {"engine": EngineInfo("vllm", "0.33.0")},
         {"engine": EngineInfo("sglang", "0.32.0")},
         {"preset": "qwen2.5-vl"},
@@ -98,6 +101,18 @@ def test_every_part_of_an_in_process_request_is_in_its_key():
         answer_cache.inprocess_key(identity, preset, "prompt", image, 2),
     ]
     assert len({key, *others}) == len(others) + 1
+
+
+def test_the_image_sent_is_named_by_its_screen_and_preprocessing():
+    from pytest_grounding.detectors.vlm.preprocess import SmartResize
+
+    resize = SmartResize(factor=28, min_pixels=3136, max_pixels=1_000_000)
+    frame = resize.frame((1920, 1080))
+    sent = answer_cache.sent_image("abc", resize, frame, True)
+    assert sent["size"] == list(frame.model) and sent["preprocess"] == resize.describe()
+    assert answer_cache.sent_image("abc", resize, frame, False)["size"] == [1920, 1080]  # the server resizes
+    smaller = SmartResize(factor=28, min_pixels=3136, max_pixels=500_000)
+    assert answer_cache.sent_image("abc", smaller, smaller.frame((1920, 1080)), True) != sent
 
 
 # -- what is stored --------------------------------------------------------------------------------

@@ -43,19 +43,28 @@ def digest(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def bytes_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 # -- served ----------------------------------------------------------------------------------------
 
 
+def sent_image(source: str, preprocess: Any, frame: Any, resized: bool) -> dict[str, Any]:
+    """The image a served request carries, named without encoding it: the screen's digest
+    (encoding.image_digest) and the deterministic preprocessing that makes the pixels sent (its
+    parameters, the frame, whether it resizes, and the Pillow that resizes and writes the PNG)."""
+    from PIL import __version__ as pillow
+
+    return {
+        "source": source,
+        "preprocess": preprocess.describe() if resized else "original",
+        "size": list(frame.model) if resized else list(frame.original),
+        "pillow": pillow,
+    }
+
+
 def served_key(
-    body: Mapping[str, Any], placeholder: str, image: bytes, *, engine: Any, preset: str, root: Any = None
+    body: Mapping[str, Any], placeholder: str, image: Mapping[str, Any], *, engine: Any, preset: str, root: Any = None
 ) -> str:
     """A chat-completions request's key: the body as sent (model, messages, every decoding field,
-    the seed) with the image's digest where its data URL goes, the engine and its version, the preset."""
-    request = json.dumps(body, sort_keys=True, separators=(",", ":")).replace(placeholder, bytes_digest(image))
+    the seed) with the image's description where its data URL goes, the engine and its version, the preset."""
     return digest(
         {
             "kind": "served",
@@ -63,7 +72,8 @@ def served_key(
             "engine_version": getattr(engine, "version", None),
             "weights": root,  # vLLM's `root`: the folder or hub id the served name stands for
             "preset": preset,
-            "request": request,
+            "request": json.dumps(body, sort_keys=True, separators=(",", ":")).replace(placeholder, "<image>"),
+            "image": image,
         }
     )
 

@@ -225,10 +225,9 @@ class OpenAIDetector:
         (url, frame), waited = self._screen(query.image)
         if waits is not None:
             waits.append(waited)
-        messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": self._messages(query, frame),
             **(self.fields if fields is None else fields),
         }
         return body, url, frame
@@ -240,15 +239,11 @@ class OpenAIDetector:
 
     def predict(self, query: Query) -> Prediction:
         waits: list[float] = []
-        body, url, frame = self._body_and_frame(query, waits)
         if self.too_long == "error":
             self._refuse_if_too_long(query)
-        if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
-            body = {**body, "seed": query.epoch}
+        frame = self.preset.preprocess.frame(query.image.size)  # the frame alone: a cached answer needs no encoding
         reply = cache_keys.cached_completion(
-            self.answer_cache,
-            self._cache_key(body, url),
-            lambda: self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url}),
+            self.answer_cache, self._cache_key(query, frame), lambda: self._send(query, waits)
         )
         document = reply.document
         answer = redact(_content(document))
@@ -267,13 +262,28 @@ class OpenAIDetector:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
         return self.preset.parse(answer if isinstance(answer, str) else None, frame, meta)
 
-    def _cache_key(self, body: dict[str, Any], url: bytes) -> str | None:
-        """--grounding-cache: this request's key (detectors/answer_cache.py), None without a cache."""
+    def _send(self, query: Query, waits: list[float]) -> Any:
+        body, url, _ = self._body_and_frame(query, waits)
+        if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
+            body = {**body, "seed": query.epoch}
+        return self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
+
+    def _cache_key(self, query: Query, frame: Any) -> str | None:
+        """--grounding-cache: this request's key (detectors/answer_cache.py), None without a cache.
+        The image sent is named by the screen's digest and the preprocessing that makes it (the
+        same pixels, without resizing and encoding the screen again)."""
         if self.answer_cache is None:
             return None
+        body = {"model": self.model, "messages": self._messages(query, frame), **self.fields}
+        if query.epoch is not None:
+            body["seed"] = query.epoch
+        image = cache_keys.sent_image(image_digest(query.image), self.preset.preprocess, frame, self.resize)
         engine = self.check.engine
         root = engine.settings.get("root") or engine.settings.get("model_path")  # the weights behind the name
-        return cache_keys.served_key(body, IMAGE_PLACEHOLDER, url, engine=engine, preset=self.preset.name, root=root)
+        return cache_keys.served_key(body, IMAGE_PLACEHOLDER, image, engine=engine, preset=self.preset.name, root=root)
+
+    def _messages(self, query: Query, frame: Any) -> list[dict[str, Any]]:
+        return openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
 
     def _refuse_if_too_long(self, query: Query) -> None:
         """too_long=error: a prompt the server's context cannot hold is an error, not a request."""
