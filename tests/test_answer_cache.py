@@ -9,8 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import FIXTURES, XDIST, LoopbackServer, make_project, needs_openai, read_json
 
+from helpers import FIXTURES, XDIST, LoopbackServer, make_project, needs_openai, read_json
 from pytest_grounding.analysis import cache_counts
 from pytest_grounding.core.record import CACHE_META, CacheUse
 from pytest_grounding.detectors import answer_cache
@@ -33,7 +33,10 @@ def body(**changes):
     return {**base, **changes}
 
 
-def served(request=None, image=IMAGE, engine=EngineInfo("vllm", "0.32.0"), preset="uitars-1.5-point", root=None):
+ENGINE = EngineInfo("vllm", "0.32.0")
+
+
+def served(request=None, image=IMAGE, engine=ENGINE, preset="uitars-1.5-point", root=None):
     return answer_cache.served_key(request or body(), PLACEHOLDER, image, engine=engine, preset=preset, root=root)
 
 
@@ -412,7 +415,7 @@ def cached_rerun_scenario(pytester, model, tmp_path, workers):
         assert summary[key] == before["summary"][next(iter(before["summary"]))][key]
     check_schema(after)
     # a changed prompt sends every request again, and stores those answers beside the old ones
-    changed, _, summary = run(pytester, model, tmp_path, "changed", workers, "prompt=Find: {instruction}")
+    _, _, summary = run(pytester, model, tmp_path, "changed", workers, "prompt=Find: {instruction}")
     assert sorted(model.chats) == asked and summary["cache"] == {"hits": 0, "stored": 6, "asked": 6}
 
 
@@ -439,7 +442,7 @@ def test_errors_and_cut_answers_are_asked_again_and_a_new_image_misses(pytester,
     assert [r["id"] for r in cut] == ["m06"]
     model.chats.clear()
     model.failing, model.cutting = set(), set()
-    _, after, summary = run(pytester, model, tmp_path, "again", workers)
+    _, _, summary = run(pytester, model, tmp_path, "again", workers)
     assert sorted(model.chats) == ["green", "purple"] and summary["cache"] == {"hits": 4, "stored": 2, "asked": 2}
     model.chats.clear()
     _, _, summary = run(pytester, model, tmp_path, "resized", workers, "min_pixels=200704")  # a larger image sent

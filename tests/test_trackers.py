@@ -7,10 +7,11 @@ import glob
 import json
 import struct
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, XDIST, read_json
 
+from helpers import FIXTURES, XDIST, read_json
 from pytest_grounding.analysis import tracked
 from pytest_grounding.render import trackers
 
@@ -132,7 +133,7 @@ def test_a_run_logged_to_a_local_mlflow_file_store_reads_back_with_the_report_s_
         check_figures(document, spec, logged.data.metrics, logged.data.params)
         assert sorted(a.path for a in client.list_artifacts(logged.info.run_id)) == ["r.html", "r.json"]
         copy = client.download_artifacts(logged.info.run_id, "r.json", str(tmp_path / spec))
-        assert json.loads(open(copy).read())["summary"][spec]["hits"] == document["summary"][spec]["hits"]
+        assert json.loads(Path(copy).read_text())["summary"][spec]["hits"] == document["summary"][spec]["hits"]
     assert found["colour"].data.metrics["accuracy"] > found["center"].data.metrics["accuracy"]
 
 
@@ -172,7 +173,7 @@ def wandb_records(path):
     a protobuf `Record` (W&B's own message, read with its own classes)."""
     from wandb.proto import wandb_internal_pb2
 
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
     assert data[:4] == b":W&B"
     position, pending, records = 7, b"", []
     while position + 7 <= len(data):

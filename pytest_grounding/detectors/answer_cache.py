@@ -93,7 +93,7 @@ def storable_completion(document: Mapping[str, Any]) -> bool:
 class Completion:
     """A chat completion as the detector reads it: from the server or from the store."""
 
-    document: Mapping[str, Any]
+    document: dict[str, Any]
     queue_ms: float = 0.0
     attempts: int = 0  # requests sent for it (0: it came from the store)
     cache: str | None = None  # HIT, STORED or None (not cached)
@@ -131,7 +131,7 @@ def inprocess_identity(detector: Any) -> dict[str, Any]:
     from importlib import metadata
 
     source = detector.source
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in ("torch", "transformers"):
         try:
             versions[name] = metadata.version(name)

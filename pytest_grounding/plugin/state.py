@@ -26,11 +26,11 @@ from ..detectors.strategies import builtin_registry as builtin_strategies
 from ..detectors.strategies import check as check_strategies
 from ..detectors.strategies import split_chain
 from ..evaluate.scoring import error_record
+from ..render.answer_store import open_store
 from ..render.output import OutputError, PredictionsHold, PredictionsWriter
 from . import baseline_state, resume_state
 from .environment import register_project_presets, registered_preset, versions
 from .ledger import Ledger, NotRun, identify, not_run_line
-from ..render.answer_store import open_store
 from .pool import DetectorLoadError, DetectorPool
 from .screens import ScreenReader
 from .settings import SettingError, Settings, missing_extra

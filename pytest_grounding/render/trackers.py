@@ -96,7 +96,9 @@ def log_mlflow(uri: str, runs: Sequence[TrackedRun], files: Sequence[Path], docu
     return ids
 
 
-def log_wandb(project: str, runs: Sequence[TrackedRun], files: Sequence[Path], document: Mapping[str, Any]) -> list[str]:
+def log_wandb(
+    project: str, runs: Sequence[TrackedRun], files: Sequence[Path], document: Mapping[str, Any]
+) -> list[str]:
     """One W&B run per detector: params as its config, metrics logged once and as its summary,
     the reports as one artifact. WANDB_MODE=offline writes the run under WANDB_DIR with no account."""
     import wandb
