@@ -1,6 +1,7 @@
 """A served run of 1,581 samples (ScreenSpot-Pro's size), then the same run with the answer cache
 filled (--grounding-cache): wall times side by side, the requests the server saw, and whether the
-records agree.
+records agree. A third run with the `center` detector (no model, no cache) is the harness's own
+floor for as many items: what a cached rerun cannot go below.
 
 The server is bench_served.py's paced loopback model (its own process: a fixed latency per answer,
 64 at once); the dataset is the synthetic generator's at 1,581 samples (generated once into the
@@ -92,6 +93,13 @@ def main() -> None:
             document = json.loads(report.read_text())
             cache = next(iter(document["summary"].values())).get("cache") or {}
             rows.append((name, wall, stats(url, "/stats")["chats"], cache, document["samples"]))
+        # the harness's own floor: the same items with a detector that answers at once (no model, no cache)
+        floor = [
+            a.replace(spec, "center") for a in suite if "--grounding-cache" not in a and a != str(work / "answers")
+        ]
+        started = time.perf_counter()
+        subprocess.run(floor, capture_output=True, text=True, env=env, cwd=REPO, timeout=3600)
+        rows.append(("floor: center, no model", time.perf_counter() - started, 0, {}, []))
         print(f"{'':26} {'wall s':>8} {'requests':>9} {'hits':>6} {'stored':>7}")
         for name, wall, chats, cache, _ in rows:
             print(f"{name:26} {wall:8.1f} {chats:9,} {cache.get('hits', 0):6,} {cache.get('stored', 0):7,}")
