@@ -447,3 +447,43 @@ def test_errors_and_cut_answers_are_asked_again_and_a_new_image_misses(pytester,
     model.chats.clear()
     _, _, summary = run(pytester, model, tmp_path, "resized", workers, "min_pixels=200704")  # a larger image sent
     assert len(model.chats) == 6 and summary["cache"]["hits"] == 0
+
+
+# -- in-process through the plugin: a tiny random Qwen2.5-VL on torch ------------------------------
+
+
+@pytest.mark.slow  # builds a tiny checkpoint and runs torch: about 20 s
+def test_an_in_process_rerun_generates_nothing_and_cut_answers_are_never_stored(pytester, tmp_path, monkeypatch):
+    pytest.importorskip("ui_tars")
+    pytest.importorskip("torch")  # imported here, once: pytester's in-process runs cannot load it twice
+    pytest.importorskip("transformers")
+    from test_uitars import FORCING_CONFTEST
+
+    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+
+    model = build_tiny_qwen25vl(tmp_path / "tiny")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("FORCED_ANSWER", "Action: click(start_box='(42,42)')")
+    log = tmp_path / "prompts.jsonl"
+    monkeypatch.setenv("PROMPT_LOG", str(log))
+    make_project(pytester, conftest=FORCING_CONFTEST)
+
+    def run_with(spec, name):
+        report = tmp_path / f"{name}.json"
+        args = [f"--dataset={MINI}", "--detector", spec, "--grounding-cache", str(tmp_path / "cache")]
+        result = pytester.runpytest(*args, "--grounding-json", str(report), "-k", "m01 or m02 or m03")
+        assert report.is_file(), result.stdout.str()[-3000:]
+        return result, read_json(report)
+
+    spec = f"uitars_forced:model={model},max_new_tokens=40"
+    _, first = run_with(spec, "first")
+    assert len(log.read_text().splitlines()) == 3 and first["summary"][spec]["cache"]["stored"] == 3
+    again_result, again = run_with(spec, "again")
+    assert len(log.read_text().splitlines()) == 3  # nothing generated
+    assert again["summary"][spec]["cache"] == {"hits": 3, "stored": 0, "asked": 0}
+    assert [same(r) for r in again["samples"]] == [same(r) for r in first["samples"]]
+    assert all(r["cached"] for r in again["samples"])
+    again_result.stdout.fnmatch_lines(["*cache: 3 hits, 0 stored*"])
+    # random weights run to max_new_tokens: each answer may be cut, none is stored
+    _, garbage = run_with(f"uitars:model={model},max_new_tokens=6", "garbage")
+    assert "cache" not in garbage["summary"][f"uitars:model={model},max_new_tokens=6"]
