@@ -4,10 +4,11 @@ figures compared with the JSON report and recounted from its records; a missing 
 error at start, a tracker that fails a note."""
 
 import glob
+import importlib.util
 import json
-import struct
+import subprocess
+import sys
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,26 @@ from pytest_grounding.analysis import tracked
 from pytest_grounding.render import trackers
 
 MINI = str(FIXTURES / "mini")
+# The trackers' libraries are never imported into this process: MLflow and W&B pull in numpy's and
+# protobuf's extension modules, which pytester's in-process runs (here and in other test files of the
+# same worker) cannot load a second time. Runs and read-backs go to processes of their own.
+needs_mlflow = pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="the mlflow extra")
+needs_wandb = pytest.mark.skipif(importlib.util.find_spec("wandb") is None, reason="the wandb extra")
+READ_MLFLOW = """
+import json, sys
+from mlflow.tracking import MlflowClient
+client = MlflowClient(tracking_uri=sys.argv[1])
+experiment = client.get_experiment_by_name(sys.argv[2])
+out = {}
+for run in client.search_runs([experiment.experiment_id]):
+    copy = client.download_artifacts(run.info.run_id, "r.json", sys.argv[3]) if sys.argv[3] != "-" else None
+    out[run.data.tags["mlflow.runName"]] = {
+        "status": run.info.status, "metrics": run.data.metrics, "params": run.data.params,
+        "artifacts": sorted(a.path for a in client.list_artifacts(run.info.run_id)),
+        "report": json.load(open(copy)) if copy else None,
+    }
+print(json.dumps(out))
+"""
 DETECTORS = ["--detector", "colour", "--detector", "center"]
 FEW = ["-k", "not m07 and not m08"]
 
@@ -70,8 +91,8 @@ def check_figures(document, spec, metrics, params):
 # -- the pure parts --------------------------------------------------------------------------------
 
 
+@needs_mlflow
 def test_targets_are_parsed_and_a_missing_extra_is_named(monkeypatch):
-    pytest.importorskip("mlflow")
     assert trackers.parse_target("mlflow:sqlite:///x.db", "--grounding-log") == trackers.Target(
         "mlflow", "sqlite:///x.db"
     )
@@ -108,49 +129,51 @@ def test_names_trackers_refuse_are_made_safe_and_intervals_are_two_metrics():
 # -- MLflow ----------------------------------------------------------------------------------------
 
 
-def mlflow_runs(uri):
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=uri)
-    experiment = client.get_experiment_by_name(trackers.EXPERIMENT)
-    return client, {r.data.tags["mlflow.runName"]: r for r in client.search_runs([experiment.experiment_id])}
+def mlflow_runs(uri, download=None):
+    """What MLflow's own client reads back from the store: per run name, its status, metrics,
+    params, artifacts and (with `download`, a folder) the JSON report it holds."""
+    command = [sys.executable, "-c", READ_MLFLOW, uri, trackers.EXPERIMENT, str(download or "-")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 @pytest.mark.slow  # a pytest process of its own that imports MLflow: 6 s
+@needs_mlflow
 @XDIST
 def test_a_run_logged_to_a_local_mlflow_file_store_reads_back_with_the_report_s_figures(
     project, tmp_path, monkeypatch, workers
 ):
-    pytest.importorskip("mlflow")
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 keeps its file store for those who ask
     uri = (tmp_path / "mlruns").as_uri()
     result, document = run(project, tmp_path, f"mlflow:{uri}", *workers)
     result.stdout.fnmatch_lines([f"note: --grounding-log mlflow:{uri}: 2 run(s) logged (*"])
-    client, found = mlflow_runs(uri)
+    (tmp_path / "copies").mkdir()
+    found = mlflow_runs(uri, tmp_path / "copies")
     assert sorted(found) == ["center", "colour"]
     for spec, logged in found.items():
-        assert logged.info.status == "FINISHED"
-        check_figures(document, spec, logged.data.metrics, logged.data.params)
-        assert sorted(a.path for a in client.list_artifacts(logged.info.run_id)) == ["r.html", "r.json"]
-        copy = client.download_artifacts(logged.info.run_id, "r.json", str(tmp_path / spec))
-        assert json.loads(Path(copy).read_text())["summary"][spec]["hits"] == document["summary"][spec]["hits"]
-    assert found["colour"].data.metrics["accuracy"] > found["center"].data.metrics["accuracy"]
+        assert logged["status"] == "FINISHED" and logged["artifacts"] == ["r.html", "r.json"]
+        check_figures(document, spec, logged["metrics"], logged["params"])
+        assert logged["report"]["summary"][spec]["hits"] == document["summary"][spec]["hits"]
+    assert found["colour"]["metrics"]["accuracy"] > found["center"]["metrics"]["accuracy"]
 
 
 @pytest.mark.slow  # MLflow creates its SQLite schema (its migrations) on first use: ~15 s
+@needs_mlflow
 def test_a_run_logged_to_a_local_mlflow_sqlite_store_reads_back_with_the_report_s_figures(project, tmp_path):
-    pytest.importorskip("mlflow")
-    pytest.importorskip("sqlalchemy")
+    if importlib.util.find_spec("sqlalchemy") is None:
+        pytest.skip("MLflow's sqlite store needs SQLAlchemy (the mlflow extra)")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     _, document = run(project, tmp_path, f"mlflow:{uri}")
-    _, found = mlflow_runs(uri)
+    found = mlflow_runs(uri)
+    assert sorted(found) == ["center", "colour"]
     for spec, logged in found.items():
-        check_figures(document, spec, logged.data.metrics, logged.data.params)
+        check_figures(document, spec, logged["metrics"], logged["params"])
 
 
 @pytest.mark.slow  # a pytest process of its own that imports MLflow: 7 s
+@needs_mlflow
 def test_a_tracker_that_fails_is_a_note_and_the_run_passes(project, tmp_path, monkeypatch):
-    pytest.importorskip("mlflow")
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)  # MLflow 3 refuses a file store without it
     uri = (tmp_path / "refused").as_uri()
     result, document = run(project, tmp_path, f"mlflow:{uri}")
@@ -167,37 +190,49 @@ def test_an_unknown_tracker_is_a_usage_error_before_any_sample(project):
 # -- W&B offline -----------------------------------------------------------------------------------
 
 
-def wandb_records(path):
-    """The records of a W&B run file (`run-ID.wandb`): a 7-byte header, then 32 KiB blocks of
-    chunks, each `crc32, length (2 bytes), type (1 full, 2 first, 3 middle, 4 last)`, every record
-    a protobuf `Record` (W&B's own message, read with its own classes)."""
-    from wandb.proto import wandb_internal_pb2
+# A W&B run file (`run-ID.wandb`) read with W&B's own protobuf classes: a 7-byte header, then
+# 32 KiB blocks of chunks, each `crc32, length (2 bytes), type (1 full, 2 first, 3 middle, 4 last)`,
+# every record a `Record` message. Printed: the run's name, project and config, the logged metrics
+# and the artifact's files.
+READ_WANDB = """
+import json, struct, sys
+from wandb.proto import wandb_internal_pb2
+data = open(sys.argv[1], "rb").read()
+assert data[:4] == b":W&B"
+position, pending, records = 7, b"", []
+while position + 7 <= len(data):
+    left = 32768 - position % 32768
+    if left < 7:
+        position += left
+        continue
+    _, length, kind = struct.unpack("<IHB", data[position : position + 7])
+    if kind == 0:
+        position += left
+        continue
+    chunk = data[position + 7 : position + 7 + length]
+    position += 7 + length
+    pending = chunk if kind in (1, 2) else pending + chunk
+    if kind in (1, 4):
+        record = wandb_internal_pb2.Record()
+        record.ParseFromString(pending)
+        records.append(record)
+out = {"metrics": {}, "artifacts": []}
+for record in records:
+    kind = record.WhichOneof("record_type")
+    if kind == "run":
+        out["name"], out["project"] = record.run.display_name, record.run.project
+        out["config"] = {u.key: json.loads(u.value_json) for u in record.run.config.update if u.key != "_wandb"}
+    elif kind == "history":
+        out["metrics"].update({".".join(i.nested_key) or i.key: json.loads(i.value_json) for i in record.history.item})
+    elif kind == "artifact":
+        out["artifacts"] += [e.path for e in record.artifact.manifest.contents]
+print(json.dumps(out))
+"""
 
-    data = Path(path).read_bytes()
-    assert data[:4] == b":W&B"
-    position, pending, records = 7, b"", []
-    while position + 7 <= len(data):
-        left = 32768 - position % 32768
-        if left < 7:
-            position += left
-            continue
-        _, length, kind = struct.unpack("<IHB", data[position : position + 7])
-        if kind == 0:
-            position += left
-            continue
-        chunk = data[position + 7 : position + 7 + length]
-        position += 7 + length
-        pending = chunk if kind in (1, 2) else pending + chunk
-        if kind in (1, 4):
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(pending)
-            records.append(record)
-    return records
 
-
+@needs_wandb
 @pytest.mark.slow  # W&B starts its service process: a few seconds
 def test_a_run_logged_to_wandb_offline_reads_back_with_the_report_s_figures(project, tmp_path, monkeypatch):
-    pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_SILENT", "true")
@@ -205,14 +240,12 @@ def test_a_run_logged_to_wandb_offline_reads_back_with_the_report_s_figures(proj
     result.stdout.fnmatch_lines(["note: --grounding-log wandb:grounding: 2 run(s) logged (*"])
     files = glob.glob(str(tmp_path / "wandb" / "offline-run-*" / "run-*.wandb"))
     assert len(files) == 2
+    names = []
     for path in files:
-        records = wandb_records(path)
-        (start,) = [r.run for r in records if r.WhichOneof("record_type") == "run"]
-        spec = start.display_name
-        params = {u.key: json.loads(u.value_json) for u in start.config.update if u.key != "_wandb"}
-        (history,) = [r.history for r in records if r.WhichOneof("record_type") == "history"]
-        metrics = {".".join(i.nested_key) or i.key: json.loads(i.value_json) for i in history.item}
-        assert start.project == "grounding"
-        check_figures(document, spec, metrics, params)
-        (artifact,) = [r.artifact for r in records if r.WhichOneof("record_type") == "artifact"]
-        assert sorted(e.path for e in artifact.manifest.contents) == ["r.html", "r.json"]
+        done = subprocess.run([sys.executable, "-c", READ_WANDB, path], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        found = json.loads(done.stdout.splitlines()[-1])
+        assert found["project"] == "grounding" and sorted(found["artifacts"]) == ["r.html", "r.json"]
+        check_figures(document, found["name"], found["metrics"], found["config"])
+        names.append(found["name"])
+    assert sorted(names) == ["center", "colour"]
