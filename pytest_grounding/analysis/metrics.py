@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import agentic, epochs, intervals, robustness
+from . import agentic, cache_counts, epochs, intervals, robustness
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -183,6 +183,9 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         episodes = agentic.figures_of(everything)  # agent=crop (issue 39)
         if episodes is not None:
             summary[key]["agentic"] = episodes
+        cached = cache_counts.counts(everything)  # --grounding-cache
+        if cached is not None:
+            summary[key]["cache"] = cached
     return summary
 
 

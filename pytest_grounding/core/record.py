@@ -69,6 +69,17 @@ class Task(_Vocabulary):
     LOCATE = "locate"  # recorded click in, the element's box out
 
 
+class CacheUse(_Vocabulary):
+    """What --grounding-cache did for an answer, in its prediction's meta under `CACHE_META`
+    (detectors/answer_cache.py): the record's `cached` and the summary's counts are read from it."""
+
+    HIT = "hit"  # the answer came from the store: no request, no generation
+    STORED = "stored"  # the model answered and the answer was kept
+
+
+CACHE_META = "answer_cache"
+
+
 # the words of an error record whose image path leads outside its dataset: no output reads that image
 OUTSIDE_DATASET = "leads outside the dataset folder"
 SCHEMA_VERSION = 1  # of the JSON report (pytest_grounding/schema/report.schema.json)
@@ -107,6 +118,7 @@ class Record(TypedDict, total=False):
     outcome: ReadOnly[str]  # an Outcome value
     refusal: ReadOnly[bool]
     truncated: ReadOnly[bool]  # a served answer the engine cut (finish_reason "length"); scored as it came
+    cached: ReadOnly[bool]  # --grounding-cache: the answer came from the answer cache (no request sent)
     point: ReadOnly[list[float] | None]
     points: ReadOnly[list[list[float]]]
     box: ReadOnly[list[float] | None]

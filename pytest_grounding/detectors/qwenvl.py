@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core.types import Prediction, Query
 from . import qwenvl_batch
+from .answer_cache import AnswerStore
 from .devices import pick_device, worker_index
 from .vlm.agent import describe_budget, take_agent_options
 from .vlm.agent import headline as agent_headline
@@ -120,6 +121,7 @@ class QwenVLDetector:
     """
 
     name = "qwenvl"
+    answer_cache: AnswerStore | None = None  # --grounding-cache: the pool sets it (qwenvl_batch.py reads it)
     model_env = "PYTEST_GROUNDING_QWENVL_MODEL"
     defaults = QWENVL_DEFAULTS
     default_model: str | None = None  # qwenvl: a model must be named

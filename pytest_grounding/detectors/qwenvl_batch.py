@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.types import Prediction, Query
+from . import answer_cache as cache_keys
 from .batching import Outcome, chunked, predictions_or_raise
 
 if TYPE_CHECKING:
@@ -155,8 +156,8 @@ def generate(detector: QwenVLModel, prepared: Sequence[Prepared]) -> list[Genera
     return generated
 
 
-def finish(detector: QwenVLModel, prepared: Prepared, generated: Generated) -> Prediction:
-    """The row's prediction, mapped back through its own frame."""
+def finish(detector: QwenVLModel, prepared: Prepared, generated: Generated, cache: str | None = None) -> Prediction:
+    """The row's prediction, mapped back through its own frame (`cache`: what --grounding-cache did)."""
     if generated.seen != prepared.frame.model:  # the processor resized again: the transform would be off
         raise RuntimeError(
             f"{detector.name}: the processor gave a {generated.seen[0]}x{generated.seen[1]} image, "
@@ -168,6 +169,8 @@ def finish(detector: QwenVLModel, prepared: Prepared, generated: Generated) -> P
         "prompt_tokens": generated.prompt_tokens,
         "new_tokens": generated.new_tokens,
     }
+    if cache:
+        meta[cache_keys.META] = cache
     return detector.preset.parse(generated.answer, prepared.frame, meta)
 
 
@@ -180,6 +183,8 @@ def run_chunk(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:
             ready.append((index, prepare(detector, query)))
         except Exception as exc:  # this query's image or prompt: its own error
             outcomes[index] = exc
+    keys = from_cache(detector, queries, ready, outcomes)  # --grounding-cache: hits are done here
+    ready = [(index, one) for index, one in ready if outcomes[index] is None]
     answers: list[Generated | Exception] = []
     if len(ready) > 1:
         try:
@@ -197,13 +202,45 @@ def run_chunk(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:
             outcomes[index] = answer
             continue
         try:
-            outcomes[index] = finish(detector, one, answer)
+            outcomes[index] = finish(detector, one, answer, stored(detector, keys.get(index), one, answer))
         except Exception as exc:
             outcomes[index] = exc
     done = [o for o in outcomes if o is not None]
     if len(done) != len(queries):
         raise RuntimeError(f"{detector.name}: {len(queries) - len(done)} queries of a batch got no outcome")
     return done
+
+
+def from_cache(
+    detector: QwenVLModel, queries: Sequence[Query], ready: Sequence[tuple[int, Prepared]], outcomes: list[Any]
+) -> dict[int, str]:
+    """--grounding-cache: each prepared query's key; a stored answer becomes its outcome at once."""
+    store = getattr(detector, "answer_cache", None)
+    if store is None or not ready:
+        return {}
+    identity = cache_keys.inprocess_identity(detector)
+    keys = {}
+    for index, one in ready:
+        keys[index] = cache_keys.inprocess_key(identity, detector.preset, one.text, one.image, queries[index].epoch)
+        found = cache_keys.generated_of(store.get(keys[index]))
+        if found is not None:
+            try:
+                outcomes[index] = finish(detector, one, Generated(**found), cache_keys.HIT)
+            except Exception as exc:  # a stored answer for another frame: this query's error, as a fresh one's
+                outcomes[index] = exc
+    return keys
+
+
+def stored(detector: QwenVLModel, key: str | None, prepared: Prepared, answer: Generated) -> str | None:
+    """A complete answer kept under its key: never one that ran to max_new_tokens (it may be cut),
+    nor one `finish` refuses (another frame than the preset's)."""
+    store = getattr(detector, "answer_cache", None)
+    if store is None or key is None or answer.new_tokens >= detector.preset.decoding.max_new_tokens:
+        return None
+    if answer.seen != prepared.frame.model:
+        return None
+    entry = cache_keys.generated_entry(answer.answer, answer.prompt_tokens, answer.new_tokens, answer.seen)
+    return cache_keys.STORED if store.put(key, entry) else None
 
 
 def run(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:

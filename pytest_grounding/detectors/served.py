@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.redact import redact
 from ..core.types import Prediction, Query
+from . import answer_cache as cache_keys
 from .devices import worker_index
 from .encoding import EncodingCache, data_url, data_url_bytes, image_digest
 from .http import (
@@ -93,6 +94,7 @@ class OpenAIDetector:
     """
 
     name = "openai"
+    answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: the pool sets it
 
     def __init__(
         self,
@@ -227,10 +229,9 @@ class OpenAIDetector:
         (url, frame), waited = self._screen(query.image)
         if waits is not None:
             waits.append(waited)
-        messages = openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": messages,
+            "messages": self._messages(query, frame),
             **(self.fields if fields is None else fields),
         }
         return body, url, frame
@@ -242,14 +243,14 @@ class OpenAIDetector:
 
     def predict(self, query: Query) -> Prediction:
         waits: list[float] = []
-        body, url, frame = self._body_and_frame(query, waits)
         if self.too_long == "error":
             self._refuse_if_too_long(query)
-        if self.agent is not None:  # agent=crop: the model asks for crops over several turns
+        if self.agent is not None:  # agent=crop: the model asks for crops over several turns (not cached)
             return self.agent.predict(query)
-        if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
-            body = {**body, "seed": query.epoch}
-        reply = self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
+        frame = self.preset.preprocess.frame(query.image.size)  # the frame alone: a cached answer needs no encoding
+        reply = cache_keys.cached_completion(
+            self.answer_cache, self._cache_key(query, frame), lambda: self._send(query, waits)
+        )
         document = reply.document
         answer = redact(_content(document))
         meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
@@ -258,12 +259,37 @@ class OpenAIDetector:
         usage = document.get("usage")
         if isinstance(usage, dict):
             meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
+        if reply.cache:
+            meta[cache_keys.META] = reply.cache
         queue_ms = reply.queue_ms + 1000.0 * sum(waits)
         if queue_ms >= 0.05:  # a place in flight, another sample's encoding: the runner takes it out of the latency
             meta["queue_ms"] = round(queue_ms, 3)
         if reply.attempts > 1:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
         return self.preset.parse(answer if isinstance(answer, str) else None, frame, meta)
+
+    def _send(self, query: Query, waits: list[float]) -> Any:
+        body, url, _ = self._body_and_frame(query, waits)
+        if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
+            body = {**body, "seed": query.epoch}
+        return self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
+
+    def _cache_key(self, query: Query, frame: Any) -> str | None:
+        """--grounding-cache: this request's key (detectors/answer_cache.py), None without a cache.
+        The image sent is named by the screen's digest and the preprocessing that makes it (the
+        same pixels, without resizing and encoding the screen again)."""
+        if self.answer_cache is None:
+            return None
+        body = {"model": self.model, "messages": self._messages(query, frame), **self.fields}
+        if query.epoch is not None:
+            body["seed"] = query.epoch
+        image = cache_keys.sent_image(image_digest(query.image), self.preset.preprocess, frame, self.resize)
+        engine = self.check.engine
+        root = engine.settings.get("root") or engine.settings.get("model_path")  # the weights behind the name
+        return cache_keys.served_key(body, IMAGE_PLACEHOLDER, image, engine=engine, preset=self.preset.name, root=root)
+
+    def _messages(self, query: Query, frame: Any) -> list[dict[str, Any]]:
+        return openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
 
     def _refuse_if_too_long(self, query: Query) -> None:
         """too_long=error: a prompt the server's context cannot hold is an error, not a request."""

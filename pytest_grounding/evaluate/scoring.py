@@ -11,7 +11,7 @@ from typing import Any, ParamSpec
 
 from ..core import variants
 from ..core.profiles import Profile, get_profile
-from ..core.record import RAW_LIMIT, Outcome, Record, Task, plain, size_bucket, to_json
+from ..core.record import CACHE_META, RAW_LIMIT, CacheUse, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
 from ..core.targets import Absent, is_refusal_point, target_of
 from ..core.types import Prediction, Sample, epoch_of
@@ -106,6 +106,8 @@ def score(
     record.update(agent_trace.lifted(record["meta"]))  # issue 39: an episode's turns and end, out of meta
     if prediction.meta.get("truncated"):  # the engine cut the answer (finish_reason "length"): scored as it came
         record["truncated"] = True
+    if prediction.meta.get(CACHE_META) == CacheUse.HIT:  # --grounding-cache: the answer came from the store
+        record["cached"] = True
     box = prediction.box
     reference = target.single_box  # IoU is defined where the target is one box
     if box is not None and all(math.isfinite(v) for v in box.as_list()):

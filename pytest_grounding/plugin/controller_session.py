@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.result import BaselineResult, RunResult, View
@@ -270,12 +270,18 @@ class ControllerSession:
         One that cannot be written is said in the summary; it never ends the run."""
         from ..render.outputs import asked_for, write_all
 
-        if any(output.write is not None for output, _ in asked_for(self.plan.settings.outputs)):
+        outputs = self.plan.settings.outputs
+        if any(output.write is not None for output, _ in asked_for(outputs)) or outputs.log_targets:
             from ..render.output import interrupts_held
+            from ..render.trackers import log_report
 
             taken: list[int] = []
             with interrupts_held(taken):
-                errors = write_all(self.document(result), self.plan.settings.outputs)
+                document = self.document(result)
+                errors = write_all(document, outputs)
+                notes = log_report(document, outputs, errors)  # --grounding-log: a failure is a note
+            if notes:
+                result = replace(result, notes=(*result.notes, *notes))
             if taken:
                 self.interrupted_writing = True
             if errors:

@@ -292,6 +292,26 @@ OPTIONS = (
         "unless -qq.",
     ),
     Option(
+        "--grounding-cache",
+        "grounding_cache",
+        metavar="DIR",
+        help="keep served and in-process VLM answers (openai, vllm, qwenvl, uitars) in DIR across runs: a rerun "
+        "of the same request (model and revision, engine and version, image, prompt, decoding, epoch and seed) "
+        "takes the stored answer and sends nothing; records say `cached: true`, the summary counts hits and "
+        "answers stored. Only complete answers are stored (never errors or cut answers). Off by default "
+        "(docs: answer-cache).",
+    ),
+    Option(
+        "--grounding-log",
+        "grounding_log",
+        repeat=True,
+        metavar="mlflow:TRACKING_URI|wandb:PROJECT",
+        help="log the finished run to an experiment tracker (repeatable): params (detector, preset, engine, "
+        "dataset fingerprint, settings), metrics (headline and slice accuracies with their intervals, latency, "
+        "throughput, cost) and the JSON and HTML reports as artifacts. Needs the mlflow or wandb extra; a "
+        "tracker that fails is a note in the summary, never a failed run (docs: trackers).",
+    ),
+    Option(
         "--grounding-benchmark-table",
         "grounding_benchmark_table",
         switch=True,

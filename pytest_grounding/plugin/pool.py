@@ -19,8 +19,9 @@ class DetectorLoadError(Exception):
 class DetectorPool:
     """Detectors loaded once per process (per xdist worker) and reused for every sample."""
 
-    def __init__(self, specs: SpecBook) -> None:
+    def __init__(self, specs: SpecBook, answer_store: Any = None) -> None:
         self.specs = specs
+        self.answer_store = answer_store  # --grounding-cache: handed to each detector that keeps answers
         self._loaded: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
         self.info: dict[str, dict[str, Any]] = {}
@@ -34,6 +35,8 @@ class DetectorPool:
                 parsed = self.specs.get(spec)
                 factory = parsed.factory(self.specs.detectors)
                 detector = factory(**bind_options(parsed.name, factory, parsed.options))
+                if self.answer_store is not None and hasattr(detector, "answer_cache"):
+                    detector.answer_cache = self.answer_store
                 self._loaded[spec] = wrap_strategies(detector, parsed.chain.strategies, self.specs.strategies)
             except KeyboardInterrupt:
                 raise

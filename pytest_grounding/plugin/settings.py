@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
@@ -98,6 +99,8 @@ class OutputSettings:
     benchmark_table: bool = False
     show_misses: int | None = 10  # None: all
     top_apps: int | None = None
+    answer_cache: Path | None = None  # --grounding-cache DIR (render/answer_store.py)
+    log_targets: tuple[Any, ...] = ()  # --grounding-log: render/trackers.py's Target, each checked at start
 
 
 @dataclass(frozen=True)
@@ -193,8 +196,19 @@ class Settings:
                 benchmark_table=switch(config, "--grounding-benchmark-table"),
                 html_path=output_path(config, "--grounding-html"),
                 plots_dir=output_path(config, "--grounding-plots"),
+                answer_cache=output_path(config, "--grounding-cache"),
+                log_targets=log_targets(*lookup(config, "--grounding-log")),
             ),
         )
+
+
+def log_targets(value, source: str) -> tuple[Any, ...]:
+    """--grounding-log: each target parsed and its extra found (a usage error at start, not at the end)."""
+    if not as_list(value):
+        return ()
+    from ..render.trackers import parse_target
+
+    return tuple(parse_target(text, source) for text in as_list(value))
 
 
 def shard_of(value, source: str) -> sharding.Shard | None:

@@ -28,7 +28,9 @@ class WorkerSession:
 
     @classmethod
     def open(cls, plan: RunPlan) -> WorkerSession:
-        return cls(plan=plan, pool=DetectorPool(plan.specs))
+        from ..render.answer_store import open_store
+
+        return cls(plan=plan, pool=DetectorPool(plan.specs, open_store(plan.settings.outputs.answer_cache)))
 
     def expect(self, expected: Mapping[baseline_mod.Key, str]) -> None:
         """The checked baseline's outcomes: every record made from now on carries its verdict."""

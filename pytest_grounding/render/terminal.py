@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..analysis import cache_counts
 from ..analysis import cost as cost_mod
 from ..analysis.headlines import headline_lines as benchmark_lines
 from ..analysis.intervals import span
@@ -117,6 +118,7 @@ def detector_block(
     ]
     if info and isinstance(info.get("served"), Mapping):
         lines.append(served_line(info["served"]))
+    lines += cache_counts.summary_lines(block.get("cache"))  # --grounding-cache
     lines += cost_mod.lines(cost, price)
     for key, title in TABLES:
         rows = block["by"][key]

@@ -1,0 +1,144 @@
+"""--grounding-log: the finished run logged to experiment trackers, MLflow (`mlflow:TRACKING_URI`)
+and Weights & Biases (`wandb:PROJECT`), each behind its own extra and imported only here, when a
+run asks for it.
+
+It takes the finished report document (analysis/document.py build()) and the report files written,
+never the run's state: one tracked run per detector (analysis/tracked.py: params, metrics), the JSON
+and HTML reports as artifacts. A target's extra is checked when the settings are read (a usage
+error before any sample); a tracker that fails at the end is a note in the summary and never fails
+the run (the reports are written already)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..analysis.tracked import TrackedRun, tracked_runs
+
+EXPERIMENT = "pytest-grounding"  # MLflow's experiment when $MLFLOW_EXPERIMENT_NAME names none
+# kind -> (the module its extra provides, the extra's name)
+KINDS = {"mlflow": ("mlflow", "mlflow"), "wandb": ("wandb", "wandb")}
+PARAMS_PER_BATCH, METRICS_PER_BATCH = 100, 1000  # MLflow's log_batch limits
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # mlflow | wandb
+    where: str  # the tracking URI, or the W&B project
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.where}"
+
+
+def parse_target(text: str, source: str) -> Target:
+    """`mlflow:URI` or `wandb:PROJECT`; a ValueError (a usage error) for anything else, and when
+    the target's extra is not installed."""
+    kind, _, where = str(text).strip().partition(":")
+    if kind not in KINDS or not where.strip():
+        raise ValueError(f"{source}: {text!r} is not mlflow:TRACKING_URI or wandb:PROJECT")
+    module, extra = KINDS[kind]
+    if importlib.util.find_spec(module) is None:
+        raise ValueError(
+            f"{source}: {text!r} needs the {extra} extra ({module} is not installed): "
+            f'pip install "pytest-grounding[{extra}]"'
+        )
+    return Target(kind, where.strip())
+
+
+def log_all(document: Mapping[str, Any], targets: Sequence[Target], artifacts: Sequence[Path]) -> list[str]:
+    """Each target logged; one note per target, saying where the runs went or why they did not."""
+    runs = tracked_runs(document)
+    files = [Path(p) for p in artifacts if Path(p).is_file()]
+    notes = []
+    for target in targets:
+        try:
+            ids = LOGGERS[target.kind](target.where, runs, files, document)
+        except Exception as exc:  # any library's failure: said, never a failed run
+            notes.append(f"--grounding-log {target}: not logged: {type(exc).__name__}: {str(exc)[:300]}")
+            continue
+        notes.append(f"--grounding-log {target}: {len(ids)} run(s) logged ({', '.join(ids)})")
+    return notes
+
+
+def log_mlflow(uri: str, runs: Sequence[TrackedRun], files: Sequence[Path], document: Mapping[str, Any]) -> list[str]:
+    """One MLflow run per detector through MlflowClient (no global state: the run's own process
+    may use mlflow too). A file store needs MLFLOW_ALLOW_FILE_STORE=true in MLflow 3; sqlite:///
+    needs SQLAlchemy (both in the extra)."""
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    experiment_name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or EXPERIMENT
+    found = client.get_experiment_by_name(experiment_name)
+    experiment = found.experiment_id if found is not None else client.create_experiment(experiment_name)
+    ids = []
+    for run in runs:
+        tags = {"mlflow.runName": run.name[:250], "pytest_grounding.started": str(document.get("started"))}
+        created = client.create_run(experiment, tags=tags)
+        run_id = created.info.run_id
+        now = int(time.time() * 1000)
+        params = [Param(k, v) for k, v in run.params.items()]
+        metrics = [Metric(k, v, now, 0) for k, v in run.metrics.items()]
+        for start in range(0, len(metrics), METRICS_PER_BATCH):
+            client.log_batch(run_id, metrics=metrics[start : start + METRICS_PER_BATCH])
+        for start in range(0, len(params), PARAMS_PER_BATCH):
+            client.log_batch(run_id, params=params[start : start + PARAMS_PER_BATCH])
+        client.log_batch(run_id, tags=[RunTag("pytest_grounding.partial", str(bool(document.get("partial"))))])
+        for path in files:
+            client.log_artifact(run_id, str(path))
+        client.set_terminated(run_id, "FINISHED")
+        ids.append(run_id)
+    return ids
+
+
+def log_wandb(
+    project: str, runs: Sequence[TrackedRun], files: Sequence[Path], document: Mapping[str, Any]
+) -> list[str]:
+    """One W&B run per detector: params as its config, metrics logged once and as its summary,
+    the reports as one artifact. WANDB_MODE=offline writes the run under WANDB_DIR with no account."""
+    import wandb
+
+    ids = []
+    for run in runs:
+        handle = wandb.init(
+            project=project,
+            name=run.name[:128],
+            config=dict(run.params),
+            reinit="create_new",
+            settings=wandb.Settings(console="off", quiet=True),
+        )
+        try:
+            handle.log(dict(run.metrics), step=0)
+            handle.summary.update(dict(run.metrics))
+            if files:
+                artifact = wandb.Artifact(f"grounding-report-{handle.id}", type="grounding-report")
+                for path in files:
+                    artifact.add_file(str(path))
+                handle.log_artifact(artifact)
+        finally:
+            handle.finish()
+        ids.append(str(handle.id))
+    return ids
+
+
+LOGGERS = {"mlflow": log_mlflow, "wandb": log_wandb}
+
+
+def log_report(document: Mapping[str, Any], outputs: Any, problems: Sequence[str]) -> list[str]:
+    """The plugin's one call (plugin/controller_session.py write_outputs): the OutputSettings'
+    targets, with the JSON and HTML reports as artifacts where they were written (not named in
+    `problems`)."""
+    targets = outputs.log_targets
+    if not targets:
+        return []
+    written = [
+        path
+        for path in (outputs.json_path, outputs.html_path)
+        if path is not None and not any(str(path) in problem for problem in problems)
+    ]
+    return log_all(document, targets, written)
