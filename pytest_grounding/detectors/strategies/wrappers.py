@@ -78,6 +78,19 @@ class Strategy:
         box = None if prediction.box is None else box_to_frame(prediction.box, window)
         return Answer(window, prediction, point, box)
 
+    def first_look(
+        self, query: Query, share: float = 1.0, side: float | None = None
+    ) -> tuple[Trail, Answer, Box | None]:
+        """The first answer, on the whole screen, and the window around its click (`side` px a side,
+        else `share` of the screen's width and height), in whole pixels: None when it did not click."""
+        trail = Trail()
+        first = self.ask(query, None, trail)
+        if first.point is None:
+            return trail, first, None
+        frame = query.image.size
+        size = (side, side) if side is not None else (frame[0] * share, frame[1] * share)
+        return trail, first, integral(window_around(first.point, size, frame), frame)
+
     def finish(self, answer: Answer | None, trail: Trail, **extra: Any) -> Prediction:
         meta: dict[str, Any] = {
             "strategy": type(self).name,
@@ -140,12 +153,9 @@ class Regrounding(Strategy):
         return {"size": self.size}
 
     def predict(self, query: Query) -> Prediction:
-        trail = Trail()
-        first = self.ask(query, None, trail)
-        if first.point is None:
+        trail, first, window = self.first_look(query, side=self.size)
+        if window is None:
             return self.finish(first, trail)
-        frame = query.image.size
-        window = integral(window_around(first.point, (self.size, self.size), frame), frame)
         if window == first.crop:
             return self.finish(first, trail, stopped="crop is the whole screen")
         second = self.ask(query, window, trail)

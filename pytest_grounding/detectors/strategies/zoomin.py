@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.types import Box, Prediction, Query
-from .geometry import integral, window_around
 from .wrappers import Answer, Strategy, Trail, _click
 
 
@@ -103,13 +102,9 @@ class ZoomIn(Strategy):
         return Answer(window, prediction, point, box)
 
     def predict(self, query: Query) -> Prediction:
-        trail = Trail()
-        first = self.ask(query, None, trail)
-        if first.point is None:
+        trail, first, window = self.first_look(query, share=self.ratio)
+        if window is None or first.point is None:
             return self.finish(first, trail)
-        frame = query.image.size
-        size = (frame[0] * self.ratio, frame[1] * self.ratio)
-        window = integral(window_around(first.point, size, frame), frame)
         second = self.ask(query, window, trail) if self.resize is None else self.ask_resized(query, window, trail)
         if second.point is None:
             return self.finish(first, trail, stopped="no answer in the crop: the first answer stands")

@@ -152,19 +152,37 @@ def build_tiny_qwen25vl(
             max_position_embeddings=32768,  # holds the largest screens' tokens (a served context is capped by it)
             rope_parameters=rope,
             **text_extra,
-            bos_token_id=ids["<|endoftext|>"],
-            eos_token_id=ids["<|im_end|>"],
-            pad_token_id=ids["<|endoftext|>"],
+            **_text_tokens(ids),
         ),
         vision_config=vision,
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-        tie_word_embeddings=True,
+        **_media_tokens(ids),
     )
     torch.manual_seed(seed)
-    model = model_class(config).eval()
+    return _saved(model_class(config).eval(), ids, folder)
+
+
+def _text_tokens(ids: dict[str, Any]) -> dict[str, Any]:
+    """The text model's special tokens, as Qwen's chat template uses them."""
+    return {
+        "bos_token_id": ids["<|endoftext|>"],
+        "eos_token_id": ids["<|im_end|>"],
+        "pad_token_id": ids["<|endoftext|>"],
+    }
+
+
+def _media_tokens(ids: dict[str, Any]) -> dict[str, Any]:
+    """The vision-language config's image and video tokens."""
+    return {
+        "image_token_id": ids["<|image_pad|>"],
+        "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"],
+        "tie_word_embeddings": True,
+    }
+
+
+def _saved(model: Any, ids: dict[str, Any], folder: Path) -> Path:
+    """The model saved with a generation config that stops at the chat's end token."""
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(folder)
@@ -199,9 +217,7 @@ def _save_qwen3_5(folder: Path, family: str, vocab: int, ids: dict[str, Any], se
         linear_num_value_heads=4,
         max_position_embeddings=4096,
         rope_parameters=rope,
-        bos_token_id=ids["<|endoftext|>"],
-        eos_token_id=ids["<|im_end|>"],
-        pad_token_id=ids["<|endoftext|>"],
+        **_text_tokens(ids),
     )
     if family == "qwen3_5_moe":
         text.update(moe_intermediate_size=16, shared_expert_intermediate_size=16, num_experts=4, num_experts_per_tok=2)
@@ -220,17 +236,10 @@ def _save_qwen3_5(folder: Path, family: str, vocab: int, ids: dict[str, Any], se
     config = getattr(transformers, prefix + "Config")(
         text_config=text,
         vision_config=vision,
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-        tie_word_embeddings=True,
+        **_media_tokens(ids),
     )
     torch.manual_seed(seed)
     model = getattr(transformers, prefix + "ForConditionalGeneration")(config).eval()
     with torch.no_grad():  # a trained model's pad token has an embedding; a zero one would hide padding
         model.get_input_embeddings().weight[ids["<|endoftext|>"]].normal_(0.0, 0.02)  # that leaks into a state
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    model.save_pretrained(folder)
-    return folder
+    return _saved(model, ids, folder)
