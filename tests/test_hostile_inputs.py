@@ -116,13 +116,13 @@ def test_deeply_nested_dataset_and_baseline_are_clear_errors(pytester, tmp_path,
     assert "nested" in text
 
 
-def test_the_hand_check_without_jsonschema(real_report, monkeypatch):
+def test_the_schema_check_names_where_a_crafted_report_breaks_it(real_report):
     from pytest_grounding.render import reportcheck
 
-    monkeypatch.setattr(reportcheck, "_validator", lambda: None)  # a core-only install
-    assert reportcheck.problems(real_report) == []
+    assert reportcheck.problems(real_report) == []  # every install checks the whole schema (core dependency)
     crafted = json.loads(json.dumps(real_report))
     crafted["samples"][0]["latency_ms"] = "<script>"
     crafted["samples"][1]["point"] = ["<b>", 1]
-    assert [p.split(":")[0] for p in reportcheck.problems(crafted)] == ["samples/0/latency_ms", "samples/1/point"]
+    places = {p.split(":")[0] for p in reportcheck.problems(crafted)}
+    assert {"samples/0/latency_ms", "samples/1/point/0"} <= places, places
     assert reportcheck.problems([]) and reportcheck.problems({})

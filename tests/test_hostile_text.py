@@ -150,26 +150,14 @@ def test_markdown_summary_and_compare_escape_data(pytester, tmp_path, capsys):
     forged = tmp_path / "forged.json"
     forged.write_text(json.dumps(document))
     capsys.readouterr()
-    if _has_jsonschema():  # the dev extra: the whole schema is checked
-        assert main(["summary", str(forged)]) == 2  # ... and `summary` refuses a report that breaks the schema
-        assert "schema" in capsys.readouterr().err
-    else:  # the core install checks the shape only: what it prints is inert all the same
-        main(["summary", str(forged)])
-        assert_markdown_inert(capsys.readouterr().out)
+    assert main(["summary", str(forged)]) == 2  # ... and `summary` refuses a report that breaks the schema
+    assert "schema" in capsys.readouterr().err
     other = tmp_path / "s.json"
     shutil.copy(report, other)
     assert main(["compare", str(report), str(other), "--markdown"]) == 0
     assert_markdown_inert(capsys.readouterr().out)
     assert main(["compare", str(report), str(other)]) == 0
     assert_terminal_safe(capsys.readouterr().out)
-
-
-def _has_jsonschema():
-    try:
-        import jsonschema  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def test_markdown_escapes():
