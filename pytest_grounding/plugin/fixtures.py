@@ -10,7 +10,6 @@ import pytest
 from ..core.record import Outcome, Record
 from ..evaluate.runner import explain
 from .baseline_hooks import judge_miss, junit_properties
-from .pipeline import pipeline_of
 from .pool import DetectorLoadError
 from .sessions import is_worker, worker_of
 from .wire import RECORD
@@ -68,7 +67,7 @@ def grounding_check(request):
             benchmark.group = BENCHMARK_GROUP
             return benchmark.pedantic(fn, rounds=1, iterations=1)
 
-        prefetching = pipeline_of(request.config)
+        prefetching = worker.pipeline
         prefetched = prefetching.take(request.node, sample, detector, name) if prefetching is not None else None
         # started ahead by the pipeline: the request's own time, no benchmark round
         result = prefetched or evaluator.run(sample, detector, name, around=around if measure else None)

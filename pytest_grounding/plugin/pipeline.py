@@ -27,8 +27,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import pytest
-
 from ..core.record import Outcome, Record
 from ..evaluate.runner import Evaluation
 from .pipeline_parts import BatchGroup, Lane, Slot, Workers, lane_width
@@ -299,10 +297,3 @@ def serial_peek(count: int) -> Peek:
         return range(index + 1, min(count, index + 1 + HORIZON)), True
 
     return peek
-
-
-PIPELINE_KEY = pytest.StashKey[Pipeline]()
-
-
-def pipeline_of(config: Any) -> Pipeline | None:
-    return config.stash.get(PIPELINE_KEY, None)

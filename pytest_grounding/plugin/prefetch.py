@@ -11,7 +11,7 @@ import pytest
 
 from ..core.record import Record
 from .controller_session import ControllerSession
-from .pipeline import IN_FLIGHT, PIPELINE_KEY, Pipeline, pipeline_of, serial_peek
+from .pipeline import IN_FLIGHT, Pipeline, serial_peek
 from .worker_session import WorkerSession
 from .xdist_compat import find_interactor, worker_peek
 
@@ -36,7 +36,7 @@ class PrefetchHooks:
             else:
                 pipeline = Pipeline(self.worker, session.items, serial_peek(len(session.items)))
         if pipeline is not None:
-            self.config.stash[PIPELINE_KEY] = pipeline
+            self.worker.pipeline = pipeline
         outcome = yield
         if pipeline is None:
             return
@@ -50,7 +50,7 @@ class PrefetchHooks:
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        pipeline = pipeline_of(self.config)
+        pipeline = self.worker.pipeline
         if pipeline is not None:
             pipeline.advance(item)
         try:
@@ -62,7 +62,7 @@ class PrefetchHooks:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
-        pipeline = pipeline_of(self.config)
+        pipeline = self.worker.pipeline
         if pipeline is not None and pipeline.prefetching and call.when == "call":  # call report only (junitxml)
             outcome.get_result().user_properties.append((IN_FLIGHT, pipeline.in_flight()))
 

@@ -1,6 +1,6 @@
 """The side of a run that predicts (each xdist worker, or the only process): its detectors, the
-screens it decodes, what the baseline expects of each sample, the samples not to run again, and
-the one evaluator the fixture and the prefetch pipeline share."""
+screens it decodes, what the baseline expects of each sample, the samples not to run again, the
+prefetch pipeline, and the one evaluator the fixture and the pipeline share."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class WorkerSession:
     judged: bool = False  # a baseline is compared with: each record gets its verdict
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) resumed: not run again
     shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard, per dataset
+    pipeline: Any = None  # prefetch.Pipeline: predictions started ahead of their items (once the loop starts)
 
     @classmethod
     def open(cls, plan: RunPlan) -> WorkerSession:
