@@ -14,9 +14,10 @@ from ..analysis.result import BaselineResult, RunResult, View
 from ..analysis.throughput import Timeline, merge_served
 from ..core.record import Record
 from ..datasets import sharding
+from ..render.notes import not_run_line
 from .baseline_state import BaselineCheck
 from .environment import registered_preset, versions
-from .ledger import Ledger, NotRun, not_run_line
+from .ledger import Ledger, NotRun
 from .plan import RunPlan
 from .predictions import PredictionsStream
 from .resume_state import Resumed, load_resumed

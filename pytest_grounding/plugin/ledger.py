@@ -21,8 +21,6 @@ from typing import Any
 from ..core.record import Record
 from ..core.types import Sample
 
-SHOWN = 5  # not-run samples the summary line names; the JSON report lists all of them
-
 
 @dataclass(frozen=True)
 class NotRun:
@@ -125,20 +123,6 @@ def placeholder(params: str) -> Sample:
     from ..datasets._common import PLACEHOLDER_BOX
 
     return Sample(dataset="?", id=params, uid=params, image=Path("?"), instruction="", bbox=PLACEHOLDER_BOX)
-
-
-def not_run_line(not_run: Sequence[NotRun], total: int, *, crashes: int, interrupted: bool, resumable: bool) -> str:
-    """The summary's line (a note): how many, why, and the first few ids."""
-    if crashes and not interrupted:
-        reason = f"xdist stopped after {crashes} worker crashes, --max-worker-restart"
-    elif interrupted:
-        reason = "the run was interrupted: Ctrl-C, -x or --maxfail"
-    else:
-        reason = "no report came for them"
-    shown = ", ".join(entry.id for entry in not_run[:SHOWN])
-    more = f" and {len(not_run) - SHOWN} more" if len(not_run) > SHOWN else ""
-    resume = ", --grounding-resume runs them" if resumable else ""
-    return f"not run: {len(not_run)} of {total} samples ({reason}): {shown}{more} (the JSON report's not_run{resume})"
 
 
 def identify(nodeids: Sequence[str], specs: Sequence[str], datasets: Iterable[Any]) -> list[tuple[str, str, Sample]]:
