@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -57,9 +56,6 @@ class Pipeline:
         self.slots: dict[int, Slot] = {}
         self.lanes: dict[str, Lane | None] = {}
         self.stopped = False
-        self.current = -1
-        self.started_at = time.monotonic()
-        self.finished = 0
         self.workers = Workers()
         self.finishing = threading.Event()  # set by each evaluation that ends: the windows may move
         self._lane_of: dict[int, Lane | None] = {}
@@ -67,13 +63,11 @@ class Pipeline:
         # per item; scanning the whole horizon each time was quadratic in the items):
         self._open: set[int] = set()  # slots started and neither taken nor dropped
         self._settled = 0  # serially: from the current item up to here, started or run the plain way
-        self._first_of: dict[str, int] = {}  # each detector spec's first item
-        self._last_of: dict[str, int] = {}  # and its last
+        self._span: dict[str, tuple[int, int]] = {}  # each detector spec's first and last item
         for index, item in enumerate(items):
             spec = detector_spec(item)
             if spec is not None:
-                self._first_of.setdefault(spec, index)
-                self._last_of[spec] = index
+                self._span[spec] = (self._span.get(spec, (index, index))[0], index)
 
     def read(self, sample: Any) -> Any:
         """A screen's image, decoded once for its samples (the run's reader, shared with the items
@@ -112,7 +106,6 @@ class Pipeline:
         index = self.position.get(id(item))
         if index is None or self.stopped:
             return
-        self.current = index
         self.fill(index)
 
     def fill(self, index: int) -> None:
@@ -213,7 +206,7 @@ class Pipeline:
         gathered what may start and one batch more) or has no item after `at`, and no detector not
         met yet has a first item between `at` and the last candidate."""
         for spec, lane in self.lanes.items():
-            if lane is None or self._last_of.get(spec, -1) <= at:
+            if lane is None or self._span.get(spec, (-1, -1))[1] <= at:
                 continue
             if lane.batch == 1:
                 if room.get(spec, 1) > 0:
@@ -225,7 +218,7 @@ class Pipeline:
                 continue
             if len(gathered) < max(0, lane.window() - lane.outstanding) + lane.batch:
                 return False
-        return not any(at < first <= end for spec, first in self._first_of.items() if spec not in self.lanes)
+        return not any(at < first <= end for spec, (first, _) in self._span.items() if spec not in self.lanes)
 
     # -- the item's side ---------------------------------------------------------------------------
     def take(self, item: Any, sample: Any, detector: Any, name: str) -> Evaluation | None:
@@ -246,7 +239,6 @@ class Pipeline:
         slot.taken = True
         self._open.discard(slot.index)
         lane.outstanding -= 1
-        self.finished += 1
         self.fill(slot.index)
         return slot.evaluation
 
