@@ -57,3 +57,13 @@ def test_pytest_config_main_is_where_the_frame_walk_looks():
     from _pytest.config import main
 
     assert main is pytest.main
+
+
+def test_pytest_s_own_k_grammar_matches_words_in_a_text():
+    from _pytest.mark.expression import Expression
+
+    assert callable(Expression.compile)
+    match = pytest_compat.keyword_matcher("ocr and not (zoom or seeker)")
+    assert match("OCR mini") and not match("ocr+zoom mini")
+    with pytest.raises(ValueError, match="-k 'ocr and'"):
+        pytest_compat.keyword_matcher("ocr and")

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -282,61 +281,11 @@ def _order(run: Run) -> tuple[float, str]:
     return (when.timestamp() if when is not None else float("-inf"), run.source)
 
 
-def keyword_match(expression: str, text: str) -> bool:
-    """pytest's -k, on a row's and column's labels: words matched as case-insensitive substrings,
-    joined by `and`, `or`, `not` and parentheses. A ValueError for any other expression."""
-    tokens = re.findall(r"\(|\)|[^\s()]+", expression)
-    haystack = text.lower()
-    place = 0
-
-    def fail() -> ValueError:
-        return ValueError(f"-k {expression!r}: not an expression of words with and, or, not, ( )")
-
-    def either() -> bool:  # a or b or ...
-        nonlocal place
-        value = both()
-        while place < len(tokens) and tokens[place] == "or":
-            place += 1
-            value = both() or value
-        return value
-
-    def both() -> bool:  # a and b and ...
-        nonlocal place
-        value = single()
-        while place < len(tokens) and tokens[place] == "and":
-            place += 1
-            value = single() and value
-        return value
-
-    def single() -> bool:
-        nonlocal place
-        if place >= len(tokens):
-            raise fail()
-        token = tokens[place]
-        place += 1
-        if token == "not":
-            return not single()
-        if token == "(":
-            value = either()
-            if place >= len(tokens) or tokens[place] != ")":
-                raise fail()
-            place += 1
-            return value
-        if token in ("and", "or", ")"):
-            raise fail()
-        return token.lower() in haystack
-
-    found = either()
-    if place != len(tokens):
-        raise fail()
-    return found
-
-
 @dataclass(frozen=True)
 class Filters:
     benchmarks: tuple[str, ...] = ()  # glob patterns on the column's name or format
     detectors: tuple[str, ...] = ()  # glob patterns on the detector spec
-    keyword: str | None = None  # -k on "row label column label"
+    keyword: Callable[[str], bool] | None = None  # -k (pytest's grammar) on "row label column label"
 
     def column(self, column: Benchmark) -> bool:
         return not self.benchmarks or any(
@@ -361,7 +310,7 @@ def build(
     for row, column, run in found:
         if not (filters.row(row) and filters.column(column)):
             continue
-        if filters.keyword is not None and not keyword_match(filters.keyword, f"{row.label} {column.label}"):
+        if filters.keyword is not None and not filters.keyword(f"{row.label} {column.label}"):
             continue
         grouped.setdefault((row, column), []).append(run)
     cells = {}

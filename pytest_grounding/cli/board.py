@@ -98,20 +98,20 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.board import Filters, build, keyword_match
+    from ..analysis.board import Filters, build
     from ..core.safetext import terminal_line
+    from ..plugin.pytest_compat import keyword_matcher
 
     folder: Path = args.folder
     if not folder.is_dir():
         print(f"error: {terminal_line(f'{folder} is not a folder')}", file=sys.stderr)
         return 2
-    filters = Filters(tuple(args.benchmark), tuple(args.detector), args.keyword)
-    try:
-        if args.keyword is not None:
-            keyword_match(args.keyword, "")  # a malformed -k fails before any file is read
+    try:  # a malformed -k fails before any file is read
+        keyword = keyword_matcher(args.keyword) if args.keyword is not None else None
     except ValueError as exc:
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
+    filters = Filters(tuple(args.benchmark), tuple(args.detector), keyword)
     found, skipped, reports = collect(folder)
     try:
         board = build(found, skipped, filters=filters, sort=args.sort, reports=reports)

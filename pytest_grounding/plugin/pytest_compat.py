@@ -4,12 +4,13 @@ pyproject.toml; tests/test_pytest_compat.py fails when pytest changes under them
 - a line of its own amid xdist's progress dots: the terminal writer's `_tw.width_of_current_line`;
 - xdist's loadgroup suffix written where this pytest keeps node ids (`item._id`, a `NodeId`, from
   pytest 9.2; `item._nodeid` before: pytest-xdist#1386);
-- how many `pytest.main` calls this thread is inside: a frame walk for `_pytest.config.main`."""
+- how many `pytest.main` calls this thread is inside: a frame walk for `_pytest.config.main`;
+- pytest's own `-k` grammar (`_pytest.mark.expression`), for `board -k`."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any
 
@@ -52,3 +53,27 @@ def mains_running() -> int:
         count += frame.f_code is main.__code__
         frame = frame.f_back
     return count
+
+
+def keyword_matcher(expression: str) -> Callable[[str], bool]:
+    """pytest's `-k` on a text: its words matched as case-insensitive substrings, joined by `and`,
+    `or`, `not` and parentheses. A ValueError naming the expression when pytest cannot parse it."""
+    from _pytest.mark import expression as grammar
+
+    malformed = (SyntaxError, getattr(grammar, "ParseError", SyntaxError))  # pytest 9: SyntaxError; 8: ParseError
+    try:
+        if not expression.strip():
+            raise SyntaxError("an empty expression")
+        compiled = grammar.Expression.compile(expression)
+    except malformed as exc:
+        raise ValueError(f"-k {expression!r}: not an expression of words with and, or, not, ( ): {exc}") from None
+
+    def matches(text: str) -> bool:
+        haystack = text.lower()
+
+        def word(name: str, /, **_: str | int | bool | None) -> bool:
+            return name.lower() in haystack
+
+        return bool(compiled.evaluate(word))
+
+    return matches
