@@ -4,10 +4,7 @@ every process, its specs parsed once, its datasets loaded once, its items looked
 import pytest
 
 from helpers import FIXTURES
-from pytest_grounding.core.types import with_epochs
-from pytest_grounding.plugin.item_index import ItemIndex, params_of, spec_id
 from pytest_grounding.plugin.sessions import controller_of, local_worker, plan_of, worker_of
-from pytest_grounding.plugin.settings import SettingError
 
 MINI = str(FIXTURES / "mini")
 
@@ -32,24 +29,6 @@ def test_a_plan_is_built_with_its_sessions_in_the_only_process(configured):
     assert plan.samples_in_order() == list(dataset.samples)
 
 
-def test_a_spec_is_parsed_once_and_a_bad_one_is_one_message_naming_its_source(configured):
-    plan = plan_of(configured(f"--dataset={MINI}"))
-    first = plan.specs.get("random:seed=3")
-    assert plan.specs.get("random:seed=3") is first
-    assert (first.name, first.options, first.chain.strategies) == ("random", {"seed": "3"}, ())
-    assert plan.specs.deterministic("center") and not plan.specs.deterministic("openai:model=m")
-    assert not plan.specs.deterministic("no-such-detector")
-    with pytest.raises(SettingError, match=r"--detector no-such-detector: .*no-such-detector"):
-        plan.check_detector_specs(["no-such-detector"], "--detector", lambda line: None)
-
-
-def test_the_same_folder_given_twice_is_one_dataset_said_once(configured, tmp_path):
-    plan = plan_of(configured(f"--dataset={MINI}", f"--dataset=pointerbench:{MINI}"))
-    plan.check_run_settings(lambda line: None)
-    assert len(plan.catalog.all()) == 1
-    assert [n for n in plan.notes if "given again" in n] and len(plan.notes) == 1
-
-
 def test_epochs_apply_to_detectors_that_sample_not_to_deterministic_ones(configured):
     plan = plan_of(configured(f"--dataset={MINI}", "--grounding-epochs=3", "--detector=center"))
     assert plan.epochs_for(["center"]) == 1 and plan.epochs_for(["openai:model=m", "center"]) == 3
@@ -69,26 +48,6 @@ def test_the_controller_indexes_the_items_its_workers_will_make(configured):
     assert (record["outcome"], record["detector"], record["uid"]) == ("error", "center", sample.uid)
     assert record["fingerprint"] == plan.catalog.fingerprint_of(sample.dataset)
     assert plan.crash_record("test_other.py::test_other", "crashed") is None
-
-
-def test_an_item_of_a_sample_never_loaded_is_named_from_its_id():
-    index = ItemIndex(("center", "openai:model=x"))
-    entry = index.lookup("suite.py::test_pinned[openai-model-x-pinned_007]")
-    assert entry is not None and entry.spec == "openai:model=x" and entry.sample.uid == "pinned_007"
-    assert entry.sample.dataset == "?"
-    assert index.lookup("suite.py::test_pinned[other-thing]") is None
-    assert params_of("a.py::t[x-y]@screen-3") == "x-y" and params_of("a.py::t") is None
-    assert spec_id("ocr:lang=en") == "ocr-lang-en" and spec_id("center") == "center"
-
-
-def test_epoch_items_are_indexed_by_the_ids_collection_gives_them(configured):
-    plan = plan_of(configured(f"--dataset={MINI}", "--detector=center", "--grounding-epochs=2"))
-    plan.check_run_settings(lambda line: None)
-    repeated = list(with_epochs(plan.samples_in_order(), 2))
-    plan.index.add(["openai:model=m"], repeated)
-    for sample in repeated:
-        entry = plan.index.lookup(f"s.py::t[openai-model-m-{sample.uid}]")
-        assert entry is not None and entry.sample.uid == sample.uid and sample.uid.endswith(("-e1", "-e2"))
 
 
 def test_a_worker_session_exists_only_where_samples_are_predicted(configured):

@@ -1,0 +1,23 @@
+"""plugin/catalog.py: the run's datasets loaded once per process and named uniquely."""
+
+import pytest
+
+from helpers import FIXTURES
+from pytest_grounding.plugin.sessions import plan_of
+
+MINI = str(FIXTURES / "mini")
+
+
+@pytest.fixture
+def configured(pytester):
+    def configure(*args):
+        return pytester.parseconfigure(*args)
+
+    return configure
+
+
+def test_the_same_folder_given_twice_is_one_dataset_said_once(configured, tmp_path):
+    plan = plan_of(configured(f"--dataset={MINI}", f"--dataset=pointerbench:{MINI}"))
+    plan.check_run_settings(lambda line: None)
+    assert len(plan.catalog.all()) == 1
+    assert [n for n in plan.notes if "given again" in n] and len(plan.notes) == 1
