@@ -4,7 +4,7 @@ every process, its specs parsed once, its datasets loaded once, its items looked
 import pytest
 
 from helpers import FIXTURES
-from pytest_grounding.plugin.sessions import controller_of, local_worker, plan_of, worker_of
+from pytest_grounding.plugin.sessions import controller_of, plan_of, worker_of
 
 MINI = str(FIXTURES / "mini")
 
@@ -48,9 +48,3 @@ def test_the_controller_indexes_the_items_its_workers_will_make(configured):
     assert (record["outcome"], record["detector"], record["uid"]) == ("error", "center", sample.uid)
     assert record["fingerprint"] == plan.catalog.fingerprint_of(sample.dataset)
     assert plan.crash_record("test_other.py::test_other", "crashed") is None
-
-
-def test_a_worker_session_exists_only_where_samples_are_predicted(configured):
-    config = configured(f"--dataset={MINI}", "-n", "2")
-    assert local_worker(config) is None
-    assert controller_of(config).plan is plan_of(config)
