@@ -67,6 +67,8 @@ def rescore(
     outcome = line.get("outcome")
     if outcome not in OUTCOMES:
         return Rescored(None, f"{where}: outcome {str(outcome)[:40]!r} is none the plugin writes: run again")
+    if outcome == Outcome.ERROR:
+        return Rescored(None)  # the sample was not scored: it runs again (an error has no answer to score)
     latency = line.get("latency_ms")
     if latency is not None and not (_real(latency) and latency >= 0):
         return Rescored(None, f"{where}: latency_ms {str(latency)[:40]!r} is not a number: run again")
