@@ -11,7 +11,7 @@ import pytest
 
 from ..core.types import Sample, epoch_of, with_epochs
 from ..datasets import DatasetError, sharding
-from . import perturb_state
+from .perturb_state import expand as with_perturbations
 from .item_index import spec_id
 from .pytest_compat import name_groups
 from .sessions import is_worker, local_worker, plan_of
@@ -71,7 +71,7 @@ def parametrize(metafunc: Any) -> None:
             taken = sharding.take(samples, plan.settings.selection.shard)
             _plan_shard(metafunc.config, sharding.planned_by_dataset(samples, taken))
             samples = taken
-        samples = perturb_state.expand(metafunc.config, samples)  # --grounding-perturb: after the shard's split
+        samples = with_perturbations(metafunc.config, samples)  # --grounding-perturb: after the shard's split
         # --grounding-epochs: after the shard's split (an epoch follows its sample), adjacent (one screen)
         samples = with_epochs(samples, plan.epochs_for(specs))
         if wants_detector:

@@ -21,72 +21,17 @@ from typing import Any
 
 from ...core.record import AGENT_BUDGET_ENDS, RAW_LIMIT, AgentEnd
 from ...core.types import Prediction
+from .agent_parts import Budget, Region, Reply, View
 from .agent_turns import after_click, after_crop, assistant_message, first_messages, read_action, tools
 from .parse import TRANSFORMS, extract, is_refusal, split_transform
 from .preprocess import Frame
 
-Region = tuple[int, int, int, int]  # x1, y1, x2, y2 in screen pixels, x2 > x1, y2 > y1
 AGENT_MODES = ("crop",)
 
 
 End = AgentEnd  # the episode's ends: core's vocabulary (a record's `agent_end`)
 ENDS = tuple(AgentEnd)
 BUDGET_ENDS = AGENT_BUDGET_ENDS
-
-
-@dataclass(frozen=True)
-class Budget:
-    """An episode's limits; the default is small (LBS's crops: two per turn, three in all)."""
-
-    turns: int = 4  # requests
-    crops_per_turn: int = 2
-    crops: int = 3
-    tokens: int = 32768  # prompt and completion tokens of all turns (as the engine reports them)
-    reclick: int = 0  # re-click turns after a click, the cursor drawn on the screen
-
-    def __post_init__(self) -> None:
-        for name, low in (("turns", 1), ("crops_per_turn", 1), ("crops", 0), ("tokens", 1), ("reclick", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"agent budget: {name}={value!r} must be an integer of at least {low}")
-
-    @classmethod
-    def from_options(cls, **options: Any) -> Budget:
-        """From detector options (`agent_turns=6` ...): numbers as the command line gives them (text)."""
-        values: dict[str, int] = {}
-        for name, value in options.items():
-            if value is None:
-                continue
-            try:
-                values[name] = int(str(value))
-            except ValueError:
-                raise ValueError(f"agent budget: agent_{name}={value!r} is not an integer") from None
-        return cls(**values)
-
-
-@dataclass(frozen=True)
-class View:
-    """An image shown to the model: a region of the screen (the whole of it for view 0), its frame
-    (region size -> the size sent), and the cursor drawn on it (a re-click view)."""
-
-    index: int
-    region: Region
-    frame: Frame
-    source: int | None = None  # the view the crop was asked on
-    cursor: tuple[float, float] | None = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One answer: its text, its tool calls (as the OpenAI API gives them: {id, function: {name,
-    arguments}}), tokens (prompt, completion; None where unknown), the model's seconds."""
-
-    text: str | None
-    tool_calls: tuple[Mapping[str, Any], ...] = ()
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_ms: float = 0.0
-    truncated: bool = False
 
 
 @dataclass(frozen=True)

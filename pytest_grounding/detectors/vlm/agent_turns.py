@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agent import Budget, Reply, View
+    from .agent_parts import Budget, Reply, View
 
 CROP_TOOL = "crop"
 TERMINATE_TOOL = "terminate"
