@@ -11,8 +11,8 @@ import pytest
 
 from ..core.types import Sample, epoch_of, with_epochs
 from ..datasets import DatasetError, sharding
-from .perturb_state import expand as with_perturbations
 from .item_index import spec_id
+from .perturb_state import expand as with_perturbations
 from .pytest_compat import name_groups
 from .sessions import is_worker, local_worker, plan_of
 
