@@ -72,6 +72,7 @@ def folder(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_every_cell_is_its_reports_figure_recounted(folder):
     check_cells(folder)
 

@@ -110,6 +110,7 @@ FORGERIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_merge_refuses_records_their_report_does_not_hold(shards, tmp_path, capsys, forgery):
     change, message = FORGERIES[forgery]
@@ -264,6 +265,7 @@ def test_a_predictions_file_held_by_another_run_is_refused_naming_it(tmp_path, w
     assert not list(tmp_path.glob(".shared.jsonl.lock"))
 
 
+@pytest.mark.slow
 def test_concurrent_runs_never_share_a_predictions_file(tmp_path):
     predictions = tmp_path / "one.jsonl"
     folder = tmp_path / "runs"
@@ -327,6 +329,7 @@ def hostile_replay(tmp_path, kind):
     return path
 
 
+@pytest.mark.slow
 @XDIST
 def test_a_hostile_replay_row_is_that_rows_outcome_never_the_runs_end(tmp_path, workers):
     report = tmp_path / "r.json"

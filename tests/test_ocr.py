@@ -146,6 +146,7 @@ def assert_hits(prediction, target: Box, instruction: str) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
 @pytest.mark.parametrize("size", [11, 12, 14])
 def test_literal_instructions_hit(detector, theme, size):
@@ -345,6 +346,7 @@ def test_providers_are_read_from_the_onnx_sessions(detector):
     assert info["angle_classifier"] is False and info["engine"].startswith("rapidocr ")
 
 
+@pytest.mark.slow
 def test_device_cpu_never_asks_for_cuda():
     from pytest_grounding.detectors.ocr import OcrDetector
 
@@ -423,6 +425,7 @@ def stages(built):
     return built._engine.rapid.text_det, rec.recognizer if isinstance(rec, LineCache) else rec
 
 
+@pytest.mark.slow
 def test_spin_false_lets_the_threads_sleep_and_reads_the_same():
     from pytest_grounding.detectors.ocr import OcrDetector
 
@@ -448,6 +451,7 @@ def first_real_screens(count: int) -> list[Image.Image]:
     return [Image.open(p).convert("RGB") for p in files]
 
 
+@pytest.mark.slow
 def test_lines_recognised_in_parallel_read_as_one_at_a_time():
     from pytest_grounding.detectors.ocr import OcrDetector
     from pytest_grounding.detectors.ocr_engine import ParallelRecognizer
@@ -510,6 +514,7 @@ def test_parallel_recognizer_puts_every_line_back_in_its_place():
     assert one.txts == ("w400",) and len(seen) == 1
 
 
+@pytest.mark.slow
 def test_a_line_read_on_an_earlier_screen_is_read_from_the_line_cache_and_reads_the_same():
     """Two screens sharing their menu bar and toolbar pixel for pixel, and real screens of one task:
     the lines seen before are not recognised again, and every parse equals the uncached one."""

@@ -5,6 +5,8 @@ is garbage then is collected (a `__del__` that raises is still reported)."""
 import gc
 import sys
 
+import pytest
+
 from helpers import FIXTURES, XDIST, make_project
 
 MINI = str(FIXTURES / "mini")
@@ -20,6 +22,7 @@ def frozen_at_exit(result):
     return int(lines[0].split(":")[1])
 
 
+@pytest.mark.slow
 @XDIST
 def test_a_grounding_process_ends_frozen_one_that_scored_nothing_does_not(pytester, workers):
     make_project(pytester, conftest=AT_EXIT)

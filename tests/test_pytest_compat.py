@@ -20,6 +20,7 @@ def test_the_terminal_writer_knows_how_far_its_line_has_got(pytestconfig):
     assert out.getvalue().splitlines()[0] == "...."
 
 
+@pytest.mark.slow
 def test_a_loadgroup_suffix_lands_where_this_pytest_reads_node_ids(pytester):
     pytester.makepyfile(
         test_one="""

@@ -188,6 +188,7 @@ def test_a_detector_without_usage_cannot_be_priced(suite, tiny, tmp_path):
     assert read_json(report)["reproduction"] == []  # no preset: no comparison
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "wrong, figure, status, delta",
     [(0, 98.5, "reproduced", "+1.5"), (1, 81.5, "reproduced", "-1.5"), (1, 82.5, "not reproduced", "-2.5")],
@@ -240,6 +241,7 @@ def test_a_partial_run_says_the_comparison_does_not_apply(suite, server, tiny, t
     assert schema_problems(document) == []
 
 
+@pytest.mark.slow
 def test_errors_make_the_comparison_not_apply(suite, server, tmp_path):
     # the whole mini fixture: m06 names a colour the model does not know (the server fails), m07's
     # image is broken, m08's is missing

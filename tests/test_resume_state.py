@@ -13,6 +13,7 @@ from pytest_grounding.plugin.settings import SettingError
 MINI = str(FIXTURES / "mini")
 
 
+@pytest.mark.slow
 def test_what_a_file_holds_for_this_run_is_kept_re_scored_and_another_detector_s_refused(pytester, tmp_path):
     make_project(pytester)
     predictions = tmp_path / "p.jsonl"

@@ -38,6 +38,7 @@ def screen(size, box, colour="red"):
     return image
 
 
+@pytest.mark.slow
 def test_zoomin_crops_the_share_around_the_first_answer_and_maps_back():
     from pytest_grounding.detectors.strategies.zoomin import ZoomIn
 
