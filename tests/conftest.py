@@ -7,7 +7,7 @@ import numpy  # noqa: F401  (imported once here: pytester runs in-process and nu
 import pytest
 
 import pytest_grounding
-from helpers import make_project
+from helpers import FIXTURES, make_project
 
 # pytester's in-process runs restore sys.modules afterwards, so a module first imported inside one
 # (the package's lazily imported modules, httpx) is imported anew by the next, and a thread or a
@@ -153,3 +153,19 @@ def project(pytester):
     """A pytester folder holding our suite and the test detectors."""
     make_project(pytester, conftest=PROJECT_CONFTEST)
     return pytester
+
+
+@pytest.fixture
+def configured(pytester):
+    """configured(*args): a run's config with the plugin's plan and sessions open, no session run."""
+    return pytester.parseconfigure
+
+
+@pytest.fixture
+def sessions(pytester):
+    """The config of a `center` run on fixtures/mini, its run settings checked (datasets loaded)."""
+    from pytest_grounding.plugin.sessions import plan_of
+
+    config = pytester.parseconfigure(f"--dataset={FIXTURES / 'mini'}", "--detector=center")
+    plan_of(config).check_run_settings(lambda line: None)
+    return config

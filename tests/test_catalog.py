@@ -1,19 +1,9 @@
 """plugin/catalog.py: the run's datasets loaded once per process and named uniquely."""
 
-import pytest
-
 from helpers import FIXTURES
 from pytest_grounding.plugin.sessions import plan_of
 
 MINI = str(FIXTURES / "mini")
-
-
-@pytest.fixture
-def configured(pytester):
-    def configure(*args):
-        return pytester.parseconfigure(*args)
-
-    return configure
 
 
 def test_the_same_folder_given_twice_is_one_dataset_said_once(configured, tmp_path):

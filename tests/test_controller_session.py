@@ -1,21 +1,12 @@
 """plugin/controller_session.py: one record per item, and finish() makes the run's one RunResult,
 once."""
 
-import pytest
-
 from helpers import FIXTURES
 from pytest_grounding.core.record import Outcome
 from pytest_grounding.detectors.floors import CenterDetector
 from pytest_grounding.plugin.sessions import controller_of, plan_of, worker_of
 
 MINI = str(FIXTURES / "mini")
-
-
-@pytest.fixture
-def sessions(pytester):
-    config = pytester.parseconfigure(f"--dataset={MINI}", "--detector=center")
-    plan_of(config).check_run_settings(lambda line: None)
-    return config
 
 
 def test_finish_makes_one_result_and_names_the_items_not_run(sessions):

@@ -1,22 +1,13 @@
 """evaluate/evaluator.py (through plugin/worker_session.py): the process's one evaluator makes a
 record whole once: its fingerprint, then the baseline's verdict."""
 
-import pytest
-
 from helpers import FIXTURES
 from pytest_grounding.analysis.baseline import IMPROVED, NEW, REGRESSION, sample_key
 from pytest_grounding.core.record import Outcome
 from pytest_grounding.detectors.floors import CenterDetector
-from pytest_grounding.plugin.sessions import plan_of, worker_of
+from pytest_grounding.plugin.sessions import worker_of
 
 MINI = str(FIXTURES / "mini")
-
-
-@pytest.fixture
-def sessions(pytester):
-    config = pytester.parseconfigure(f"--dataset={MINI}", "--detector=center")
-    plan_of(config).check_run_settings(lambda line: None)
-    return config
 
 
 def test_the_evaluator_makes_a_record_whole_with_its_fingerprint(sessions):

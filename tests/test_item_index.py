@@ -1,21 +1,11 @@
 """plugin/item_index.py: test id -> detector spec and sample, looked up, never parsed back."""
 
-import pytest
-
 from helpers import FIXTURES
 from pytest_grounding.core.types import with_epochs
 from pytest_grounding.plugin.item_index import ItemIndex, params_of, spec_id
 from pytest_grounding.plugin.sessions import plan_of
 
 MINI = str(FIXTURES / "mini")
-
-
-@pytest.fixture
-def configured(pytester):
-    def configure(*args):
-        return pytester.parseconfigure(*args)
-
-    return configure
 
 
 def test_an_item_of_a_sample_never_loaded_is_named_from_its_id():

@@ -1,21 +1,10 @@
 """plugin/plan.py, specs.py, catalog.py and item_index.py: the run's plan, built the same way in
 every process, its specs parsed once, its datasets loaded once, its items looked up by test id."""
 
-import pytest
-
 from helpers import FIXTURES
 from pytest_grounding.plugin.sessions import controller_of, plan_of, worker_of
 
 MINI = str(FIXTURES / "mini")
-
-
-@pytest.fixture
-def configured(pytester):
-    def configure(*args):
-        config = pytester.parseconfigure(*args)
-        return config
-
-    return configure
 
 
 def test_a_plan_is_built_with_its_sessions_in_the_only_process(configured):

@@ -9,14 +9,6 @@ from pytest_grounding.plugin.settings import SettingError
 MINI = str(FIXTURES / "mini")
 
 
-@pytest.fixture
-def configured(pytester):
-    def configure(*args):
-        return pytester.parseconfigure(*args)
-
-    return configure
-
-
 def test_a_spec_is_parsed_once_and_a_bad_one_is_one_message_naming_its_source(configured):
     plan = plan_of(configured(f"--dataset={MINI}"))
     first = plan.specs.get("random:seed=3")
