@@ -63,7 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         "as its own; any other image is not read, and its entry says why. Exit 0: written; 2: the report cannot "
         "be read, or nothing to write.",
     )
-    report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
+    report.add_argument(
+        "json_path",
+        type=Path,
+        nargs="?",
+        metavar="REPORT.json",
+        help="a report written by --grounding-json (default: the newest run's in ./grounding-runs)",
+    )
     report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
     report.add_argument("--plots", type=Path, metavar="DIR", help="write the figures as PNGs here (plots extra)")
     summary = commands.add_parser(
@@ -88,7 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "column marked, and each method against the first on the samples both scored: the difference with its "
         "95% interval clustered by screen, beside McNemar's exact test.",
     )
-    compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="JSON reports, baseline first")
+    compare.add_argument(
+        "reports",
+        nargs="*",
+        type=Path,
+        metavar="REPORT.json",
+        help="JSON reports, baseline first (default: the two newest runs in ./grounding-runs, the older first)",
+    )
     compare.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     compare.add_argument(
         "--samples",
@@ -185,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "generate":
         return run_generate(args.out, args.count, args.seed, args.workers)
     if args.command == "report":
-        return run_report(args.json_path, args.html, args.plots)
+        found = kept_runs([args.json_path] if args.json_path else [], 1)
+        return 2 if found is None else run_report(found[0], args.html, args.plots)
     if args.command == "summary":
         return run_summary(args.report, args.append)
     if args.command == "presets":
@@ -204,9 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_board(args) if args.command == "board" else run_export(args)
     if args.command == "compare":
-        return run_compare(
-            args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring
-        )
+        reports = kept_runs(args.reports, 2)
+        if reports is None:
+            return 2
+        mixed = args.mixed_scoring
+        return run_compare(reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=mixed)
     from .curation.cli import COMMANDS, run
 
     if args.command in COMMANDS:
@@ -214,6 +229,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..datasets.validate import validate_path
 
     return validate_path(args.path, max_per_kind=args.max_per_kind)
+
+
+def kept_runs(given: Sequence[Path], newest: int) -> list[Path] | None:
+    """The reports given, else the `newest` runs' reports in the runs folder (render/run_folder.py),
+    oldest first; None (said) when there is none."""
+    if given:
+        return list(given)
+    from ..render.run_folder import NoRunFound, default_runs_dir, newest_reports
+
+    try:
+        found = newest_reports(default_runs_dir(), newest)
+    except NoRunFound as exc:
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
+        return None
+    for path in found:
+        print(f"reading {terminal_line(path)}", file=sys.stderr)
+    return found
 
 
 def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:

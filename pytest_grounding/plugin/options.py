@@ -75,6 +75,15 @@ OPTIONS = (
         "by app category, the element-at-click IoU histogram); needs the plots extra (matplotlib).",
     ),
     Option(
+        "--grounding-runs-dir",
+        "grounding_runs_dir",
+        metavar="DIR|off",
+        help="every run keeps its report: the JSON report, the HTML page and the predictions not given a path "
+        "of their own go to DIR/<time>-<dataset>-<detector>/ (default ./grounding-runs; from the ini file, "
+        "relative to it; old runs are never deleted). `board`, `compare` and `report` read the newest run there "
+        "when given no path. off: keep nothing.",
+    ),
+    Option(
         "--grounding-predictions",
         None,
         metavar="PATH",

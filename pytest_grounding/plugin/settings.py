@@ -101,6 +101,7 @@ class OutputSettings:
     top_apps: int | None = None
     answer_cache: Path | None = None  # --grounding-cache DIR (render/answer_store.py)
     log_targets: tuple[Any, ...] = ()  # --grounding-log: render/trackers.py's Target, each checked at start
+    run_dir: Path | None = None  # --grounding-runs-dir: this run's folder (render/run_folder.py), made on first write
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,7 @@ class Settings:
                 plots_dir=output_path(config, "--grounding-plots"),
                 answer_cache=output_path(config, "--grounding-cache"),
                 log_targets=log_targets(*lookup(config, "--grounding-log")),
+                run_dir=run_dir_of(config, datasets, detectors, shard_of(*lookup(config, "--grounding-shard"))),
             ),
         )
 
@@ -209,6 +211,23 @@ def log_targets(value, source: str) -> tuple[Any, ...]:
     from ..render.trackers import parse_target
 
     return tuple(parse_target(text, source) for text in as_list(value))
+
+
+def run_dir_of(config, datasets, detectors, shard: sharding.Shard | None) -> Path | None:
+    """This run's folder under --grounding-runs-dir (None: switched off). Named here, made by the
+    first file written into it."""
+    import time
+
+    from ..render import run_folder
+
+    value, source = lookup(config, "--grounding-runs-dir")
+    base = Path(config.invocation_params.dir) if source.startswith("--") or value is None else Path(config.rootpath)
+    runs_dir = run_folder.resolve_runs_dir(value, base)
+    if runs_dir is None:
+        return None
+    specs = [labelled_first(spec) for spec in as_list(detectors)]
+    where = (shard.index, shard.count) if shard is not None else None
+    return runs_dir / run_folder.folder_name(time.time(), as_list(datasets), specs, where)
 
 
 def shard_of(value, source: str) -> sharding.Shard | None:
