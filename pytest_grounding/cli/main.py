@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .board import add_command as add_board
     from .curation.cli import add_commands
     from .export import add_command as add_export
+    from .fake_server import add_command as add_fake_server
     from .merge import add_command as add_merge
     from .rescore import add_command as add_rescore
 
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rescore(commands)
     add_board(commands)
     add_export(commands)
+    add_fake_server(commands)
     return parser
 
 
@@ -211,6 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .rescore import run as run_rescore
 
         return run_rescore(args)
+    if args.command == "fake-server":
+        from .fake_server import run as run_fake_server
+
+        return run_fake_server(args)
     if args.command in ("board", "export"):
         from .board import run as run_board
         from .export import run as run_export
