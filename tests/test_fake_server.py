@@ -58,7 +58,12 @@ def test_a_run_against_the_stand_in_with_no_preset_says_which_the_model_id_picke
     with FakeServer(preset="qwen2.5-vl") as server:
         report = tmp_path / "r.json"
         result = project.runpytest(
-            f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}", "--grounding-json", str(report), *workers
+            f"--dataset={MINI}",
+            "--detector",
+            f"openai:base_url={server.url}",
+            "--grounding-json",
+            str(report),
+            *workers,
         )
     out = result.stdout.str()
     assert "qwen2.5-vl" in out and "picked by the model id fake/qwen2.5-vl" in out, out[-3000:]
@@ -104,7 +109,7 @@ def test_errors_and_cut_answers_are_errors_and_wrong_formats(project, tmp_path):
 def test_bad_options_are_refused():
     with pytest.raises(ValueError, match="errors=2"):
         FakeServer(errors=2.0)
-    with pytest.raises(LookupError, match="(?i)did you mean"):
+    with pytest.raises(LookupError, match=r"(?i)did you mean"):
         FakeServer(preset="qwen2.5-v")
 
 
