@@ -30,7 +30,7 @@ def page_of(project, tmp_path, *args):
 
 @XDIST
 def test_the_page_opens_with_a_card_per_detector_and_the_run_folded(project, tmp_path, workers):
-    result, document, page = page_of(
+    _, document, page = page_of(
         project, tmp_path, "--detector", "colour", "--detector", "center", "--grounding-min-accuracy", "0.5", *workers
     )
     body = page[page.index("<main>") :]
@@ -51,7 +51,7 @@ def test_the_page_opens_with_a_card_per_detector_and_the_run_folded(project, tmp
 
 
 def test_a_single_detector_page_has_its_card_and_no_one_point_scatter(project, tmp_path):
-    _, document, page = page_of(project, tmp_path, "--detector", "colour")
+    _, _, page = page_of(project, tmp_path, "--detector", "colour")
     assert page.count('<div class="card" ') == 1
     assert 'data-figure="latency-vs-accuracy"' not in page
     assert 'data-figure="accuracy-by-size"' in page or "<svg" in page  # the other charts stay
