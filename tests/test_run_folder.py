@@ -79,8 +79,16 @@ def test_the_ini_names_the_folder_relative_to_itself(pytester, monkeypatch):
 
 
 def test_shards_and_runs_of_the_same_second_never_share_a_folder(project):
+    counts = []
     for k in (1, 2):
-        project.runpytest("--dataset", MINI, "--detector", "center", "--grounding-shard", f"{k}/2")
+        result = project.runpytest("--dataset", MINI, "--detector", "center", "--grounding-shard", f"{k}/2")
+        # the header says what this shard scores of the run's samples
+        said = re.search(
+            rf"grounding shard {k}/2: (\d+) of (\d+) samples \(--grounding-shard {k}/2\)", result.stdout.str()
+        )
+        assert said, result.stdout.str()[:2000]
+        counts.append((int(said.group(1)), int(said.group(2))))
+    assert counts[0][1] == counts[1][1] == counts[0][0] + counts[1][0] and 0 < counts[0][0] < counts[0][1]
     kept = folders(project.path)
     assert len(kept) == 2
     assert ["-shard1of2-" in p.name for p in kept].count(True) == 1
