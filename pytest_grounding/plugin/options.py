@@ -321,17 +321,25 @@ OPTIONS = (
 )
 
 
+def argparse_text(text: str) -> str:
+    """A help text as argparse wants it: argparse %-formats help (`%(default)s`), so a literal `%`
+    ("95% interval") would crash `pytest --help`. Every text passes here where it is registered."""
+    return text.replace("%", "%%")
+
+
 def add_options(parser) -> None:
     group = parser.getgroup("grounding", "GUI-grounding benchmark (pytest-grounding)")
     for option in OPTIONS:
         if option.switch:
-            group.addoption(option.flag, dest=option.dest, help=option.help, action="store_true", default=None)
+            group.addoption(
+                option.flag, dest=option.dest, help=argparse_text(option.help), action="store_true", default=None
+            )
         else:
             group.addoption(
                 option.flag,
                 dest=option.dest,
                 metavar=option.metavar,
-                help=option.help,
+                help=argparse_text(option.help),
                 action="append" if option.repeat else "store",
                 default=None,
             )
