@@ -29,6 +29,10 @@ def test_pytest_help_lists_the_grounding_options_beside_xdist_and_benchmark(pyte
         assert option.flag in text, option.flag
         if option.ini:
             assert option.ini in text, option.ini
+    groups = [text.index(f"grounding: {name} (") for name in ("selection", "scoring", "verdict", "outputs")]
+    assert groups == sorted(groups)  # grouped as the settings are
+    assert groups[0] < text.index("--grounding-limit") < groups[1] < text.index("--grounding-timeout") < groups[2]
+    assert groups[2] < text.index("--grounding-max-drop") < groups[3] < text.index("--grounding-html")
     assert "95% interval" in " ".join(text.split())  # the text that once crashed argparse, shown as written
 
 
