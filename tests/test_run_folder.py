@@ -141,3 +141,15 @@ def test_folder_names_are_safe_slugs():
     assert run_folder.dataset_slug("../../etc") == "etc"
     name = run_folder.folder_name(0.0, ["a/../../b"], ["x y/z"], (1, 2), "abc")
     assert "/" not in name and " " not in name and name.endswith("-shard1of2-abc")
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_keeps_its_partial_report(project):
+    # In a subprocess: pytester re-raises an in-process KeyboardInterrupt into this session.
+    result = project.runpytest_subprocess("--dataset", MINI, "--detector", "interrupting")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    [kept] = folders(project.path)
+    assert [line["id"] for line in read_jsonl(kept / "predictions.jsonl")] == ["m01", "m02"]
+    document = read_json(kept / "report.json")
+    assert document["partial"] is True and len(document["samples"]) == 2
+    assert (kept / "report.html").is_file()
