@@ -95,6 +95,8 @@ class Section:
       owns (key -> schema); `schema_defs()`: the $defs it adds.
     - `thumbnail_records(document)`: records whose screens the HTML page needs beside its
       gallery (the sweep's flipped pairs).
+    - `card(document, key)`: a short HTML line (escaped by the section) for the detector `key`'s
+      card at the top of the HTML page (render/html/headline.py): a diagnosis worth the first screen.
     """
 
     name: ClassVar[str] = ""  # its key in summary[DETECTOR] (DETECTOR) or in the report (RUN)
@@ -137,6 +139,9 @@ class Section:
 
     def thumbnail_records(self, document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return []
+
+    def card(self, document: Mapping[str, Any], key: str) -> str:
+        return ""
 
     # -- helpers for subclasses -------------------------------------------------------------------
 
