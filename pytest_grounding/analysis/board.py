@@ -21,6 +21,8 @@ from typing import Any
 from ..core.profiles import profile_of
 from ..core.record import Task
 from . import compare, intervals
+from . import matrix as sample_matrix
+from . import tiers as significance
 
 SORTS = ("name", "accuracy", "date")  # or a benchmark's name: that column's accuracy, best first
 
@@ -124,6 +126,8 @@ class Board:
     cells: Mapping[tuple[Config, Benchmark], Cell]
     skipped: tuple[Skipped, ...] = ()
     reports: int = 0  # reports read (each may fill several cells)
+    tiers: Mapping[Benchmark, significance.Tiers] = field(default_factory=dict)  # per column, its rows' latest runs
+    matrices: Mapping[Benchmark, sample_matrix.Matrix] = field(default_factory=dict)
 
     def cell(self, row: Config, column: Benchmark) -> Cell | None:
         return self.cells.get((row, column))
@@ -320,7 +324,16 @@ def build(
         cells[key] = Cell(tuple(runs), changes)
     columns = tuple(sorted({c for _, c in cells}))
     rows = sort_rows({r for r, _ in cells}, columns, cells, sort)
-    return Board(rows, columns, cells, tuple(skipped), reports)
+    ranked, matrices = {}, {}
+    for column in columns:
+        latest = [(row, cell.latest) for row in rows if (cell := cells.get((row, column))) is not None]
+        ranked[column] = significance.tiers(
+            [significance.Contender(row.label, row.scoring, run.records) for row, run in latest]
+        )
+        matrices[column] = sample_matrix.matrix(
+            [sample_matrix.Column(row.label, run.source, run.records) for row, run in latest]
+        )
+    return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices)
 
 
 def sort_rows(

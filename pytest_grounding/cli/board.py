@@ -22,6 +22,13 @@ def add_command(commands: Any) -> None:
     board = commands.add_parser("board", help="one table of every report under a folder", description=DESCRIPTION)
     board.add_argument("folder", type=Path, metavar="DIR", help="a folder of JSON reports (searched recursively)")
     board.add_argument("--html", type=Path, metavar="OUT", help="write the board as one static HTML page")
+    board.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="write the board as JSON: per benchmark each configuration's latest figure, rank and significance "
+        "tier, the pairwise tests behind the tiers, and the sample x model matrix",
+    )
     board.add_argument("--markdown", action="store_true", help="print the board as markdown")
     board.add_argument(
         "--history", action="store_true", help="each cell's runs, oldest first, each against the one before"
@@ -118,6 +125,20 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
+    if args.json is not None:
+        import json
+
+        from ..render.board import json_document
+        from ..render.output import write_atomic
+
+        try:
+            write_atomic(args.json, (json.dumps(json_document(board), indent=1) + "\n").encode("utf-8"))
+        except OSError as exc:
+            print(f"error: {terminal_line(f'board {args.json} not written: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
+        print(f"wrote {terminal_line(args.json)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks")
+        if args.html is None:
+            return 0
     if args.html is not None:
         from ..render.html.board import write_board
 
