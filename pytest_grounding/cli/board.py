@@ -137,8 +137,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {terminal_line(f'board {args.json} not written: {exc.strerror or exc}')}", file=sys.stderr)
             return 2
         print(f"wrote {terminal_line(args.json)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks")
-        if args.html is None:
-            return 0
     if args.html is not None:
         from ..render.html.board import write_board
 
