@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..core.identity import identity_of, weights_of
 from ..core.profiles import profile_of
 from ..core.record import Task
 from . import compare, intervals
@@ -152,46 +153,17 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _found(info: Any, keys: Sequence[str]) -> Any:
-    """The first of `keys` in a detector's description or in any description it wraps (`inner`)."""
-    while isinstance(info, Mapping):
-        for key in keys:
-            value = info.get(key)
-            if value not in (None, "", {}):
-                return value
-        info = info.get("inner")
-    return None
-
-
 def config_of(spec: str, info: Mapping[str, Any], scoring: str) -> Config:
-    """A row from a detector's spec and its describe() in the report (run.detectors)."""
-    preset = _found(info, ("preset",))
-    preset_name = str(preset.get("name", "")) if isinstance(preset, Mapping) else str(preset or "")
-    engine = _found(info, ("engine",))
-    engine_text = ""
-    if isinstance(engine, Mapping) and engine.get("name"):
-        engine_text = " ".join(str(engine[k]) for k in ("name", "version") if engine.get(k))
-    strategies = []
-    level: Any = info
-    while isinstance(level, Mapping):  # zoom around screenseeker around ...: the outermost first
-        if level.get("strategy"):
-            options = _mapping(level.get("options"))
-            said = ",".join(f"{k}={v}" for k, v in options.items())
-            strategies.append(f"{level['strategy']}({said})" if said else str(level["strategy"]))
-        level = level.get("inner")
-    return Config(spec, preset_name, engine_text, " > ".join(strategies), scoring)
+    """A row from a detector's spec and its describe() in the report (run.detectors): its identity
+    (core/identity.py) less the weights, which a cell's history shows run by run. Runs that reached
+    one model through other endpoints or with another concurrency share a row."""
+    found = identity_of(spec, info, scoring)
+    return Config(found.detector, found.preset, found.engine, found.strategy, found.scoring)
 
 
 def revision_of(info: Mapping[str, Any]) -> str:
-    """The model's commit or revision where the detector recorded one (hub models; a served
-    engine's `root`, the checkpoint the server loaded)."""
-    found = _found(info, ("model_commit", "model_revision"))
-    if found:
-        return str(found)
-    engine = _found(info, ("engine",))
-    settings = engine.get("settings") if isinstance(engine, Mapping) else None
-    root = settings.get("root") if isinstance(settings, Mapping) else None
-    return str(root) if root else ""
+    """The model's commit or revision where the detector recorded one (core/identity.py)."""
+    return weights_of(info)
 
 
 def shard_reason(document: Mapping[str, Any]) -> str | None:
