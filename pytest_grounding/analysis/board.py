@@ -121,6 +121,27 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class Running:
+    """A run still going: its --grounding-html page's sidecar (render/live.py) read back."""
+
+    path: str  # the page below the board's folder
+    done: int
+    total: int
+    accuracy: float | None
+    eta_s: float | None
+    started: str
+
+    @property
+    def text(self) -> str:
+        accuracy = "-" if self.accuracy is None else f"{self.accuracy * 100:.1f}%"
+        left = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
+        return (
+            f"running since {self.started}: {self.done} of {self.total} samples, accuracy so far {accuracy}, "
+            f"time left {left}"
+        )
+
+
+@dataclass(frozen=True)
 class Board:
     rows: tuple[Config, ...]
     columns: tuple[Benchmark, ...]
@@ -129,6 +150,7 @@ class Board:
     reports: int = 0  # reports read (each may fill several cells)
     tiers: Mapping[Benchmark, significance.Tiers] = field(default_factory=dict)  # per column, its rows' latest runs
     matrices: Mapping[Benchmark, sample_matrix.Matrix] = field(default_factory=dict)
+    running: tuple[Running, ...] = ()
 
     def cell(self, row: Config, column: Benchmark) -> Cell | None:
         return self.cells.get((row, column))
@@ -279,6 +301,7 @@ def build(
     filters: Filters = Filters(),
     sort: str = "name",
     reports: int = 0,
+    running: Sequence[Running] = (),
 ) -> Board:
     """The board of the runs found, filtered and sorted: every cell's runs oldest first, each with
     its change against the one before."""
@@ -305,7 +328,7 @@ def build(
         matrices[column] = sample_matrix.matrix(
             [sample_matrix.Column(row.label, run.source, run.records) for row, run in latest]
         )
-    return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices)
+    return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices, tuple(running))
 
 
 def sort_rows(

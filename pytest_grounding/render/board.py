@@ -96,6 +96,7 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
                     continue
                 lines.append(f"  {row.label} on {column.label}:")
                 lines += [f"    {line}" for line in _history_lines(cell)]
+    lines += _running_lines(board)
     lines += _skipped_lines(board)
     return [terminal_line(line) for line in lines]
 
@@ -108,6 +109,12 @@ def _figures_said(board: Board) -> list[str]:
         kinds.discard("accuracy")
         said += [f"  {column.name}: {kind}" for kind in sorted(kinds)]
     return ["", "headline figures:", *said] if said else []
+
+
+def _running_lines(board: Board) -> list[str]:
+    if not board.running:
+        return []
+    return ["", f"running ({len(board.running)}):", *(f"  {r.path}: {r.text}" for r in board.running)]
 
 
 def _skipped_lines(board: Board) -> list[str]:
@@ -147,6 +154,9 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
                 if cell is not None:
                     lines.append(f"- **{markdown_text(row.label)}** on {markdown_text(column.label)}:")
                     lines += [f"    - {markdown_text(line)}" for line in _history_lines(cell)]
+    if board.running:
+        lines += ["", "### Running", ""]
+        lines += [f"- {markdown_text(r.path)}: {markdown_text(r.text)}" for r in board.running]
     if board.skipped:
         lines += ["", "### Not on the board", ""]
         lines += [f"- {markdown_text(s.path)}: {markdown_text(s.reason)}" for s in board.skipped]
@@ -282,4 +292,8 @@ def json_document(board: Board) -> dict[str, Any]:
         "reports": board.reports,
         "benchmarks": columns,
         "skipped": [{"path": s.path, "reason": s.reason} for s in board.skipped],
+        "running": [
+            {"page": r.path, "done": r.done, "total": r.total, "accuracy": r.accuracy, "eta_s": r.eta_s}
+            for r in board.running
+        ],
     }

@@ -108,6 +108,7 @@ def render(board: Board, links: dict[str, str]) -> str:
     figures = sorted({(c.name, cell.latest.figure) for (_, c), cell in board.cells.items()})
     said = "".join(f"<li>{e(name)}: {e(kind)}</li>" for name, kind in figures if kind != "accuracy")
     skipped = "".join(f"<li><span class='mono'>{e(s.path)}</span>: {e(s.reason)}</li>" for s in board.skipped)
+    running = "".join(f"<li><span class='mono'>{e(r.path)}</span>: {e(r.text)}</li>" for r in board.running)
     sections = []
     for index, column in enumerate(board.columns):
         found, table_of = board.tiers.get(column), board.matrices.get(column)
@@ -138,6 +139,7 @@ def render(board: Board, links: dict[str, str]) -> str:
         "<p class='muted'>Each cell: the latest run's headline accuracy, its 95% interval (clustered by screen) "
         f"and the samples scored ({PARTIAL} a partial run); the trend shows every run, oldest first.</p>"
         + (f"<h2>Headline figures</h2><ul>{said}</ul>" if said else "")
+        + (f'<h2>Running</h2><ul id="running">{running}</ul>' if running else "")
         + "".join(sections)
         + (f'<h2>Not on the board</h2><ul id="skipped">{skipped}</ul>' if skipped else "")
         + f"</main><script>{MATRIX_SCRIPT}</script></body></html>\n"
