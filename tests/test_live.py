@@ -48,8 +48,13 @@ def test_the_state_counts_rate_and_time_left(tmp_path):
     page.every = 0
     page.add({"outcome": "miss"})
     assert page.writes == 2 and json.loads(live.sidecar(tmp_path / "p.html").read_text())["done"] == 5
+    page.finish()  # no final page replaced it (its writer failed): the running page goes too
+    assert not live.sidecar(tmp_path / "p.html").exists() and not (tmp_path / "p.html").exists()
+    page = live.LivePage(tmp_path / "q.html", every=3600)
+    page.start(1)
+    (tmp_path / "q.html").write_text("<!DOCTYPE html><html><body><h1>the report</h1></body></html>")
     page.finish()
-    assert not live.sidecar(tmp_path / "p.html").exists()
+    assert (tmp_path / "q.html").is_file() and not live.sidecar(tmp_path / "q.html").exists()
 
 
 def test_a_page_that_cannot_be_written_never_stops_the_run(tmp_path):

@@ -93,9 +93,15 @@ class LivePage:
             self.failed = str(exc)
 
     def finish(self) -> None:
-        """The final page has replaced the running one (or could not): the sidecar goes."""
+        """The final page has replaced the running one, or could not: then the running page goes
+        too (the summary says the page was not written; a page left saying "running" would lie).
+        The sidecar goes in both cases."""
         with contextlib.suppress(OSError):
             sidecar(self.path).unlink(missing_ok=True)
+        with contextlib.suppress(OSError), self.path.open("rb") as page_file:
+            still_running = f'class="{MARKER}"'.encode() in page_file.read(4096)
+            if still_running:
+                self.path.unlink()
 
 
 def _duration(seconds: float | None) -> str:
