@@ -254,6 +254,8 @@ def four_models_on_the_board(project, workers, tmp_path, capsys, html=False):
     page = tmp_path / "board.html"
     assert main(["board", str(reports), "--html", str(page)]) == 0
     text = page.read_text()
+    assert [int(t) for t in re.findall(r'<tr data-tier="(\d*)">', text)] == [1, 1, 2, 3]  # the tiers table
+    assert text.count('<span class="tier" title="significance tier">T1</span>') == 2  # and the board's cells
     data = json.loads(text.split('class="matrix-data">', 1)[1].split("</script>", 1)[0])
     assert {s["id"] for s in data["samples"]} == {r["id"] for r in rows}
     assert set(data["detectors"]) == {r["configuration"] for r in column["rows"]}
