@@ -261,3 +261,10 @@ def four_models_on_the_board(project, workers, tmp_path, capsys, html=False):
     assert set(data["detectors"]) == {r["configuration"] for r in column["rows"]}
     assert all(link.endswith(".html") if html else link == "" for link in data["links"]), data["links"]
     return page, rows, [h for _, h in answers.values()]
+
+
+def test_mcnemar_holds_at_benchmark_scale():
+    """ScreenSpot-Pro's 1,581 samples give more than 1,023 discordant pairs: 2.0**n overflowed."""
+    assert compare.mcnemar_exact(800, 800) == pytest.approx(1.0)
+    assert 0 < compare.mcnemar_exact(560, 500) < 0.1
+    assert compare.mcnemar_exact(1500, 81) == 0.0  # far below the smallest float: zero, not an error
