@@ -172,11 +172,12 @@ def pytest_grounding_register_sections(registry):
 """
 
 
-def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path):
+@XDIST
+def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path, workers):
     make_project(pytester, conftest=PROJECT_SECTION)
     report = tmp_path / "r.json"
     args = [f"--dataset={MINI}", "--detector", "center", "--grounding-json", str(report), "--grounding-misses"]
-    result = pytester.runpytest(*args, "xfail", *FEW)
+    result = pytester.runpytest(*args, "xfail", *FEW, *workers)
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*clicks: 3 points*"])
     document = read_json(report)
