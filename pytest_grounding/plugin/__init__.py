@@ -49,7 +49,8 @@ def pytest_configure(config) -> None:
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
-    config.stash[SECTIONS_KEY] = report_sections.configure(config)  # the project's sections too
+    if not is_worker(config):  # the figures are made where results gather: the project's sections too
+        config.stash[SECTIONS_KEY] = report_sections.configure(config)
     try:
         open_sessions(config)
     except SettingError as exc:
