@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     presets.add_argument("--toml", type=Path, metavar="PATH", help="also a presets file (as --grounding-presets)")
     presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
+    from .audit import add_command as add_audit
     from .board import add_command as add_board
     from .curation.cli import add_commands
     from .export import add_command as add_export
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rescore(commands)
     add_board(commands)
     add_export(commands)
+    add_audit(commands)
     return parser
 
 
@@ -203,6 +205,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .export import run as run_export
 
         return run_board(args) if args.command == "board" else run_export(args)
+    if args.command == "audit":
+        from .audit import run as run_audit
+
+        return run_audit(args)
     if args.command == "compare":
         return run_compare(
             args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring
