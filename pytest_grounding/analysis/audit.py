@@ -148,8 +148,8 @@ def edits(a: str, b: str, limit: int = 2) -> int:
 
 
 def geometry(sample: Sample, screen: ScreenRead | None) -> list[Finding]:
-    if sample.defect or getattr(sample.target, "kind", None) == "absent":
-        return []
+    if getattr(sample.target, "kind", None) == "absent":
+        return []  # no box: the element is not on the screen
     out = []
     b = sample.bbox
     size = screen.size if screen else None
@@ -167,7 +167,8 @@ def geometry(sample: Sample, screen: ScreenRead | None) -> list[Finding]:
             )
         )
     if b.width <= 0 or b.height <= 0:
-        return [*out, _finding(sample, "geometry", 1.0, "the box has no area", problem="degenerate")]
+        why = sample.defect or "the box has no area"
+        return [*out, _finding(sample, "geometry", 1.0, why, problem="degenerate")]
     if min(b.width, b.height) < TINY_SIDE:
         out.append(
             _finding(
