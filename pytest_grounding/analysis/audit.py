@@ -432,7 +432,7 @@ def metadata(samples: Sequence[Sample]) -> list[Finding]:
         if len({p for c in platforms.values() for p in c}) < 2:
             continue
         exclusive = sum(1 for c in platforms.values() if len(c) == 1)
-        if exclusive < 0.8 * len(platforms):
+        if exclusive < 2 / 3 * len(platforms):
             continue  # the field does not follow the platform in this dataset: nothing contradicts it
         for s in samples:
             value = str(getattr(s, field_name))

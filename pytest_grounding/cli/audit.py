@@ -80,13 +80,19 @@ def add_command(commands: Any) -> None:
     )
 
 
+class AuditError(Exception):
+    """A dataset or a run that cannot be read: one line, exit 2."""
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.diff:
-        return run_diff(args.diff[0], args.diff[1], args.json, args.unchanged_ids)
-    if not args.dataset:
-        print("error: audit needs --dataset DATASET (or --diff OLD NEW)", file=sys.stderr)
-        return 2
-    return run_audit(args)
+    try:
+        if args.diff:
+            return run_diff(args.diff[0], args.diff[1], args.json, args.unchanged_ids)
+        if not args.dataset:
+            return _fail("audit needs --dataset DATASET (or --diff OLD NEW)")
+        return run_audit(args)
+    except AuditError as exc:
+        return _fail(str(exc))
 
 
 def load(spec: str) -> Any:
@@ -102,7 +108,7 @@ def load(spec: str) -> Any:
     try:
         return catalog.load(spec, Path.cwd())
     except DatasetError as exc:
-        raise SystemExit(_fail(str(exc))) from None
+        raise AuditError(str(exc)) from None
 
 
 def _fail(message: str) -> int:
@@ -113,7 +119,7 @@ def _fail(message: str) -> int:
 def difference_hash(image: Any) -> int:
     """64-bit dHash: near-identical screens (re-encoded, re-captured) differ in a few bits."""
     small = image.convert("L").resize((9, 8))
-    pixels = list(small.getdata())
+    pixels = small.tobytes()
     value = 0
     for row in range(8):
         for col in range(8):
@@ -191,13 +197,13 @@ def read_runs(paths: Sequence[Path]) -> list[Any]:
             try:
                 records = list(read_report(path).get("samples") or [])
             except OutputError as exc:
-                raise SystemExit(_fail(str(exc))) from None
+                raise AuditError(str(exc)) from None
         else:
             try:
                 text = path.read_text(encoding="utf-8")
                 records = [json.loads(line) for line in text.splitlines() if line.strip()]
             except (OSError, ValueError) as exc:
-                raise SystemExit(_fail(f"run {path} cannot be read: {exc}")) from None
+                raise AuditError(f"run {path} cannot be read: {exc}") from None
         by_detector: dict[str, dict[str, tuple[float, float] | None]] = {}
         for record in records:
             if not isinstance(record, dict) or "id" not in record:
