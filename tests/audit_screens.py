@@ -10,11 +10,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FONT = Path(__file__).resolve().parent.parent / "pytest_grounding" / "datasets" / "synth" / "fonts" / "DejaVuSans.ttf"
-WORDS = (
-    "Export Import Settings Preview Cancel Delete Rename Upload Refresh Archive Compile Publish Download History "
-    "Options Profile Restore Library Capture Measure Scripts Network Storage Explore Monitor Project Windows Filters "
-    "Account Journal Console Balance Display Printer Session Company Teacher Reports Contact Chapter"
-).split()
+WORDS = [
+    "Export",
+    "Import",
+    "Settings",
+    "Preview",
+    "Cancel",
+    "Delete",
+    "Rename",
+    "Upload",
+    "Refresh",
+    "Archive",
+    "Compile",
+    "Publish",
+    "Download",
+    "History",
+    "Options",
+    "Profile",
+    "Restore",
+    "Library",
+    "Capture",
+    "Measure",
+    "Scripts",
+    "Network",
+    "Storage",
+    "Explore",
+    "Monitor",
+    "Project",
+    "Windows",
+    "Filters",
+    "Account",
+    "Journal",
+    "Console",
+    "Balance",
+    "Display",
+    "Printer",
+    "Session",
+    "Company",
+    "Teacher",
+    "Reports",
+    "Contact",
+    "Chapter",
+]
 SIZE = (480, 200)
 BUTTON = (130, 40)
 ICON = (420, 160, 14)  # the circle icon's centre and radius on every screen
@@ -58,7 +95,7 @@ def build(root: Path, seed: int = 7) -> Built:
             x, y = 15 + (i % 3) * 150, 20 + (i // 3) * 70
             box = (x, y, x + BUTTON[0], y + BUTTON[1])
             draw.rectangle(box, fill=(225, 230, 240), outline=(90, 90, 110), width=2)
-            left, top, right, bottom = draw.textbbox((0, 0), label, font=font)
+            _left, _top, right, bottom = draw.textbbox((0, 0), label, font=font)
             tx, ty = x + (BUTTON[0] - right) / 2, y + (BUTTON[1] - bottom) / 2
             draw.text((tx, ty), label, fill="black", font=font)
             boxes.append(box)
@@ -66,9 +103,11 @@ def build(root: Path, seed: int = 7) -> Built:
         draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=(200, 60, 60))
         name = f"screen{n}.png"
         image.save(folder / name)
-        built.texts[str((folder / name).resolve())] = [(lbl, tuple(map(float, b))) for lbl, b in zip(labels, boxes)]
+        built.texts[str((folder / name).resolve())] = [
+            (lbl, tuple(map(float, b))) for lbl, b in zip(labels, boxes, strict=True)
+        ]
 
-        def row(sid: str, instruction: str, box: tuple, kind: str = "text", click=None) -> None:
+        def row(sid: str, instruction: str, box: tuple, kind: str = "text", click=None, name: str = name) -> None:
             rows.append(
                 {
                     "file_name": name,
@@ -96,7 +135,7 @@ def build(root: Path, seed: int = 7) -> Built:
         sid = f"s{n}x"
         verbs = ("Choose", "Pick", "Use", "Hit")
         if kind == "geometry":  # no area, 2 px wide, across the right edge, the whole screen
-            x1, y1, x2, y2 = boxes[3]
+            x1, y1, _x2, y2 = boxes[3]
             bad = [(x1, y1, x1, y2), (x1, y1, x1 + 2, y2), (SIZE[0] - 40, y1, SIZE[0] + 60, y2), (0, 0, *SIZE)]
             for j, box in enumerate(bad):
                 row(f"{sid}{j}", f"{verbs[j]} {labels[3 + j % 3]}", box, click=centre(boxes[3 + j % 3]))
@@ -138,7 +177,11 @@ def build(root: Path, seed: int = 7) -> Built:
 
 def flagged(findings, built: Built, kind: str) -> int:
     """How many injections of `kind` were flagged with that kind (an ambiguous pair by either row)."""
-    ids = {f["id"] if isinstance(f, dict) else f.id for f in findings if (f["kind"] if isinstance(f, dict) else f.kind) == kind}
+    ids = {
+        f["id"] if isinstance(f, dict) else f.id
+        for f in findings
+        if (f["kind"] if isinstance(f, dict) else f.kind) == kind
+    }
     return sum(1 for sid in built.injected[kind] if sid in ids or built.pairs.get(sid) in ids)
 
 

@@ -6,15 +6,14 @@ import importlib.util
 import json
 from pathlib import Path
 
+import audit_screens
 import pytest
 
+from helpers import SHARED_DATA, needs_shared
 from pytest_grounding.analysis import audit as audit_mod
 from pytest_grounding.analysis.audit import Run, ScreenRead, audit, consensus, edits, geometry, metadata, named_text
 from pytest_grounding.cli.main import main
 from pytest_grounding.core.types import Box, Sample
-
-import audit_screens
-from helpers import SHARED_DATA, needs_shared
 
 needs_ocr = pytest.mark.skipif(importlib.util.find_spec("rapidocr") is None, reason="the ocr extra is not installed")
 KINDS = ("geometry", "text_mismatch", "typo", "ambiguous", "consensus")
@@ -144,7 +143,9 @@ def test_near_identical_screens_with_conflicting_boxes_are_ambiguous():
 def test_the_command_writes_json_and_html_without_ocr(built, tmp_path, capsys):
     out, page = tmp_path / "audit.json", tmp_path / "audit.html"
     runs = [str(p) for p in built.runs]
-    code = main(["audit", "--dataset", str(built.root), "--runs", *runs, "--no-ocr", "--json", str(out), "--html", str(page)])
+    code = main(
+        ["audit", "--dataset", str(built.root), "--runs", *runs, "--no-ocr", "--json", str(out), "--html", str(page)]
+    )
     assert code == 0
     printed = capsys.readouterr()
     assert "findings on" in printed.out and "audit: samples" in printed.err

@@ -74,7 +74,10 @@ def versions(tmp_path_factory):
 def test_the_command_counts_the_changes_made(versions, tmp_path, capsys):
     root, _, old_rows, edits = versions
     out, ids = tmp_path / "diff.json", tmp_path / "unchanged.txt"
-    assert main(["audit", "--diff", str(root / "v1"), str(root / "v2"), "--json", str(out), "--unchanged-ids", str(ids)]) == 0
+    assert (
+        main(["audit", "--diff", str(root / "v1"), str(root / "v2"), "--json", str(out), "--unchanged-ids", str(ids)])
+        == 0
+    )
     document = json.loads(out.read_text())
     changed = sum(len(edits[k]) for k in ("rewritten", "moved", "retargeted", "dropped"))
     assert document["counts"] == {

@@ -37,12 +37,13 @@ CONFLICTING_IOU = 0.5
 CONSENSUS_RADIUS = 60.0  # px: clicks within this of their centre are one place (field notes, section 1.3)
 WEB = "web"
 # Words of an instruction that say what to do, not what to find.
-STOPWORDS = frozenset(
-    """a an the to of on in at for and or with by from into onto this that it its is be then
-    click tap press select choose open close go show hide view toggle enable disable turn switch check uncheck
-    button icon menu tab item link option field box bar window panel page dialog list entry label text
-    double right left top bottom first second last new please you your my me""".split()
+_STOP_TEXT = (
+    "a an the to of on in at for and or with by from into onto this that it its is be then click tap "
+    "press select choose open close go show hide view toggle enable disable turn switch check uncheck "
+    "button icon menu tab item link option field box bar window panel page dialog list entry label text "
+    "double right left top bottom first second last new please you your my me "
 )
+STOPWORDS = frozenset(_STOP_TEXT.split())
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|[A-Za-z]")
 QUOTED = re.compile(r"[\"“”‘’']([^\"“”‘’']{2,60})[\"“”‘’']")
 
@@ -244,8 +245,8 @@ def duplicates(samples: Sequence[Sample], screens: Mapping[str, ScreenRead]) -> 
                             )
                         )
     hashes = {image: r.phash for image, r in screens.items() if r.phash is not None}
-    for a, b, distance in near_screens(hashes):
-        pair = [*by_screen.get(a, []), *by_screen.get(b, [])]
+    for first, second, distance in near_screens(hashes):
+        pair = [*by_screen.get(first, []), *by_screen.get(second, [])]
         out += [
             f
             for f in _conflicts(pair, f"on near-identical screens ({distance} of 64 hash bits differ)")

@@ -126,8 +126,16 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
             continue
         tally = by_detector.setdefault(
             str(record.get("detector")),
-            {"n": 0, "hits": 0, "corrected_n": 0, "corrected_hits": 0, "dropped": 0, "refixed": 0, "flipped": 0,
-             "instruction_only": 0},
+            {
+                "n": 0,
+                "hits": 0,
+                "corrected_n": 0,
+                "corrected_hits": 0,
+                "dropped": 0,
+                "refixed": 0,
+                "flipped": 0,
+                "instruction_only": 0,
+            },
         )
         hit = outcome == "hit"
         tally["n"] += 1

@@ -269,8 +269,13 @@ def run_audit(args: argparse.Namespace) -> int:
     document = {
         "schema": SCHEMA_VERSION,
         "kind": "audit",
-        "dataset": {"name": dataset.name, "format": dataset.format, "path": str(dataset.path),
-                    "fingerprint": dataset.fingerprint, "samples": len(samples)},
+        "dataset": {
+            "name": dataset.name,
+            "format": dataset.format,
+            "path": str(dataset.path),
+            "fingerprint": dataset.fingerprint,
+            "samples": len(samples),
+        },
         "runs": [r.name for r in runs],
         "ocr": ocr,
         "timing": {**timing, "seconds": round(elapsed, 3)},
@@ -298,7 +303,11 @@ def _with_context(finding: dict[str, Any], screens: Mapping[str, Any], runs: Seq
     screen = screens.get(finding["image"])
     if screen is not None and screen.texts:
         x1, y1, x2, y2 = finding["bbox"]
-        inside = [t for t, b in screen.texts if x1 - 3 <= (b[0] + b[2]) / 2 <= x2 + 3 and y1 - 3 <= (b[1] + b[3]) / 2 <= y2 + 3]
+        inside = [
+            t
+            for t, b in screen.texts
+            if x1 - 3 <= (b[0] + b[2]) / 2 <= x2 + 3 and y1 - 3 <= (b[1] + b[3]) / 2 <= y2 + 3
+        ]
         finding["ocr_in_box"] = sorted(set(inside), key=len)[:6]
     return finding
 

@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
     )
     compare.add_argument(
+        "--only-ids",
+        type=Path,
+        metavar="FILE",
+        help="pair the runs only on these sample ids (audit --diff OLD NEW --unchanged-ids FILE): runs on two "
+        "versions of a dataset, compared on the rows both share unchanged",
+    )
+    compare.add_argument(
         "--mixed-scoring",
         action="store_true",
         help="compare reports scored by different scoring profiles (said in a note); without it they are refused",
@@ -211,7 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_audit(args)
     if args.command == "compare":
         return run_compare(
-            args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring
+            args.reports,
+            markdown=args.markdown,
+            samples=args.samples,
+            limit=args.limit,
+            mixed=args.mixed_scoring,
+            only_ids=args.only_ids,
         )
     from .curation.cli import COMMANDS, run
 
@@ -284,7 +296,15 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     return 0
 
 
-def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None, mixed: bool = False) -> int:
+def run_compare(
+    paths: Sequence[Path],
+    *,
+    markdown: bool,
+    samples: bool,
+    limit: int | None,
+    mixed: bool = False,
+    only_ids: Path | None = None,
+) -> int:
     """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
     (reports scored by different profiles, unless `mixed`: then a note says so)."""
     from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports, profile_mismatch
@@ -304,6 +324,20 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
         return 2
     methods, notes = methods_from_reports(documents)
     notes = [mismatch, *notes] if mismatch else notes
+    if only_ids is not None:
+        from ..analysis.compare import on_shared_ids, shared_ids
+
+        try:
+            alias = shared_ids(only_ids.read_text(encoding="utf-8"))
+        except OSError as exc:
+            print(f"error: {terminal_line(f'--only-ids {only_ids}: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
+        methods = on_shared_ids(methods, alias)
+        notes = [n for n in notes if "fingerprints" not in n]
+        notes.append(
+            f"paired only on the {len(set(alias.values()))} ids of {only_ids} (the rows both versions share); "
+            "the table's figures are each run's own"
+        )
     if not methods:
         print("error: the reports hold no grounding results", file=sys.stderr)
         return 2

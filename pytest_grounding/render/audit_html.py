@@ -85,12 +85,13 @@ def picture(finding: Mapping[str, Any], image: Any) -> str:
 def entry(rank: int, finding: Mapping[str, Any], image: Any, problem: str | None) -> str:
     shown = picture(finding, image) if image is not None else f"<p class=s>{_e(problem or 'no screen')}</p>"
     clicks = finding.get("clicks") or {}
+    read = ", ".join(finding.get("ocr_in_box") or []) or "-"
     lines = [
-        f'<div class=k>#{rank} {_e(finding["kind"])} <span class=s>score {finding["score"]:.2f}</span> '
-        f'{_e(finding["id"])}</div>',
+        f"<div class=k>#{rank} {_e(finding['kind'])} <span class=s>score {finding['score']:.2f}</span> "
+        f"{_e(finding['id'])}</div>",
         f"<div>{_e(finding['instruction'])}</div>",
         f"<div>{_e(finding['message'])}</div>",
-        f"<div class=ev>box {_e(finding['bbox'])}; read in the box: {_e(', '.join(finding.get('ocr_in_box') or []) or '-')}"
+        f"<div class=ev>box {_e(finding['bbox'])}; read in the box: {_e(read)}"
         + (f"; clicks: {_e(', '.join(f'{n} {p}' for n, p in sorted(clicks.items())))}" if clicks else "")
         + f"; {_e(finding['image'])}</div>",
     ]
