@@ -64,7 +64,8 @@ def parse(data: bytes, source: str = "errata") -> Errata:
             row = json.loads(line)
         except ValueError as exc:
             raise ErrataError(f"{source} line {number}: not JSON ({exc})") from None
-        entries[_str(row, "id", source, number)] = _entry(row, source, number)
+        sid = _str(row, "id", source, number)
+        entries[sid] = _entry(row, source, number)
     return Errata(entries, digest(data))
 
 
@@ -97,7 +98,7 @@ def _entry(row: dict[str, Any], source: str, number: int) -> Erratum:
     if action == "fix" and box is None and instruction is None:
         raise ErrataError(f"{source} line {number}: a fix needs a bbox or an instruction")
     reason = row.get("reason", "")
-    return Erratum(str(row["id"]), action, str(reason) if reason is not None else "", box, instruction)
+    return Erratum(str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction)
 
 
 def dumps(entries: Sequence[Erratum]) -> str:

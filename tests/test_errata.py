@@ -1,0 +1,144 @@
+"""Errata: the file read and checked, the corrected figure beside the official one, and `review --audit`
+writing the file decision by decision."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from pytest_grounding.analysis.errata import ErrataError, block, corrected, parse, summary_lines
+from pytest_grounding.cli.curation import errata_review
+from pytest_grounding.cli.curation.errata_review import FindingsReview
+
+
+def errata(*rows):
+    return parse("".join(json.dumps(r) + "\n" for r in rows).encode())
+
+
+def record(sid, outcome, point, detector="m", **fields):
+    return {"id": sid, "detector": detector, "outcome": outcome, "point": point, "task": "grounding", **fields}
+
+
+RECORDS = [
+    record("a", "hit", [5, 5]),
+    record("b", "miss", [50, 50]),  # its box was wrong: the fix makes it a hit
+    record("c", "hit", [5, 5]),  # dropped
+    record("d", "miss", [90, 90]),  # the instruction is fixed: kept as scored
+    record("e", "error", None),  # left out of both, as the official accuracy does
+    record("f", "hit", [5, 5], variant="invert"),  # a sweep's variant: not an original sample
+]
+
+
+def test_corrected_beside_official():
+    found = errata(
+        {"id": "b", "action": "fix", "bbox": [40, 40, 60, 60], "reason": "box on another button"},
+        {"id": "c", "action": "drop", "reason": "ambiguous"},
+        {"id": "d", "action": "fix", "instruction": "Click Export", "reason": "typo"},
+        {"id": "zz", "action": "drop", "reason": "not in this run"},
+    )
+    figures = corrected(RECORDS, found)["m"]
+    assert (figures["hits"], figures["n"]) == (2, 4) and figures["official"] == 0.5
+    assert (figures["corrected_hits"], figures["corrected_n"]) == (2, 3)
+    assert figures["corrected"] == pytest.approx(2 / 3)
+    assert (figures["dropped"], figures["refixed"], figures["flipped"], figures["instruction_only"]) == (1, 1, 1, 1)
+    report = block(RECORDS, found, "errata.jsonl")
+    assert report["digest"] == found.digest and len(report["digest"]) == 64 and report["entries"] == 4
+    line = summary_lines(report)[1]
+    assert "official 50.0% (2/4), corrected 66.7% (2/3; 1 dropped, 1 boxes fixed, 1 verdicts changed" in line
+
+
+def test_a_fixed_box_can_turn_a_hit_into_a_miss():
+    found = errata({"id": "a", "action": "fix", "bbox": [20, 20, 30, 30], "reason": "moved"})
+    assert corrected(RECORDS[:1], found)["m"]["corrected"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "line 1: not JSON"),
+        ('{"action": "drop"}', "'id' must be a non-empty string"),
+        ('{"id": "a", "action": "delete"}', "action must be one of fix, drop"),
+        ('{"id": "a", "action": "fix", "bbox": [10, 10, 5, 20]}', "bbox must be [x1, y1, x2, y2]"),
+        ('{"id": "a", "action": "fix"}', "a fix needs a bbox or an instruction"),
+        ('{"id": "a", "action": "fix", "instruction": " "}', "instruction must be a non-empty string"),
+    ],
+)
+def test_a_bad_line_is_named(line, message):
+    with pytest.raises(ErrataError, match="line 1") as caught:
+        parse(line.encode(), "errata.jsonl")
+    assert message in str(caught.value)
+
+
+FINDINGS = [
+    {
+        "id": "a",
+        "kind": "consensus",
+        "score": 0.9,
+        "message": "3 of 3 runs click elsewhere",
+        "instruction": "Save",
+        "bbox": [0, 0, 10, 10],
+        "image": "/nowhere/a.png",
+    },
+    {
+        "id": "b",
+        "kind": "typo",
+        "score": 0.8,
+        "message": "'Exprot'",
+        "instruction": "Exprot",
+        "bbox": [0, 0, 10, 10],
+        "image": "/nowhere/b.png",
+    },
+    {
+        "id": "a",
+        "kind": "text_mismatch",
+        "score": 0.7,
+        "message": "'save' read elsewhere",
+        "instruction": "Save",
+        "bbox": [0, 0, 10, 10],
+        "image": "/nowhere/a.png",
+    },
+    {
+        "id": "c",
+        "kind": "geometry",
+        "score": 0.6,
+        "message": "no area",
+        "instruction": "Open",
+        "bbox": [0, 0, 0, 10],
+        "image": "/nowhere/c.png",
+    },
+]
+
+
+def test_findings_review_one_decision_per_sample():
+    review = FindingsReview.start(FINDINGS)
+    assert [s[0]["id"] for s in review.samples] == ["a", "b", "c"] and len(review.current) == 2
+    review.fix(bbox=(20, 20, 40, 30))
+    review.fix(instruction="Click Save")  # both on one erratum
+    review.next()
+    review.keep()
+    review.drop()
+    assert review.done
+    written = parse(review.text().encode()).entries
+    assert written["a"].bbox == (20, 20, 40, 30) and written["a"].instruction == "Click Save"
+    assert "consensus: 3 of 3 runs" in written["a"].reason and "text_mismatch" in written["a"].reason
+    assert written["c"].action == "drop" and "b" not in written and review.kept == {"b"}
+    resumed = FindingsReview.start(FINDINGS, written, ["b"])
+    assert resumed.done
+
+
+def test_review_command_writes_the_errata_file_as_it_goes(tmp_path, monkeypatch):
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps({"dataset": {"path": str(tmp_path)}, "findings": FINDINGS}))
+    out = tmp_path / "errata.jsonl"
+    keys = iter(["d", "k", "i", "n"])
+    monkeypatch.setattr("sys.stdin", type("Tty", (io.StringIO,), {"isatty": lambda self: True})())
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_key", lambda message, allowed: next(keys))
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_text", lambda message, default: "Open the file")
+    text = io.StringIO()
+    assert errata_review.run(audit, out, mode="file", out=text) == 0
+    entries = parse(out.read_bytes()).entries
+    assert entries["a"].action == "drop" and entries["c"].instruction == "Open the file" and "b" not in entries
+    assert "outside the audited dataset's folder" in text.getvalue()  # /nowhere/*.png is never opened
+    assert errata_review.run(audit, out, mode="file", out=io.StringIO()) == 0  # everything decided: nothing asked
