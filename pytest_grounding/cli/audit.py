@@ -158,7 +158,8 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
     if ocr:
         from ..detectors.ocr_engine import EngineSettings, shared_parse
 
-        settings = EngineSettings()
+        # Resolved once: the threads follow the load when resolved, and one audit keeps one engine.
+        settings = EngineSettings().resolved()
 
         def engine_parse(query: Any) -> Any:
             return shared_parse(query, settings)
