@@ -14,7 +14,7 @@ from pytest_grounding.cli.curation.errata_review import FindingsReview
 
 
 def errata(*rows):
-    return parse("".join(json.dumps(r) + "\n" for r in rows).encode())
+    return parse("".join(json.dumps(r) + "\n" for r in rows).encode(), path="errata.jsonl")
 
 
 def record(sid, outcome, point, detector="m", **fields):
@@ -43,7 +43,7 @@ def test_corrected_beside_official():
     assert (figures["corrected_hits"], figures["corrected_n"]) == (2, 3)
     assert figures["corrected"] == pytest.approx(2 / 3)
     assert (figures["dropped"], figures["refixed"], figures["flipped"], figures["instruction_only"]) == (1, 1, 1, 1)
-    report = block(RECORDS, found, "errata.jsonl")
+    report = block(RECORDS, found)
     assert report["digest"] == found.digest and len(report["digest"]) == 64 and report["entries"] == 4
     line = summary_lines(report)[1]
     assert "official 50.0% (2/4), corrected 66.7% (2/3; 1 dropped, 1 boxes fixed, 1 verdicts changed" in line
@@ -120,7 +120,7 @@ def test_findings_review_one_decision_per_sample():
     review.keep()
     review.drop()
     assert review.done
-    written = parse(review.text().encode()).entries
+    written = parse(review.text().encode()).by_id
     assert written["a"].bbox == (20, 20, 40, 30) and written["a"].instruction == "Click Save"
     assert "consensus: 3 of 3 runs" in written["a"].reason and "text_mismatch" in written["a"].reason
     assert written["c"].action == "drop" and "b" not in written and review.kept == {"b"}
@@ -138,7 +138,7 @@ def test_review_command_writes_the_errata_file_as_it_goes(tmp_path, monkeypatch)
     monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_text", lambda message, default: "Open the file")
     text = io.StringIO()
     assert errata_review.run(audit, out, mode="file", out=text) == 0
-    entries = parse(out.read_bytes()).entries
+    entries = parse(out.read_bytes()).by_id
     assert entries["a"].action == "drop" and entries["c"].instruction == "Open the file" and "b" not in entries
     assert "outside the audited dataset's folder" in text.getvalue()  # /nowhere/*.png is never opened
     assert errata_review.run(audit, out, mode="file", out=io.StringIO()) == 0  # everything decided: nothing asked

@@ -43,19 +43,20 @@ class Erratum:
 
 @dataclass(frozen=True)
 class Errata:
-    entries: Mapping[str, Erratum]  # by sample id; a later line for the same id replaces an earlier one
+    entries: tuple[Erratum, ...]  # one per sample id: a later line for the same id replaces an earlier one
     digest: str  # sha256 of the file's bytes: which corrections a corrected figure used
+    path: str = ""
 
     @property
-    def short(self) -> str:
-        return self.digest[:12]
+    def by_id(self) -> dict[str, Erratum]:
+        return {e.id: e for e in self.entries}
 
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def parse(data: bytes, source: str = "errata") -> Errata:
+def parse(data: bytes, source: str = "errata", path: str = "") -> Errata:
     entries: dict[str, Erratum] = {}
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
@@ -66,7 +67,7 @@ def parse(data: bytes, source: str = "errata") -> Errata:
             raise ErrataError(f"{source} line {number}: not JSON ({exc})") from None
         sid = _str(row, "id", source, number)
         entries[sid] = _entry(row, source, number)
-    return Errata(entries, digest(data))
+    return Errata(tuple(entries.values()), digest(data), path)
 
 
 def _str(row: Any, key: str, source: str, number: int) -> str:
@@ -119,6 +120,7 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
     Only grounding records of original samples count; errors stay out of both denominators, as
     the official accuracy keeps them out of its own."""
     by_detector: dict[str, dict[str, Any]] = {}
+    index = errata.by_id
     for record in records:
         if record.get("task", "grounding") != "grounding" or record.get("variant") is not None:
             continue
@@ -141,7 +143,7 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
         hit = outcome == "hit"
         tally["n"] += 1
         tally["hits"] += hit
-        entry = errata.entries.get(str(record.get("id")))
+        entry = index.get(str(record.get("id")))
         if entry is not None and entry.action == "drop":
             tally["dropped"] += 1
             continue
@@ -160,14 +162,14 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
     return by_detector
 
 
-def block(records: Sequence[Mapping[str, Any]], errata: Errata, path: str) -> dict[str, Any]:
+def block(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str, Any]:
     """The report's `errata` block: which file, its digest, and each detector's two figures."""
     return {
-        "file": path,
+        "file": errata.path,
         "digest": errata.digest,
         "entries": len(errata.entries),
-        "drops": sum(1 for e in errata.entries.values() if e.action == "drop"),
-        "fixes": sum(1 for e in errata.entries.values() if e.action == "fix"),
+        "drops": sum(1 for e in errata.entries if e.action == "drop"),
+        "fixes": sum(1 for e in errata.entries if e.action == "fix"),
         "detectors": corrected(records, errata),
     }
 

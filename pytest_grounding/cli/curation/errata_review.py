@@ -103,7 +103,7 @@ def reviewed_path(errata: Path) -> Path:
 
 
 def load_state(errata: Path) -> tuple[dict[str, Erratum], list[str]]:
-    entries = parse(errata.read_bytes(), str(errata)).entries if errata.exists() else {}
+    entries = parse(errata.read_bytes(), str(errata)).by_id if errata.exists() else {}
     side = reviewed_path(errata)
     kept = json.loads(side.read_text(encoding="utf-8")) if side.exists() else []
     return dict(entries), [str(k) for k in kept] if isinstance(kept, list) else []
