@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from helpers import FIXTURES, XDIST
 from pytest_grounding.analysis.errata import ErrataError, block, corrected, parse, summary_lines
 from pytest_grounding.cli.curation import errata_review
 from pytest_grounding.cli.curation.errata_review import FindingsReview
@@ -142,3 +143,49 @@ def test_review_command_writes_the_errata_file_as_it_goes(tmp_path, monkeypatch)
     assert entries["a"].action == "drop" and entries["c"].instruction == "Open the file" and "b" not in entries
     assert "outside the audited dataset's folder" in text.getvalue()  # /nowhere/*.png is never opened
     assert errata_review.run(audit, out, mode="file", out=io.StringIO()) == 0  # everything decided: nothing asked
+
+
+# -- through the plugin -------------------------------------------------------------------------------
+
+MINI_ERRATA = [
+    {"id": "m01", "action": "fix", "bbox": [70, 50, 90, 70], "reason": "the box was on another element"},
+    {"id": "m02", "action": "drop", "reason": "ambiguous"},
+]
+
+
+@XDIST
+def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(project, tmp_path, workers):
+    import hashlib
+
+    from pytest_grounding.render.output import read_report
+
+    path = tmp_path / "errata.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in MINI_ERRATA))
+    plain, corrected_run = tmp_path / "plain.json", tmp_path / "errata.json"
+    common = [f"--dataset={FIXTURES / 'mini'}", "--detector", "center", "--detector", "colour", *workers]
+    project.runpytest(*common, "--grounding-json", str(plain))
+    result = project.runpytest(*common, "--grounding-json", str(corrected_run), f"--grounding-errata={path}")
+    official, with_errata = read_report(plain), read_report(corrected_run)  # both checked against the schema
+    assert "errata" not in official
+    for name in ("center", "colour"):  # the official figures exactly as without errata
+        for key in ("accuracy", "hits", "scored", "misses", "errors"):
+            assert with_errata["summary"][name][key] == official["summary"][name][key]
+    block = with_errata["errata"]
+    assert block["digest"] == hashlib.sha256(path.read_bytes()).hexdigest() and block["file"] == str(path)
+    center = block["detectors"]["center"]
+    assert (center["official"], center["hits"], center["n"]) == (0.0, 0, 6)
+    assert (center["corrected_hits"], center["corrected_n"], center["flipped"]) == (1, 5, 1)
+    colour = block["detectors"]["colour"]
+    assert colour["official"] == official["summary"]["colour"]["accuracy"] and colour["corrected_n"] == 5
+    text = result.stdout.str()
+    assert f"errata {path} (sha256 {block['digest'][:12]}, 2 entries)" in text
+    assert "center: official 0.0% (0/6), corrected 20.0% (1/5; 1 dropped, 1 boxes fixed, 1 verdicts changed" in text
+
+
+def test_a_bad_errata_file_stops_the_run_before_any_sample(project, tmp_path):
+    path = tmp_path / "errata.jsonl"
+    path.write_text('{"id": "m01", "action": "remove"}\n')
+    result = project.runpytest(f"--dataset={FIXTURES / 'mini'}", "--detector", "center", f"--grounding-errata={path}")
+    assert result.ret == 4  # a usage error
+    assert "--grounding-errata" in result.stderr.str() + result.stdout.str()
+    assert "line 1: action must be one of fix, drop" in result.stderr.str() + result.stdout.str()

@@ -206,6 +206,10 @@ def summary_lines(result: RunResult) -> list[str]:
             price=view.price,
         )
     lines += comparison_block(result.summary or {}, result.records, view.order)
+    if view.errata is not None and result.records:  # --grounding-errata: beside the official figures
+        from ..analysis import errata
+
+        lines += ["", *errata.summary_lines(errata.block(result.records, view.errata))]
     if result.reproductions:
         from ..analysis import reproduce
 
