@@ -386,6 +386,12 @@ def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> 
         for method in methods_from_run(document.get("summary") or {}, records):
             label = method.label if seen.get(method.label, 0) < 2 else f"{method.label} [{name}]"
             methods.append(Method(label, method.block, method.records, partial, name))
+    corrected = [name for name, document in documents if isinstance(document.get("errata"), Mapping)]
+    if corrected:  # --grounding-errata changes no verdict: the pairs below are the official ones
+        notes.append(
+            f"{', '.join(corrected)} carr{'ies' if len(corrected) == 1 else 'y'} errata: compared on the official "
+            "verdicts; each report's corrected figure is in its own summary"
+        )
     for dataset, prints in sorted(versions.items()):
         if len(prints) > 1:
             notes.append(
