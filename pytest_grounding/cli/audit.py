@@ -164,7 +164,10 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
         def engine_parse(query: Any) -> Any:
             return shared_parse(query, settings)
 
-    images = sorted({str(s.image) for s in samples if not s.defect or "outside" not in str(s.defect)})
+    from ..datasets.validate import outside_dataset
+
+    # A path that leads out of the dataset's folder is never opened (as in a run).
+    images = sorted({str(s.image) for s in samples if not outside_dataset(s)})
     screens: dict[str, ScreenRead] = {}
     progress = Progress("screens read")
     ocr_seconds = 0.0
