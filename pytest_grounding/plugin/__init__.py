@@ -15,7 +15,7 @@ from ..core.record import Outcome, Task
 from ..core.safetext import terminal_line, terminal_text
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
-from . import hookspecs, perturb_state, prefetch, process_exit
+from . import hookspecs, prefetch, process_exit
 from . import items as collection
 from .controller import Controller, XdistHooks
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
@@ -48,8 +48,7 @@ def pytest_configure(config) -> None:
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
     try:
-        plan = open_sessions(config)
-        perturb_state.configure(config, plan.settings.selection.perturb)
+        open_sessions(config)
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     worker, controller = local_worker(config), local_controller(config)
