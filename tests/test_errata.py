@@ -180,6 +180,10 @@ def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(proj
     text = result.stdout.str()
     assert f"errata {path} (sha256 {block['digest'][:12]}, 2 entries)" in text
     assert "center: official 0.0% (0/6), corrected 20.0% (1/5; 1 dropped, 1 boxes fixed, 1 verdicts changed" in text
+    from pytest_grounding.render.markdown import report_markdown
+
+    markdown = report_markdown(with_errata)
+    assert "### Errata:" in markdown and "| center | 0.0% | 0/6 | 20.0% | 1/5 | 1 | 1 | 1 |" in markdown
 
 
 def test_a_bad_errata_file_stops_the_run_before_any_sample(project, tmp_path):

@@ -111,6 +111,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines += _baseline_lines(document.get("baseline"))
     lines += _reproduction_lines(document.get("reproduction") or [])
     lines += _cost_lines(document.get("cost"))
+    lines += _errata_lines(document.get("errata"))  # --grounding-errata (issue 47)
     lines += replay_markdown(document.get("samples") or [])
     lines += _not_run_lines(document.get("not_run") or [])
     return "\n".join(lines).rstrip() + "\n"
@@ -190,6 +191,28 @@ def _reproduction_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
         "points this run finds 80% of the time at 5%."
     )
     return ["### Reproduction", "", *_table(header, rows), note, ""]
+
+
+def _errata_lines(errata: Mapping[str, Any] | None) -> list[str]:
+    """The official accuracy beside the corrected one, per detector."""
+    if not errata:
+        return []
+    rows = [
+        [
+            name,
+            _pct(t["official"]),
+            f"{t['hits']}/{t['n']}",
+            _pct(t["corrected"]),
+            f"{t['corrected_hits']}/{t['corrected_n']}",
+            t["dropped"],
+            t["refixed"],
+            t["flipped"],
+        ]
+        for name, t in errata["detectors"].items()
+    ]
+    header = ["detector", "official", "hits", "corrected", "hits", "dropped", "boxes fixed", "verdicts changed"]
+    title = f"### Errata: {_cell(errata['file'])} (sha256 {str(errata['digest'])[:12]})"
+    return [title, "", *_table(header, rows)]
 
 
 def _cost_lines(cost: Mapping[str, Any] | None) -> list[str]:
