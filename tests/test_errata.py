@@ -184,6 +184,17 @@ def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(proj
 
     markdown = report_markdown(with_errata)
     assert "### Errata:" in markdown and "| center | 0.0% | 0/6 | 20.0% | 1/5 | 1 | 1 | 1 |" in markdown
+    # the same report as an audit's runs: one run per detector, each sample's click
+    from pytest_grounding.cli.main import main
+
+    out = tmp_path / "audit.json"
+    assert (
+        main(["audit", "--dataset", str(FIXTURES / "mini"), "--runs", str(plain), "--no-ocr", "--json", str(out)]) == 0
+    )
+    audited = json.loads(out.read_text())
+    assert audited["runs"] == ["center", "colour"]
+    clicked = {f["id"]: f.get("clicks") for f in audited["findings"]}
+    assert set(clicked["m05"]) == {"center", "colour"} and clicked["m05"]["center"] == [80.0, 60.0]  # the middle
 
 
 def test_a_bad_errata_file_stops_the_run_before_any_sample(project, tmp_path):
