@@ -15,6 +15,7 @@ from ..core.record import Outcome, Task
 from ..core.safetext import terminal_line, terminal_text
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
+from ..sections import registry as report_sections
 from . import hookspecs, prefetch, process_exit
 from . import items as collection
 from .controller import Controller, XdistHooks
@@ -27,6 +28,7 @@ from .worker import Worker
 
 __all__ = ["grounding_check", "grounding_detector"]  # fixtures: pytest finds them in this module
 
+SECTIONS_KEY = pytest.StashKey[report_sections.SectionRegistry]()  # this session's report sections
 MISSED = "missed"  # the terminal's word for a miss: still a failed item, listed once, compactly
 
 
@@ -47,6 +49,7 @@ def pytest_configure(config) -> None:
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
+    config.stash[SECTIONS_KEY] = report_sections.configure(config)  # the project's sections too
     try:
         open_sessions(config)
     except SettingError as exc:
@@ -70,6 +73,8 @@ def pytest_configure(config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config) -> None:
+    if SECTIONS_KEY in config.stash:
+        report_sections.unconfigure(config.stash[SECTIONS_KEY])
     controller, worker = local_controller(config), local_worker(config)
     if controller is not None:
         controller.predictions.let_go()
