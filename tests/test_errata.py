@@ -183,7 +183,12 @@ def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(proj
     from pytest_grounding.render.markdown import report_markdown
 
     markdown = report_markdown(with_errata)
-    assert "### Errata:" in markdown and "| center | 0.0% | 0/6 | 20.0% | 1/5 | 1 | 1 | 1 |" in markdown
+    assert "### Errata " in markdown and "| center | 0.0% | 0/6 | 20.0% | 1/5 | 1 | 1 | 1 |" in markdown
+    from pytest_grounding.render.html import write_html
+
+    page = tmp_path / "page.html"
+    write_html(with_errata, page)
+    assert '<h3 id="errata">' in page.read_text() and "<td>20.0%</td>" in page.read_text()
     # the same report as an audit's runs: one run per detector, each sample's click
     from pytest_grounding.cli.main import main
 
