@@ -111,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
     )
     compare.add_argument(
+        "--only-ids",
+        type=Path,
+        metavar="FILE",
+        help="pair the runs only on these sample ids (audit --diff OLD NEW --unchanged-ids FILE): runs on two "
+        "versions of a dataset, compared on the rows both share unchanged",
+    )
+    compare.add_argument(
         "--mixed-scoring",
         action="store_true",
         help="compare reports scored by different scoring profiles (said in a note); without it they are refused",
@@ -130,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     presets.add_argument("--toml", type=Path, metavar="PATH", help="also a presets file (as --grounding-presets)")
     presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
+    from .audit import add_command as add_audit
     from .board import add_command as add_board
     from .curation.cli import add_commands
     from .export import add_command as add_export
@@ -143,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_board(commands)
     add_export(commands)
     add_fake_server(commands)
+    add_audit(commands)
     return parser
 
 
@@ -222,12 +231,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .export import run as run_export
 
         return run_board(args) if args.command == "board" else run_export(args)
+    if args.command == "audit":
+        from .audit import run as run_audit
+
+        return run_audit(args)
     if args.command == "compare":
         reports = kept_runs(args.reports, 2)
         if reports is None:
             return 2
-        mixed = args.mixed_scoring
-        return run_compare(reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=mixed)
+        return run_compare(
+            reports,
+            markdown=args.markdown,
+            samples=args.samples,
+            limit=args.limit,
+            mixed=args.mixed_scoring,
+            only_ids=args.only_ids,
+        )
     from .curation.cli import COMMANDS, run
 
     if args.command in COMMANDS:
@@ -316,7 +335,15 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     return 0
 
 
-def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None, mixed: bool = False) -> int:
+def run_compare(
+    paths: Sequence[Path],
+    *,
+    markdown: bool,
+    samples: bool,
+    limit: int | None,
+    mixed: bool = False,
+    only_ids: Path | None = None,
+) -> int:
     """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
     (reports scored by different profiles, unless `mixed`: then a note says so)."""
     from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports, profile_mismatch
@@ -336,6 +363,20 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
         return 2
     methods, notes = methods_from_reports(documents)
     notes = [mismatch, *notes] if mismatch else notes
+    if only_ids is not None:
+        from ..analysis.compare import on_shared_ids, shared_ids
+
+        try:
+            alias = shared_ids(only_ids.read_text(encoding="utf-8"))
+        except OSError as exc:
+            print(f"error: {terminal_line(f'--only-ids {only_ids}: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
+        methods = on_shared_ids(methods, alias)
+        notes = [n for n in notes if "fingerprints" not in n]
+        notes.append(
+            f"paired only on the {len(set(alias.values()))} ids of {only_ids} (the rows both versions share); "
+            "the table's figures are each run's own"
+        )
     if not methods:
         print("error: the reports hold no grounding results", file=sys.stderr)
         return 2

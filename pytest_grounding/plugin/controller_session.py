@@ -174,6 +174,7 @@ class ControllerSession:
                 gated=bool(settings.verdict.gates or settings.verdict.max_drops),  # --grounding-max-drop too
                 price=settings.scoring.price,
                 profile=settings.scoring.profile.describe(),
+                errata=settings.scoring.errata,
             ),
             baseline=self._baseline_result(),
             replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
@@ -245,6 +246,7 @@ class ControllerSession:
             gate_on_interval=settings.verdict.gate_on_interval,
             max_drops=settings.verdict.max_drops,  # --grounding-max-drop
             profile=settings.scoring.profile.describe(),
+            errata=settings.scoring.errata,  # --grounding-errata
         )
 
     # -- outputs ----------------------------------------------------------------------------------

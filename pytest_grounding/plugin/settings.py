@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
+from ..analysis import errata as errata_mod
 from ..analysis import gates as gates_mod
 from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
@@ -183,6 +184,21 @@ class Selection:
     )
 
 
+def read_errata(value: Any, source: str) -> errata_mod.Errata | None:
+    """--grounding-errata FILE read and checked before any sample runs; a bad file names `source`."""
+    if value in (None, ""):
+        return None
+    path = Path(str(value)).expanduser()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{source}: {path}: {exc.strerror or exc}") from None
+    try:
+        return errata_mod.parse(data, f"{source} {path}", str(path))
+    except errata_mod.ErrataError as exc:
+        raise ValueError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class ScoringSettings:
     """How a sample is judged."""
@@ -233,6 +249,15 @@ class ScoringSettings:
         ini="grounding_price",
         metavar="prompt=X,completion=Y",
         parse=cost_mod.parse_price,
+    )
+    errata: errata_mod.Errata | None = declare(
+        "--grounding-errata",
+        "an errata file (JSONL: id, action fix|drop, bbox?, instruction?, reason; `review --audit` writes it): "
+        "the summary and the JSON give each detector's corrected accuracy beside the official one, which stays "
+        "exactly as scored; the file's sha256 is recorded (docs: audit).",
+        ini="grounding_errata",
+        metavar="FILE",
+        parse=read_errata,
     )
 
     @property
