@@ -13,6 +13,7 @@ import pytest
 from ..analysis import baseline
 from ..core.record import Outcome, Task
 from ..core.safetext import terminal_line, terminal_text
+from ..datasets import gc_paused
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
@@ -180,9 +181,30 @@ def pytest_cmdline_main(config):
     return (yield)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """A grounding test function becomes one item per sample and detector (20,000 and more), each
+    with its parameters, fixtures and marks: the cyclic garbage collector would walk the growing
+    heap of samples and items again and again while they are made. Paused meanwhile, as the
+    dataset loaders do (datasets.gc_paused); what is garbage then is collected after."""
+    with gc_paused():
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: around the terminal's summary too
+def pytest_sessionfinish(session):
+    """The summary, the reports and other plugins' last work (imports among them) allocate while
+    the run's samples, items and records are all alive: each full collection then walks all of
+    them. Paused meanwhile; the end of the process collects once (process_exit)."""
+    with gc_paused():
+        yield
+
+
 @pytest.hookimpl(trylast=True)  # after xdist's own hook, which names the groups
 def pytest_collection_modifyitems(session, config, items) -> None:
     """--dist loadgroup's screen groups named; --grounding-resume's samples deselected."""
+    if any("grounding_sample" in collection.item_params(item) for item in items):
+        process_exit.items_made()  # --collect-only of grounding items ends as a run does
     collection.deselect(config, items)
 
 
