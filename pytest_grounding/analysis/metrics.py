@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import agentic, cache_counts, epochs, intervals, robustness
+from . import agentic, cache_counts, epochs, intervals, misses, robustness
 from .headlines import benchmark_figures
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
@@ -186,6 +186,7 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         cached = cache_counts.counts(everything)  # --grounding-cache
         if cached is not None:
             summary[key]["cache"] = cached
+        summary[key].update(misses.figures(everything) or {})  # issue 46: tolerance, misses, diagnosis
     return summary
 
 
