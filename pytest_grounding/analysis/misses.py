@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core import frames
-from ..core.misses import MISS_KINDS, miss_fields, screen_elements, screen_key
-from ..core.record import SCORED, Outcome, Record, Task, with_fields
+from ..core.misses import MISS_KINDS
+from ..core.record import SCORED, Outcome, Task
 
 TOLERANCES_PX = (0, 5, 10, 20, 50, 100)
 TOLERANCE_SHARES = (0.005, 0.01, 0.02, 0.05)  # of the screen's diagonal
@@ -120,14 +120,3 @@ def figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         "miss_analysis": miss_figures(records),
         "diagnosis": diagnosis(records),
     }
-
-
-def classified(records: Sequence[Record]) -> list[Record]:
-    """Records whose misses are classified again against the other annotated elements of their
-    screens as the records themselves give them (rescore, merge)."""
-    elements = screen_elements(records)
-    out: list[Record] = []
-    for record in records:
-        fields = miss_fields(record, elements.get(screen_key(record), ()))
-        out.append(with_fields(record, **fields) if fields else record)
-    return out

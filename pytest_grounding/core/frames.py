@@ -228,12 +228,20 @@ class Finding:
 
 
 def on_target(frame: Frame, answers: Sequence[Answer], rule: Rule) -> int:
-    count = 0
+    return _score(frame, answers, rule)[0]
+
+
+def _score(frame: Frame, answers: Sequence[Answer], rule: Rule) -> tuple[int, float]:
+    """Answers on target under `frame`, and their summed distance to the targets' centres (what
+    breaks a tie between parameters that put the same answers on target)."""
+    count, spread = 0, 0.0
     for answer in answers:
         point = frame.decode(answer)
-        if point is not None and all(math.isfinite(c) for c in point):
-            count += distance(answer.target, point) <= rule.tolerance(answer)
-    return count
+        on = point is not None and all(math.isfinite(c) for c in point)
+        if on and point is not None and distance(answer.target, point) <= rule.tolerance(answer):
+            count += 1
+            spread += math.hypot(point[0] - answer.centre[0], point[1] - answer.centre[1])
+    return count, spread
 
 
 def _readable(answers: Iterable[Answer]) -> list[Answer]:
@@ -270,11 +278,16 @@ def _server_candidates(answers: Sequence[Answer]) -> list[Frame]:
 
 
 def _offset_candidate(answers: Sequence[Answer], rule: Rule) -> Frame | None:
-    residuals = [(a.centre[0] - a.point[0], a.centre[1] - a.point[1]) for a in answers if a.point is not None]
-    if len(residuals) < rule.min_readable:
+    """The median shift from clicks to target centres, when it is systematic: at least two thirds
+    of the clicks lie within the near tolerance of it (near misses on every side are not an offset)."""
+    shifted = [(a, a.centre[0] - a.point[0], a.centre[1] - a.point[1]) for a in answers if a.point is not None]
+    if len(shifted) < rule.min_readable:
         return None
-    dx = statistics.median(r[0] for r in residuals)
-    dy = statistics.median(r[1] for r in residuals)
+    dx = statistics.median(s[1] for s in shifted)
+    dy = statistics.median(s[2] for s in shifted)
+    agree = sum(math.hypot(x - dx, y - dy) <= near_tolerance(a.original) for a, x, y in shifted)
+    if agree < 2 * len(shifted) / 3:
+        return None
     return Frame("offset", (("dx", round(dx, 1)), ("dy", round(dy, 1))))
 
 
@@ -293,19 +306,19 @@ def fit(answers: Sequence[Answer], rule: Rule) -> Finding:
         )
     base = on_target(Frame(AS_PRESET), readable, rule)
     counts = {AS_PRESET: base}
-    best: tuple[int, Frame] | None = None
+    best: tuple[int, float, Frame] | None = None
     candidates: list[Frame] = list(FIXED) + _server_candidates(readable)
     offset = _offset_candidate(readable, rule)
     if offset is not None:
         candidates.append(offset)
     for frame in candidates:
-        hits = on_target(frame, readable, rule)
+        hits, spread = _score(frame, readable, rule)
         counts[frame.name] = max(counts.get(frame.name, 0), hits)
-        if best is None or hits > best[0]:  # ties keep the earlier, simpler frame
-            best = (hits, frame)
+        if best is None or hits > best[0] or (hits == best[0] and spread < best[1] - 1e-6):
+            best = (hits, spread, frame)  # ties keep the earlier, simpler frame unless closer
     summary = ", ".join(f"{name} {count}/{n}" for name, count in counts.items())
     if best is not None:
-        hits, frame = best
+        hits, _, frame = best
         gain_needed = max(1, math.ceil(rule.min_gain * n))
         if hits >= rule.min_share * n and hits - base >= gain_needed and hits >= 2 * base:
             return Finding(
@@ -399,6 +412,20 @@ def answer_of(record: Mapping[str, Any]) -> Answer | None:
         model=(int(model[0]), int(model[1])) if _pair(model) else None,
         target=(float(target[0]), float(target[1]), float(target[2]), float(target[3])),
     )
+
+
+def decode_prediction_point(frame: Frame, point: Any, meta: Mapping[str, Any], size: Size) -> Point | None:
+    """A stored answer's click in `frame` (`rescore --frame`): its preset's click, the model's numbers
+    and the image it was given (meta), the original size."""
+    model = meta.get("model_image")
+    answer = Answer(
+        point=(float(point[0]), float(point[1])) if _pair(point) else None,
+        values=values_of(meta.get("model_coordinates")),
+        original=size,
+        model=(int(model[0]), int(model[1])) if _pair(model) else None,
+        target=(0.0, 0.0, 0.0, 0.0),
+    )
+    return frame.decode(answer)
 
 
 def values_of(numbers: Any) -> Point | None:

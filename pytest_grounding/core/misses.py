@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .frames import distance, near_tolerance
+from .record import Record, to_json, with_fields
 
 MISS_KINDS = ("near", "wrong_element", "off_image", "empty", "no_answer")
 Rect = tuple[float, float, float, float]
@@ -85,3 +86,14 @@ def screen_elements(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str
         if list(target) not in boxes:  # type: ignore[arg-type]
             boxes.append(list(target))  # type: ignore[arg-type]
     return found
+
+
+def classified(records: Sequence[Mapping[str, Any]]) -> list[Record]:
+    """Records whose misses are classified again against the other annotated elements of their
+    screens as the records themselves give them (rescore, merge)."""
+    elements = screen_elements(records)
+    out: list[Record] = []
+    for record in records:
+        fields = miss_fields(record, elements.get(screen_key(record), ()))
+        out.append(with_fields(record, **fields) if fields else to_json(record))
+    return out

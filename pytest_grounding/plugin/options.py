@@ -13,6 +13,7 @@ MISSES_MODES = ("fail", "xfail")
 PROGRESS_MODES = ("auto", "on", "off")
 TASKS = ("grounding", "locate")
 REFUSAL_ROWS = ("include", "exclude")
+FRAME_CHECK_MODES = ("fail", "warn", "off")
 LANGUAGES = ("en", "cn")
 SCORING_PROFILES = tuple(PROFILES)
 
@@ -208,6 +209,17 @@ OPTIONS = (
         default="0.5",
         help="--grounding-task locate: a returned box is a hit at IoU >= this with the target (default 0.5), "
         "a false positive below it.",
+    ),
+    Option(
+        "--grounding-frame-check",
+        "grounding_frame_check",
+        metavar="fail|warn|off",
+        default="fail",
+        help="before the run, show each model detector (openai, vllm, qwenvl, uitars; agent=crop too) 12 "
+        "calibration screens of a red square and fit the coordinate frame it really answers in (docs: why it "
+        "misses). fail (default): a frame other than the preset's stops the run before any dataset sample is "
+        "sent (exit 4), naming the frame and what to try; warn: says so and runs; off: no check. Answers that "
+        "cannot be read never stop a run. Detectors that need no check (ocr, floors, replay) get none.",
     ),
     Option(
         "--grounding-refusal-rows",

@@ -15,6 +15,7 @@ from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
+    FRAME_CHECK_MODES,
     LANGUAGES,
     MISSES_MODES,
     PROGRESS_MODES,
@@ -52,6 +53,7 @@ class Selection:
     epochs: int = 1  # --grounding-epochs: each sample this many times (deterministic detectors: once)
     presets_path: Path | None = None
     perturb: tuple[str, ...] = ()  # --grounding-perturb: the axes' specs (plugin/perturb_state.py parses them)
+    frame_check: str = "fail"  # --grounding-frame-check: the model detectors' frame check (detectors/frame_check.py)
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ class Settings:
                 language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
                 shard=shard_of(*lookup(config, "--grounding-shard")),
                 epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
+                frame_check=choice(*lookup(config, "--grounding-frame-check"), FRAME_CHECK_MODES),
             ),
             scoring=ScoringSettings(
                 timeout=positive_float(*lookup(config, "--grounding-timeout")),
