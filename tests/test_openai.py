@@ -10,7 +10,16 @@ import time
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, make_project, read_json, read_jsonl
+from helpers import (
+    FIXTURES,
+    NO_FRAME_CHECK,
+    XDIST,
+    LoopbackServer,
+    decode_data_url,
+    make_project,
+    read_json,
+    read_jsonl,
+)
 
 pytest.importorskip("ui_tars")
 
@@ -83,7 +92,7 @@ def server(model):
 @pytest.fixture
 def suite(pytester, monkeypatch):
     monkeypatch.setenv("GROUNDING_TEST_KEY", KEY)
-    make_project(pytester)
+    make_project(pytester, ini=NO_FRAME_CHECK)  # these servers count requests and script answers
     return pytester
 
 

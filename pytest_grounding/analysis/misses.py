@@ -17,7 +17,8 @@ from ..core.record import SCORED, Outcome, Task
 TOLERANCES_PX = (0, 5, 10, 20, 50, 100)
 TOLERANCE_SHARES = (0.005, 0.01, 0.02, 0.05)  # of the screen's diagonal
 DISTANCE_BINS = (0, 5, 10, 20, 50, 100, 200, 500)  # px; the last bin is open
-GRID = 10  # the heat map's cells per side
+GRID = 10
+QUANTILES = (("p25", 25), ("median", 50), ("p75", 75), ("p90", 90))  # the heat map's cells per side
 
 
 def distance_of(record: Mapping[str, Any]) -> float | None:
@@ -92,14 +93,15 @@ def miss_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "kinds": kinds,
         "distance_px": {
             "with_click": len(distances),
-            "p25": percentile(distances, 25),
-            "median": percentile(distances, 50),
-            "p75": percentile(distances, 75),
-            "p90": percentile(distances, 90),
+            **{name: _rounded(percentile(distances, q)) for name, q in QUANTILES},
             "bins": bins,
         },
         "heatmap": {"grid": GRID, "cells": heat},
     }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def diagnosis(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

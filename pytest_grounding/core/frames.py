@@ -312,6 +312,8 @@ def fit(answers: Sequence[Answer], rule: Rule) -> Finding:
     if offset is not None:
         candidates.append(offset)
     for frame in candidates:
+        if all(frame.decode(a) is None for a in readable):
+            continue  # it needs what these answers lack (the model's own numbers, the image it was given)
         hits, spread = _score(frame, readable, rule)
         counts[frame.name] = max(counts.get(frame.name, 0), hits)
         if best is None or hits > best[0] or (hits == best[0] and spread < best[1] - 1e-6):
@@ -400,16 +402,17 @@ def answer_of(record: Mapping[str, Any]) -> Answer | None:
     if record.get("task", "grounding") != "grounding" or record.get("outcome") == "error":
         return None
     meta = record.get("meta") if isinstance(record.get("meta"), Mapping) else {}
-    point = record.get("point")
-    model = meta.get("model_image") if isinstance(meta, Mapping) else None
+    point = pair(record.get("point"))
+    model = pair(meta.get("model_image") if isinstance(meta, Mapping) else None)
     values = values_of(meta.get("model_coordinates") if isinstance(meta, Mapping) else None)
-    if not _pair(point) and values is None:
+    original = pair(size)
+    if (point is None and values is None) or original is None:
         return None
     return Answer(
-        point=(float(point[0]), float(point[1])) if _pair(point) else None,
+        point=point,
         values=values,
-        original=(int(size[0]), int(size[1])),
-        model=(int(model[0]), int(model[1])) if _pair(model) else None,
+        original=(int(original[0]), int(original[1])),
+        model=(int(model[0]), int(model[1])) if model is not None else None,
         target=(float(target[0]), float(target[1]), float(target[2]), float(target[3])),
     )
 
@@ -417,12 +420,12 @@ def answer_of(record: Mapping[str, Any]) -> Answer | None:
 def decode_prediction_point(frame: Frame, point: Any, meta: Mapping[str, Any], size: Size) -> Point | None:
     """A stored answer's click in `frame` (`rescore --frame`): its preset's click, the model's numbers
     and the image it was given (meta), the original size."""
-    model = meta.get("model_image")
+    model = pair(meta.get("model_image"))
     answer = Answer(
-        point=(float(point[0]), float(point[1])) if _pair(point) else None,
+        point=pair(point),
         values=values_of(meta.get("model_coordinates")),
         original=size,
-        model=(int(model[0]), int(model[1])) if _pair(model) else None,
+        model=(int(model[0]), int(model[1])) if model is not None else None,
         target=(0.0, 0.0, 0.0, 0.0),
     )
     return frame.decode(answer)
@@ -441,6 +444,11 @@ def values_of(numbers: Any) -> Point | None:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def pair(value: Any) -> Point | None:
+    """Two finite numbers as a point, else None."""
+    return (float(value[0]), float(value[1])) if _pair(value) else None
 
 
 def _pair(value: Any) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .frames import distance, near_tolerance
+from .frames import distance, near_tolerance, pair
 from .record import Record, to_json, with_fields
 
 MISS_KINDS = ("near", "wrong_element", "off_image", "empty", "no_answer")
@@ -36,27 +36,22 @@ def miss_fields(record: Mapping[str, Any], others: Sequence[Sequence[float]] = (
     out: dict[str, Any] = {}
     negative = bool(record.get("negative"))
     target = _rect(record.get("target"))
-    point = record.get("point")
-    has_point = isinstance(point, list) and len(point) == 2 and all(isinstance(v, (int, float)) for v in point)
-    if has_point and target is not None and not negative:
-        out["distance_px"] = round(distance(target, (float(point[0]), float(point[1]))), 3)
+    point = pair(record.get("point"))
+    has_point = point is not None
+    if point is not None and target is not None and not negative:
+        out["distance_px"] = round(distance(target, point), 3)
     outcome = record.get("outcome")
     if outcome == "wrong_format" or (outcome == "miss" and not has_point):
         out["miss_kind"] = "no_answer"
         return out
-    if outcome != "miss" or not has_point:
+    if outcome != "miss" or point is None:
         return out
-    x, y = float(point[0]), float(point[1])
-    size = record.get("image_size")
-    if isinstance(size, list) and len(size) == 2 and not (0 <= x <= size[0] and 0 <= y <= size[1]):
+    x, y = point
+    size = pair(record.get("image_size"))
+    if size is not None and not (0 <= x <= size[0] and 0 <= y <= size[1]):
         out["miss_kind"] = "off_image"
         return out
-    if (
-        "distance_px" in out
-        and isinstance(size, list)
-        and len(size) == 2
-        and out["distance_px"] <= near_tolerance((int(size[0]), int(size[1])))
-    ):
+    if "distance_px" in out and size is not None and out["distance_px"] <= near_tolerance((int(size[0]), int(size[1]))):
         out["miss_kind"] = "near"
         return out
     for box in others:
@@ -95,5 +90,5 @@ def classified(records: Sequence[Mapping[str, Any]]) -> list[Record]:
     out: list[Record] = []
     for record in records:
         fields = miss_fields(record, elements.get(screen_key(record), ()))
-        out.append(with_fields(record, **fields) if fields else to_json(record))
+        out.append(with_fields(to_json(record), **fields) if fields else to_json(record))
     return out
