@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core import frames
 from ..core.misses import MISS_KINDS
-from ..core.record import SCORED, Outcome, Task
+from ..core.record import SCORED, Outcome
 
 TOLERANCES_PX = (0, 5, 10, 20, 50, 100)
 TOLERANCE_SHARES = (0.005, 0.01, 0.02, 0.05)  # of the screen's diagonal
@@ -108,17 +108,3 @@ def diagnosis(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The coordinate-frame fit of clicks against targets (core/frames.py's DIAGNOSIS_RULE)."""
     answers = [a for r in records if (a := frames.answer_of(r)) is not None]
     return {"frame": frames.fit(answers, frames.DIAGNOSIS_RULE).as_dict()}
-
-
-def figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """A grounding detector's summary fields: `tolerance` (accuracy at each px), `tolerance_share`
-    (at each share of the diagonal), `miss_analysis` and `diagnosis` (None for the locate task)."""
-    if not records or records[0].get("task", Task.GROUNDING) != Task.GROUNDING:
-        return None
-    curve = tolerance_curve(records)
-    return {
-        "tolerance": curve["px"],
-        "tolerance_share": curve["share_of_diagonal"],
-        "miss_analysis": miss_figures(records),
-        "diagnosis": diagnosis(records),
-    }

@@ -19,11 +19,11 @@ from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
+    FRAME_CHECK_MODES,
     LANGUAGES,
     MISSES_MODES,
     NOT_GIVEN,
     PROGRESS_MODES,
-    FRAME_CHECK_MODES,
     REFUSAL_ROWS,
     SCORING_PROFILES,
     TASKS,
