@@ -15,7 +15,8 @@ from pytest_grounding.analysis import epochs
 from pytest_grounding.core.types import Box, Sample, epoch_of, sample_uid, with_epochs
 
 MINI = str(FIXTURES / "mini")
-FEW = ["-k", "m01 or m02 or m03"]
+# these models count their requests: no frame check (its 12 requests; tests/test_frame_check.py tests it)
+FEW = ["-k", "m01 or m02 or m03", "--grounding-frame-check=off"]
 
 
 def rec(uid, epoch, outcome, point=None, image="s1.png", detector="d"):
