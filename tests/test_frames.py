@@ -53,8 +53,10 @@ def answers_in(frame, screens, *, noise=0.0, seed=0):
             v = (round(cx / W * 1000), round(cy / H * 1000))
         elif frame == "swapped":
             v = (round(my), round(mx))
-        elif frame == "resized-by-server":
-            sw, sh = frames.server_resize(model, 256 * 784)
+        elif frame.startswith("resized-by-server"):
+            params = {"max_pixels": 256 * 784, "long_edge": 500, "scale": 0.5}
+            key = frame.partition(":")[2] or "max_pixels"
+            sw, sh = frames.shrunk_by(model, {key: params[key]})
             v = (round(mx * sw / model[0]), round(my * sh / model[1]))
         elif frame == "original-pixels":
             v = (round(cx), round(cy))
@@ -67,11 +69,15 @@ def answers_in(frame, screens, *, noise=0.0, seed=0):
     return out
 
 
-@pytest.mark.parametrize("frame", ["as-preset", "rel1000", "swapped", "resized-by-server", "original-pixels", "offset"])
+FRAMES = ["as-preset", "rel1000", "swapped", "original-pixels", "offset"]
+SERVERS = ["resized-by-server", "resized-by-server:long_edge", "resized-by-server:scale"]
+
+
+@pytest.mark.parametrize("frame", FRAMES + SERVERS)
 def test_the_fit_names_the_frame_the_answers_were_made_in(frame):
     screens = calibration_screens()
     found = frames.fit(answers_in(frame, screens), frames.CHECK_RULE)
-    assert found.name == frame, found.evidence
+    assert found.name == frame.partition(":")[0], found.evidence
     assert found.mismatch == (frame != "as-preset")
     if found.mismatch:
         assert found.suggestion == ["--frame", found.frame.spec]

@@ -12,7 +12,7 @@ given (`meta.model_image`). Every frame maps that to a click in original pixels:
   full-size screen while the preset resized it, or a preset that expected 0-1000);
 - `rel1000` / `rel1`: the numbers are thousandths / shares of the image;
 - `swapped`: the numbers are (y, x) in the preset's own frame;
-- `resized-by-server:max_pixels=N` (or `:long_edge=L`): the server shrank the image the preset sent
+- `resized-by-server:max_pixels=N` (or `:long_edge=L`, `:scale=S`): the server shrank the image the preset sent
   before the model saw it (Qwen's resize to a pixel budget, a cap on the long edge), and the model
   answered in pixels of that smaller image; the factor changes with the screen's size;
 - `offset:DX,DY`: the preset's click, shifted by a constant.
@@ -84,6 +84,16 @@ def server_resize(size: Size, max_pixels: int) -> Size:
     return w_bar, h_bar
 
 
+def shrunk_by(size: Size, params: Mapping[str, float]) -> Size:
+    """The image a server made of `size`: a Qwen pixel budget, a cap on the long edge, or a constant scale."""
+    if "max_pixels" in params:
+        return server_resize(size, int(params["max_pixels"]))
+    if "long_edge" in params:
+        return edge_resize(size, int(params["long_edge"]))
+    scale = float(params["scale"])
+    return max(1, round(size[0] * scale)), max(1, round(size[1] * scale))
+
+
 def edge_resize(size: Size, long_edge: int) -> Size:
     """(width, height) after a server caps the long edge (LM Studio's 500 px, Claude's 1568 px)."""
     width, height = size
@@ -129,10 +139,7 @@ class Frame:
             if p is None or answer.model is None:
                 return None
             model = answer.model
-            if "max_pixels" in params:
-                shrunk = server_resize(model, int(params["max_pixels"]))
-            else:
-                shrunk = edge_resize(model, int(params["long_edge"]))
+            shrunk = shrunk_by(model, params)
             return p[0] * model[0] / shrunk[0], p[1] * model[1] / shrunk[1]
         if self.name == "offset":
             return None if p is None else (p[0] + params["dx"], p[1] + params["dy"])
@@ -151,7 +158,8 @@ def parse_frame(spec: str) -> Frame:
     the frames known."""
     found = _SPEC.match(spec.strip())
     known = (
-        "as-preset, original-pixels, rel1000, rel1, swapped, resized-by-server:max_pixels=N|long_edge=L, offset:DX,DY"
+        "as-preset, original-pixels, rel1000, rel1, swapped, resized-by-server:max_pixels=N|long_edge=L|scale=S, "
+        "offset:DX,DY"
     )
     if not found or found["name"] not in FRAME_NAMES or found["name"] == UNKNOWN:
         raise ValueError(f"unknown frame {spec!r}; known: {known}")
@@ -162,6 +170,8 @@ def parse_frame(spec: str) -> Frame:
             return Frame(name, (("dx", dx), ("dy", dy)))
         if name == "resized-by-server":
             key, _, value = (raw or "").partition("=")
+            if key == "scale" and 0 < float(value) < 1:
+                return Frame(name, ((key, float(value)),))
             if key not in ("max_pixels", "long_edge") or float(value) < 1:
                 raise ValueError
             return Frame(name, ((key, float(int(float(value)))),))
@@ -253,6 +263,7 @@ def _server_candidates(answers: Sequence[Answer]) -> list[Frame]:
     the image the model was given; a few around their median (a server's budget is one number)."""
     budgets: list[float] = []
     edges: list[float] = []
+    scales: list[float] = []
     for a in answers:
         if a.point is None or a.model is None or min(a.point) <= 0:
             continue
@@ -262,6 +273,7 @@ def _server_candidates(answers: Sequence[Answer]) -> list[Frame]:
         w, h = a.model
         budgets.append(w * h * rx * ry)
         edges.append(max(w, h) * math.sqrt(rx * ry))
+        scales.append(math.sqrt(rx * ry))
     frames: list[Frame] = []
     if budgets:
         middle = statistics.median(budgets)
@@ -274,6 +286,9 @@ def _server_candidates(answers: Sequence[Answer]) -> list[Frame]:
         edge = statistics.median(edges)
         for step in range(-12, 13):
             frames.append(Frame("resized-by-server", (("long_edge", float(max(16, round(edge * 1.01**step)))),)))
+        scale = statistics.median(scales)
+        for step in range(-8, 9):
+            frames.append(Frame("resized-by-server", (("scale", round(scale * 1.01**step, 3)),)))
     return frames
 
 
@@ -345,12 +360,7 @@ def _explain(frame: Frame, answers: Sequence[Answer]) -> str:
         factors: dict[Size, float] = {}
         for a in answers:
             if a.model is not None and a.model not in factors:
-                params = dict(frame.params)
-                shrunk = (
-                    server_resize(a.model, int(params["max_pixels"]))
-                    if "max_pixels" in params
-                    else edge_resize(a.model, int(params["long_edge"]))
-                )
+                shrunk = shrunk_by(a.model, dict(frame.params))
                 factors[a.original] = shrunk[0] / a.model[0]
         by_size = ", ".join(f"{w}x{h}: x{f:.2f}" for (w, h), f in sorted(factors.items()))
         return f"the server shrank the image before the model saw it ({frame.spec}; scale by screen {by_size})"
