@@ -41,7 +41,7 @@ def add_command(commands: Any) -> None:
         "--frame",
         metavar="NAME",
         help="decode the VLM answers in this coordinate frame whatever the preset says: original-pixels, rel1000, "
-        "rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L), offset:DX,DY (the report's "
+        "rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L, :scale=S), offset:DX,DY (the report's "
         "summary[DET].diagnosis.frame.suggestion names one; docs: why it misses)",
     )
     rescore.add_argument(
