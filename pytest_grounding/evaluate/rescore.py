@@ -26,7 +26,7 @@ OLD_RAW_LIMIT = 500  # what versions before the whole raw answer kept, then "...
 # A stored record's fields that the new answer or outcome makes stale when the new record lacks them
 # (a multi-point answer's `points`, the baseline's verdict on the old outcome); the other fields the
 # scoring does not write (fingerprint, queue_ms, ...) are kept.
-STALE = ("points", "baseline")
+STALE = ("points", "baseline", "miss_kind", "distance_px")
 Parse = Callable[[Mapping[str, Any], tuple[int, int]], Prediction]
 
 
