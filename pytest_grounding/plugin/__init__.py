@@ -49,7 +49,8 @@ def pytest_configure(config) -> None:
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
-    config.stash[SECTIONS_KEY] = report_sections.configure(config)  # the project's sections too
+    if not is_worker(config):  # the figures are made where results gather: the project's sections too
+        config.stash[SECTIONS_KEY] = report_sections.configure(config)
     try:
         open_sessions(config)
     except SettingError as exc:
@@ -134,7 +135,7 @@ def pytest_report_header(config) -> list:
             "are kept and not run again"
         )
     if settings.selection.shard is not None:
-        lines.append(f"grounding shard: {settings.selection.shard.label} ({settings.selection.shard.source})")
+        lines.append(f"grounding {shard_line(plan)} ({settings.selection.shard.source})")
     if settings.verdict.baseline_path is not None:
         loaded = controller is not None and controller.baseline.loaded
         how = baseline_mode(
@@ -146,6 +147,18 @@ def pytest_report_header(config) -> list:
         lines.append(f"grounding baseline: {settings.verdict.baseline_path} ({how})")
     lines += [f"grounding note: {text}" for text in plan.notes]
     return lines
+
+
+def shard_line(plan) -> str:
+    """`shard 1/2: 150 of 300 samples` (the samples this shard scores of the run's), or `shard
+    1/2` where the controller does not hold the samples (a suite pins its datasets in code)."""
+    from ..datasets import sharding
+
+    shard = plan.settings.selection.shard
+    samples = plan.samples_in_order()
+    if not samples or shard.count > len(samples):
+        return f"shard {shard.label}"
+    return f"shard {shard.label}: {len(sharding.take(samples, shard))} of {len(samples)} samples"
 
 
 # -- collection -----------------------------------------------------------------------------------
