@@ -33,7 +33,7 @@ SCREENS = {  # name -> size, {colour: square}
     ),
 }
 N = sum(len(found) for _, found in SCREENS.values())
-SPEC = "openai:base_url={url},model=seeing"
+SPEC = "openai:base_url={url},model=seeing,preset=uitars-1.5-point"
 
 
 @pytest.fixture
