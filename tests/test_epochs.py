@@ -10,12 +10,13 @@ from collections import defaultdict
 
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, make_project, needs_openai, read_json, read_jsonl
+from helpers import FIXTURES, NO_FRAME_CHECK, XDIST, LoopbackServer, make_project, needs_openai, read_json, read_jsonl
 from pytest_grounding.analysis import epochs
 from pytest_grounding.core.types import Box, Sample, epoch_of, sample_uid, with_epochs
 
 MINI = str(FIXTURES / "mini")
-FEW = ["-k", "m01 or m02 or m03"]
+# these models count their requests: no frame check (its 12 requests; tests/test_frame_check.py tests it)
+FEW = ["-k", "m01 or m02 or m03", "--grounding-frame-check=off"]
 
 
 def rec(uid, epoch, outcome, point=None, image="s1.png", detector="d"):
@@ -161,7 +162,7 @@ def independent(records):
 def test_epochs_against_a_server_answering_at_random(pytester, served, workers, tmp_path):
     pytest.importorskip("ui_tars")
     model, server = served
-    make_project(pytester)
+    make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
     spec = f"openai:base_url={server.url},model=m"
     args = [f"--dataset={MINI}", "--detector", spec, "--grounding-epochs", "3", "--grounding-json", str(report)]
@@ -203,7 +204,7 @@ def test_epochs_against_a_server_answering_at_random(pytester, served, workers, 
 
 
 def test_a_deterministic_detector_runs_one_epoch_with_one_note(pytester, tmp_path):
-    make_project(pytester)
+    make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
     report = tmp_path / "r.json"
     result = pytester.runpytest(
         f"--dataset={MINI}", "--detector", "center", "--grounding-epochs", "3", "--grounding-json", str(report), *FEW
@@ -223,7 +224,7 @@ def test_shards_of_an_epochs_run_keep_a_sample_s_epochs_together_and_merge(pytes
     from pytest_grounding.cli.main import main
 
     _model, server = served
-    make_project(pytester)
+    make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
     spec = f"openai:base_url={server.url},model=m"
     paths = []
     for k in (1, 2):
@@ -254,7 +255,7 @@ def test_shards_of_an_epochs_run_keep_a_sample_s_epochs_together_and_merge(pytes
 def test_a_deterministic_detector_beside_a_sampled_one_runs_its_first_epoch_only(pytester, served, tmp_path):
     pytest.importorskip("ui_tars")
     model, server = served
-    make_project(pytester)
+    make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
     report = tmp_path / "r.json"
     spec = f"openai:base_url={server.url},model=m"
     result = pytester.runpytest(

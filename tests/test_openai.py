@@ -10,14 +10,24 @@ import time
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, make_project, read_json, read_jsonl
+from helpers import (
+    FIXTURES,
+    NO_FRAME_CHECK,
+    XDIST,
+    LoopbackServer,
+    decode_data_url,
+    make_project,
+    read_json,
+    read_jsonl,
+)
 
 pytest.importorskip("ui_tars")
 
 from pytest_grounding.detectors.served import OpenAIDetector, ServerError, public_url, split_urls
 
 MINI = str(FIXTURES / "mini")
-FEW = ["-k", "m01 or m02 or m03"]
+# these models count their requests: no frame check (its 12 requests; tests/test_frame_check.py tests it)
+FEW = ["-k", "m01 or m02 or m03", "--grounding-frame-check=off"]
 KEY = "sk-test-Zq81-NEVER-PRINT"
 COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}
 PROMPT = "Output only the coordinate of one point in your response. What element matches the following task: "
@@ -83,7 +93,7 @@ def server(model):
 @pytest.fixture
 def suite(pytester, monkeypatch):
     monkeypatch.setenv("GROUNDING_TEST_KEY", KEY)
-    make_project(pytester)
+    make_project(pytester, ini=NO_FRAME_CHECK)  # these servers count requests and script answers
     return pytester
 
 

@@ -260,7 +260,9 @@ def test_epochs_sweep_and_cache_show_in_every_output(pytester, served, tmp_path,
     assert result.ret == 0, result.stdout.str()[-3000:]
     document = read_json(report)
     block = document["summary"][spec]
-    assert block["epochs"]["epochs"] == 2 and model.asked == 12  # 3 samples, 2 epochs, the original and invert
+    # 3 samples, 2 epochs, the original and invert; and the frame check's 12 calibration screens (issue 46)
+    assert block["epochs"]["epochs"] == 2 and model.asked == 12 + 12
+    assert document["frame_check"][spec]["requests"] == 12
     assert block["cache"] == {"hits": 0, "stored": 6, "asked": 6}  # the block's: the originals
     (variant,) = block["robustness"]["variants"]
     assert variant["label"] == "invert"
@@ -276,6 +278,7 @@ def test_epochs_sweep_and_cache_show_in_every_output(pytester, served, tmp_path,
     html = page.read_text(encoding="utf-8")
     assert 'id="epochs"' in html and "<h2>Robustness</h2>" in html and 'id="cache"' in html
     assert "cache: 0 hits" in html and "epochs 2 over 3 samples" in html  # the detector's box too
+    assert 'id="tolerance"' in html and 'id="frame-check"' in html and "### Accuracy against tolerance" in text
     # MLflow, read back by its own client
     done = subprocess.run([sys.executable, "-c", READ_MLFLOW, uri], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.identity import Identity, identity_of
+from ..core.misses import classified
 from ..core.profiles import profile_of
 from ..core.record import MAX_SHARDS
 from ..core.variants import base_uid
@@ -408,7 +409,8 @@ def merged_document(
     chosen = select(parts)
     kept = chosen.kept
     partial = bool(chosen.missing) or any(p.document.get("partial") for p in kept)
-    records = [record for part in kept for record in part.document.get("samples", [])]
+    # misses classified again against every shard's elements of a screen (issue 46: wrong_element)
+    records = classified([record for part in kept for record in part.document.get("samples", [])])
     scoring = scoring_of(kept[0], gates=gates, max_errors=max_errors, published=published)
     found_datasets: dict[str, dict[str, Any]] = {}
     detector_info: dict[str, Any] = {}

@@ -38,6 +38,13 @@ def add_command(commands: Any) -> None:
     rescore.add_argument("source", type=Path, metavar="PREDICTIONS", help="a predictions JSONL or a JSON report")
     rescore.add_argument("--preset", metavar="NAME", help="parse the raw answers again with this preset")
     rescore.add_argument(
+        "--frame",
+        metavar="NAME",
+        help="decode the VLM answers in this coordinate frame whatever the preset says: original-pixels, rel1000, "
+        "rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L, :scale=S), offset:DX,DY (the report's "
+        "summary[DET].diagnosis.frame.suggestion names one; docs: why it misses)",
+    )
+    rescore.add_argument(
         "--scoring",
         default=DEFAULT_PROFILE,
         choices=list(PROFILES),
@@ -65,6 +72,28 @@ def preset_parser(name: str) -> Any:
         meta = {"model_image": list(frame.model), **{k: v for k, v in dict(stored or {}).items() if k not in dropped}}
         raw = record.get("raw")
         return preset.parse(raw if isinstance(raw, str) else None, frame, meta)
+
+    return parse
+
+
+def frame_parser(spec: str, base: Any = None) -> Any:
+    """The `parse(record, image_size)` that decodes a stored answer in frame `spec` (core/frames.py):
+    the answer as its preset (or `base`, another preset's parse) read it, then re-mapped."""
+    from ..core.frames import AS_PRESET, decode_prediction_point, parse_frame
+    from ..core.types import Prediction
+    from ..evaluate.resume import prediction_of
+
+    frame = parse_frame(spec)
+
+    def parse(record: Mapping[str, Any], size: tuple[int, int]) -> Any:
+        prediction = base(record, size) if base is not None else prediction_of(record)
+        if frame.name == AS_PRESET or prediction.refused:
+            return prediction
+        meta = dict(prediction.meta)
+        point = decode_prediction_point(frame, prediction.click, meta, size)
+        if point is None:
+            return prediction
+        return Prediction(point=point, raw=prediction.raw, meta={**meta, "frame": frame.spec})
 
     return parse
 
@@ -113,12 +142,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         profile = get_profile(args.scoring)
         parse = preset_parser(args.preset) if args.preset else None
+        if args.frame:
+            parse = frame_parser(args.frame, parse)
         records, source = _read(args.source)
         found = rescore(records, profile, parse, args.preset)
     except (OutputError, RescoreError, ValueError, LookupError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    notes = [f"rescored from {args.source}" + (f" with preset {args.preset}" if args.preset else "")]
+    notes = [
+        f"rescored from {args.source}"
+        + (f" with preset {args.preset}" if args.preset else "")
+        + (f" in frame {args.frame}" if args.frame else "")
+    ]
     if found.cut:
         notes.append(f"{found.cut} raw answers were cut at 500 characters by an older version: parsed as they are")
     if found.not_parsed:
@@ -145,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             "rescore",
             str(args.source),
             *(["--preset", args.preset] if args.preset else []),
+            *(["--frame", args.frame] if args.frame else []),
             "--scoring",
             profile.name,
         ),

@@ -124,6 +124,8 @@ class Record(TypedDict, total=False):
     box: ReadOnly[list[float] | None]
     iou: ReadOnly[float | None]
     distance: ReadOnly[float | None]
+    distance_px: ReadOnly[float]  # the same, beside a miss's kind (issue 46)
+    miss_kind: ReadOnly[str]  # why a scored miss missed: core/misses.py
     latency_ms: ReadOnly[float | None]
     attempts: ReadOnly[int]
     transform: ReadOnly[str | None]  # locate: the transform that gave the answer

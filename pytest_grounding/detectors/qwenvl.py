@@ -121,6 +121,7 @@ class QwenVLDetector:
     """
 
     name = "qwenvl"
+    frame_check = True  # the frame check before a run (detectors/frame_check.py)
     answer_cache: AnswerStore | None = None  # --grounding-cache: the pool sets it (qwenvl_batch.py reads it)
     model_env = "PYTEST_GROUNDING_QWENVL_MODEL"
     defaults = QWENVL_DEFAULTS

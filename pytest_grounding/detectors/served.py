@@ -96,6 +96,7 @@ class OpenAIDetector:
     """
 
     name = "openai"
+    frame_check = True  # the frame check before a run (detectors/frame_check.py)
     answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: the pool sets it
 
     def __init__(

@@ -4,10 +4,11 @@ prefetch pipeline both call it, so the two paths cannot drift apart."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.misses import miss_fields
 from ..core.profiles import Profile
 from ..core.record import Record, Task, to_json
 from ..core.types import Sample
@@ -24,6 +25,8 @@ class Evaluator:
     fingerprint_of: Callable[[str], str | None]  # dataset name -> its fingerprint
     read: Callable[[Sample], Any] = read_image  # screens decoded once for their samples
     verdict_of: Callable[[Record], str | None] | None = None  # the baseline's verdict on a record
+    # the other annotated elements of a record's screen: a miss inside one is a wrong_element
+    elements_of: Callable[[Record], Sequence[Sequence[float]]] | None = None
 
     def run(
         self, sample: Sample, detector: Any, name: str, around: Callable[[Callable[[], Any]], Any] | None = None
@@ -59,6 +62,8 @@ class Evaluator:
         """The record with its dataset's fingerprint and then (the fingerprint is part of a sample's
         key in the baseline) the baseline's verdict: one copy, made here."""
         made: dict[str, Any] = {**record, "fingerprint": self.fingerprint_of(record["dataset"])}
+        if self.elements_of is not None and record.get("miss_kind") == "empty":
+            made.update(miss_fields(record, self.elements_of(record)))
         if self.verdict_of is not None:
             made["baseline"] = self.verdict_of(to_json(made))
         return to_json(made)

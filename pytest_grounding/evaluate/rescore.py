@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.misses import classified
 from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.types import Prediction
@@ -25,7 +26,7 @@ OLD_RAW_LIMIT = 500  # what versions before the whole raw answer kept, then "...
 # A stored record's fields that the new answer or outcome makes stale when the new record lacks them
 # (a multi-point answer's `points`, the baseline's verdict on the old outcome); the other fields the
 # scoring does not write (fingerprint, queue_ms, ...) are kept.
-STALE = ("points", "baseline")
+STALE = ("points", "baseline", "miss_kind", "distance_px")
 Parse = Callable[[Mapping[str, Any], tuple[int, int]], Prediction]
 
 
@@ -109,4 +110,4 @@ def rescore(
         not_parsed += parse is not None and not reparsed
         cut += reparsed and was_cut(record.get("raw"))
         changed += fresh["outcome"] != record.get("outcome")
-    return Rescored(tuple(out), changed, parsed, kept, cut, not_parsed)
+    return Rescored(tuple(classified(out)), changed, parsed, kept, cut, not_parsed)

@@ -97,7 +97,8 @@ def rescore(
         image_size=image_size,
         profile=profile,
     )
-    kept = {key: value for key, value in line.items() if key not in record}  # fingerprint, baseline, ...
+    # fingerprint, baseline, ...; not the old answer's miss kind (issue 46: the new score has its own)
+    kept = {key: value for key, value in line.items() if key not in record and key not in ("miss_kind", "distance_px")}
     record = with_fields(record, **kept, **({"latency_ms": None} if latency is None else {}))
     note = None
     if record["outcome"] != outcome:

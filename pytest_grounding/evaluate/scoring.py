@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
 from ..core import variants
+from ..core.misses import miss_fields
 from ..core.profiles import Profile, get_profile
 from ..core.record import CACHE_META, RAW_LIMIT, CacheUse, Outcome, Record, Task, plain, size_bucket, to_json
 from ..core.redact import redact
@@ -82,6 +83,24 @@ def made_whole(build: Callable[P, dict[str, Any]]) -> Callable[P, Record]:
 
 @made_whole
 def score(
+    sample: Sample,
+    prediction: Prediction,
+    *,
+    detector: str,
+    latency_ms: float,
+    image_size: tuple[int, int],
+    profile: Profile | None = None,
+) -> dict[str, Any]:
+    """The record of `_verdict`, its miss classified (core/misses.py: near, off_image, empty,
+    no_answer; the evaluator adds wrong_element from the screen's other elements)."""
+    record = _verdict(
+        sample, prediction, detector=detector, latency_ms=latency_ms, image_size=image_size, profile=profile
+    )
+    record.update(miss_fields(record))
+    return record
+
+
+def _verdict(
     sample: Sample,
     prediction: Prediction,
     *,

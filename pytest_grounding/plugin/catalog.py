@@ -3,12 +3,13 @@ given twice is one dataset, run once), and the samples each process collects fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.registry import Registry
+from ..core.targets import Absent
 from ..datasets import Dataset, load_dataset, with_language
 
 DEFAULT_DATASET_NAME = "synthetic"
@@ -20,6 +21,19 @@ class Catalog:
     language: str
     note: Callable[[str], None]  # the run's notes: said once, in the header and the summary
     _loaded: dict[tuple[str, str], Dataset] = field(default_factory=dict)
+    _elements: dict[tuple[str, str], list[list[float]]] | None = None  # (dataset, image) -> its samples' boxes
+
+    def elements_of(self, record: Mapping[str, Any]) -> list[list[float]]:
+        """The boxes of every sample on the record's screen (a miss inside another is a wrong_element)."""
+        if self._elements is None:
+            self._elements = {}
+            for dataset in self.all():
+                for sample in dataset.samples:
+                    if sample.defect is None and sample.bbox.is_valid and not isinstance(sample.target, Absent):
+                        boxes = self._elements.setdefault((dataset.name, str(sample.image)), [])
+                        if sample.bbox.as_list() not in boxes:
+                            boxes.append(sample.bbox.as_list())
+        return self._elements.get((str(record.get("dataset")), str(record.get("image"))), [])
 
     def all(self) -> list[Dataset]:
         """Each dataset once, in the order loaded."""
@@ -51,6 +65,7 @@ class Catalog:
             )
         self._note_duplicate_ids(dataset)
         self._loaded[key] = dataset
+        self._elements = None
         return dataset
 
     def default(self, on_generate: Callable[[Path], None] | None = None) -> Dataset:
@@ -59,6 +74,7 @@ class Catalog:
         path = default_dataset_dir(on_generate=on_generate)
         key = ("<default>", str(path))
         if key not in self._loaded:
+            self._elements = None
             self._loaded[key] = with_language(
                 load_dataset(f"pointerbench:{path}", registry=self.formats, name=DEFAULT_DATASET_NAME), self.language
             )

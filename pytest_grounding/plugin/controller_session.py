@@ -260,6 +260,8 @@ class ControllerSession:
         if result.summary is not None:
             found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
+        if self.plan.frame_checks:  # --grounding-frame-check: what each model detector's check found
+            extra["frame_check"] = dict(self.plan.frame_checks)
         if settings.selection.shard is not None:
             fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
             for name, summary in self.reports.datasets.items():

@@ -17,6 +17,7 @@ MISSES_MODES = ("fail", "xfail")
 PROGRESS_MODES = ("auto", "on", "off")
 TASKS = ("grounding", "locate")
 REFUSAL_ROWS = ("include", "exclude")
+FRAME_CHECK_MODES = ("fail", "warn", "off")  # --grounding-frame-check (detectors/frame_check.py)
 LANGUAGES = ("en", "cn")
 SCORING_PROFILES = tuple(PROFILES)
 

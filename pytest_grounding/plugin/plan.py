@@ -43,6 +43,7 @@ class RunPlan:
     sweep: Sweep  # --grounding-perturb: the axes' registry and the run's variants, parsed once
     notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
     preflighted: set[str] = field(default_factory=set)  # specs whose preflight passed
+    frame_checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what its frame check found
 
     @classmethod
     def build(cls, config: Any) -> RunPlan:
@@ -110,8 +111,42 @@ class RunPlan:
 
                     run_preflight(name, factory, bound, say)  # weights, CUDA, a server: once, before workers
                     self.preflighted.add(spec)
+                    self.check_frame(spec, factory, say)
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def check_frame(self, spec: str, factory: Any, say: Callable[[str], None]) -> None:
+        """The model detector's frame check (detectors/frame_check.py), once per run in the controller,
+        after its preflight (a vllm server runs by then): a frame it can name stops the run with
+        `fail` (a ValueError: a usage error, before any dataset sample is sent)."""
+        from ..detectors.frame_check import needs_check
+
+        mode = self.settings.selection.frame_check
+        if mode == "off" or spec in self.frame_checks or not needs_check(factory):
+            return
+        if self.settings.selection.task != "grounding":
+            return
+        from ..detectors.frame_check import run_check
+        from ..render.answer_store import open_store
+        from .pool import DetectorLoadError, DetectorPool
+
+        pool = DetectorPool(self.specs, open_store(self.settings.outputs.answer_cache))
+        try:
+            detector = pool.get(spec)
+        except DetectorLoadError:
+            return  # the workers' own loading says why, once
+        try:
+            say(f"grounding: frame check {spec}: calibration screens sent")
+            result = run_check(spec, detector)
+        finally:
+            pool.close()
+        self.frame_checks[spec] = {"mode": mode, **result.as_dict()}
+        self.note(result.line())
+        if result.finding.mismatch:
+            preset = getattr(getattr(detector, "preset", None), "name", None)
+            if mode == "fail":
+                raise ValueError(result.message(preset if isinstance(preset, str) else None))
+            self.note(f"frame check {spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on)")
 
     def epochs_for(self, specs: Sequence[str]) -> int:
         """--grounding-epochs for items of these detectors: 1 when every one is deterministic."""

@@ -20,6 +20,7 @@ from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
+    FRAME_CHECK_MODES,
     LANGUAGES,
     MISSES_MODES,
     NOT_GIVEN,
@@ -181,6 +182,18 @@ class Selection:
         metavar="AXIS[:key=value,...][,AXIS...]",
         repeat=True,
         parse=texts,
+    )
+    frame_check: str = declare(
+        "--grounding-frame-check",
+        "before the run, show each model detector (openai, vllm, qwenvl, uitars; agent=crop too) 12 calibration "
+        "screens of a red square and fit the coordinate frame it really answers in (docs: why it misses). fail "
+        "(default): a frame other than the preset's stops the run before any dataset sample is sent (exit 4), "
+        "naming the frame and what to try; warn: says so and runs; off: no check. Answers that cannot be read "
+        "never stop a run. Detectors that need no check (ocr, floors, replay) get none.",
+        ini="grounding_frame_check",
+        metavar="fail|warn|off",
+        default="fail",
+        parse=one_of(FRAME_CHECK_MODES),
     )
 
 

@@ -47,6 +47,7 @@ class WorkerSession:
             threshold=settings.scoring.iou_threshold,
             profile=settings.scoring.profile,
             fingerprint_of=self.plan.catalog.fingerprint_of,
+            elements_of=self.plan.catalog.elements_of,
             read=self.screens.read,
             verdict_of=self._verdict if self.judged else None,
         )

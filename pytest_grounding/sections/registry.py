@@ -30,6 +30,12 @@ BUILTIN = {
     "errata": "pytest_grounding.sections.errata:SECTION",
     "baseline": "pytest_grounding.sections.baseline:SECTION",
     "replay": "pytest_grounding.sections.replay:SECTION",
+    # why a model misses (issue 46)
+    "tolerance": "pytest_grounding.sections.misses:TOLERANCE",
+    "tolerance_share": "pytest_grounding.sections.misses:TOLERANCE_SHARE",
+    "miss_analysis": "pytest_grounding.sections.misses:MISS_ANALYSIS",
+    "diagnosis": "pytest_grounding.sections.misses:DIAGNOSIS",
+    "frame_check": "pytest_grounding.sections.misses:FRAME_CHECK",
 }
 
 

@@ -1,0 +1,159 @@
+"""The frame check before a run (issue 46, `--grounding-frame-check`): a model detector is shown
+the harness's own calibration screens (a plain background, one solid red square, "Click the red
+square.": three sizes and aspect ratios, four positions each, 12 requests), its answers decoded by
+the run's preset as every sample's are, and core/frames.py fits the frame the model (or its
+server) really answers in. It runs once, in the controller's preflight (plugin/plan.py), never per
+worker; with --grounding-cache the detector's answer cache answers it like any request.
+
+A detector declares that it needs the check with a class attribute `frame_check = True` (the model
+detectors: openai, vllm, qwenvl, uitars); the others (ocr, the floors, replay) declare none."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core import frames
+from ..core.record import CACHE_META, CacheUse
+from ..core.types import Prediction, Query
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+INSTRUCTION = "Click the red square."
+BACKGROUND = (236, 238, 241)
+RED = (220, 30, 30)
+# (width, height) and the squares' centres as shares of the screen: different on every screen, never
+# the centre, x != y, so that no single click, no constant share and no swap lands on two of them
+SCREENS: tuple[tuple[tuple[int, int], tuple[tuple[float, float], ...]], ...] = (
+    ((1600, 900), ((0.18, 0.30), (0.72, 0.22), (0.40, 0.78), (0.86, 0.64))),
+    ((1024, 768), ((0.26, 0.62), (0.62, 0.38), (0.12, 0.14), (0.80, 0.86))),
+    ((720, 1280), ((0.34, 0.16), (0.70, 0.54), (0.22, 0.88), (0.58, 0.72))),
+)
+MODES = ("fail", "warn", "off")
+
+
+def needs_check(factory: Any) -> bool:
+    return getattr(factory, "frame_check", False) is True
+
+
+@dataclass(frozen=True)
+class Screen:
+    size: tuple[int, int]
+    square: tuple[int, int, int, int]  # x1, y1, x2, y2 px
+
+    def image(self) -> Image:
+        from PIL import Image, ImageDraw
+
+        image = Image.new("RGB", self.size, BACKGROUND)
+        x1, y1, x2, y2 = self.square
+        ImageDraw.Draw(image).rectangle((x1, y1, x2 - 1, y2 - 1), fill=RED)
+        return image
+
+
+def calibration_screens() -> list[Screen]:
+    out = []
+    for (width, height), centres in SCREENS:
+        side = max(16, round(0.05 * min(width, height)))
+        for fx, fy in centres:
+            cx, cy = round(fx * width), round(fy * height)
+            out.append(
+                Screen((width, height), (cx - side // 2, cy - side // 2, cx - side // 2 + side, cy - side // 2 + side))
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What the check found for one detector spec: the fit, the requests it made (and how many
+    the answer cache answered), answers that failed, and the one line the header shows."""
+
+    spec: str
+    finding: frames.Finding
+    requests: int
+    cached: int
+    failed: int
+    answers: tuple[str | None, ...] = ()
+
+    @property
+    def unreadable(self) -> bool:
+        return self.finding.name == frames.UNKNOWN and self.finding.readable < frames.CHECK_RULE.min_readable
+
+    def line(self) -> str:
+        counted = f"{self.requests} requests" + (f", {self.cached} from the answer cache" if self.cached else "")
+        if self.finding.mismatch:
+            found = f"the model answers in frame {self.finding.frame.spec if self.finding.frame else self.finding.name}"
+        elif self.finding.name == frames.AS_PRESET:
+            found = "the model answers in the preset's frame"
+        elif self.unreadable:
+            found = f"the calibration answers could not be read ({self.finding.evidence}): the run goes on"
+        else:
+            found = f"no frame named ({self.finding.evidence}): the run goes on"
+        return f"frame check {self.spec}: {found} ({counted})"
+
+    def message(self, preset: str | None = None) -> str:
+        """The usage error that stops the run: the frame, its evidence, what to try."""
+        assert self.finding.frame is not None
+        return (
+            f"frame check: detector {self.spec} answers in frame {self.finding.frame.spec!r}, not as its preset "
+            f"decodes ({self.finding.evidence}). Try: {frames.suggestion_text(self.finding, preset)}. "
+            f"No dataset sample was sent; --grounding-frame-check=warn runs anyway "
+            f"(then `rescore {' '.join(self.finding.suggestion)}`), off skips the check."
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "cached": self.cached,
+            "failed": self.failed,
+            "raw_answers": list(self.answers),
+            **self.finding.as_dict(),
+        }
+
+
+def answer_of(prediction: Prediction, screen: Screen) -> frames.Answer:
+    meta = prediction.meta if isinstance(prediction.meta, dict) else dict(prediction.meta or {})
+    click = prediction.click
+    point = (float(click[0]), float(click[1])) if click is not None and all(math.isfinite(c) for c in click) else None
+    model = meta.get("model_image")
+    return frames.Answer(
+        point=point,
+        values=frames.values_of(meta.get("model_coordinates")),
+        original=screen.size,
+        model=(int(model[0]), int(model[1])) if isinstance(model, (list, tuple)) and len(model) == 2 else None,
+        target=tuple(float(v) for v in screen.square),  # type: ignore[arg-type]
+    )
+
+
+def unread(screen: Screen) -> frames.Answer:
+    """A failed request: an answer that could not be read."""
+    return frames.Answer(None, None, screen.size, None, tuple(float(v) for v in screen.square))  # type: ignore[arg-type]
+
+
+def run_check(spec: str, detector: Any, screens: Sequence[Screen] | None = None) -> CheckResult:
+    """Each calibration screen through the detector (a failed request is an unreadable answer,
+    never the run's end), then the fit."""
+    answers: list[frames.Answer] = []
+    raws: list[str | None] = []
+    cached = failed = 0
+    chosen = list(screens) if screens is not None else calibration_screens()
+    for screen in chosen:
+        try:
+            prediction = detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
+        except Exception as exc:  # a broken or refusing server: that answer is unreadable
+            failed += 1
+            raws.append(f"{type(exc).__name__}: {str(exc)[:120]}")
+            answers.append(unread(screen))
+            continue
+        if not isinstance(prediction, Prediction):
+            failed += 1
+            raws.append(None)
+            answers.append(unread(screen))
+            continue
+        cached += prediction.meta.get(CACHE_META) == CacheUse.HIT
+        raws.append(None if prediction.raw is None else str(prediction.raw)[:200])
+        answers.append(answer_of(prediction, screen))
+    finding = frames.fit(answers, frames.CHECK_RULE)
+    return CheckResult(spec, finding, len(chosen), cached, failed, tuple(raws))

@@ -1,0 +1,100 @@
+"""A loopback model that SEES the screenshot (issue 46's tests): it finds the square of the colour
+the instruction names in the image it receives and answers its centre in a frame chosen per
+server, never reading any ground truth. The frames:
+
+- `right`: pixels of the image received (as the default preset, uitars-1.5-point, decodes);
+- `rel1000`: thousandths of the image; `swapped`: (y, x) pixels;
+- `shrunk`: the "server" first shrinks the image to a pixel budget (Qwen's resize, computed here
+  with the preset module's own smart_resize), and the model answers in pixels of that;
+- `near`: a few pixels outside the square's edge, on a side that changes with the square's place;
+- `wrong`: the centre of a square of another colour when the screen has one (else the named one);
+- `garbage`: no coordinates at all."""
+
+import threading
+
+import numpy as np
+from PIL import Image
+
+from helpers import LoopbackServer, decode_data_url, json_body
+from pytest_grounding.detectors.vlm.preprocess import smart_resize
+
+COLOURS = {"red": (220, 30, 30), "blue": (40, 70, 220), "green": (30, 170, 60)}
+SHRINK_BUDGET = 256 * 28 * 28
+NEAR_PX = 5
+CALIBRATION = "Click the red square."
+
+
+def squares(pixels):
+    """Colour -> (x1, y1, x2, y2) of its pixels, for each colour present."""
+    found = {}
+    for name, rgb in COLOURS.items():
+        ys, xs = np.nonzero(np.all(np.abs(pixels - np.array(rgb)) < 40, axis=-1))
+        if xs.size:
+            found[name] = (int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1)
+    return found
+
+
+def answer_text(mode, instruction, image):
+    if mode == "garbage":
+        return "I would rather not say."
+    if mode == "shrunk":
+        height, width = smart_resize(image.height, image.width, 28, 4 * 28 * 28, SHRINK_BUDGET)
+        image = image.resize((width, height), Image.BICUBIC)
+    pixels = np.asarray(image).astype(int)
+    found = squares(pixels)
+    asked = next((c for c in COLOURS if c in instruction.lower()), "red")
+    if asked not in found:
+        return "(1,1)"
+    if mode == "wrong":
+        asked = next((c for c in found if c != asked), asked)
+    x1, y1, x2, y2 = found[asked]
+    cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+    w, h = image.size
+    if mode == "near":  # just outside, right or below by where the square lies
+        if (x1 // 8 + y1 // 8) % 2:
+            cx = x2 + NEAR_PX
+        else:
+            cy = y2 + NEAR_PX
+    if mode == "rel1000":
+        return f"({round(cx / w * 1000)},{round(cy / h * 1000)})"
+    if mode == "swapped":
+        return f"({round(cy)},{round(cx)})"
+    return f"({round(cx)},{round(cy)})"
+
+
+class SeeingModel:
+    """The server: `url`, the instructions it was asked (`asked`), `close()`."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.asked = []
+        lock = threading.Lock()
+
+        def reply(handler):
+            if handler.command != "POST":
+                return 404, {"error": "not here"}
+            body = json_body(handler)
+            content = body["messages"][-1]["content"]
+            texts = [part["text"] for part in content if part.get("type") == "text"]
+            urls = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
+            instruction = " ".join(texts)
+            with lock:
+                self.asked.append(instruction)
+            text = answer_text(self.mode, instruction, decode_data_url(urls[0])) if urls else ""
+            return 200, {
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            }
+
+        self.server = LoopbackServer(reply)
+        self.url = self.server.url
+
+    def calibration_requests(self):
+        return sum(CALIBRATION in text for text in self.asked)
+
+    def dataset_requests(self):
+        return sum(CALIBRATION not in text for text in self.asked)
+
+    def close(self):
+        self.server.close()

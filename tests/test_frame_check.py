@@ -1,0 +1,195 @@
+"""Issue 46 end to end: a loopback model that SEES the screenshot (tests/seeing_model.py) answers in
+a frame chosen per run. The frame check before the run stops wrong frames before any dataset
+request, naming them; with `warn` the run's diagnosis names the frame and `rescore` with its
+suggestion gives the samples back; the right frame gets no finding; near and wrong-element misses
+are classified; the tolerance curve equals a recount from the records; the check runs once per
+run, serially and with -n 2, and the answer cache answers it."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+from seeing_model import COLOURS, SeeingModel
+
+from helpers import XDIST, read_json, read_jsonl
+from pytest_grounding.core.cache import CACHE_ENV
+
+pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
+
+SCREENS = {  # name -> size, {colour: square}
+    "wide.png": (
+        (1280, 800),
+        {"red": (200, 150, 240, 190), "blue": (900, 500, 940, 540), "green": (560, 640, 600, 680)},
+    ),
+    "tall.png": (
+        (900, 1200),
+        {"green": (100, 900, 140, 940), "red": (600, 300, 640, 340), "blue": (380, 560, 420, 600)},
+    ),
+    "long.png": (
+        (1400, 1000),
+        {"blue": (150, 700, 190, 740), "green": (1100, 180, 1140, 220), "red": (800, 560, 840, 600)},
+    ),
+}
+N = sum(len(found) for _, found in SCREENS.values())
+SPEC = "openai:base_url={url},model=seeing,preset=uitars-1.5-point"
+
+
+@pytest.fixture
+def dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    folder = tmp_path / "squares" / "data" / "test"
+    folder.mkdir(parents=True)
+    lines = []
+    for name, ((width, height), found) in SCREENS.items():
+        pixels = np.full((height, width, 3), 250, np.uint8)
+        for colour, (x1, y1, x2, y2) in found.items():
+            pixels[y1:y2, x1:x2] = COLOURS[colour]
+            lines.append(
+                {
+                    "file_name": name,
+                    "id": f"{name[:-4]}-{colour}",
+                    "instruction": f"Press the {colour} square",
+                    "bbox": [x1, y1, x2, y2],
+                    "answer_type": "point",
+                    "eval": {"type": "point_in_bbox", "bbox": [x1, y1, x2, y2]},
+                    "element_type": "icon",
+                    "app": "Squares",
+                    "app_category": "test",
+                    "platform": "linux",
+                    "image_size": [width, height],
+                }
+            )
+        Image.fromarray(pixels).save(folder / name)
+    (folder / "metadata.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return tmp_path / "squares"
+
+
+@pytest.fixture
+def model(request):
+    served = SeeingModel(request.param)
+    yield served
+    served.close()
+
+
+def run(pytester, tmp_path, model, dataset, *args, tag="r"):
+    report, predictions = tmp_path / f"{tag}.json", tmp_path / f"{tag}.jsonl"
+    result = pytester.runpytest(
+        f"--dataset={dataset}", "--detector", SPEC.format(url=model.url),
+        "--grounding-json", str(report), "--grounding-predictions", str(predictions),
+        "--grounding-misses", "xfail", *args,
+    )  # fmt: skip
+    return result, report, predictions
+
+
+WRONG = [("rel1000", "rel1000"), ("swapped", "swapped"), ("shrunk", "resized-by-server")]
+
+
+@pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
+def test_a_wrong_frame_stops_the_run_before_any_dataset_request(pytester, project, tmp_path, model, dataset, frame):
+    result, report, _ = run(pytester, tmp_path, model, dataset)
+    assert result.ret == 4, result.stdout.str()[-3000:]
+    text = result.stdout.str() + result.stderr.str()
+    assert f"answers in frame '{frame}" in text
+    assert "No dataset sample was sent" in text
+    assert model.calibration_requests() == 12
+    assert model.dataset_requests() == 0
+    assert not report.exists()
+
+
+@XDIST
+@pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
+def test_warn_runs_names_the_frame_and_its_suggestion_gives_the_samples_back(
+    pytester, project, tmp_path, model, dataset, frame, workers
+):
+    result, report, predictions = run(pytester, tmp_path, model, dataset, "--grounding-frame-check=warn", *workers)
+    assert result.ret == 0, result.stdout.str()[-3000:]  # every sample misses (reported as xfail)
+    assert model.calibration_requests() == 12  # once per run, not per worker
+    assert model.dataset_requests() == N
+    document = read_json(report)
+    assert document["frame_check"][SPEC.format(url=model.url)]["name"] == frame
+    (block,) = document["summary"].values()
+    finding = block["diagnosis"]["frame"]
+    assert finding["name"] == frame, finding
+    assert block["hits"] <= N // 3
+    out = tmp_path / "rescored.json"
+    from pytest_grounding.cli.main import main
+
+    assert main(["rescore", str(predictions), *finding["suggestion"], "--json", str(out)]) == 0
+    (again,) = read_json(out)["summary"].values()
+    assert again["hits"] == again["scored"] == N
+    assert again["diagnosis"]["frame"]["name"] == "as-preset"
+
+
+@XDIST
+@pytest.mark.parametrize("model", ["right"], indirect=True)
+def test_the_right_frame_gets_no_finding(pytester, project, tmp_path, model, dataset, workers):
+    result, report, _ = run(pytester, tmp_path, model, dataset, *workers)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert "frame check" in result.stdout.str() and "answers in the preset's frame (12 requests)" in result.stdout.str()
+    document = read_json(report)
+    (check,) = document["frame_check"].values()
+    assert (check["name"], check["suggestion"], check["requests"]) == ("as-preset", [], 12)
+    (block,) = document["summary"].values()
+    assert block["hits"] == N
+    assert block["diagnosis"]["frame"]["name"] == "as-preset"
+    assert block["diagnosis"]["frame"]["suggestion"] == []
+    assert model.calibration_requests() == 12
+
+
+def recount(records):
+    """Accuracy at each tolerance from the records' points and targets alone."""
+    out = {}
+    for tolerance in (0, 5, 10, 20, 50, 100):
+        good = 0
+        for r in records:
+            if r["point"] is None:
+                continue
+            x1, y1, x2, y2 = r["target"]
+            x, y = r["point"]
+            good += math.hypot(max(x1 - x, 0, x - x2), max(y1 - y, 0, y - y2)) <= tolerance
+        out[tolerance] = good / len(records)
+    return out
+
+
+@pytest.mark.parametrize("model,kind", [("near", "near"), ("wrong", "wrong_element")], indirect=["model"])
+def test_near_and_wrong_element_misses_are_classified_and_the_curve_is_recounted(
+    pytester, project, tmp_path, model, dataset, kind
+):
+    result, report, predictions = run(pytester, tmp_path, model, dataset)
+    assert result.ret == 0, result.stdout.str()[-3000:]  # misses reported as xfail
+    records = read_jsonl(predictions)
+    assert [r["miss_kind"] for r in records] == [kind] * N
+    if kind == "near":
+        assert all(0 < r["distance_px"] <= 10 for r in records)
+    document = read_json(report)
+    (block,) = document["summary"].values()
+    assert block["miss_analysis"]["kinds"][kind] == N
+    assert {row["px"]: row["accuracy"] for row in block["tolerance"]} == recount(document["samples"])
+    assert block["diagnosis"]["frame"]["name"] in ("as-preset", "unknown")  # no frame to blame
+
+
+@pytest.mark.parametrize("model", ["garbage"], indirect=True)
+def test_unreadable_answers_say_so_and_never_stop_the_run(pytester, project, tmp_path, model, dataset):
+    result, report, _ = run(pytester, tmp_path, model, dataset)
+    assert result.ret == 0, result.stdout.str()[-3000:]  # wrong formats: misses (xfail), the run went on
+    assert "calibration answers could not be read" in result.stdout.str()
+    assert model.dataset_requests() == N
+    (block,) = read_json(report)["summary"].values()
+    assert block["miss_analysis"]["kinds"]["no_answer"] == N
+
+
+@pytest.mark.parametrize("model", ["rel1000"], indirect=True)
+def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_path, model, dataset):
+    result, report, _ = run(pytester, tmp_path, model, dataset, "--grounding-frame-check=off")
+    assert model.calibration_requests() == 0 and "frame_check" not in read_json(report)
+    cache = tmp_path / "answers"
+    for tag in ("first", "second"):
+        result, report, _ = run(
+            pytester, tmp_path, model, dataset, "--grounding-frame-check=warn", "--grounding-cache", str(cache), tag=tag
+        )
+        assert result.ret == 0, result.stdout.str()[-3000:]
+    assert model.calibration_requests() == 12  # the second run's check came from the cache
+    (check,) = read_json(report)["frame_check"].values()
+    assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
