@@ -164,7 +164,7 @@ def test_epochs_against_a_server_answering_at_random(pytester, served, workers, 
     model, server = served
     make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
-    spec = f"openai:base_url={server.url},model=m"
+    spec = f"openai:base_url={server.url},model=m,preset=uitars-1.5-point"
     args = [f"--dataset={MINI}", "--detector", spec, "--grounding-epochs", "3", "--grounding-json", str(report)]
     args += ["--grounding-predictions", str(predictions), "--grounding-misses", "xfail", *FEW, *workers]
     result = pytester.runpytest(*args)
@@ -225,7 +225,7 @@ def test_shards_of_an_epochs_run_keep_a_sample_s_epochs_together_and_merge(pytes
 
     _model, server = served
     make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
-    spec = f"openai:base_url={server.url},model=m"
+    spec = f"openai:base_url={server.url},model=m,preset=uitars-1.5-point"
     paths = []
     for k in (1, 2):
         path = tmp_path / f"shard-{k}.json"
@@ -257,7 +257,7 @@ def test_a_deterministic_detector_beside_a_sampled_one_runs_its_first_epoch_only
     model, server = served
     make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests
     report = tmp_path / "r.json"
-    spec = f"openai:base_url={server.url},model=m"
+    spec = f"openai:base_url={server.url},model=m,preset=uitars-1.5-point"
     result = pytester.runpytest(
         f"--dataset={MINI}", "--detector", spec, "--detector", "center", "--grounding-epochs", "2",
         "--grounding-json", str(report), "--grounding-misses", "xfail", *FEW,

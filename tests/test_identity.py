@@ -92,7 +92,7 @@ def test_shards_against_two_endpoints_merge_into_one_row(pytester, servers, work
     paths = []
     for k, (server, concurrency) in enumerate(zip(servers, (1, 4), strict=True), 1):
         path = reports / "shards" / f"shard-{k}.json"
-        spec = f"openai:base_url={server.url},model=m,concurrency={concurrency}"
+        spec = f"openai:base_url={server.url},model=m,preset=uitars-1.5-point,concurrency={concurrency}"
         pytester.runpytest(
             f"--dataset={FIXTURES / 'mini'}", "--detector", spec, "--grounding-shard", f"{k}/2",
             "--grounding-json", str(path), *workers,
@@ -113,7 +113,7 @@ def test_shards_against_two_endpoints_merge_into_one_row(pytester, servers, work
     assert endpoints[1]["spec"].startswith(f"openai:base_url={servers[1].url}")
     found, skipped, count = collect(reports)
     board = board_mod.build(found, skipped, reports=count)
-    assert [row.detector for row in board.rows] == ["openai:model=m"]
+    assert [row.detector for row in board.rows] == ["openai:model=m,preset=uitars-1.5-point"]
     # another engine version: refused, and the message says what differs
     second = read_json(paths[1])
     (info,) = second["run"]["detectors"].values()
