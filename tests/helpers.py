@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_grounding.detectors.served_engine import ENGINE_PATHS  # asked at the server's root
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -65,7 +67,17 @@ def decode_data_url(url):
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
 
 
-ENGINE_PATHS = ("/version", "/get_server_info")  # served_engine.py asks them at the server's root
+def image_prompt_tokens(body, text_tokens=300, factor=28, keep=None):
+    """Prompt tokens as a Qwen-VL server counts them: `text_tokens` and the received image's
+    merged patches (`keep(size)`: the size the server resizes it to first, else as sent)."""
+    content = body["messages"][-1]["content"]
+    url = next(part["image_url"]["url"] for part in content if part["type"] == "image_url")
+    width, height = decode_data_url(url).size
+    if keep is not None:
+        width, height = keep((width, height))
+    return text_tokens + (width // factor) * (height // factor)
+
+
 PROBE_REPLY = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}
 
 
