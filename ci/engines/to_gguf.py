@@ -72,12 +72,12 @@ def main(argv: list[str] | None = None) -> int:
 def convert(hf_dir: Path, outfile: Path, extra: list[str]) -> None:
     """llama.cpp's converter, in this process, with the byte-level pre-tokenizer rule added."""
     sys.path.insert(0, str(SOURCE))
-    import convert_hf_to_gguf  # noqa: PLC0415 (the engine's source tree, on the path only now)
-    from conversion.base import TextModel  # noqa: PLC0415
+    import convert_hf_to_gguf  # the engine's source tree, on the path only now
+    from conversion.base import TextModel
 
     if not getattr(TextModel.get_vocab_base_pre, "_to_gguf", False):
         TextModel.get_vocab_base_pre = _with_byte_level(TextModel.get_vocab_base_pre, hf_dir)
-        import gguf  # noqa: PLC0415 (the source tree's gguf-py, as the converter imports it)
+        import gguf  # the source tree's gguf-py, as the converter imports it
 
         name_map = gguf.get_tensor_name_map
 
