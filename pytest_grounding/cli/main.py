@@ -99,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
     )
     compare.add_argument(
+        "--by-slice",
+        action="store_true",
+        help="each method against the first within each slice (element type, target size, app category, platform): "
+        "the paired difference with its 95%% interval clustered by screen (a quantized model against its full weights)",
+    )
+    compare.add_argument(
         "--mixed-scoring",
         action="store_true",
         help="compare reports scored by different scoring profiles (said in a note); without it they are refused",
@@ -205,7 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_board(args) if args.command == "board" else run_export(args)
     if args.command == "compare":
         return run_compare(
-            args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring
+            args.reports,
+            markdown=args.markdown,
+            samples=args.samples,
+            limit=args.limit,
+            mixed=args.mixed_scoring,
+            by_slice=args.by_slice,
         )
     from .curation.cli import COMMANDS, run
 
@@ -278,7 +289,15 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     return 0
 
 
-def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None, mixed: bool = False) -> int:
+def run_compare(
+    paths: Sequence[Path],
+    *,
+    markdown: bool,
+    samples: bool,
+    limit: int | None,
+    mixed: bool = False,
+    by_slice: bool = False,
+) -> int:
     """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
     (reports scored by different profiles, unless `mixed`: then a note says so)."""
     from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports, profile_mismatch
@@ -314,6 +333,12 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
         print()
     for line in comparison_lines(methods, markdown=markdown):
         print(line if markdown else terminal_line(line))  # the markdown lines escape their own data
+    if by_slice and len(methods) > 1:
+        from ..analysis.compare import slice_lines
+
+        print()
+        for line in slice_lines(methods):
+            print(markdown_text(line) if markdown else terminal_line(line))
     if samples:
         print()
         for line in change_lines(changes(methods[0], methods[1]), limit):
