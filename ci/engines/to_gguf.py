@@ -9,7 +9,9 @@ quantizer (`llama-quantize`) from the engine environment `bash ci/engines/instal
 ($GROUNDING_ENGINES_DIR/llamacpp, default ~/.cache/pytest-grounding/engines/llamacpp); started with
 another Python, it hands itself over to that environment's.
 
-Two additions to the converter, both for checkpoints smaller than any released one:
+A checkpoint saved by transformers 5 is read as transformers 4 (the converter's) reads it
+(`readable_checkpoint`). Two additions to the converter, both for checkpoints smaller than any
+released one:
 - the projector's tensor names are mapped by block number, so a vision tower of fewer than three
   blocks cannot name the merger's `mlp.2` layer ("Can not map tensor 'visual.merger.mlp.2.bias'"):
   the projector's name map is made for at least 8 blocks (names only; nothing is added);
@@ -26,6 +28,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ENGINE = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")
@@ -55,8 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out_dir.mkdir(parents=True, exist_ok=True)
     model, mmproj = args.out_dir / "model.gguf", args.out_dir / "mmproj.gguf"
-    convert(args.hf_dir, model, [])
-    convert(args.hf_dir, mmproj, ["--mmproj"])
+    with tempfile.TemporaryDirectory() as scratch:
+        source = readable_checkpoint(args.hf_dir, Path(scratch))
+        convert(source, model, [])
+        convert(source, mmproj, ["--mmproj"])
     for kind in args.quant:
         target = args.out_dir / f"model-{kind}.gguf"
         done = subprocess.run([str(QUANTIZE), str(model), str(target), kind], capture_output=True, text=True)
@@ -67,6 +72,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"to_gguf: {target}")
     print(f"to_gguf: {model}\nto_gguf: {mmproj}")
     return 0
+
+
+def readable_checkpoint(hf_dir: Path, scratch: Path) -> Path:
+    """The checkpoint as the converter's transformers (4.x, as llama.cpp pins it) reads it: a
+    tokenizer saved by transformers 5 names its class `TokenizersBackend`, which 4.x does not know,
+    and lists `extra_special_tokens` where 4.x reads `additional_special_tokens`; the same
+    tokenizer.json loads as `PreTrainedTokenizerFast`. Then a folder of links to the files
+    with that one name changed; else the folder as it is."""
+    config = hf_dir / "tokenizer_config.json"
+    try:
+        settings = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return hf_dir
+    if not isinstance(settings, dict) or settings.get("tokenizer_class") != "TokenizersBackend":
+        return hf_dir
+    shadow = scratch / hf_dir.name
+    shadow.mkdir()
+    for item in hf_dir.iterdir():
+        if item.name != config.name:
+            (shadow / item.name).symlink_to(item.resolve())
+    settings["tokenizer_class"] = "PreTrainedTokenizerFast"
+    if isinstance(settings.get("extra_special_tokens"), list):  # 5's list; 4.x wants a dict there
+        settings["additional_special_tokens"] = settings.pop("extra_special_tokens")
+    (shadow / config.name).write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    print("to_gguf: the tokenizer's class TokenizersBackend (transformers 5) read as PreTrainedTokenizerFast")
+    return shadow
 
 
 def convert(hf_dir: Path, outfile: Path, extra: list[str]) -> None:
