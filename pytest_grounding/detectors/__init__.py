@@ -40,6 +40,11 @@ BUILTIN = {
         "a vLLM server the harness starts and stops; model=HUB_ID_OR_FOLDER[,preset=NAME][,server=PATH] "
         "(extra: openai; vLLM in its own environment)",
     ),
+    "llamacpp": (
+        "pytest_grounding.detectors.llamacpp_server:LlamaCppDetector",
+        "a llama.cpp llama-server the harness starts and stops; model=FILE.gguf[,mmproj=FILE.gguf][,preset=NAME]"
+        "[,server=PATH] (extra: openai; llama-server built apart)",
+    ),
     "omniparser": (
         "pytest_grounding.detectors.omniparser:OmniParserDetector",
         "OmniParser v2 icons + OCR merge (extra: omniparser)",
@@ -59,6 +64,7 @@ EXTRAS = {
     "qwenvl": "uitars",
     "openai": "openai",
     "vllm": "openai",
+    "llamacpp": "openai",
 }
 
 

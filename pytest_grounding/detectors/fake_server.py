@@ -23,7 +23,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-ENGINE_PATHS = ("/version", "/get_server_info")  # served_engine.py asks them at the server's root
+from .served_engine import ENGINE_PATHS  # the engine record asks them at the server's root
+
 PROBE_REPLY = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}
 DEFAULT_PRESET = "uitars-1.5-point"
 

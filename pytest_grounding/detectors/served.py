@@ -44,9 +44,11 @@ from .served_checks import (
     check_key,
     checked,
     context_shortfall,
+    image_resized,
     image_tokens,
     probe_fields,
     prompt_need,
+    resize_fix,
 )
 from .served_engine import fingerprint_version, probe_engine
 from .vlm.agent import take_agent_options
@@ -205,11 +207,11 @@ class OpenAIDetector:
 
         return checked(key, run_probe)
 
-    def _send_probe(self, omitted: Any) -> dict[str, Any]:
+    def _send_probe(self, omitted: Any, size: tuple[int, int] = PROBE_SIZE) -> dict[str, Any]:
         """The probe: a blank screen, the preset's prompt and fields less `omitted`, a few tokens."""
         from PIL import Image
 
-        query = Query(Image.new("RGB", PROBE_SIZE, (128, 128, 128)), PROBE_INSTRUCTION)
+        query = Query(Image.new("RGB", size, (128, 128, 128)), PROBE_INSTRUCTION)
         fields = {k: v for k, v in self.fields.items() if k not in omitted}
         body, url, _ = self._body_and_frame(query, fields={**fields, "max_tokens": PROBE_TOKENS})
         return self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url}, retries=0).document
@@ -309,15 +311,54 @@ class OpenAIDetector:
                 f"{self.preset.decoding.max_new_tokens}, and the server's context is {context:,} (too_long=error)"
             )
 
+    def check_screen(self, size: tuple[int, int]) -> None:
+        """The server's image tokens for a blank screen of `size` (the run's largest) against the
+        preset's frame, through the probe's (served_checks.image_resized): one message when the
+        server resized it. Nothing when the probe told nothing or the screens' tokens do not differ."""
+        check = self.check
+        expected = image_tokens(self.preset.preprocess, size)
+        if not check.probed or check.prompt_tokens is None or check.probe_image_tokens is None or expected is None:
+            return
+        if abs(expected - check.probe_image_tokens) <= 4:
+            return
+        try:
+            answer = self._send_probe(self.check.dropped, size)
+        except ServerError:
+            return  # a server that fails on a large screen: the run's records say it
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        resized = image_resized(check, self.preset.preprocess, size, prompt if isinstance(prompt, int) else None)
+        if resized is None:
+            return
+        p = self.preset.preprocess
+        factor = int(getattr(p, "factor", 28))
+        min_tokens = getattr(p, "min_pixels", 0) // (factor * factor) or None
+        fw, fh = resized.frame
+        raise ModelUnavailable(
+            f"{self.name}: the server {'shrank' if resized.shrunk else 'enlarged'} the screen behind the harness's "
+            f"back: the run's largest screen ({size[0]}x{size[1]}), sent as {fw}x{fh} ({resized.expected:,} image "
+            f"tokens in preset {self.preset.name}'s frame), took about {resized.seen:,} image tokens on the server, "
+            "so its clicks would be in a frame the harness does not know",
+            f"{check.engine.headline} at {public_url(self.urls[0])}: prompt tokens {check.prompt_tokens:,} for the "
+            f"{PROBE_SIZE[0]}x{PROBE_SIZE[1]} probe ({check.probe_image_tokens:,} image tokens), {prompt:,} for "
+            "this screen",
+            resize_fix(check.engine.name, resized, min_tokens, factor) + " (probe=false skips this check)",
+        )
+
     @classmethod
     def check_samples(cls, samples: Any, **options: Any) -> None:
-        """Before the run (the controller): one message when a sample's prompt cannot fit the
-        server's context, unless too_long=error. `samples`: (id, (width, height), instruction)."""
-        if str(options.get("too_long", "stop")) != "stop":
-            return
+        """Before the run (the controller), each one message: the server resized the run's largest
+        screen (`check_screen`), or a sample's prompt cannot fit the server's context (unless
+        too_long=error). `samples`: (id, (width, height), instruction)."""
+        samples = list(samples)
         detector = cls(**options)
         try:
             p = detector.preset
+            sizes = [size for _, size, _ in samples]
+            if sizes:
+                detector.check_screen(max(sizes, key=lambda size: image_tokens(p.preprocess, size) or 0))
+            if str(options.get("too_long", "stop")) != "stop":
+                return
             short = context_shortfall(detector.check, p.preprocess, p.decoding.max_new_tokens, samples)
         finally:
             detector.close()

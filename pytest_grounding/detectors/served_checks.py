@@ -7,7 +7,13 @@ go wrong on every sample is one message instead:
   `skip_special_tokens`): dropped with one line when it cannot change the answer (`top_k`/`top_p`
   under greedy decoding, see `droppable`), else one message naming the field, the preset and the fix;
 - the prompt's text tokens (the probe's `usage` less its image), which with the engine's context
-  (`served_engine`) tells before the run whether the largest screen fits (`context_shortfall`).
+  (`served_engine`) tells before the run whether the largest screen fits (`context_shortfall`);
+- what the server does to the screen: a second probe with the run's largest screen (a blank one of
+  its size, resized by the preset as a sample would be); the difference of the two prompts' tokens
+  is the difference of the two images' tokens as the server counted them. Fewer than the preset's
+  frame holds means the server shrank the screen behind the harness's back (llama.cpp's
+  `--image-max-tokens`, Ollama's 1 Mpx, LM Studio's image size), so its clicks would be in a frame
+  the harness does not know: one message naming the server's setting (`image_resized`).
 
 A probe that fails for another reason (a 5xx, a timeout, a body that is not a completion) decides
 nothing: the run goes on and its records say what happens. What a probe found is remembered per
@@ -173,6 +179,72 @@ def context_shortfall(
             over += 1
             first = first or f"{sample_id} ({size[0]}x{size[1]})"
     return Shortfall(context, largest, over, first) if over else None
+
+
+@dataclass(frozen=True)
+class Resized:
+    """The run's largest screen as the server counted it, against the preset's frame."""
+
+    size: tuple[int, int]  # the screen's own size
+    frame: tuple[int, int]  # what the harness sends (the preset's frame)
+    expected: int  # that frame's image tokens
+    seen: int  # the image tokens the server's prompt counts imply
+
+    @property
+    def shrunk(self) -> bool:
+        return self.seen < self.expected
+
+
+RESIZE_TOLERANCE = 0.02  # a share of the expected tokens (and at least 4): rounding, a marker token
+
+
+def image_resized(
+    check: ServerCheck, preprocess: Any, size: tuple[int, int], prompt_tokens: int | None
+) -> Resized | None:
+    """The server's count for a screen of `size` (its prompt's tokens: `prompt_tokens`) against the
+    preset's, through the probe's: both prompts hold the same text, so their difference is the
+    difference of the images' tokens. None when they agree or nothing can be told."""
+    tokens = image_tokens(preprocess, size)
+    if check.prompt_tokens is None or check.probe_image_tokens is None or prompt_tokens is None or tokens is None:
+        return None
+    seen = prompt_tokens - check.prompt_tokens + check.probe_image_tokens
+    if abs(seen - tokens) <= max(4, RESIZE_TOLERANCE * tokens):
+        return None
+    width, height = preprocess.frame(size).model
+    return Resized(size, (width, height), tokens, max(0, seen))
+
+
+def resize_fix(engine: str, resized: Resized, min_tokens: int | None, factor: int) -> str:
+    """What makes the server keep the screen as the harness sends it: the engine's own setting,
+    and (for a shrinking server) the harness's side: send no more than the server keeps."""
+    keep = f"server_max_pixels={resized.seen * factor * factor}"
+    wanted = f"{resized.expected}"
+    if not resized.shrunk:  # enlarged: the server's minimum is above the preset's
+        flag = f"--image-min-tokens {min_tokens}" if engine == "llamacpp" and min_tokens else "a lower image minimum"
+        return f"start the server with {flag}, so that it keeps the preset's frame"
+    if engine == "llamacpp":
+        low = f" --image-min-tokens {min_tokens}" if min_tokens else ""
+        return (
+            f"llama-server resizes each image to between its --image-min-tokens and --image-max-tokens (4096 at most "
+            f"by default for Qwen-VL): start it with{low} --image-max-tokens {wanted} (the llamacpp detector "
+            f"does), or send what it keeps: {keep}"
+        )
+    if engine == "ollama":
+        return (
+            "Ollama resizes Qwen-VL images to under about 1 Mpx (multiples of 28) and has no setting for it: "
+            f"send what it keeps: {keep}"
+        )
+    if engine == "lmstudio":
+        return (
+            "LM Studio's MLX engine resizes images to its max_image_size (1024 px by default, 500 px in older "
+            f"versions): raise it in the model's load settings, or send what it keeps: {keep}"
+        )
+    if engine == "vllm":
+        return (
+            f"start vLLM with --mm-processor-kwargs '{{\"max_pixels\": {resized.frame[0] * resized.frame[1]}}}' "
+            f"and pass server_max_pixels= the same, or send what it keeps: {keep}"
+        )
+    return f"serve the model with a larger image budget, or send what the server keeps: {keep}"
 
 
 # -- the probe ------------------------------------------------------------------------------------

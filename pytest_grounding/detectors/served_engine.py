@@ -7,9 +7,16 @@ points. Asked once per server when a served detector is built (three small GETs,
 - SGLang: `GET /get_server_info` (`version`, `context_length`, the server's arguments);
 - `transformers serve`: `/v1/models` only (`owned_by: "local"` with a `status` object); it reports
   no version;
+- llama.cpp's `llama-server`: `/v1/models` entries `owned_by: "llamacpp"`, then `GET /props`
+  (`build_info` such as "b11434-...", `modalities.vision`, the slot's `n_ctx`, `model_path`,
+  `total_slots`);
+- Ollama: `GET /api/version` ({"version": "0.12.6"});
+- LM Studio: `GET /api/v0/models` (its REST API: `type` "vlm", `arch`, `compatibility_type` gguf or
+  mlx, `quantization`, `state`, `max_context_length`); it reports no version there;
 - anything else: "unknown", with what `/v1/models` said.
 
-The parsing is pure (`engine_from`); `probe_engine` does the requests."""
+The parsing is pure (`engine_from`); `probe_engine` does the requests, each only where the ones
+before it did not tell the engine (a hosted API gets at most five 404s)."""
 
 from __future__ import annotations
 
@@ -31,14 +38,28 @@ SGLANG_SETTINGS = (
     "dp_size",
     "mem_fraction_static",
 )
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "transformers": "transformers serve", UNKNOWN: "unknown engine"}
+# llama-server's /props: what moves answers or says what was loaded
+LLAMACPP_SETTINGS = ("model_path", "model_alias", "model_ftype", "total_slots")
+# LM Studio's /api/v0/models entry
+LMSTUDIO_SETTINGS = ("type", "arch", "compatibility_type", "quantization", "state", "publisher")
+ENGINE_NAMES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "transformers": "transformers serve",
+    "llamacpp": "llama.cpp",
+    "ollama": "Ollama",
+    "lmstudio": "LM Studio",
+    UNKNOWN: "unknown engine",
+}
+# the GETs at the server's root, in the order probe_engine may ask them
+ENGINE_PATHS = ("/version", "/get_server_info", "/props", "/api/version", "/api/v0/models")
 
 
 @dataclass(frozen=True)
 class EngineInfo:
     """The engine behind a base URL, as it describes itself."""
 
-    name: str = UNKNOWN  # vllm | sglang | transformers | unknown
+    name: str = UNKNOWN  # vllm | sglang | transformers | llamacpp | ollama | lmstudio | unknown
     version: str | None = None
     max_model_len: int | None = None  # the context the server holds, prompt and answer together
     settings: Mapping[str, Any] = field(default_factory=dict)  # what else it reports (root, dtype, ...)
@@ -68,11 +89,18 @@ def engine_from(
     version: Mapping[str, Any] | None = None,
     server_info: Mapping[str, Any] | None = None,
     fingerprint: str | None = None,
+    props: Mapping[str, Any] | None = None,
+    ollama: Mapping[str, Any] | None = None,
+    lmstudio: Mapping[str, Any] | None = None,
 ) -> EngineInfo:
-    """The engine from what its endpoints answered (None: that endpoint did not answer JSON)."""
+    """The engine from what its endpoints answered (None: that endpoint did not answer JSON):
+    `/v1/models`, vLLM's `/version`, SGLang's `/get_server_info`, llama-server's `/props`,
+    Ollama's `/api/version`, LM Studio's `/api/v0/models`."""
     entry = _model_entry(models, model)
     owner = str(entry.get("owned_by") or "").lower()
     settings: dict[str, Any] = {k: _plain(entry[k]) for k in ("id", "root", "owned_by") if entry.get(k) is not None}
+    if owner == "llamacpp" or (isinstance(props, Mapping) and "build_info" in props):
+        return _llamacpp(props if isinstance(props, Mapping) else {}, entry, settings)
     if isinstance(server_info, Mapping) and ("version" in server_info or "model_path" in server_info):
         settings.update({k: _plain(server_info[k]) for k in SGLANG_SETTINGS if server_info.get(k) is not None})
         return EngineInfo(
@@ -90,7 +118,32 @@ def engine_from(
         return EngineInfo("transformers", None, None, settings)
     if owner == "sglang":
         return EngineInfo("sglang", None, _count(entry.get("max_model_len")), settings)
+    if isinstance(ollama, Mapping) and ollama.get("version"):
+        return EngineInfo("ollama", _text(ollama.get("version")), None, settings)
+    listed = _model_entry(lmstudio, model)
+    if listed.get("compatibility_type") or listed.get("arch"):
+        settings.update({k: _plain(listed[k]) for k in LMSTUDIO_SETTINGS if listed.get(k) is not None})
+        # max_context_length is what the model supports; the loaded context is not listed here
+        settings["max_context_length"] = _count(listed.get("max_context_length"))
+        return EngineInfo("lmstudio", None, None, settings)
     return EngineInfo(UNKNOWN, None, _count(entry.get("max_model_len")), settings)
+
+
+def _llamacpp(props: Mapping[str, Any], entry: Mapping[str, Any], settings: dict[str, Any]) -> EngineInfo:
+    """llama-server: the build from /props (`b11434-...`, also every answer's system_fingerprint),
+    the slot's context (what one request may hold), whether a projector serves images."""
+    generation = props.get("default_generation_settings")
+    meta = entry.get("meta")
+    context = _count(generation.get("n_ctx")) if isinstance(generation, Mapping) else None
+    if context is None and isinstance(meta, Mapping):
+        context = _count(meta.get("n_ctx"))
+    settings.update({k: _plain(props[k]) for k in LLAMACPP_SETTINGS if props.get(k) is not None})
+    modalities = props.get("modalities")
+    if isinstance(modalities, Mapping) and isinstance(modalities.get("vision"), bool):
+        settings["vision"] = modalities["vision"]
+    if isinstance(meta, Mapping) and _count(meta.get("n_ctx_train")):
+        settings["n_ctx_train"] = meta["n_ctx_train"]
+    return EngineInfo("llamacpp", _text(props.get("build_info")), context, settings)
 
 
 def probe_engine(client: Any, model: str | None, models: Mapping[str, Any] | None = None) -> EngineInfo:
@@ -104,9 +157,15 @@ def probe_engine(client: Any, model: str | None, models: Mapping[str, Any] | Non
             return None
 
     listing = models if models is not None else get("/models", False)
+    owner = str(_model_entry(listing, model).get("owned_by") or "").lower()
+    if owner == "llamacpp":
+        return engine_from(listing, model, props=get("/props", True))
     version = get("/version", True)
     info = None if version is not None else get("/get_server_info", True)
-    return engine_from(listing, model, version, info)
+    known = version is not None or info is not None or owner in ("vllm", "sglang", "local")
+    ollama = None if known else get("/api/version", True)
+    lmstudio = None if known or ollama is not None else get("/api/v0/models", True)
+    return engine_from(listing, model, version, info, ollama=ollama, lmstudio=lmstudio)
 
 
 def _model_entry(models: Mapping[str, Any] | None, model: str | None) -> Mapping[str, Any]:

@@ -171,12 +171,22 @@ def _die_with_parent() -> None:  # in the child, before exec
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-class ServerProcess:
-    """One started server: its process group, its log, its readiness, its stop."""
+VLLM_HINT = (
+    "read the log above: a missing package, a model vLLM does not support, too little memory "
+    "(server_args='--gpu-memory-utilization 0.8' or a smaller --max-model-len), or server= pointing "
+    "at the wrong environment"
+)
 
-    def __init__(self, plan: LaunchPlan, log_path: Path) -> None:
+
+class ServerProcess:
+    """One started server: its process group, its log, its readiness, its stop. `engine` names it
+    in messages (vllm, llamacpp); `hint` is the fix a failed start's message ends with."""
+
+    def __init__(self, plan: LaunchPlan, log_path: Path, engine: str = "vllm", hint: str = VLLM_HINT) -> None:
         self.plan = plan
         self.log_path = log_path
+        self.engine = engine
+        self.hint = hint
         self.started_at = time.monotonic()
         self.ready_s: float | None = None
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -209,19 +219,15 @@ class ServerProcess:
                 self.stop()
                 raise self._failed(f"the server was not ready within {timeout:g} s")
             if waited >= next_word:
-                say(f"grounding: vllm: still loading {self.plan.served_name} ({waited:.0f} s; log {self.log_path})")
+                name = self.plan.served_name
+                say(f"grounding: {self.engine}: still loading {name} ({waited:.0f} s; log {self.log_path})")
                 next_word += 15.0
             time.sleep(0.5)
 
     def _failed(self, what: str) -> ModelUnavailable:
         tail = log_tail(self.log_path, LOG_TAIL_LINES)
-        return ModelUnavailable(
-            f"vllm: {what}; the log's last lines:\n{tail}\n",
-            str(self.log_path),
-            "read the log above: a missing package, a model vLLM does not support, too little memory "
-            "(server_args='--gpu-memory-utilization 0.8' or a smaller --max-model-len), or server= pointing "
-            "at the wrong environment",
-        )
+        what = f"{self.engine}: {what}; the log's last lines:\n{tail}\n"
+        return ModelUnavailable(what, str(self.log_path), self.hint)
 
     def stop(self) -> None:
         """SIGTERM to the group, SIGKILL after the grace period; idempotent."""
