@@ -68,8 +68,11 @@ def test_an_image_outside_the_dataset_is_never_published_as_a_path():
 # --- a publish of part of a benchmark is refused ----------------------------------------------------------------
 
 
+SELECTIONS = [["-k", "not pro_m03"], ["-k", "pro_m01 or pro_odd"], ["--grounding-shard", "1/2"]]
+
+
 @XDIST
-@pytest.mark.parametrize("selection", [["-k", "not pro_m03"], ["-k", "pro_m01 or pro_odd"], ["--grounding-shard", "1/2"]])
+@pytest.mark.parametrize("selection", SELECTIONS)
 def test_a_selection_is_never_published_as_the_benchmark(project, tmp_path, capsys, workers, selection):
     report = _run(project, tmp_path, "--detector", "colour", *selection, workers=workers)
     scored = {r["uid"] for r in read_json(report)["samples"]}

@@ -34,7 +34,7 @@ def add_command(commands: Any) -> None:
     export.add_argument(
         "--allow-partial",
         action="store_true",
-        help="also a partial run, a selection (-k, --lf, a shard) or --grounding-limit (eval results: said in the notes)",
+        help="also a partial run, a selection (-k, --lf, a shard), --grounding-limit (eval results: in the notes)",
     )
 
 
