@@ -83,3 +83,68 @@ def test_a_selection_is_never_published_as_the_benchmark(project, tmp_path, caps
     assert "not the benchmark's figure" in said
     assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
     assert main(["export", str(report), "--screenspot-pro", str(out), "--allow-partial"]) == 0
+
+
+# --- a merge of shards that lack part of their share is partial and names what is missing -----------------------
+
+
+def _shards(project, tmp_path, *args, workers=(), cut=None):
+    paths = []
+    for k in (1, 2):
+        more = ["-k", cut] if cut and k == 2 else []
+        paths.append(
+            _run(project, tmp_path, "--detector", "colour", "--grounding-shard", f"{k}/2", *args, *more,
+                 workers=workers, name=f"shard{k}.json")
+        )  # fmt: skip
+    return paths
+
+
+def _merged(tmp_path, paths, capsys):
+    out = tmp_path / "merged.json"
+    main(["merge", *map(str, paths), "--json", str(out)])
+    capsys.readouterr()
+    return read_json(out)
+
+
+def _drop(path, which):
+    document = read_json(path)
+    records = document["samples"]
+    dropped = next(r for r in records if which(r))
+    document["samples"] = [r for r in records if r is not dropped]
+    path.write_text(json.dumps(document))
+    return dropped
+
+
+@XDIST
+def test_a_merge_of_shards_lacking_an_epoch_or_a_record_is_partial_and_names_them(project, tmp_path, capsys, workers):
+    paths = _shards(project, tmp_path, "--grounding-epochs", "3", workers=workers)
+    whole = _merged(tmp_path, paths, capsys)
+    assert whole["partial"] is False and whole["merge"]["missing_samples"] == []
+    dropped = _drop(paths[1], lambda r: r.get("epoch") == 2)
+    merged = _merged(tmp_path, paths, capsys)
+    assert merged["partial"] is True
+    uid = dropped["uid"].rsplit("-e", 1)[0]
+    assert any(f"{uid} epoch 2" in note for note in merged["notes"]), merged["notes"]
+    assert merged["merge"]["missing_samples"][0]["missing"] == 1
+    out = tmp_path / "o"
+    assert main(["export", str(tmp_path / "merged.json"), "--screenspot-pro", str(out)]) == 1
+
+
+@XDIST
+def test_a_merge_of_a_cut_shard_is_partial(project, tmp_path, capsys, workers):
+    paths = _shards(project, tmp_path, workers=workers)
+    cut = read_json(paths[1])["samples"][0]["id"]
+    _run(project, tmp_path, "--detector", "colour", "--grounding-shard", "2/2", "-k", f"not {cut}",
+         workers=workers, name="shard2.json")  # fmt: skip
+    assert cut not in {r["id"] for r in read_json(paths[1])["samples"]}
+    merged = _merged(tmp_path, paths, capsys)
+    assert merged["partial"] is True
+    assert any("has no record, error or not_run entry" in note and cut in note for note in merged["notes"])
+
+
+def test_a_merge_of_one_unsharded_report_with_a_record_deleted_is_partial(project, tmp_path, capsys):
+    report = _run(project, tmp_path, "--detector", "colour", "--detector", "center")
+    dropped = _drop(report, lambda r: r["detector"] == "center")
+    merged = _merged(tmp_path, [report], capsys)
+    assert merged["partial"] is True
+    assert any(dropped["uid"] in note and "(center)" in note for note in merged["notes"]), merged["notes"]

@@ -86,6 +86,9 @@ SCHEMA_VERSION = 1  # of the JSON report (pytest_grounding/schema/report.schema.
 # The most shares a run may be split into (--grounding-shard K/N; never more than the samples
 # either): `merge` refuses a report that claims more, so its work is bounded whatever a report says.
 MAX_SHARDS = 10_000
+# The most epochs a run asks each sample (--grounding-epochs N): 1,000 already costs 1,000 times the
+# benchmark; a larger N is a typo that would plan billions of items before the first sample.
+MAX_EPOCHS = 1_000
 SCORED = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT)  # what the accuracy counts
 OUTCOMES = tuple(Outcome)
 TASKS = tuple(Task)

@@ -13,6 +13,7 @@ from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
 from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
+from ..core.record import MAX_EPOCHS
 from ..datasets import sharding
 from .options import (
     LANGUAGES,
@@ -165,7 +166,7 @@ class Settings:
                 perturb=tuple(as_list(lookup(config, "--grounding-perturb")[0])),
                 language=choice(*lookup(config, "--grounding-language"), LANGUAGES),
                 shard=shard_of(*lookup(config, "--grounding-shard")),
-                epochs=positive_int(*lookup(config, "--grounding-epochs")) or 1,
+                epochs=positive_int(*lookup(config, "--grounding-epochs"), maximum=MAX_EPOCHS) or 1,
             ),
             scoring=ScoringSettings(
                 timeout=positive_float(*lookup(config, "--grounding-timeout")),
