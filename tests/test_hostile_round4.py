@@ -148,3 +148,111 @@ def test_a_merge_of_one_unsharded_report_with_a_record_deleted_is_partial(projec
     merged = _merged(tmp_path, [report], capsys)
     assert merged["partial"] is True
     assert any(dropped["uid"] in note and "(center)" in note for note in merged["notes"]), merged["notes"]
+
+
+# --- every record field the plugin writes is in the report schema ----------------------------------------------
+
+
+def test_every_record_field_the_plugin_writes_is_in_the_schema():
+    from pytest_grounding.core.record import Record
+    from pytest_grounding.core.variants import RECORD_FIELDS
+    from pytest_grounding.render.reportcheck import _validator
+
+    properties = set(_validator().schema["$defs"]["record"]["properties"])
+    assert set(Record.__annotations__) - properties == set()
+    assert set(RECORD_FIELDS) | {"epoch"} <= properties
+
+
+class ChatModel:
+    """A chat model on 127.0.0.1 that cuts every other answer (finish_reason length)."""
+
+    def __init__(self):
+        import itertools
+
+        from helpers import LoopbackServer, json_body
+
+        counter = itertools.count()
+
+        def reply(handler):
+            if handler.path.endswith("/models"):
+                return 200, {"data": [{"id": "m", "owned_by": "vllm"}]}
+            if not handler.path.endswith("/chat/completions"):
+                return 404, {"detail": "Not Found"}
+            json_body(handler)
+            cut = next(counter) % 2 == 1
+            answer = "click(start_box='(12" if cut else "(60,40)"
+            choice = {"index": 0, "message": {"content": answer}, "finish_reason": "length" if cut else "stop"}
+            return 200, {"choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+
+        self.server = LoopbackServer(reply)
+        self.url = self.server.url
+
+
+@pytest.fixture
+def chat():
+    model = ChatModel()
+    yield model
+    model.server.close()
+
+
+def _schema_problems(path):
+    from pytest_grounding.render.reportcheck import problems
+
+    return problems(read_json(path))
+
+
+@XDIST
+@pytest.mark.parametrize("kind", ["served", "sweep-epochs-cache", "locate", "replay"])
+def test_reports_of_every_kind_of_run_fit_the_schema_and_read_back(project, tmp_path, capsys, chat, workers, kind):
+    pytest.importorskip("httpx")
+    spec = f"openai:base_url={chat.url},model=m,retries=0,probe=false,preprocess=none,transform=abs,extractors=paren"
+    args = {
+        "served": ["--dataset", MINI, "--detector", spec, "-k", "not m07 and not m08"],
+        "sweep-epochs-cache": ["--dataset", MINI, "--detector", spec, "--grounding-cache", str(tmp_path / "c"),
+                               "--grounding-epochs", "2", "--grounding-perturb", "invert", "-k", "m01 or m02"],
+        "locate": ["--dataset", MINI, "--detector", "center", "--grounding-task", "locate",
+                   "--grounding-perturb", "zoom:scale=0.5", "-k", "m01 or m02"],
+        "replay": ["--dataset", PRO, "--detector", "colour"],
+    }[kind]  # fmt: skip
+    report = tmp_path / "r.json"
+    project.runpytest(*args, "--grounding-json", str(report), "--grounding-misses", "xfail", *workers)
+    if kind == "replay":  # the run's predictions played back: a replay's records
+        assert main(["export", str(report), "--screenspot-pro", str(tmp_path / "x")]) == 0
+        (official,) = (tmp_path / "x").glob("*.json")
+        project.runpytest("--dataset", PRO, "--detector", f"replay:path={official}", "--grounding-json",
+                          str(report), *workers)  # fmt: skip
+    records = read_json(report)["samples"]
+    assert records
+    if kind == "served":
+        assert any(r.get("truncated") for r in records)
+    if kind == "sweep-epochs-cache":
+        assert any(r.get("variant") for r in records) and any(r.get("epoch") == 2 for r in records)
+        project.runpytest(*args, "--grounding-json", str(report), *workers)  # from the cache now
+        assert any(r.get("cached") for r in read_json(report)["samples"])
+    assert _schema_problems(report) == []
+    capsys.readouterr()
+    assert main(["summary", str(report)]) in (0, 1)
+    assert "error:" not in capsys.readouterr().err
+
+
+@XDIST
+def test_an_agentic_report_fits_the_schema(pytester, tmp_path, workers):
+    pytest.importorskip("httpx")
+    from scripted_agent import ScriptedAgent
+    from test_served_agent import SPEC, write_dataset
+
+    model = ScriptedAgent()
+    try:
+        write_dataset(tmp_path / "ssp")
+        pytester.makepyfile(
+            test_suite="def test_grounding(grounding_sample, grounding_detector, grounding_check):\n"
+            "    grounding_check(grounding_sample, grounding_detector)\n"
+        )
+        pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+        report = tmp_path / "report.json"
+        pytester.runpytest(f"--dataset={tmp_path / 'ssp'}", "--detector", SPEC.format(url=model.url),
+                           "--grounding-json", str(report), "-k", "s0", *workers)  # fmt: skip
+    finally:
+        model.close()
+    assert any(r.get("turns") for r in read_json(report)["samples"])
+    assert _schema_problems(report) == []
