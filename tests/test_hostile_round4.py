@@ -256,3 +256,134 @@ def test_an_agentic_report_fits_the_schema(pytester, tmp_path, workers):
         model.close()
     assert any(r.get("turns") for r in read_json(report)["samples"])
     assert _schema_problems(report) == []
+
+
+# --- every parser of model text runs in linear time on its input ------------------------------------------------
+
+MB = 1 << 20
+# Shapes that made a regex rescan the rest of the text from each position: unclosed tags, runs of
+# letters or digits before a `click(`, openings with no close, separators with nothing after them.
+HOSTILE_UNITS = (
+    "<tool_call>{", "<answer>{", "<answer>", "(1,", "((", "(1", "[1,", "click(x=", "<point>1 ", '"x":1,',
+    '"box_2d":[1,', "a(", "abc", "1", " \t", "{", '"action" :', "Action: click(start_box='(", "<|box_start|>(",
+    '"coordinate":[1,', "x(a=", "Click", "pyautogui.", "</tool_call>",
+)  # fmt: skip
+
+
+EXTRACTOR_NAMES = ("answer_coordinate", "box_2d", "bracket", "json_xy", "paren", "paren_last", "point_tag", "pyautogui",
+                   "tool_call", "uitars_action")  # fmt: skip
+
+
+def _hostile(unit, size=MB):
+    return unit * (size // len(unit))
+
+
+def _timed(function, text, limit=4.0):
+    import time
+
+    started = time.perf_counter()
+    function(text)
+    took = time.perf_counter() - started
+    assert took < limit, f"{took:.1f} s on {len(text):,} characters"
+
+
+@pytest.mark.parametrize("name", EXTRACTOR_NAMES)
+def test_every_extractor_reads_a_hostile_megabyte_in_linear_time(name):
+    from pytest_grounding.detectors.vlm.parse import EXTRACTORS
+
+    assert set(EXTRACTORS) == set(EXTRACTOR_NAMES)  # a new extractor is tested here too
+
+    for unit in HOSTILE_UNITS:
+        _timed(EXTRACTORS[name], _hostile(unit, MB // 4))
+    _timed(EXTRACTORS[name], "".join(_hostile(unit, MB // len(HOSTILE_UNITS)) for unit in HOSTILE_UNITS))
+
+
+def test_every_presets_parser_reads_a_hostile_megabyte_in_linear_time():
+    from pytest_grounding.detectors.vlm.preprocess import Frame
+    from pytest_grounding.detectors.vlm.presets import all_presets
+
+    frame = Frame((1000, 800), (1000, 800))
+    mixed = "".join(_hostile(unit, MB // len(HOSTILE_UNITS)) for unit in HOSTILE_UNITS)
+    for preset in all_presets().values():
+        _timed(lambda text, preset=preset: preset.parse(text, frame, {}), mixed)
+    for unit in ("<answer>{", "abc", "1", "<tool_call>{"):
+        for preset in all_presets().values():
+            _timed(lambda text, preset=preset: preset.parse(text, frame, {}), _hostile(unit, MB // 4), limit=2.0)
+
+
+@pytest.mark.parametrize("unit", ["<tool_call>{", "<tool_call>", '<tool_call>{"name": "crop", "arguments": {', "{["])
+def test_the_agents_tool_call_parser_reads_a_hostile_megabyte_in_linear_time(unit):
+    from pytest_grounding.detectors.strategies.screenseeker import parse_verdict
+    from pytest_grounding.detectors.vlm.agent_turns import text_tool_calls
+
+    _timed(text_tool_calls, _hostile(unit))
+    _timed(parse_verdict, _hostile(unit))
+    deep = "<tool_call>" + '{"name": "crop", "arguments": ' + "[" * 50_000 + "}</tool_call>"
+    assert text_tool_calls(deep)[0]["function"]["name"] == "crop"  # read as a malformed crop, never a RecursionError
+    closed = '<tool_call>{"name": "crop", "arguments": {"box": [1, 2, 3, 4]}}</tool_call>'
+    assert text_tool_calls(_hostile(unit, MB // 2) + closed) != ()
+
+
+# --- JSON from a server goes through the bounded reader --------------------------------------------------------
+
+
+def _deep(depth, opening="[", closing="]"):
+    return opening * depth + closing * depth
+
+
+class NestedServer:
+    """Answers /models, the engine's questions or a chat with JSON nested `depth` levels deep."""
+
+    def __init__(self, where, depth):
+        from helpers import LoopbackServer
+
+        def reply(handler):
+            if handler.path.endswith("/models"):
+                if where == "models":
+                    return 200, '{"data": ' + _deep(depth) + "}"
+                return 200, {"data": [{"id": "m", "owned_by": "vllm"}]}
+            if handler.path in ("/version", "/get_server_info"):
+                return 200, ('{"version": ' + _deep(depth, '{"a": ', "}") + "}") if where == "engine" else "{}"
+            if where == "chat":
+                return 200, '{"choices": [{"message": {"content": "(1,1)"}, "x": ' + _deep(depth) + "}]}"
+            return 200, {"choices": [{"index": 0, "message": {"content": "(5,5)"}, "finish_reason": "stop"}]}
+
+        self.server = LoopbackServer(reply, answer_probes=where != "chat")
+        self.url = self.server.url
+
+
+@XDIST
+@pytest.mark.parametrize(("where", "depth"), [("models", 100_000), ("chat", 5_000), ("engine", 30_000)])
+def test_nested_json_from_a_server_is_one_clear_outcome(project, tmp_path, workers, where, depth):
+    pytest.importorskip("httpx")
+    server = NestedServer(where, depth)
+    try:
+        report = tmp_path / "r.json"
+        spec = f"openai:base_url={server.url},model=m,retries=0,preprocess=none,transform=abs,extractors=paren"
+        result = project.runpytest("--dataset", MINI, "--detector", spec, "--grounding-json", str(report),
+                                   "-k", "m01 or m02", *workers)  # fmt: skip
+    finally:
+        server.server.close()
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text and "RecursionError" not in text
+    if where == "chat":
+        records = read_json(report)["samples"]
+        assert records and all(r["outcome"] == "error" and "nested too deeply" in r["error"] for r in records)
+    else:
+        assert result.ret in (0, 1, 4), text[-2000:]
+
+
+@pytest.mark.parametrize("depth", [2_000, 200_000])
+def test_doctor_names_a_server_that_answers_nested_json(tmp_path, capsys, monkeypatch, depth):
+    pytest.importorskip("httpx")
+    from pytest_grounding.detectors.served import BASE_URL_ENV
+
+    server = NestedServer("models", depth)
+    try:
+        monkeypatch.setenv(BASE_URL_ENV, server.url)
+        code = main(["doctor"])
+    finally:
+        server.server.close()
+    captured = capsys.readouterr()
+    assert code in (0, 1) and "Traceback" not in captured.out + captured.err
+    assert "answers /models" in captured.out

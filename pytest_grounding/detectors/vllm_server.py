@@ -249,7 +249,9 @@ def _signal_group(pid: int, sig: int) -> None:
 
 def _answers(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2.0) as response:
+        from .http import url_opener
+
+        with url_opener().open(url, timeout=2.0) as response:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError, ValueError):
         return False
