@@ -387,3 +387,121 @@ def test_doctor_names_a_server_that_answers_nested_json(tmp_path, capsys, monkey
     captured = capsys.readouterr()
     assert code in (0, 1) and "Traceback" not in captured.out + captured.err
     assert "answers /models" in captured.out
+
+
+# --- the answer cache reads regular files inside itself only, and says what it could not write ------------------
+
+
+class OkModel:
+    def __init__(self):
+        import threading
+
+        from helpers import LoopbackServer
+
+        self.chats = 0
+        lock = threading.Lock()
+
+        def reply(handler):
+            if handler.path.endswith("/models"):
+                return 200, {"data": [{"id": "m", "owned_by": "vllm"}]}
+            if not handler.path.endswith("/chat/completions"):
+                return 404, {"detail": "Not Found"}
+            with lock:
+                self.chats += 1
+            choice = {"index": 0, "message": {"content": "(60,40)"}, "finish_reason": "stop"}
+            return 200, {"choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+
+        self.server = LoopbackServer(reply)
+        self.url = self.server.url
+        self.spec = f"openai:base_url={self.url},model=m,retries=0,probe=false,preprocess=none,transform=abs"
+
+
+@pytest.fixture
+def ok_model():
+    model = OkModel()
+    yield model
+    model.server.close()
+
+
+def _special(path, kind, outside):
+    import os
+
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "link-out":
+        path.symlink_to(outside)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "huge":
+        with open(path, "wb") as file:
+            file.truncate(64 << 20)  # sparse: 64 MiB of zeros
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "link-out", "folder", "huge"])
+def test_a_cache_entry_that_is_no_regular_file_inside_the_store_is_a_miss(tmp_path, kind):
+    import time
+
+    from pytest_grounding.render.answer_store import FileAnswerStore
+
+    store = FileAnswerStore(tmp_path / "cache")
+    key = "ab" + "0" * 62
+    assert store.put(key, {"completion": {"x": 1}}) and store.get(key)["completion"] == {"x": 1}
+    outside = tmp_path / "outside.json"
+    outside.write_text(store.path(key).read_text())  # a whole, valid entry: still not read through a link
+    _special(store.path(key), kind, outside)
+    started = time.monotonic()
+    assert store.get(key) is None
+    assert time.monotonic() - started < 2
+
+
+def test_a_cache_folder_linked_out_of_the_store_is_not_read(tmp_path):
+    from pytest_grounding.render.answer_store import FileAnswerStore
+
+    store, elsewhere = FileAnswerStore(tmp_path / "cache"), FileAnswerStore(tmp_path / "other")
+    key = "cd" + "1" * 62
+    elsewhere.put(key, {"completion": {"x": 1}})
+    (tmp_path / "cache" / "answers").mkdir(parents=True)
+    store.path(key).parent.symlink_to(elsewhere.path(key).parent)
+    assert elsewhere.get(key) is not None and store.get(key) is None
+
+
+@XDIST
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_run_over_a_cache_of_special_files_asks_the_model_again(project, tmp_path, ok_model, workers, kind):
+    pytest.importorskip("httpx")
+    cache = tmp_path / "cache"
+    args = ["--dataset", MINI, "--detector", ok_model.spec, "--grounding-cache", str(cache), "-k", "m01 or m02 or m03"]
+    project.runpytest(*args, *workers)
+    asked = ok_model.chats
+    entries = [p for p in (cache / "answers").rglob("*.json")]
+    assert len(entries) == 3
+    for path in entries:
+        _special(path, kind, tmp_path)
+    report = tmp_path / "r.json"
+    project.runpytest(*args, "--grounding-json", str(report), *workers)
+    assert ok_model.chats == 2 * asked
+    assert not any(r.get("cached") for r in read_json(report)["samples"])
+
+
+@XDIST
+def test_cache_write_errors_are_counted_and_an_unusable_folder_refused(project, tmp_path, ok_model, workers):
+    pytest.importorskip("httpx")
+    cache = tmp_path / "cache"
+    (cache / "answers").mkdir(parents=True)
+    for number in range(256):  # every entry folder a file: the store is checked, but no answer can be written
+        (cache / "answers" / f"{number:02x}").write_text("")
+    report = tmp_path / "r.json"
+    args = ["--dataset", MINI, "--detector", ok_model.spec, "-k", "m01 or m02"]
+    result = project.runpytest(*args, "--grounding-cache", str(cache), "--grounding-json", str(report), *workers)
+    (block,) = read_json(report)["summary"].values()
+    assert block["cache"]["not_stored"] == 2
+    result.stdout.fnmatch_lines(["*cache: 2 answers could not be written*"])
+    assert _schema_problems(report) == []
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder")
+    result = project.runpytest(*args, "--grounding-cache", str(blocked), *workers)
+    assert result.ret == 4
+    assert "--grounding-cache" in result.stderr.str() and "cannot be written" in result.stderr.str()

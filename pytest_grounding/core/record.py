@@ -75,6 +75,7 @@ class CacheUse(_Vocabulary):
 
     HIT = "hit"  # the answer came from the store: no request, no generation
     STORED = "stored"  # the model answered and the answer was kept
+    NOT_STORED = "not_stored"  # the answer was to be kept, but the store could not be written
 
 
 CACHE_META = "answer_cache"
