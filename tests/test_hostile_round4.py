@@ -505,3 +505,60 @@ def test_cache_write_errors_are_counted_and_an_unusable_folder_refused(project, 
     result = project.runpytest(*args, "--grounding-cache", str(blocked), *workers)
     assert result.ret == 4
     assert "--grounding-cache" in result.stderr.str() and "cannot be written" in result.stderr.str()
+
+
+# --- the board links relative paths or http(s) only, and walks any depth of folders ------------------------------
+
+SCHEMES = ["javascript:alert(1)", "JaVaScRiPt:alert(2)", "data:text,x", "vbscript:msgbox(1)", " javascript:x"]
+
+
+def test_board_links_are_relative_paths_never_a_scheme(project, tmp_path, capsys):
+    import re
+    import shutil
+
+    report = _run(project, tmp_path, "--detector", "colour", "--grounding-html", str(tmp_path / "run.html"))
+    folder = tmp_path / "reports"
+    (folder / "sub").mkdir(parents=True)
+    for index, name in enumerate(SCHEMES):
+        where = folder / ("sub" if index % 2 else "")
+        document = read_json(report)
+        document["run"]["args"] = [a for a in document["run"]["args"] if "html" not in a]
+        document["started"] = f"2026-01-0{index + 1}T10:00:00+0000"
+        (where / f"{name}.json").write_text(json.dumps(document))
+        shutil.copy(tmp_path / "run.html", where / f"{name}.html")
+    page = tmp_path / "board.html"
+    assert main(["board", str(folder), "--html", str(page)]) == 0
+    capsys.readouterr()
+    links = re.findall(r'href="([^"]*)"', page.read_text())
+    assert links
+    for link in links:
+        assert link.startswith("./") or link.startswith("http"), link
+        assert ":" not in link.split("/", 1)[1].split("/")[0] or link.startswith("http")
+
+
+def test_safe_href_keeps_http_and_relative_paths_only():
+    from pytest_grounding.render.html.board import safe_href
+
+    assert safe_href("https://example.org/run.html") == "https://example.org/run.html"
+    assert safe_href("HTTP://example.org/x") == "HTTP://example.org/x"
+    assert safe_href("../a b/run.html") == "./../a%20b/run.html"
+    for bad in ("/etc/passwd", "C:\\\\x.html", "//evil.example/x", "java\\tscript:x", "a\\nb"):
+        assert safe_href(bad.replace("\\\\t", "\\t").replace("\\\\n", "\\n")) in (None,) or safe_href(bad).startswith("./")
+    for name in SCHEMES:
+        href = safe_href(f"{name}.html")
+        assert href is None or (href.startswith("./") and ":" not in href)
+
+
+@pytest.mark.parametrize("depth", [70, 1_100])
+def test_board_walks_a_folder_of_any_depth(project, tmp_path, capsys, depth):
+    report = _run(project, tmp_path, "--detector", "colour")
+    folder = tmp_path / "reports"
+    deep = folder
+    for _ in range(depth):  # one by one: mkdir(parents=True) itself recurses
+        deep = deep / "d"
+        deep.mkdir(parents=True)
+    (folder / "top.json").write_text(report.read_text())
+    (deep / "bottom.json").write_text(report.read_text())
+    assert main(["board", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "folders deep: not read" in out

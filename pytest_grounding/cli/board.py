@@ -68,6 +68,34 @@ def html_page(report: Path, document: dict[str, Any]) -> Path | None:
     return None
 
 
+MAX_FOLDER_DEPTH = 64  # folders below the board's folder; deeper ones are named, not read
+
+
+def json_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """Every *.json regular file under `folder`, sorted, walked with a stack (Path.rglob recurses:
+    a RecursionError at ~1,000 nested folders), links to folders not followed (no loop); and the
+    folders left out below MAX_FOLDER_DEPTH."""
+    import os
+
+    found, deeper = [], []
+    pending = [(Path(folder), 0)]
+    while pending:
+        here, depth = pending.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 > MAX_FOLDER_DEPTH:
+                    deeper.append(Path(entry.path).relative_to(folder).as_posix())
+                else:
+                    pending.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(".json") and entry.is_file(follow_symlinks=True):
+                found.append(Path(entry.path))
+    return sorted(found), sorted(deeper)
+
+
 def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
     """(rows found, files skipped, reports read) from every *.json under `folder`."""
     from ..analysis.board import Skipped, runs_of, shard_reason
@@ -76,7 +104,9 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
     found: list[Any] = []
     skipped = []
     reports = 0
-    for path in sorted(p for p in folder.rglob("*.json") if p.is_file()):
+    paths, deeper = json_files(folder)
+    skipped += [Skipped(name, f"more than {MAX_FOLDER_DEPTH} folders deep: not read") for name in deeper]
+    for path in paths:
         source = path.relative_to(folder).as_posix()
         try:
             document = read_report(path)  # bounded, checked against the schema
