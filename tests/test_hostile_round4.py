@@ -542,8 +542,8 @@ def test_safe_href_keeps_http_and_relative_paths_only():
     assert safe_href("https://example.org/run.html") == "https://example.org/run.html"
     assert safe_href("HTTP://example.org/x") == "HTTP://example.org/x"
     assert safe_href("../a b/run.html") == "./../a%20b/run.html"
-    for bad in ("/etc/passwd", "C:\\\\x.html", "//evil.example/x", "java\\tscript:x", "a\\nb"):
-        assert safe_href(bad.replace("\\\\t", "\\t").replace("\\\\n", "\\n")) in (None,) or safe_href(bad).startswith("./")
+    for bad in ("/etc/passwd", "C:\\x.html", "//evil.example/x", "java\tscript:x", "a\nb"):
+        assert safe_href(bad) is None
     for name in SCHEMES:
         href = safe_href(f"{name}.html")
         assert href is None or (href.startswith("./") and ":" not in href)
