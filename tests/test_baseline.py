@@ -67,7 +67,7 @@ def test_tolerance_grammar_is_the_gates_grammar():
     tolerances = bl.Tolerances.parse(["0.02", "app=Excel:0.5"])
     assert tolerances.of("overall") == 0.02 and tolerances.of("app=excel") == 0.5 and tolerances.of("app=QGIS") == 0.02
     assert bl.Tolerances.parse([]).of("overall") == 0.0
-    for bad, says in (("colour=red:0.1", "unknown slice 'colour'"), ("1.5", "outside 0..1"), ("app:0.1", "KEY=VALUE")):
+    for bad, says in (("colour=red:0.1", "unknown slice 'colour'"), ("1.5", "not a share"), ("app:0.1", "KEY=VALUE")):
         with pytest.raises(ValueError, match=says):
             bl.parse_tolerance(bad, "--grounding-tolerance")
 

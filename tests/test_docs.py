@@ -255,10 +255,10 @@ def load_docs_hooks():
     return module
 
 
-def test_options_page_lists_every_option_with_its_help():
+def test_options_page_lists_every_option_with_its_help_in_its_group():
     import html
 
-    from pytest_grounding.plugin.options import OPTIONS
+    from pytest_grounding.plugin.options import OPTIONS, option_groups
 
     table = load_docs_hooks().options_table()
     for option in OPTIONS:
@@ -266,6 +266,27 @@ def test_options_page_lists_every_option_with_its_help():
         assert html.escape(option.help).split("`")[0][:60] in table
         if option.ini:
             assert f"<code>{option.ini}</code>" in table
+    headings = [table.index(f'id="{name}"') for name, _, _ in option_groups()]
+    assert [name for name, _, _ in option_groups()] == ["selection", "scoring", "verdict", "outputs"]
+    assert headings == sorted(headings)
+    assert table.index('id="selection"') < table.index('id="dataset"') < table.index('id="scoring"')
+
+
+def test_the_checked_in_options_table_is_the_one_the_declarations_make():
+    """docs/options.md holds the generated table (a review sees it change); drift fails here, in CI.
+    Fix: python docs/_hooks/grounding_docs.py"""
+    hooks = load_docs_hooks()
+    page = (REPO / "docs" / "options.md").read_text(encoding="utf-8")
+    assert hooks.checked_in_options(page) == hooks.options_block(), "run: python docs/_hooks/grounding_docs.py"
+
+
+def test_the_options_table_is_regenerated_in_place(tmp_path):
+    hooks = load_docs_hooks()
+    page = tmp_path / "options.md"
+    page.write_text(f"# Options\n\n{hooks.OPTIONS_MARKER}\nstale\n{hooks.OPTIONS_END}\n\n## Details\n")
+    assert hooks.write_options_page(page) is True and hooks.write_options_page(page) is False
+    text = page.read_text()
+    assert "stale" not in text and "--grounding-min-accuracy" in text and text.endswith("## Details\n")
 
 
 def test_options_page_reads_new_fields_defensively(monkeypatch):
@@ -280,6 +301,7 @@ def test_options_page_reads_new_fields_defensively(monkeypatch):
         doc: str = ""
         group: str = "new"
 
-    monkeypatch.setattr(options, "OPTIONS", (Future("--grounding-new", "short", doc="a longer `text`"),))
+    future = (Future("--grounding-new", "short", doc="a longer `text`"),)
+    monkeypatch.setattr(options, "option_groups", lambda: (("new", "what is new", future),))
     table = load_docs_hooks().options_table()
     assert "<code>--grounding-new</code>" in table and "a longer <code>text</code>" in table

@@ -22,3 +22,47 @@ def test_values_are_checked_and_a_bad_one_names_where_it_came_from():
             check(value, "--grounding-thing")
     with pytest.raises(ValueError, match="--grounding-thing"):
         choice("maybe", "--grounding-thing", ("on", "off"))
+
+
+def test_each_option_is_declared_once_on_the_settings_field_it_fills():
+    from dataclasses import fields
+
+    from pytest_grounding.plugin.options import option_groups
+    from pytest_grounding.plugin.settings import GROUPS
+
+    classes = {name: cls for name, _, cls in GROUPS}
+    assert [name for name, _, _ in option_groups()] == ["selection", "scoring", "verdict", "outputs"]
+    for name, _, options in option_groups():
+        declared = {f.name: f for f in fields(classes[name]) if "option" in f.metadata}
+        assert [o.field for o in options] == list(declared)  # every declared field, in its order, once
+        for option in options:
+            assert option.group == name and declared[option.field].metadata["option"].flag == option.flag
+
+
+def test_a_field_default_is_its_option_default_parsed():
+    """One declaration: the default the docs show is the default a run gets and a bare Settings() has."""
+    from dataclasses import fields
+
+    from pytest_grounding.plugin.options import NOT_GIVEN
+    from pytest_grounding.plugin.settings import GROUPS
+
+    for _, _, cls in GROUPS:
+        for f in fields(cls):
+            option = f.metadata.get("option")
+            if option is not None and option.default is not None:
+                parsed = option.read(option.default, "default", None)
+                assert parsed is not NOT_GIVEN and parsed == f.default, option.flag
+
+
+def test_a_declared_option_is_read_with_its_parser_and_names_its_source():
+    from pytest_grounding.plugin.options import NOT_GIVEN, declare
+
+    field = declare("--grounding-x", "help", metavar="N", default="3", parse=positive_int)
+    option = field.metadata["option"]
+    assert field.default == 3 and option.read("7", "--grounding-x", None) == 7
+    assert option.read("", "ini grounding_x", None) is NOT_GIVEN
+    with pytest.raises(ValueError, match="ini grounding_x"):
+        option.read("-2", "ini grounding_x", None)
+    assert declare("--grounding-y", "help", switch=True).default is False
+    assert declare("--grounding-z", "help", repeat=True).default == ()
+    assert declare("--grounding-w", "help", parse=positive_int, otherwise=5).default == 5

@@ -37,3 +37,32 @@ def test_the_controller_indexes_the_items_its_workers_will_make(configured):
     assert (record["outcome"], record["detector"], record["uid"]) == ("error", "center", sample.uid)
     assert record["fingerprint"] == plan.catalog.fingerprint_of(sample.dataset)
     assert plan.crash_record("test_other.py::test_other", "crashed") is None
+
+
+def test_the_sweep_is_on_the_frozen_plan_and_one_expand_makes_the_items_samples(configured):
+    """--grounding-perturb's registry and variants live on the plan (no stash key of their own);
+    `plan.expand` is the one way samples become items' samples: variants after each sample, then epochs."""
+    import dataclasses
+
+    import pytest
+
+    config = configured(
+        f"--dataset={MINI}", "--detector=openai:model=m", "--grounding-perturb=invert", "--grounding-epochs=2"
+    )
+    plan = plan_of(config)
+    assert [p.label for p in plan.sweep.perturbations] == ["invert"] and "invert" in plan.sweep.registry
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.sweep = None  # type: ignore[misc]
+    from pathlib import Path
+
+    plan.datasets_for((), Path.cwd())  # the run's datasets loaded (check_run_settings would preflight openai)
+    sample = next(s for s in plan.samples_in_order() if not s.defect)
+    made = plan.expand([sample])
+    assert [s.uid for s in made] == [
+        f"{sample.uid}-e1",
+        f"{sample.uid}-e2",
+        f"{sample.uid}~invert-e1",
+        f"{sample.uid}~invert-e2",
+    ]
+    assert [s.uid for s in plan.expand([sample], ["center"])] == [sample.uid, f"{sample.uid}~invert"]
+    assert plan.run_items() == plan.expand(plan.samples_in_order())

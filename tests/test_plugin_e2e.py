@@ -163,7 +163,7 @@ def test_misses_fail_explicitly_even_with_a_gate(project):
     "args, message",
     [
         (["--grounding-min-accuracy", "icon:0.3"], "*bad accuracy gate 'icon:0.3' (from --grounding-min-accuracy)*"),
-        (["--grounding-min-accuracy", "1.5"], "*outside 0..1*"),
+        (["--grounding-min-accuracy", "1.5"], "*'1.5' is not a share (0 to 1): write a share (0.05) or a percent*"),
         (["--grounding-misses", "maybe"], "*--grounding-misses: 'maybe' is not one of fail, xfail*"),
         (["--grounding-limit", "x"], "*--grounding-limit: 'x' is not a whole number*"),
         (["--detector", "centre"], "*unknown detector 'centre'. Did you mean 'center'? Known: *colour*"),

@@ -199,7 +199,7 @@ def test_k_selects_one_variant_and_the_drop_gate_fails_the_run(pytester, server,
     make_project(pytester)
     result, document, _ = run(
         pytester, tmp_path, server, dataset, "-k", "invert or not (zoom70 or occlude25 or downscale80)",
-        "--grounding-max-drop", "invert=5", "--grounding-max-drop", "zoom70=0",
+        "--grounding-max-drop", "invert:5%", "--grounding-max-drop", "zoom70:0",
         "--grounding-html", str(tmp_path / "r.html"),
     )  # fmt: skip
     assert {r.get("variant") for r in document["samples"]} == {None, "invert"}
@@ -265,11 +265,11 @@ def test_figures_pair_variants_with_their_originals_only():
     assert row["delta"] == 0 and row["mcnemar_p"] == 1.0
     assert [f["uid"] for f in row["hit_to_miss"]] == ["a"] and [f["uid"] for f in row["miss_to_hit"]] == ["b"]
     assert robustness.figures(records[:3]) is None
-    gates = robustness.parse_max_drops(["v=0", "3"], "test")
+    gates = robustness.parse_max_drops(["v:0", "3%"], "test")
     verdicts = robustness.judge(gates, {"x": {"robustness": robustness.figures(records)}})
     assert [v.passed for v in verdicts] == [True, True]
-    with pytest.raises(ValueError, match="POINTS"):
-        robustness.parse_max_drops(["v=lots"], "test")
+    with pytest.raises(ValueError, match=r"\[VARIANT:\]AMOUNT"):
+        robustness.parse_max_drops(["v:lots"], "test")
 
 
 def test_the_element_at_click_task_sweeps_too(pytester, tmp_path):
@@ -331,3 +331,29 @@ def test_comparing_methods_pairs_originals_only():
     two = Method("two", {}, (record("a", "hit"), record("a~invert", "miss", **variant)))
     found = paired(one, two)
     assert (found.n, found.broken) == (1, 0)  # the variant's change is the sweep's, not the comparison's
+
+
+def test_a_max_drop_is_a_share_or_a_percent_and_the_same_gate_either_way():
+    """0.05 and 5% are five points; `VARIANT:` selects; a bare 5 (points, before) is a usage message."""
+    rows = {"x": {"robustness": {"variants": [{"label": "zoom70", "axis": "zoom", "delta": -0.05, "pairs": 20}]}}}
+    for text in ("0.05", "5%", "zoom70:0.05", "zoom:5%"):
+        (gate,) = robustness.parse_max_drops([text], "--grounding-max-drop")
+        assert gate.points == 5 and gate.share == pytest.approx(0.05)
+        assert [v.passed for v in robustness.judge([gate], rows)] == [True]  # a drop of exactly 5 points passes
+    (tight,) = robustness.parse_max_drops(["zoom70:4.9%"])
+    assert [v.passed for v in robustness.judge([tight], rows)] == [False]
+    (other,) = robustness.parse_max_drops(["jpeg30:5%"])
+    assert other.variant == "jpeg30" and [v.variant for v in robustness.judge([other], rows)] == [None]
+    with pytest.raises(ValueError, match=r"bad max drop '5' \(from --grounding-max-drop\): .*0\.05 or 5%"):
+        robustness.parse_max_drops(["5"], "--grounding-max-drop")
+    with pytest.raises(ValueError, match=r"write VARIANT:AMOUNT, e\.g\. zoom70:5%"):
+        robustness.parse_max_drops(["zoom70=5"], "--grounding-max-drop")
+    kept = robustness.settings_entry(_Settings(robustness.parse_max_drops(["zoom:5%"])))
+    assert kept["max_drops"] == [{"variant": "zoom", "points": 5.0}]  # the report keeps points, as before
+    assert robustness.max_drops_of(kept) == robustness.parse_max_drops(["zoom:5%"], "report")
+
+
+class _Settings:
+    def __init__(self, drops):
+        self.selection = type("S", (), {"perturb": ()})()
+        self.verdict = type("V", (), {"max_drops": drops})()

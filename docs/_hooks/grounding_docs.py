@@ -1,7 +1,9 @@
 """MkDocs hooks: pages that are generated from the package, so they cannot drift from it.
 
-- `<!-- grounding:options -->` becomes the table of `pytest_grounding.plugin.options.OPTIONS` (the same
-  texts `pytest --help` prints);
+- the `<!-- grounding:options -->` ... `<!-- /grounding:options -->` block of docs/options.md is the
+  table of the options declared on the settings' fields (plugin/settings.py; the same texts and groups
+  `pytest --help` prints). It is checked in, so a review sees it change: `python docs/_hooks/grounding_docs.py`
+  regenerates it and tests/test_docs.py fails when it drifts;
 - `<!-- grounding:report-schema -->` becomes the JSON Schema of the report, which is also published
   as `report.schema.json` beside the pages;
 - `<!-- grounding:presets -->` becomes the model presets of `pytest_grounding.detectors.vlm` (the summary table,
@@ -24,6 +26,8 @@ if str(REPO) not in sys.path:  # document this checkout's package, not another i
     sys.path.insert(0, str(REPO))
 
 OPTIONS_MARKER = "<!-- grounding:options -->"
+OPTIONS_END = "<!-- /grounding:options -->"
+OPTIONS_PAGE = REPO / "docs" / "options.md"
 SCHEMA_MARKER = "<!-- grounding:report-schema -->"
 PRESETS_MARKER = "<!-- grounding:presets -->"
 SCHEMA_FILE = REPO / "pytest_grounding" / "schema" / "report.schema.json"
@@ -40,32 +44,64 @@ def _inline(text: str) -> str:
     return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
 
 
+def _option_row(option) -> str:
+    flag = getattr(option, "flag", "?")
+    metavar = getattr(option, "metavar", None)
+    ini = getattr(option, "ini", None)
+    text = getattr(option, "doc", None) or getattr(option, "help", "") or ""
+    notes = []
+    if getattr(option, "repeat", False) and "repeatable" not in text.lower():
+        notes.append("Repeatable.")
+    default = getattr(option, "default", None)
+    if default not in (None, "", [], ()) and "default" not in text.lower():
+        notes.append(f"Default: {_code(str(default))}.")
+    anchor = flag.lstrip("-")
+    usage = _code(f"{flag} {metavar}" if metavar else flag)
+    return (
+        f'<tr id="{html.escape(anchor)}"><td>{usage}</td><td>{_code(ini) if ini else ""}</td>'
+        f"<td>{' '.join([_inline(text), *notes])}</td></tr>"
+    )
+
+
 def options_table() -> str:
-    from pytest_grounding.plugin.options import OPTIONS
+    """The options, grouped as the settings declare them (plugin/settings.py), one row each."""
+    from pytest_grounding.plugin.options import option_groups
 
     rows = []
-    for option in OPTIONS:
-        flag = getattr(option, "flag", "?")
-        metavar = getattr(option, "metavar", None)
-        ini = getattr(option, "ini", None)
-        text = getattr(option, "doc", None) or getattr(option, "help", "") or ""
-        notes = []
-        if getattr(option, "repeat", False) and "repeatable" not in text.lower():
-            notes.append("Repeatable.")
-        default = getattr(option, "default", None)
-        if default not in (None, "", [], ()) and "default" not in text.lower():
-            notes.append(f"Default: {_code(str(default))}.")
-        anchor = flag.lstrip("-")
-        usage = _code(f"{flag} {metavar}" if metavar else flag)
-        rows.append(
-            f'<tr id="{html.escape(anchor)}"><td>{usage}</td><td>{_code(ini) if ini else ""}</td>'
-            f"<td>{' '.join([_inline(text), *notes])}</td></tr>"
-        )
+    for name, title, options in option_groups():
+        rows.append(f'<tr><th colspan="3" id="{html.escape(name)}">{html.escape(name)}: {html.escape(title)}</th></tr>')
+        rows.extend(_option_row(option) for option in options)
     return (
         "<table>\n<thead><tr><th>option</th><th>ini key</th><th>meaning</th></tr></thead>\n<tbody>\n"
         + "\n".join(rows)
         + "\n</tbody>\n</table>\n"
     )
+
+
+def options_block() -> str:
+    """What docs/options.md holds between its markers (checked in; tests/test_docs.py compares)."""
+    return f"{OPTIONS_MARKER}\n{options_table()}{OPTIONS_END}\n"
+
+
+def checked_in_options(text: str) -> str | None:
+    """The options block as docs/options.md holds it, markers included; None without its markers."""
+    start, end = text.find(OPTIONS_MARKER), text.find(OPTIONS_END)
+    if start < 0 or end < 0:
+        return None
+    return text[start : end + len(OPTIONS_END)] + "\n"
+
+
+def write_options_page(page: Path = OPTIONS_PAGE) -> bool:
+    """Regenerate the options table in docs/options.md; True when it changed."""
+    text = page.read_text(encoding="utf-8")
+    found = checked_in_options(text)
+    fresh = options_block()
+    if found is None:
+        raise SystemExit(f"{page}: no {OPTIONS_MARKER} ... {OPTIONS_END} block")
+    if found == fresh:
+        return False
+    page.write_text(text.replace(found, fresh), encoding="utf-8")
+    return True
 
 
 def schema_block() -> str:
@@ -156,8 +192,9 @@ def published_table() -> str:
 def on_page_markdown(markdown, page, config, files, **kwargs):
     if PRESETS_MARKER in markdown:
         markdown = markdown.replace(PRESETS_MARKER, presets_page())
-    if OPTIONS_MARKER in markdown:
-        markdown = markdown.replace(OPTIONS_MARKER, options_table())
+    found = checked_in_options(markdown)
+    if found is not None:  # checked in (tests/test_docs.py fails on drift); built from the declarations anyway
+        markdown = markdown.replace(found, options_table())
     if SCHEMA_MARKER in markdown:
         markdown = markdown.replace(SCHEMA_MARKER, schema_block())
     if PUBLISHED_MARKER in markdown:
@@ -170,3 +207,7 @@ def on_files(files, config, **kwargs):
 
     files.append(File.generated(config, "report.schema.json", content=SCHEMA_FILE.read_bytes()))
     return files
+
+
+if __name__ == "__main__":  # python docs/_hooks/grounding_docs.py: the options table regenerated
+    print("docs/options.md: " + ("regenerated" if write_options_page() else "up to date"))

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
+from ..sections import sections
 from . import cost as cost_mod
 from . import gates as gates_mod
 from . import intervals, metrics, reproduce, robustness
@@ -73,7 +74,8 @@ def figures(
         verdicts = gates_mod.judge(
             list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
         )
-        verdicts = [*verdicts, *robustness.judge(scoring.max_drops, summary)]  # --grounding-max-drop
+        for section in sections():  # each feature's own gates (--grounding-max-drop: robustness)
+            verdicts += section.judge(summary, scoring)
     return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
 
 

@@ -1,4 +1,4 @@
-"""Accuracy gates: `0.40` (overall) or `element_type=icon:0.30` (one slice). Pure: parsing and
+"""Accuracy gates: `0.40` or `40%` (overall), `element_type=icon:0.30` (one slice). Pure: parsing and
 judging a summary; the plugin turns failures into the exit status."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .metrics import SLICES
+from .thresholds import parse_threshold
 
 
 @dataclass(frozen=True)
@@ -94,38 +95,29 @@ class ErrorVerdict:
         )
 
 
-def parse_threshold(text: str) -> float:
-    text = text.strip()
-    value = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"threshold {text!r} is outside 0..1 (or 0%..100%)")
-    return value
-
-
-def split_slice(spec: str) -> tuple[str | None, str | None, str]:
-    """`NUMBER` -> (None, None, NUMBER); `KEY=VALUE:NUMBER` -> (KEY, VALUE, NUMBER), KEY one of the
-    summary's slices. The grammar of the accuracy gates and of the baseline's tolerances."""
-    head, sep, tail = spec.strip().rpartition(":")
-    if not sep:
-        return None, None, spec.strip()
-    key, eq, value = head.partition("=")
-    key = key.strip()
-    if not eq or not value.strip():
-        raise ValueError("expected KEY=VALUE:NUMBER")
-    if key not in SLICES:
-        raise ValueError(f"unknown slice {key!r}; slices: {', '.join(SLICES)}")
-    return key, value.strip(), tail
-
-
 def parse_gate(spec: str, source: str = "", what: str = "accuracy gate") -> Gate:
-    """`0.4`, `40%`, or `KEY=VALUE:THRESHOLD` with KEY one of the summary's slices."""
-    spec = spec.strip()
+    """`0.4`, `40%`, or `KEY=VALUE:AMOUNT` with KEY one of the summary's slices: the one grammar of
+    thresholds (analysis/thresholds.py), its selector a slice."""
+    spec = str(spec).strip()
     where = f" (from {source})" if source else ""
     try:
-        key, value, number = split_slice(spec)
-        return Gate(parse_threshold(number), key=key, value=value, source=source)
+        found = parse_threshold(spec, selector="KEY=VALUE")
+        key, value = _slice(found.selector)
+        return Gate(found.amount, key=key, value=value, source=source)
     except ValueError as exc:
         raise ValueError(f"bad {what} {spec!r}{where}: {exc}") from None
+
+
+def _slice(selector: str | None) -> tuple[str | None, str | None]:
+    if selector is None:
+        return None, None
+    key, eq, value = selector.partition("=")
+    key = key.strip()
+    if not eq or not value.strip():
+        raise ValueError("expected KEY=VALUE:AMOUNT (a slice, e.g. element_type=icon:30%)")
+    if key not in SLICES:
+        raise ValueError(f"unknown slice {key!r}; slices: {', '.join(SLICES)}")
+    return key, value.strip()
 
 
 def judge(

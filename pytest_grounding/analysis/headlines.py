@@ -24,9 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.numbers import pct
 from ..core.record import Outcome
-from ..core.safetext import markdown_text as md
 from . import intervals
 
 
@@ -195,61 +193,3 @@ def with_intervals(rows: list[dict[str, Any]], outcomes: intervals.Outcomes, key
     """A benchmark's slice rows (a record may be in several) with their 95% intervals."""
     found = intervals.slices(outcomes, (values_of(r, key) for r in outcomes.records))
     return [{**row, "ci95": intervals.ci95(found.get(row["value"]))} for row in rows]
-
-
-def headline_lines(block: Mapping[str, Any]) -> list[str]:
-    """The refusal line and each benchmark's headline and slices, for the terminal summary."""
-    lines: list[str] = []
-    refusals = block.get("refusals")
-    if refusals:
-        policy = "in" if refusals["policy"] == "include" else "left out of"
-        lines.append(
-            f"  absent targets {refusals['absent_targets']}: refused {refusals['refused']} (hits), "
-            f"clicked {refusals['clicked']} (misses), refusal accuracy {pct(refusals['refusal_accuracy'])}; "
-            f"refusals on present targets {refusals['false_refusals']} (misses); absent-target rows "
-            f"{policy} the accuracy above (--grounding-refusal-rows {refusals['policy']})"
-        )
-    for found in block.get("benchmarks", ()):
-        ci = f"; 95% CI {intervals.span(found['ci95'])}" if found.get("ci95") else ""
-        parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
-        missing = f"; not in this run: {', '.join(found['missing'])}" if found["missing"] else ""
-        if found.get("not_counted"):
-            missing += f"; {found['not_counted']} rows not counted (skipped as the authors' code skips them, or errors)"
-        lines.append(
-            f"  {found['dataset']} ({found['benchmark']}) headline {pct(found['value'])}: {found['label']}"
-            + (f" ({parts})" if parts else "")
-            + f"{ci}; pooled {pct(found['pooled_accuracy'])}{missing}"
-        )
-        for key, rows in found["slices"].items():
-            if len(rows) < 2 and key != "category":
-                continue
-            cells = ", ".join(f"{r['value']} {pct(r['accuracy'])} ({r['hits']}/{r['scored']})" for r in rows)
-            lines.append(f"    by {key}: {cells}")
-    return lines
-
-
-def markdown_lines(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The benchmarks' headlines and the refusal counts as markdown (CI job summaries)."""
-    rows = []
-    for name, block in summary.items():
-        for found in block.get("benchmarks", ()):
-            ci = f" ({found['not_counted']} rows not counted)" if found.get("not_counted") else ""
-            parts = ", ".join(f"{k} {pct(v)}" for k, v in found["parts"].items())
-            rows.append(
-                f"| {md(name)} | {md(found['dataset'])} | {md(found['benchmark'])} | {pct(found['value'])}{ci} | "
-                f"{pct(found['pooled_accuracy'])} | {parts or '-'} | {intervals.span(found.get('ci95'))} |"
-            )
-    refusals = [(name, block["refusals"]) for name, block in summary.items() if block.get("refusals")]
-    lines: list[str] = []
-    if rows:
-        lines += ["### Benchmark headlines (as their authors compute them)", ""]
-        header = "| detector | dataset | benchmark | headline | pooled | parts | headline's 95% CI |"
-        lines += [header, "|---|---|---|---|---|---|---|", *rows, ""]
-    for name, found in refusals:
-        lines += [
-            f"{md(name)}: absent targets {found['absent_targets']} (refused {found['refused']}, clicked "
-            f"{found['clicked']}); refusals on present targets {found['false_refusals']}; absent-target rows "
-            f"{'in' if found['policy'] == 'include' else 'left out of'} the accuracy",
-            "",
-        ]
-    return lines

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from . import agentic, cache_counts, epochs, intervals, robustness
-from .headlines import benchmark_figures
+from ..sections import DETECTOR, BlockRecords, sections
+from . import intervals, robustness
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
 
@@ -144,6 +144,7 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
     per_detector: dict[str, list[Mapping[str, Any]]] = {}
     for record in sorted(records, key=record_order):
         per_detector.setdefault(summary_key(record), []).append(record)
+    detector_sections = sections(DETECTOR)
     summary = {}
     for key, with_variants in per_detector.items():
         # --grounding-perturb: variants have their own block (all of them when only variants ran: -k zoom70)
@@ -166,26 +167,12 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
             "mean_attempts": mean_attempts(everything),
             "by": breakdowns,
         }
-        refusals = refusal_figures(everything, refusal_rows)
-        if refusals is not None:
-            summary[key]["refusals"] = refusals
-        benchmarks = benchmark_figures(everything, refusal_rows)
-        if benchmarks:
-            summary[key]["benchmarks"] = benchmarks
-        if task == Task.LOCATE:
-            summary[key]["locate"] = locate_figures(everything)
-        repeated = epochs.figures(group)  # --grounding-epochs
-        if repeated is not None:
-            summary[key]["epochs"] = repeated
-        swept = robustness.figures(with_variants)  # --grounding-perturb
-        if swept is not None:
-            summary[key]["robustness"] = swept
-        episodes = agentic.figures_of(everything)  # agent=crop (issue 39)
-        if episodes is not None:
-            summary[key]["agentic"] = episodes
-        cached = cache_counts.counts(everything)  # --grounding-cache
-        if cached is not None:
-            summary[key]["cache"] = cached
+        # each feature's figures: one registered section each (pytest_grounding/sections)
+        found = BlockRecords(key, task, everything, group, with_variants, refusal_rows)
+        for section in detector_sections:
+            figures = section.figures(found)
+            if figures is not None:
+                summary[key][section.name] = figures
     return summary
 
 

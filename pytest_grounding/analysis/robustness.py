@@ -27,6 +27,7 @@ from ..core.record import SCORED, Outcome
 from ..core.types import sample_uid
 from . import intervals
 from .compare import mcnemar_exact
+from .thresholds import parse_threshold
 
 NO_VARIANT_REASONS = {
     "zoom": "targets pushed off the screen (less than half their box left)",
@@ -133,12 +134,22 @@ def _flip(original: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, A
 
 @dataclass(frozen=True)
 class MaxDrop:
-    """--grounding-max-drop [VARIANT=]POINTS: a variant (label or axis; None: every one) may cost at
-    most `points` accuracy points against its originals on the same samples."""
+    """--grounding-max-drop [VARIANT:]AMOUNT: a variant (label or axis; None: every one) may cost at
+    most `share` of accuracy (0.05 = 5 points) against its originals on the same samples."""
 
-    points: float
+    share: float
     variant: str | None = None
     source: str = ""
+
+    @classmethod
+    def of_points(cls, points: float, variant: str | None = None, source: str = "") -> MaxDrop:
+        """From accuracy points, as a report keeps it (`max_drops[].points`)."""
+        return cls(points / 100.0, variant, source)
+
+    @property
+    def points(self) -> float:
+        """The largest drop in accuracy points: how the drops are shown and kept in the report."""
+        return round(self.share * 100.0, 9)
 
     @property
     def label(self) -> str:
@@ -150,19 +161,19 @@ class MaxDrop:
 
 
 def parse_max_drops(values: Any, source: str = "") -> tuple[MaxDrop, ...]:
-    """`5` or `zoom70=5` (repeatable); a ValueError naming the bad value."""
+    """`5%`, `0.05` or `zoom70:5%` (repeatable): the one grammar of thresholds (analysis/thresholds.py),
+    its selector a variant; a ValueError naming the bad value and its source."""
     found: list[MaxDrop] = []
     for value in [values] if isinstance(values, str) else list(values or []):
-        name, sep, number = str(value).strip().rpartition("=")
+        text = str(value).strip()
+        where = f" (from {source})" if source else ""
+        if "=" in text and ":" not in text:  # the form before the one grammar: zoom70=5 (points)
+            raise ValueError(f"bad max drop {text!r}{where}: write VARIANT:AMOUNT, e.g. zoom70:5% (or zoom70:0.05)")
         try:
-            points = float(number)
-        except ValueError:
-            raise ValueError(f"{source}: {value!r} is not [VARIANT=]POINTS (e.g. zoom70=5)") from None
-        if not (0 <= points <= 100):
-            raise ValueError(f"{source}: {value!r}: POINTS is 0 to 100 (accuracy points)")
-        if sep and not name.strip():
-            raise ValueError(f"{source}: {value!r} names no variant before '='")
-        found.append(MaxDrop(points, name.strip() or None, source))
+            threshold = parse_threshold(text, selector="VARIANT")
+        except ValueError as exc:
+            raise ValueError(f"bad max drop {text!r}{where}: {exc}") from None
+        found.append(MaxDrop(threshold.amount, threshold.selector, source))
     return tuple(found)
 
 
@@ -176,7 +187,7 @@ class DropVerdict:
 
     @property
     def passed(self) -> bool:
-        return self.drop is not None and self.drop <= self.gate.points
+        return self.drop is not None and self.drop <= self.gate.points + 1e-9  # 5% allows a drop of 5.0
 
     def describe(self) -> str:
         status = "passed" if self.passed else "FAILED"
@@ -236,7 +247,7 @@ def settings_entry(settings: Any) -> dict[str, Any]:
 def max_drops_of(settings: Mapping[str, Any]) -> tuple[MaxDrop, ...]:
     """A report's max-drop gates read back (merge judges them again on the merged records)."""
     return tuple(
-        MaxDrop(float(d["points"]), d.get("variant"), "report")
+        MaxDrop.of_points(float(d["points"]), d.get("variant"), "report")
         for d in settings.get("max_drops") or ()
         if isinstance(d, Mapping)
     )

@@ -68,8 +68,8 @@ def params(document: Mapping[str, Any], key: str) -> dict[str, str]:
 
 def metrics(document: Mapping[str, Any], key: str) -> dict[str, float]:
     """Every figure of the detector's summary block: the headline accuracy and macro averages with
-    their intervals, the counts, each slice's accuracy with its interval, each public benchmark's
-    headline, latency, throughput, cost, epochs and the answer cache's counts."""
+    their intervals, the counts, each slice's accuracy with its interval, latency, throughput, and
+    each registered section's metrics (benchmarks, epochs, robustness, agentic, cache, cost, ...)."""
     block = (document.get("summary") or {}).get(key) or {}
     out: dict[str, float] = {}
     out.update(_figure("accuracy", block.get("accuracy"), block.get("ci95")))
@@ -85,21 +85,16 @@ def metrics(document: Mapping[str, Any], key: str) -> dict[str, float]:
             )
             if (n := _number(row.get("samples"))) is not None:
                 out[name("by", slice_key, row.get("value"), "samples")] = n
-    out.update(_nested("benchmarks", block.get("benchmarks")))
     latency = block.get("latency_ms") or {}
     out.update(_numbers("latency_ms", {q: latency.get(q) for q in ("p50", "p95", "mean")}))
     info = ((document.get("run") or {}).get("detectors") or {}).get(key) or {}
     throughput = info.get("throughput") or {}
     if (rate := _number(throughput.get("samples_per_s"))) is not None:
         out["throughput.samples_per_s"] = rate
-    cost = ((document.get("cost") or {}).get("detectors") or {}).get(key) or {}
-    out.update(_numbers("cost", cost))
-    epochs = block.get("epochs") or {}
-    out.update(_figure("epochs.mean_accuracy", epochs.get("mean_accuracy"), epochs.get("mean_ci95")))
-    pass_at_k = epochs.get("pass_at_k") or {}
-    out.update(_figure("epochs.pass_at_k", pass_at_k.get("accuracy"), pass_at_k.get("ci95")))
-    cache = block.get("cache") or {}
-    out.update(_numbers("cache", cache))
+    from ..sections import sections
+
+    for section in sections():  # each feature's own metrics (pytest_grounding/sections)
+        out.update(section.metrics(document, key))
     return out
 
 

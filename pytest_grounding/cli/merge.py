@@ -35,7 +35,7 @@ def add_command(commands: Any) -> None:
         metavar="SPEC",
         help="accuracy gate as --grounding-min-accuracy (repeatable); default: the gates the shards ran with",
     )
-    merge.add_argument("--max-errors", metavar="SHARE", help="as --grounding-max-errors; default: the shards' setting")
+    merge.add_argument("--max-errors", metavar="AMOUNT", help="as --grounding-max-errors; default: the shards' setting")
     merge.add_argument(
         "--published", type=Path, metavar="PATH", help="published figures as --grounding-published (reproduction)"
     )

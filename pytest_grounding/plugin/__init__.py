@@ -15,7 +15,8 @@ from ..core.record import Outcome, Task
 from ..core.safetext import terminal_line, terminal_text
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
-from . import hookspecs, perturb_state, prefetch, process_exit
+from ..sections import registry as report_sections
+from . import hookspecs, prefetch, process_exit
 from . import items as collection
 from .controller import Controller, XdistHooks
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
@@ -27,6 +28,7 @@ from .worker import Worker
 
 __all__ = ["grounding_check", "grounding_detector"]  # fixtures: pytest finds them in this module
 
+SECTIONS_KEY = pytest.StashKey[report_sections.SectionRegistry]()  # this session's report sections
 MISSED = "missed"  # the terminal's word for a miss: still a failed item, listed once, compactly
 
 
@@ -47,9 +49,9 @@ def pytest_configure(config) -> None:
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
+    config.stash[SECTIONS_KEY] = report_sections.configure(config)  # the project's sections too
     try:
-        plan = open_sessions(config)
-        perturb_state.configure(config, plan.settings.selection.perturb)
+        open_sessions(config)
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     worker, controller = local_worker(config), local_controller(config)
@@ -71,6 +73,8 @@ def pytest_configure(config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config) -> None:
+    if SECTIONS_KEY in config.stash:
+        report_sections.unconfigure(config.stash[SECTIONS_KEY])
     controller, worker = local_controller(config), local_worker(config)
     if controller is not None:
         controller.predictions.let_go()

@@ -33,3 +33,10 @@ def pytest_grounding_register_perturbations(registry):
     """Add robustness axes for --grounding-perturb: ``registry.register("mine", factory)``, where
     ``factory(**options)`` returns a list of perturbations (pytest_grounding.perturb.base.Perturbation:
     a label, ``derive(sample, size)`` and ``render(image, sample)``) for ``--grounding-perturb mine:key=value``."""
+
+
+@pytest.hookspec(historic=True)
+def pytest_grounding_register_sections(registry):
+    """Add report sections (pytest_grounding.sections.Section: one feature's figures, terminal lines,
+    markdown, HTML, tracker metrics and schema fragment): ``registry.register("mine", MySection())``
+    or ``"pkg.module:SECTION"``; the name is the section's own `name`."""

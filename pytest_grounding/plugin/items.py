@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from ..core.types import Sample, epoch_of, with_epochs
+from ..core.types import Sample, epoch_of
 from ..datasets import DatasetError, sharding
 from .item_index import spec_id
-from .perturb_state import expand as with_perturbations
 from .pytest_compat import name_groups
 from .sessions import is_worker, local_worker, plan_of
 
@@ -71,9 +70,7 @@ def parametrize(metafunc: Any) -> None:
             taken = sharding.take(samples, plan.settings.selection.shard)
             _plan_shard(metafunc.config, sharding.planned_by_dataset(samples, taken))
             samples = taken
-        samples = with_perturbations(metafunc.config, samples)  # --grounding-perturb: after the shard's split
-        # --grounding-epochs: after the shard's split (an epoch follows its sample), adjacent (one screen)
-        samples = with_epochs(samples, plan.epochs_for(specs))
+        samples = plan.expand(samples, specs)  # variants and epochs: after the shard's split
         if wants_detector:
             plan.index.add(specs, samples)
         else:

@@ -1,5 +1,6 @@
 """The run's plan, built the same way in every process (the controller and each xdist worker):
-settings, registries, the datasets, the detector specs (each parsed once) and the item index.
+settings, registries, the datasets, the detector specs (each parsed once), the sweep, the item
+index, and the one expansion of samples into the samples items are made of (`expand`).
 What a plan checks before any sample runs is said once, as a usage error, not once per item."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..evaluate.scoring import error_record
 from .catalog import Catalog
 from .environment import register_project_presets
 from .item_index import ItemIndex
-from .perturb_state import expand
+from .perturb_state import Sweep, build_sweep
 from .settings import SettingError, Settings, missing_extra
 from .specs import SpecBook
 
@@ -39,6 +40,7 @@ class RunPlan:
     specs: SpecBook
     catalog: Catalog
     index: ItemIndex
+    sweep: Sweep  # --grounding-perturb: the axes' registry and the run's variants, parsed once
     notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
     preflighted: set[str] = field(default_factory=set)  # specs whose preflight passed
 
@@ -68,6 +70,7 @@ class RunPlan:
             specs=SpecBook(detectors, strategies),
             catalog=Catalog(formats, settings.selection.language, note),
             index=ItemIndex(settings.selection.detector_specs),
+            sweep=build_sweep(config, settings.selection.perturb),
             notes=notes,
         )
 
@@ -216,15 +219,24 @@ class RunPlan:
                     f"--grounding-cache {settings.outputs.answer_cache}: cannot be written ({exc.strerror or exc})"
                 ) from None
 
-    def run_items(self) -> list[Sample]:
-        """The samples the run's own items run (shard and epochs applied), as collection makes them."""
+    def expand(self, samples: Sequence[Sample], specs: Sequence[str] | None = None) -> list[Sample]:
+        """Samples into the samples items are made of, the one way every part does it (collection,
+        the controller's index, resume, the shard's share): each sample followed by its
+        --grounding-perturb variants, then each of those --grounding-epochs times, adjacent (one
+        screen's items together). After any shard split: a variant and an epoch follow their sample.
+        `specs`: the detectors the items run (default the run's): deterministic ones get one epoch."""
         from ..core.types import with_epochs
+        from ..perturb import with_variants
 
+        chosen = self.settings.selection.detector_specs if specs is None else specs
+        return with_epochs(with_variants(samples, self.sweep.perturbations), self.epochs_for(chosen))
+
+    def run_items(self) -> list[Sample]:
+        """The samples the run's own items run (shard, variants and epochs applied), as collection makes them."""
         samples = self.samples_in_order()
         if self.settings.selection.shard is not None and self.settings.selection.shard.count <= max(1, len(samples)):
             samples = sharding.take(samples, self.settings.selection.shard)
-        samples = expand(self.config, samples)  # --grounding-perturb: each sample's variants follow it
-        return list(with_epochs(samples, self.epochs_for(self.settings.selection.detector_specs)))
+        return self.expand(samples)
 
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no

@@ -8,10 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.record import Outcome, Record, Task
-from ..core.types import with_epochs
 from ..evaluate import resume as resume_mod
 from ..render.output import OutputError, read_predictions
-from .perturb_state import expand
 from .plan import RunPlan
 from .settings import SettingError
 
@@ -36,10 +34,7 @@ def load_resumed(plan: RunPlan) -> Resumed:
     except OutputError as exc:
         raise SettingError(f"--grounding-resume: {exc}") from None
     kept: dict[tuple[str, str, str, str], Record] = {}
-    epochs = plan.epochs_for(plan.settings.selection.detector_specs)
-    samples = {  # --grounding-perturb: the variants too
-        (d.name, s.uid): s for d in plan.catalog.all() for s in with_epochs(expand(plan.config, d.samples), epochs)
-    }
+    samples = {(d.name, s.uid): s for d in plan.catalog.all() for s in plan.expand(d.samples)}  # variants, epochs
     share = _share(plan)
     for lineno, line in lines:
         where = f"{path}:{lineno}"
@@ -98,7 +93,5 @@ def _share(plan: RunPlan) -> set[tuple[str, str]] | None:
     ordered = plan.samples_in_order()
     if shard.count > max(1, len(ordered)):
         return set()  # collection refuses the split
-    taken = with_epochs(
-        expand(plan.config, sharding.take(ordered, shard)), plan.epochs_for(plan.settings.selection.detector_specs)
-    )
+    taken = plan.expand(sharding.take(ordered, shard))
     return {(sample.dataset, sample.uid) for sample in taken}

@@ -7,14 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.headlines import markdown_lines as headline_markdown
 from ..analysis.intervals import span
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
-from .replay import markdown_lines as replay_markdown
-from .robustness import markdown_lines as robustness_markdown
+from ..sections import LATENCY, sections
 from .terminal import profile_lines
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
@@ -89,9 +87,10 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
         ]
         header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
         lines += _table(header, rows)
-        lines += _epoch_markdown(summary)
-        lines += robustness_markdown(summary)  # --grounding-perturb
-        lines += headline_markdown(summary)
+    found = sections()
+    for section in found:  # each feature's own part (pytest_grounding/sections): the detectors' first
+        if section.order < LATENCY:
+            lines += section.markdown(document)
     gates = document.get("gates") or []
     if gates:
         rows = [
@@ -108,36 +107,11 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
         ]
         header = ["detector", "slice", "accuracy", "95% CI", "judged on", "threshold", "verdict"]
         lines += ["### Accuracy gates", "", *_table(header, rows)]
-    lines += _baseline_lines(document.get("baseline"))
-    lines += _reproduction_lines(document.get("reproduction") or [])
-    lines += _cost_lines(document.get("cost"))
-    lines += replay_markdown(document.get("samples") or [])
+    for section in found:
+        if section.order >= LATENCY:
+            lines += section.markdown(document)
     lines += _not_run_lines(document.get("not_run") or [])
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _epoch_markdown(summary: Mapping[str, Any]) -> list[str]:
-    """--grounding-epochs: one row per detector (analysis/epochs.py)."""
-    rows = []
-    for name, block in summary.items():
-        found = block.get("epochs")
-        if not found:
-            continue
-        rows.append(
-            [
-                name,
-                found["epochs"],
-                found["samples"],
-                f"{_pct(found['mean_accuracy'])} ({span(found.get('mean_ci95'))})",
-                f"{_pct(found['pass_at_k']['accuracy'])} ({span(found['pass_at_k'].get('ci95'))})",
-                f"{_pct(found['majority']['accuracy'])} ({span(found['majority'].get('ci95'))})",
-                f"{found['changed']} ({_pct(found['stability'])})",
-            ]
-        )
-    if not rows:
-        return []
-    header = ["detector", "epochs", "samples", "mean accuracy", "pass@k", "majority", "outcome changed"]
-    return ["### Repeated sampling", "", *_table(header, rows)]
 
 
 def _not_run_lines(not_run: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -149,127 +123,3 @@ def _not_run_lines(not_run: Sequence[Mapping[str, Any]]) -> list[str]:
     if len(not_run) > SHOWN:
         lines.append(f"- ... {len(not_run) - SHOWN} more in the report artifact")
     return [*lines, ""]
-
-
-def _reproduction_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The reproduction check: published figure, this run's, the verdict (docs: reproduction)."""
-    if not found:
-        return []
-    rows = []
-    for item in found:
-        published = item.get("published") or {}
-        figure = "-" if not published else f"{published['figure']:g} ({published['model']}; {published['source']})"
-        measured = "-" if item["measured"] is None else f"{item['measured']:.1f}"
-        delta = "-" if item["delta"] is None else f"{item['delta']:+.1f}"
-        verdict = item["status"] + (f": {item['reason']}" if item.get("reason") else "")
-        bounds = item.get("ci95")
-        ci = (
-            "-"
-            if not bounds
-            else f"{bounds[0]:.1f}-{bounds[1]:.1f}" + (" (inside)" if item["published_inside_ci95"] else "")
-        )
-        detectable = "-" if item.get("detectable_points") is None else f"{item['detectable_points']:.1f}"
-        rows.append(
-            [
-                item["detector"],
-                item["benchmark_title"],
-                item["preset"],
-                figure,
-                measured,
-                delta,
-                verdict,
-                ci,
-                detectable,
-            ]
-        )
-    header = ["detector", "benchmark", "preset", "published", "this run", "delta", "verdict", "95% CI", "detectable"]
-    criterion = found[0]["within_points"]
-    note = (
-        f"Reproduced: at or above the published figure, or within {criterion:g} points. 95% CI: this run's interval, "
-        "clustered by screen ((inside): the published figure lies in it); detectable: the smallest difference in "
-        "points this run finds 80% of the time at 5%."
-    )
-    return ["### Reproduction", "", *_table(header, rows), note, ""]
-
-
-def _cost_lines(cost: Mapping[str, Any] | None) -> list[str]:
-    """Tokens the served detectors reported and, with a price, what they cost."""
-    if not cost or not cost.get("detectors"):
-        return []
-
-    def usd(value: float | None) -> str:
-        return "-" if value is None else f"${value:.4g}"
-
-    rows = [
-        [
-            name,
-            f"{block['with_usage']}/{block['samples']}",
-            f"{block['prompt_tokens']:,}",
-            f"{block['completion_tokens']:,}",
-            usd(block["cost_usd"]),
-            usd(block["cost_per_1000_samples_usd"]),
-        ]
-        for name, block in cost["detectors"].items()
-    ]
-    header = ["detector", "samples with usage", "prompt tokens", "completion tokens", "cost", "per 1,000 samples"]
-    return ["### Tokens and cost", "", *_table(header, rows)]
-
-
-def _samples(title: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    if not rows:
-        return []
-    lines = [f"**{title}** ({len(rows)}):", ""]
-    lines += [f"- {md(r['detector'])} {md(r['dataset'])}/{md(r['id'])}: now {md(r['outcome'])}" for r in rows[:SHOWN]]
-    if len(rows) > SHOWN:
-        lines.append(f"- ... {len(rows) - SHOWN} more in the report artifact")
-    return [*lines, ""]
-
-
-def _baseline_lines(baseline: Mapping[str, Any] | None) -> list[str]:
-    if not baseline:
-        return []
-    lines = ["### Baseline", "", f"{md(baseline['path'])}: {md(baseline['status'])}", ""]
-    if baseline.get("problem"):
-        lines += [f"**{md(baseline['problem'])}**", ""]
-    if "compared" not in baseline:
-        return lines
-    lines += [
-        f"{baseline['compared']} samples compared: {len(baseline['regressions'])} regressions, "
-        f"{len(baseline['improvements'])} improvements, {baseline['known_misses']} known misses",
-        "",
-    ]
-    for pair in baseline.get("paired") or ():
-        low, high = pair["ci95"]
-        lines += [
-            f"{md(pair['detector'])}: {pair['delta'] * 100:+.1f} points against the baseline on {pair['samples']} "
-            f"samples (95% CI {low * 100:+.1f} to {high * 100:+.1f}, {pair['clusters']} screens; "
-            f"McNemar exact p = {pair['p_value']:.3g})",
-            "",
-        ]
-    lines += _samples("Regressions", baseline["regressions"])
-    lines += _samples("Improvements", baseline["improvements"])
-    failed = [s for s in baseline["slices"] if not s["passed"]]
-    if failed:
-        rows = [
-            [
-                s["detector"],
-                s["slice"],
-                _pct(s["baseline"]),
-                _pct(s["accuracy"]),
-                _change(s["baseline"], s["accuracy"]),
-                f"{s['tolerance'] * 100:.1f}",
-            ]
-            for s in failed
-        ]
-        header = ["detector", "slice", "baseline", "now", "change (points)", "tolerance (points)"]
-        lines += ["**Slices below the baseline beyond their tolerance:**", "", *_table(header, rows)]
-    else:
-        lines += [f"All {len(baseline['slices'])} slices within their tolerance.", ""]
-    if baseline.get("latency"):
-        rows = [
-            [v["detector"], v["figure"], _ms(v["baseline_ms"]), _ms(v["ms"]), f"x{v['ratio']:.2f}", _word(v["passed"])]
-            for v in baseline["latency"]
-        ]
-        limit = baseline["latency"][0]["max_slowdown"]
-        lines += _table(["detector", "latency", "baseline ms", "now ms", "ratio", f"at most x{limit:g}"], rows)
-    return lines

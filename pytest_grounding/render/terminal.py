@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..analysis import cache_counts
 from ..analysis import cost as cost_mod
-from ..analysis.headlines import headline_lines as benchmark_lines
 from ..analysis.intervals import span
-from ..analysis.throughput import served_line
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
-from .agentic import agentic_lines
-from .robustness import terminal_lines as robustness_lines
+from ..sections import LATENCY, DetectorView, sections
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
@@ -85,41 +81,9 @@ def detector_block(
     cost: Mapping[str, Any] | None = None,
     price: cost_mod.Price | None = None,
 ) -> list[str]:
-    runtime = runtime_line(info) if info else ""
-    lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
-    lat = block["latency_ms"]
-    iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
-    if block.get("task") == "locate":
-        lines += locate_lines(block, iou)
-    else:
-        lines += [
-            f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
-            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
-            f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
-            f"wrong format {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
-        ]
-        lines += benchmark_lines(block)
-        lines += epoch_lines(block.get("epochs"))
-        lines += agentic_lines(block.get("agentic"))  # agent=crop (issue 39)
-        if block.get("truncated"):
-            lines.append(
-                f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
-                "(finish_reason length), scored as they came; `truncated` in their records"
-            )
-    lines += robustness_lines(block.get("robustness"))  # --grounding-perturb (both tasks)
-    lines += [
-        f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
-        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
-        + (
-            f"   throughput {info['throughput']['samples_per_s']:.2f} samples/s"
-            if info and isinstance(info.get("throughput"), Mapping)
-            else ""
-        ),
-    ]
-    if info and isinstance(info.get("served"), Mapping):
-        lines.append(served_line(info["served"]))
-    lines += cache_counts.summary_lines(block.get("cache"))  # --grounding-cache
-    lines += cost_mod.lines(cost, price)
+    """A detector's block: its headline lines (the accuracy, each section's lines, latency), then
+    the slice tables."""
+    lines = headline_lines(name, block, info=info, cost=cost, price=price)
     for key, title in TABLES:
         rows = block["by"][key]
         if key == "dataset" and len(rows) < 2:
@@ -129,19 +93,52 @@ def detector_block(
     return lines
 
 
-def epoch_lines(found: Mapping[str, Any] | None) -> list[str]:
-    """--grounding-epochs: the figures over repeated answers (analysis/epochs.py)."""
-    if not found:
-        return []
-    k = found["epochs"]
-    return [
-        f"  epochs {k} over {found['samples']} samples: mean accuracy {pct(found['mean_accuracy'])}"
-        f"{ci(found.get('mean_ci95'))}   pass@{k} {pct(found['pass_at_k']['accuracy'])}"
-        f"{ci(found['pass_at_k'].get('ci95'))}   majority {pct(found['majority']['accuracy'])}"
-        f"{ci(found['majority'].get('ci95'))}",
-        f"  outcome changed across epochs on {found['changed']}/{found['samples']} samples "
-        f"(stability {pct(found['stability'])})",
-    ]
+def headline_lines(
+    name: str,
+    block: Mapping[str, Any],
+    *,
+    info: Mapping[str, Any] | None,
+    cost: Mapping[str, Any] | None = None,
+    price: cost_mod.Price | None = None,
+    page: bool = False,
+) -> list[str]:
+    """The detector's name and runtime, its accuracy, each registered section's lines (those
+    ordered below sections.LATENCY before the latency line, the others after). `page`: the HTML
+    page's detector box, which leaves out the sections that have a page section of their own."""
+    runtime = runtime_line(info) if info else ""
+    lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
+    lat = block["latency_ms"]
+    if block.get("task") != "locate":  # the locate section's lines stand in for these
+        iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
+        lines += [
+            f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
+            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
+            f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
+            f"wrong format {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
+        ]
+        if block.get("truncated"):
+            lines.append(
+                f"  cut answers {block['truncated']}: the engine stopped them at max_tokens or the context's end "
+                "(finish_reason length), scored as they came; `truncated` in their records"
+            )
+    view = DetectorView(name, block, info, cost, price)
+    shown = [s for s in sections() if s.html_inline or not page]
+    for section in shown:
+        if section.order < LATENCY:
+            lines += section.terminal(view)
+    lines.append(
+        f"  latency ms  p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  mean {ms(lat['mean'])}  "
+        f"({lat['n']} predictions, {lat['total_s']:.1f} s in the detector)"
+        + (
+            f"   throughput {info['throughput']['samples_per_s']:.2f} samples/s"
+            if info and isinstance(info.get("throughput"), Mapping)
+            else ""
+        )
+    )
+    for section in shown:
+        if section.order >= LATENCY:
+            lines += section.terminal(view)
+    return lines
 
 
 def dataset_line(dataset: Mapping[str, Any]) -> str:
@@ -152,26 +149,6 @@ def dataset_line(dataset: Mapping[str, Any]) -> str:
         count = f"{dataset['limit']} of {dataset['samples']} samples (--grounding-limit)"
     fingerprint = dataset["fingerprint"]
     return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {fingerprint}"
-
-
-def locate_lines(block: Mapping[str, Any], iou: str) -> list[str]:
-    """The element-at-click task's figures: the table columns read hits = IoU at the threshold,
-    wrong = no box found."""
-    figures = block["locate"]
-    by_transform = (
-        ", ".join(f"{name} {slot['samples']} ({slot['hits']} hits)" for name, slot in figures["by_transform"].items())
-        or "-"
-    )
-    attempts = "-" if figures["mean_attempts"] is None else f"{figures['mean_attempts']:.2f}"
-    return [
-        f"  element at click: hit rate {pct(block['accuracy'])}{ci(block.get('ci95'))} at IoU >= "
-        f"{figures['threshold']} "
-        f"({block['hits']}/{block['scored']} scored)   detection rate {pct(figures['detection_rate'])}   "
-        f"false positives {pct(figures['false_positive_rate'])}",
-        f"  samples {block['samples']}   hits {block['hits']}   false positives {block['misses']}   "
-        f"not found {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
-        f"  mean attempts {attempts}   answered by transform: {by_transform}",
-    ]
 
 
 def profile_lines(profile: Mapping[str, Any] | None) -> list[str]:
@@ -206,10 +183,9 @@ def summary_lines(result: RunResult) -> list[str]:
             price=view.price,
         )
     lines += comparison_block(result.summary or {}, result.records, view.order)
-    if result.reproductions:
-        from ..analysis import reproduce
-
-        lines += ["", *reproduce.lines(result.reproductions)]
+    for section in sections():  # the run's own sections (reproduction), before the gates
+        if not section.terminal_after_summary:
+            lines += section.run_terminal(result)
     if result.verdicts:
         lines.append("")
         lines += [verdict.describe() for verdict in result.verdicts]
@@ -220,8 +196,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
     """The whole grounding summary of a run, each line with how it is drawn (PLAIN; FAILED stands
     out, BOLD is bold; RULE and SECTION are headings across the terminal): the misses, the
     figures, the baseline, replayed files, the outputs, the verdict."""
-    from .baseline import baseline_lines, baseline_verdict
-    from .replay import finding_lines
+    from .baseline import baseline_verdict
 
     def failed(yes: bool) -> str:
         return FAILED if yes else PLAIN
@@ -236,8 +211,10 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
         out += [
             (line, failed("FAILED" in line and line.startswith(("gate", "errors")))) for line in summary_lines(result)
         ]
-    out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in baseline_lines(result)]
-    out += [(line, PLAIN) for line in finding_lines(result.replay)]
+    for section in sections():  # after the summary: the baseline, replayed files
+        if section.terminal_after_summary:
+            found = section.run_terminal(result)
+            out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in found]
     out += [(f"grounding {title}: {path}", PLAIN) for title, path in result.outputs]
     out += [(f"grounding output FAILED: {problem}", FAILED) for problem in result.output_errors]
     if result.summary:

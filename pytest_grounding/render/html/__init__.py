@@ -12,9 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from ..output import write_atomic
-from . import robustness
 from .assets import CSS, SCRIPT
-from .page import NON_HITS, banner, figures_section, gallery_section, gates_section, run_section, summary_section
+from .page import (
+    NON_HITS,
+    banner,
+    figures_section,
+    gallery_section,
+    gates_section,
+    run_section,
+    sections_html,
+    summary_section,
+    thumbnail_records,
+)
 from .thumbs import Thumbnails, Withhold
 
 
@@ -33,7 +42,7 @@ def render(
     `withhold`: why a record's image must not be read (a report from elsewhere: see cli/images.py)."""
     records = document.get("samples") or []
     non_hits = [r for r in records if r.get("outcome") in NON_HITS]
-    thumbs = Thumbnails([*non_hits, *robustness.flip_records(document)], base=base, withhold=withhold)
+    thumbs = Thumbnails([*non_hits, *thumbnail_records(document)], base=base, withhold=withhold)
     partial = bool(document.get("partial"))
     title = ("[partial] " if partial else "") + "pytest-grounding report"
     started = escape(str(document.get("started") or ""))
@@ -43,8 +52,8 @@ def render(
         f"<title>{escape(title)} {started}</title><style>{CSS}\n{thumbs.css()}</style></head>"
         f'<body data-partial="{"1" if partial else "0"}"><header><h1>{escape(title)}</h1>'
         f'<p class="muted">started {started} · {len(records)} records</p>{banner(document)}</header><main>'
-        f"{run_section(document)}{gates_section(document)}{summary_section(document)}{figures_section(document)}"
-        f"{robustness.section(document, thumbs)}"
+        f"{run_section(document)}{gates_section(document)}{summary_section(document)}"
+        f"{sections_html(document, thumbs)}{figures_section(document)}"
         f"{gallery_section(records, thumbs)}</main><script>{SCRIPT}</script></body></html>\n"
     )
     return page, len(non_hits), len(thumbs.screens)

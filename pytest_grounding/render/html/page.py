@@ -12,6 +12,7 @@ from ...analysis.figures import SLICE_TITLES, blocks, design_figures, slice_figu
 from ...analysis.intervals import span
 from ...core.numbers import ms, pct
 from ...core.record import Outcome
+from ...sections import HtmlPage, sections
 from .. import terminal as report
 from .svg import render as render_svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
@@ -193,10 +194,10 @@ def detector_section(
     """`spent`: the report's `cost` entry (tokens and cost lines under the headline)."""
     found = (spent or {}).get("detectors") or {}
     price = cost.Price.from_dict((spent or {}).get("price"))
-    lines = report.detector_block(name, block, info=info, top_apps=None, cost=found.get(name), price=price)
-    headline = lines[: lines.index("")] if "" in lines else lines
+    # the sections with a page section of their own (robustness) are left out of the box
+    headline = report.headline_lines(name, block, info=info, cost=found.get(name), price=price, page=True)
     out = [f'<div class="block"><h3>{e(headline[0])}</h3>']
-    out += [f'<p class="mono">{e(line.strip())}</p>' for line in headline[1:]]
+    out += [f'<p class="mono">{e(line.strip())}</p>' for line in headline[1:] if line.strip()]
     out.append('<div class="tables">')
     for key, title in report.TABLES:
         rows = block["by"][key]
@@ -251,11 +252,18 @@ def summary_section(document: Mapping[str, Any]) -> str:
             out += [f"<h3>By slice ({what})</h3>", '<div class="figures">', *shown, "</div>"]
     for name, block in named:
         out.append(detector_section(name, block, info.get(str(block.get("detector"))), document.get("cost")))
-    verdicts = document.get("reproduction") or []
-    if verdicts:
-        out.append("<h3>Reproduction</h3>")
-        out += [f'<p class="mono">{e(found["line"])}</p>' for found in verdicts]
     return "".join(out)
+
+
+def sections_html(document: Mapping[str, Any], thumbs: Thumbnails) -> str:
+    """Each registered section's part of the page (pytest_grounding/sections), in their order."""
+    page = HtmlPage(thumbs)
+    return "".join(section.html(document, page) for section in sections())
+
+
+def thumbnail_records(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Records the sections' parts show screens of (the sweep's flipped pairs)."""
+    return [record for section in sections() for record in section.thumbnail_records(document)]
 
 
 def figures_section(document: Mapping[str, Any]) -> str:
