@@ -553,12 +553,41 @@ def test_safe_href_keeps_http_and_relative_paths_only():
 def test_board_walks_a_folder_of_any_depth(project, tmp_path, capsys, depth):
     report = _run(project, tmp_path, "--detector", "colour")
     folder = tmp_path / "reports"
-    deep = folder
+    chain = [folder]
     for _ in range(depth):  # one by one: mkdir(parents=True) itself recurses
-        deep = deep / "d"
-        deep.mkdir(parents=True)
-    (folder / "top.json").write_text(report.read_text())
-    (deep / "bottom.json").write_text(report.read_text())
-    assert main(["board", str(folder)]) == 0
-    out = capsys.readouterr().out
-    assert "folders deep: not read" in out
+        chain.append(chain[-1] / "d")
+        chain[-1].mkdir(parents=True)
+    try:
+        (folder / "top.json").write_text(report.read_text())
+        (chain[-1] / "bottom.json").write_text(report.read_text())
+        assert main(["board", str(folder)]) == 0
+        out = capsys.readouterr().out
+        assert "folders deep: not read" in out
+    finally:  # bottom-up: pytest's own clean-up of tmp_path (shutil.rmtree) recurses past 1,000 levels
+        (chain[-1] / "bottom.json").unlink(missing_ok=True)
+        for path in reversed(chain[1:]):
+            path.rmdir()
+
+
+# --- every CLI line of text from a file goes through the terminal escaping --------------------------------------
+
+FORGED = ["\x1b[2J\x1b[H", "\rverdict: all gates passed\n", "\x1b]0;title\x07", "\u202eevil", "\x9b31m"]
+
+
+@pytest.mark.parametrize("forged", FORGED)
+def test_rescore_prints_what_a_file_says_escaped(project, tmp_path, capsys, forged):
+    report = _run(project, tmp_path, "--detector", "colour", "--grounding-predictions", str(tmp_path / "p.jsonl"))
+    predictions = tmp_path / "p.jsonl"
+    rows = [json.loads(line) for line in predictions.read_text().splitlines() if line.strip()]
+    for row in rows:
+        row["detector"] = f"colour{forged}"
+    predictions.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    capsys.readouterr()
+    code = main(["rescore", str(predictions), "--json", str(tmp_path / "again.json")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    text = captured.out + captured.err
+    for character in ("\x1b", "\r", "\x07", "\u202e", "\x9b"):
+        assert character not in text
+    assert all(not line.startswith("verdict") for line in text.splitlines())
+    assert report.is_file()
