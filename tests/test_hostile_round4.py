@@ -591,3 +591,32 @@ def test_rescore_prints_what_a_file_says_escaped(project, tmp_path, capsys, forg
         assert character not in text
     assert all(not line.startswith("verdict") for line in text.splitlines())
     assert report.is_file()
+
+
+# --- the vllm detector's own settings and files ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "1e9", "soon"])
+def test_a_start_timeout_no_server_can_have_is_refused(project, tmp_path, value):
+    result = project.runpytest("--dataset", MINI, "--detector", f"vllm:model={tmp_path},start_timeout={value}")
+    assert result.ret == 4
+    assert "start_timeout" in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.parametrize("blocker", ["file", "fifo"])
+def test_an_unwritable_cache_folder_for_the_server_log_is_one_message(project, tmp_path, monkeypatch, blocker):
+    import os
+
+    from test_served_protocol import fake_vllm
+
+    server = fake_vllm(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if blocker == "file":
+        (cache / "servers").write_text("a file where the folder should be")
+    else:
+        os.mkfifo(cache / "servers")
+    monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(cache))
+    result = project.runpytest("--dataset", MINI, "--detector", f"vllm:model={tmp_path},server={server}", "-k", "m01")
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text and "the server's log cannot be written" in text

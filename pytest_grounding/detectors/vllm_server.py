@@ -179,8 +179,16 @@ class ServerProcess:
         self.log_path = log_path
         self.started_at = time.monotonic()
         self.ready_s: float | None = None
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as log:
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(log_path, "ab")  # noqa: SIM115 (closed below, after Popen has its copy)
+        except OSError as exc:  # an unwritable cache folder: one message, never an INTERNALERROR
+            raise ModelUnavailable(
+                f"vllm: the server's log cannot be written ({exc.strerror or exc})",
+                str(log_path),
+                "make the cache folder writable, or point $PYTEST_GROUNDING_CACHE at one that is",
+            ) from None
+        with log:
             log.write(f"# pytest-grounding started: {shlex.join(plan.argv)}\n".encode())
             log.flush()
             self.process = subprocess.Popen(
@@ -338,6 +346,12 @@ class VLLMDetector(OpenAIDetector):
     ) -> None:
         if not model:
             raise ValueError("vllm needs model=HUB_ID or model=FOLDER (what the server loads)")
+        try:
+            start_timeout = float(start_timeout)
+        except (TypeError, ValueError):
+            raise ValueError(f"vllm: start_timeout={str(start_timeout)[:40]} is not a number of seconds") from None
+        if not 0 < start_timeout <= 24 * 3600:  # NaN, 0, negative or past a day: a typo
+            raise ValueError(f"vllm: start_timeout={start_timeout:g} is not between 0 and 86400 seconds")
         if "base_url" in options:
             raise ValueError("vllm starts its own server: use the openai detector for a server at base_url=")
         resolved = resolve_preset(preset, **{k: v for k, v in options.items() if k not in OPENAI_OPTIONS})
