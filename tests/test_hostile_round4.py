@@ -620,3 +620,47 @@ def test_an_unwritable_cache_folder_for_the_server_log_is_one_message(project, t
     result = project.runpytest("--dataset", MINI, "--detector", f"vllm:model={tmp_path},server={server}", "-k", "m01")
     text = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in text and "the server's log cannot be written" in text
+
+
+def test_two_endpoints_that_describe_themselves_alike_never_share_answers(project, tmp_path):
+    pytest.importorskip("httpx")
+    first, second = OkModel(), OkModel()
+    try:
+        cache = ["--grounding-cache", str(tmp_path / "cache"), "--dataset", MINI, "-k", "m01 or m02"]
+        project.runpytest("--detector", first.spec, *cache)
+        report = tmp_path / "r.json"
+        spec = second.spec.replace(second.url, second.url + "/")  # another server, another spelling
+        project.runpytest("--detector", spec, *cache, "--grounding-json", str(report))
+        assert first.chats == 2 and second.chats == 2
+        assert not any(r.get("cached") for r in read_json(report)["samples"])
+        project.runpytest("--detector", first.spec, *cache, "--grounding-json", str(report))
+        assert first.chats == 2 and all(r.get("cached") for r in read_json(report)["samples"])
+    finally:
+        first.server.close()
+        second.server.close()
+
+
+# --- a tracker's time is bounded -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["mlflow", "wandb"])
+def test_a_tracker_that_never_answers_is_one_note_in_bounded_time(monkeypatch, kind):
+    import threading
+    import time
+
+    from pytest_grounding.render import trackers
+
+    release = threading.Event()
+
+    def hangs(*args):
+        release.wait(30)
+        return ["never"]
+
+    monkeypatch.setitem(trackers.LOGGERS, kind, hangs)
+    monkeypatch.setattr(trackers, "TRACKER_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    target = trackers.parse_target(f"{kind}:somewhere" if kind == "mlflow" else f"{kind}:project", "test")
+    notes = trackers.log_all({"summary": {}, "samples": []}, [target], [])
+    release.set()
+    assert time.monotonic() - started < 5
+    assert len(notes) == 1 and "not logged: TimeoutError: no answer within 0.5 s" in notes[0]

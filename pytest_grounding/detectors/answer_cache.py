@@ -62,13 +62,22 @@ def sent_image(source: str, preprocess: Any, frame: Any, resized: bool) -> dict[
 
 
 def served_key(
-    body: Mapping[str, Any], placeholder: str, image: Mapping[str, Any], *, engine: Any, preset: str, root: Any = None
+    body: Mapping[str, Any],
+    placeholder: str,
+    image: Mapping[str, Any],
+    *,
+    engine: Any,
+    preset: str,
+    root: Any = None,
+    endpoint: Any = None,
 ) -> str:
     """A chat-completions request's key: the body as sent (model, messages, every decoding field,
-    the seed) with the image's description where its data URL goes, the engine and its version, the preset."""
+    the seed) with the image's description where its data URL goes, the engine and its version, the
+    preset, and the base URL(s) it is sent to (without credentials; None: the vllm detector's own)."""
     return digest(
         {
             "kind": "served",
+            "endpoint": endpoint,
             "engine": getattr(engine, "name", None),
             "engine_version": getattr(engine, "version", None),
             "weights": root,  # vLLM's `root`: the folder or hub id the served name stands for

@@ -332,6 +332,8 @@ class VLLMDetector(OpenAIDetector):
     - every other ``openai`` option (concurrency, timeout, probe, too_long, ...) except base_url.
     """
 
+    endpoint_in_cache_key = False  # a new port each start: the launch itself (model, args) is the identity
+
     name = "vllm"
 
     def __init__(
