@@ -664,3 +664,23 @@ def test_a_tracker_that_never_answers_is_one_note_in_bounded_time(monkeypatch, k
     release.set()
     assert time.monotonic() - started < 5
     assert len(notes) == 1 and "not logged: TimeoutError: no answer within 0.5 s" in notes[0]
+
+
+# --- doctor lists as runnable only what it found complete ------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["link out of the cache", "mixed index", "weights deleted"])
+def test_doctor_never_lists_an_incomplete_repo_as_runnable(tmp_path, monkeypatch, capsys, kind):
+    from test_hostile_round3 import hostile_cache
+
+    _, cache, snapshot = hostile_cache(tmp_path, "link out of the cache" if kind == "weights deleted" else kind)
+    if kind == "weights deleted":
+        (snapshot / "model.safetensors").unlink()
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in ("GROUNDING_BASE_URL", "PYTEST_GROUNDING_OPENAI_BASE_URL", "PYTEST_GROUNDING_QWENVL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    main(["doctor"])
+    out = capsys.readouterr().out
+    runnable = [line for line in out.splitlines() if "runnable in-process:" in line]
+    assert runnable and all("org/model" not in line for line in runnable), runnable
