@@ -684,3 +684,43 @@ def test_doctor_never_lists_an_incomplete_repo_as_runnable(tmp_path, monkeypatch
     out = capsys.readouterr().out
     runnable = [line for line in out.splitlines() if "runnable in-process:" in line]
     assert runnable and all("org/model" not in line for line in runnable), runnable
+
+
+# --- an agent's turns: whatever a model puts in its answer ends the episode with an end, in bounded bodies -------
+
+
+def test_later_turns_echo_a_tool_call_without_what_the_model_added():
+    from pytest_grounding.detectors.vlm.agent_parts import Reply
+    from pytest_grounding.detectors.vlm.agent_turns import assistant_message, read_action
+
+    junk = "x" * (4 << 20)
+    for arguments in ({"box": [1, 2, 30, 40], "junk": junk}, json.dumps({"box": [1, 2, 30, 40], "junk": junk[:1000]})):
+        call = {"id": "c1", "type": "function", "function": {"name": "crop", "arguments": arguments}, "extra": junk}
+        reply = Reply(text="t", tool_calls=(call,), prompt_tokens=1, completion_tokens=1, latency_ms=1.0)
+        action = read_action(reply, 1)
+        assert action.kind == "crop"
+        echoed = json.dumps(assistant_message(reply, action))
+        assert len(echoed) < 1000 and "[1, 2, 30, 40]" in echoed and "junk" not in echoed
+
+
+@pytest.mark.parametrize(
+    "content",
+    [[{"type": "text", "text": 5}], [{"type": "text", "text": {"a": 1}}, {"type": "text", "text": "(1,2)"}], [None, 3]],
+)
+def test_content_parts_that_are_no_text_are_no_answer_never_a_crash(content):
+    from pytest_grounding.detectors.http import completion_content
+
+    assert isinstance(completion_content({"choices": [{"message": {"content": content}}]}), str)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ["[" * 5000, '{"box": [1e999, 2, 3, 4]}', '{"box": [' + "9" * 400 + ", 2, 3, 4]}", 7, None, ["box"]],
+)
+def test_hostile_crop_arguments_are_an_invalid_action_never_an_exception(arguments):
+    from pytest_grounding.detectors.vlm.agent_parts import Reply
+    from pytest_grounding.detectors.vlm.agent_turns import read_action
+
+    call = {"id": "c", "function": {"name": "crop", "arguments": arguments}}
+    reply = Reply(text=None, tool_calls=(call,), prompt_tokens=1, completion_tokens=1, latency_ms=1.0)
+    assert read_action(reply, 1).kind == "invalid"

@@ -469,5 +469,8 @@ def completion_content(document: dict[str, Any]) -> Any:
     except (KeyError, IndexError, TypeError):
         raise ServerError(f"not a chat completion: {redact(json.dumps(document))[:300]}") from None
     if isinstance(answer, list):  # content parts
-        answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
+        # only text parts that are text: a number or an object there is no answer, never a TypeError
+        answer = "".join(
+            part["text"] for part in answer if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
     return answer

@@ -175,8 +175,28 @@ def assistant_message(reply: Reply, action: Action) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": reply.text or ""}]}
     native = [c for c in action.calls if not c.get("text")]
     if native:
-        message["tool_calls"] = [dict(c) for c in native]
+        message["tool_calls"] = [_echoed(c) for c in native]
     return message
+
+
+def _echoed(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A native tool call as the next turns send it back: its id, type, name and the arguments a
+    crop reads (box, image), never what else the model put there (a megabyte of it would be sent
+    again with every later turn)."""
+    import json
+
+    found = call.get("function")
+    function: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = safejson.loads(arguments, max_chars=MAX_CALL_CHARS)
+        except ValueError:
+            arguments = {}
+    kept = {k: arguments[k] for k in ("box", "image") if isinstance(arguments, Mapping) and k in arguments}
+    echoed: dict[str, Any] = {k: str(call[k])[:200] for k in ("id", "type") if call.get(k) is not None}
+    echoed["function"] = {"name": str(function.get("name"))[:64], "arguments": json.dumps(kept)[:MAX_CALL_CHARS]}
+    return echoed
 
 
 def after_crop(action: Action, new: Sequence[View]) -> list[dict[str, Any]]:
