@@ -724,3 +724,19 @@ def test_hostile_crop_arguments_are_an_invalid_action_never_an_exception(argumen
     call = {"id": "c", "function": {"name": "crop", "arguments": arguments}}
     reply = Reply(text=None, tool_calls=(call,), prompt_tokens=1, completion_tokens=1, latency_ms=1.0)
     assert read_action(reply, 1).kind == "invalid"
+
+
+# --- huge numbers in a sweep's parameters are refused by name ---------------------------------------------------
+
+
+@XDIST
+@pytest.mark.parametrize(
+    "spec",
+    ["downscale:max_pixels=" + "9" * 400, "downscale:long_edge=10000000000", "jpeg:quality=" + "1" * 60,
+     "zoom:scale=" + "9" * 400, "occlude:size=1e999"],
+)  # fmt: skip
+def test_a_sweep_parameter_beyond_any_screen_is_a_usage_error(project, workers, spec):
+    result = project.runpytest("--dataset", MINI, "--detector", "center", "--grounding-perturb", spec, *workers)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4 and "INTERNALERROR" not in text and "Traceback" not in text
+    assert spec.split(":")[0] in result.stderr.str()
