@@ -740,3 +740,50 @@ def test_a_sweep_parameter_beyond_any_screen_is_a_usage_error(project, workers, 
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == 4 and "INTERNALERROR" not in text and "Traceback" not in text
     assert spec.split(":")[0] in result.stderr.str()
+
+
+# --- SIGTERM stops a started server's whole process group ------------------------------------------------------
+
+SIGTERMED = """
+import sys, time, types
+from pathlib import Path
+from pytest_grounding.detectors import vllm_server
+
+folder = Path(sys.argv[1])
+script = f"sleep 300 & echo $! > {folder / 'child.pid'}; wait"
+plan = types.SimpleNamespace(argv=["sh", "-c", script], base_url="http://127.0.0.1:1/v1", served_name="m",
+                             describe=lambda: {})
+vllm_server.ensure_server("k", lambda: vllm_server.ServerProcess(plan, folder / "server.log"))
+while not (folder / "child.pid").exists():
+    time.sleep(0.05)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM"])
+def test_sigterm_stops_a_started_servers_whole_group(tmp_path, signal_name):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = subprocess.Popen([sys.executable, "-c", SIGTERMED, str(tmp_path)], stdout=subprocess.PIPE, env=env, text=True)
+    assert run.stdout.readline().strip() == "ready"
+    child = int((tmp_path / "child.pid").read_text())
+    os.kill(child, 0)  # alive: a grandchild of the run, in the server's group
+    run.send_signal(getattr(signal, signal_name))
+    assert run.wait(30) == -signal.SIGTERM  # it still ends as SIGTERM ends a process
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the server's child outlived the run")

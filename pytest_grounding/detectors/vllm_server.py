@@ -290,7 +290,26 @@ def ensure_server(key: str, start: Callable[[], ServerProcess]) -> dict[str, Any
         running = _owned.get(key)
         if running is None or running.process.poll() is not None:
             running = _owned[key] = start()
+            _stop_on_sigterm()
         return _record(running)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a Slurm time limit, `timeout`, `kubectl delete`) ends Python without atexit, and the
+    death signal reaches the server's leader only: stop every server's whole group first, then end
+    as SIGTERM would have. Installed once, from the main thread, over the default handler only."""
+    with contextlib.suppress(ValueError, OSError):  # not the main thread: atexit and PDEATHSIG remain
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    servers = list(_owned.values())  # no lock: the handler may run while a thread holds it
+    _owned.clear()
+    for server in servers:
+        server.stop()
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _record(server: ServerProcess) -> dict[str, Any]:
