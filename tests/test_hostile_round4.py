@@ -787,3 +787,38 @@ def test_sigterm_stops_a_started_servers_whole_group(tmp_path, signal_name):
         time.sleep(0.1)
     os.kill(child, signal.SIGKILL)
     pytest.fail("the server's child outlived the run")
+
+
+# --- Ctrl-C at the run's end: held from the figures on, never losing the JSON and HTML -------------------------
+
+INTERRUPTED_AT = """
+import os, signal
+from pytest_grounding.analysis import {module} as patched
+
+_original = patched.{function}
+
+
+def {function}(*args, **kwargs):  # Ctrl-C arrives as the run's end starts this step
+    os.kill(os.getpid(), signal.SIGINT)
+    return _original(*args, **kwargs)
+
+
+patched.{function} = {function}
+"""
+
+
+@XDIST
+@pytest.mark.parametrize(("module", "function"), [("document", "figures"), ("tracked", "tracked_runs")])
+def test_ctrl_c_at_the_runs_end_loses_no_output(tmp_path, workers, module, function):
+    from test_hostile_round3 import no_crash, run_suite
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "conftest.py").write_text(INTERRUPTED_AT.format(module=module, function=function))
+    report, page = tmp_path / "r.json", tmp_path / "r.html"
+    more = ["--grounding-log", f"mlflow:{tmp_path / 'nowhere'}"] if module == "tracked" else []
+    result = run_suite(folder, f"--dataset={MINI}", "--detector", "center", "--grounding-json", str(report),
+                       "--grounding-html", str(page), *more, *workers)  # fmt: skip
+    text = no_crash(result)
+    assert result.returncode == 2 and "were completed first" in text, text[-2000:]
+    assert len(read_json(report)["samples"]) == 8 and page.read_text().rstrip().endswith("</html>")
