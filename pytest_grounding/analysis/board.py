@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..core.identity import identity_of, weights_of
 from ..core.profiles import profile_of
 from ..core.record import Task
 from . import compare, intervals
+from . import matrix as sample_matrix
+from . import tiers as significance
 
 SORTS = ("name", "accuracy", "date")  # or a benchmark's name: that column's accuracy, best first
 
@@ -118,12 +121,36 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class Running:
+    """A run still going: its --grounding-html page's sidecar (render/live.py) read back."""
+
+    path: str  # the page below the board's folder
+    done: int
+    total: int
+    accuracy: float | None
+    eta_s: float | None
+    started: str
+
+    @property
+    def text(self) -> str:
+        accuracy = "-" if self.accuracy is None else f"{self.accuracy * 100:.1f}%"
+        left = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
+        return (
+            f"running since {self.started}: {self.done} of {self.total} samples, accuracy so far {accuracy}, "
+            f"time left {left}"
+        )
+
+
+@dataclass(frozen=True)
 class Board:
     rows: tuple[Config, ...]
     columns: tuple[Benchmark, ...]
     cells: Mapping[tuple[Config, Benchmark], Cell]
     skipped: tuple[Skipped, ...] = ()
     reports: int = 0  # reports read (each may fill several cells)
+    tiers: Mapping[Benchmark, significance.Tiers] = field(default_factory=dict)  # per column, its rows' latest runs
+    matrices: Mapping[Benchmark, sample_matrix.Matrix] = field(default_factory=dict)
+    running: tuple[Running, ...] = ()
 
     def cell(self, row: Config, column: Benchmark) -> Cell | None:
         return self.cells.get((row, column))
@@ -148,46 +175,17 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _found(info: Any, keys: Sequence[str]) -> Any:
-    """The first of `keys` in a detector's description or in any description it wraps (`inner`)."""
-    while isinstance(info, Mapping):
-        for key in keys:
-            value = info.get(key)
-            if value not in (None, "", {}):
-                return value
-        info = info.get("inner")
-    return None
-
-
 def config_of(spec: str, info: Mapping[str, Any], scoring: str) -> Config:
-    """A row from a detector's spec and its describe() in the report (run.detectors)."""
-    preset = _found(info, ("preset",))
-    preset_name = str(preset.get("name", "")) if isinstance(preset, Mapping) else str(preset or "")
-    engine = _found(info, ("engine",))
-    engine_text = ""
-    if isinstance(engine, Mapping) and engine.get("name"):
-        engine_text = " ".join(str(engine[k]) for k in ("name", "version") if engine.get(k))
-    strategies = []
-    level: Any = info
-    while isinstance(level, Mapping):  # zoom around screenseeker around ...: the outermost first
-        if level.get("strategy"):
-            options = _mapping(level.get("options"))
-            said = ",".join(f"{k}={v}" for k, v in options.items())
-            strategies.append(f"{level['strategy']}({said})" if said else str(level["strategy"]))
-        level = level.get("inner")
-    return Config(spec, preset_name, engine_text, " > ".join(strategies), scoring)
+    """A row from a detector's spec and its describe() in the report (run.detectors): its identity
+    (core/identity.py) less the weights, which a cell's history shows run by run. Runs that reached
+    one model through other endpoints or with another concurrency share a row."""
+    found = identity_of(spec, info, scoring)
+    return Config(found.detector, found.preset, found.engine, found.strategy, found.scoring)
 
 
 def revision_of(info: Mapping[str, Any]) -> str:
-    """The model's commit or revision where the detector recorded one (hub models; a served
-    engine's `root`, the checkpoint the server loaded)."""
-    found = _found(info, ("model_commit", "model_revision"))
-    if found:
-        return str(found)
-    engine = _found(info, ("engine",))
-    settings = engine.get("settings") if isinstance(engine, Mapping) else None
-    root = settings.get("root") if isinstance(settings, Mapping) else None
-    return str(root) if root else ""
+    """The model's commit or revision where the detector recorded one (core/identity.py)."""
+    return weights_of(info)
 
 
 def shard_reason(document: Mapping[str, Any]) -> str | None:
@@ -303,6 +301,7 @@ def build(
     filters: Filters = Filters(),
     sort: str = "name",
     reports: int = 0,
+    running: Sequence[Running] = (),
 ) -> Board:
     """The board of the runs found, filtered and sorted: every cell's runs oldest first, each with
     its change against the one before."""
@@ -320,7 +319,16 @@ def build(
         cells[key] = Cell(tuple(runs), changes)
     columns = tuple(sorted({c for _, c in cells}))
     rows = sort_rows({r for r, _ in cells}, columns, cells, sort)
-    return Board(rows, columns, cells, tuple(skipped), reports)
+    ranked, matrices = {}, {}
+    for column in columns:
+        latest = [(row, cell.latest) for row in rows if (cell := cells.get((row, column))) is not None]
+        ranked[column] = significance.tiers(
+            [significance.Contender(row.label, row.scoring, run.records) for row, run in latest]
+        )
+        matrices[column] = sample_matrix.matrix(
+            [sample_matrix.Column(row.label, run.source, run.records) for row, run in latest]
+        )
+    return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices, tuple(running))
 
 
 def sort_rows(

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from ..core.identity import Identity, identity_of
+from ..core.profiles import profile_of
 from ..core.record import MAX_EPOCHS, MAX_SHARDS
 from ..core.types import EPOCH_SUFFIX
 from ..core.variants import SEPARATOR, base_uid
@@ -188,6 +190,66 @@ def ranges(numbers: Sequence[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
+def identities(part: Part) -> dict[str, Identity]:
+    """Each detector spec of a report with its identity (core/identity.py), from run.detectors."""
+    infos = part.document.get("run", {}).get("detectors", {})
+    scoring = profile_of(part.document)
+    return {
+        spec: identity_of(spec, infos.get(spec) if isinstance(infos.get(spec), Mapping) else {}, scoring)
+        for spec in part.detectors
+    }
+
+
+def unified(parts: Sequence[Part]) -> list[Part]:
+    """Shards that reached one model through other endpoints or with another concurrency: each
+    later report's detector renamed to the first report's spec of the same identity (records,
+    run.detectors, the shard block), its own spec kept as `spec_as_run` in its description, so
+    that the merge has one detector and each shard's endpoints stay on record."""
+    if not parts:
+        return []
+    first = {found: spec for spec, found in identities(parts[0]).items()}
+    out = [parts[0]]
+    for part in parts[1:]:
+        renames = {spec: first[found] for spec, found in identities(part).items() if first.get(found, spec) != spec}
+        out.append(_renamed(part, renames) if renames else part)
+    return out
+
+
+def _renamed(part: Part, renames: Mapping[str, str]) -> Part:
+    document = dict(part.document)
+    document["samples"] = [
+        {**r, "detector": renames.get(str(r.get("detector")), r.get("detector"))} if isinstance(r, Mapping) else r
+        for r in document.get("samples", [])
+    ]
+    run = dict(document.get("run", {}))
+    run["detectors"] = {
+        renames.get(spec, spec): (
+            {**info, "spec_as_run": spec} if spec in renames and isinstance(info, Mapping) else info
+        )
+        for spec, info in run.get("detectors", {}).items()
+    }
+    document["run"] = run
+    if isinstance(document.get("shard"), Mapping) and "detectors" in document["shard"]:
+        shard = document["shard"]
+        document["shard"] = {**shard, "detectors": [renames.get(d, d) for d in shard["detectors"]]}
+    if isinstance(document.get("summary"), Mapping):
+        document["summary"] = {renames.get(k, k): v for k, v in document["summary"].items()}
+    return replace(part, document=document)
+
+
+def _identity_note(part: Part, first: Part) -> str:
+    """What sets the detectors apart, where a detector of `part` is one of `first` in another form."""
+    mine, theirs = identities(part), identities(first)
+    said = []
+    for spec, found in mine.items():
+        if spec in theirs:
+            continue
+        near = next((o for o in theirs.values() if o.detector == found.detector), None)
+        if near is not None:
+            said.append(f"{spec}: {'; '.join(found.differences(near))}")
+    return f" ({', '.join(said)})" if said else ""
+
+
 def check(parts: Sequence[Part]) -> None:
     """Every report against the first: a MergeError for the first difference that changes scores."""
     first = parts[0]
@@ -210,7 +272,7 @@ def check(parts: Sequence[Part]) -> None:
         if part.detectors != first.detectors:
             raise MergeError(
                 f"{pair} ran different detectors: {', '.join(part.detectors) or 'none'} against "
-                f"{', '.join(first.detectors) or 'none'}"
+                f"{', '.join(first.detectors) or 'none'}{_identity_note(part, first)}"
             )
         mine, theirs = part.datasets(), first.datasets()
         if set(mine) != set(theirs):
@@ -384,6 +446,7 @@ def merged_document(
         raise MergeError("no reports to merge")
     for part in parts:
         check_split(part)  # first: the rest of the work is bounded by the split
+    parts = unified(parts)  # one detector reached through other endpoints: one name
     check(parts)  # the reports' claims against each other, then each report's records against its claims
     checked = [validated(part, rescore) for part in parts]
     parts = [part for part, _ in checked]
@@ -464,12 +527,26 @@ def _merge_entry(chosen: Selection, parts: Sequence[Part]) -> dict[str, Any]:
                 "duration_s": part.document.get("duration_s"),
                 "records": len(part.document.get("samples", [])),
                 "used": id(part) in kept,
+                **_endpoints(part),
             }
             for part in parts
         ],
         "missing": list(chosen.missing),
         "missing_samples": list(chosen.missing_samples),
     }
+
+
+def _endpoints(part: Part) -> dict[str, Any]:
+    """Where each served detector of the shard sent its requests, and with what concurrency."""
+    found = {}
+    for spec, info in part.document.get("run", {}).get("detectors", {}).items():
+        if isinstance(info, Mapping) and info.get("base_urls"):
+            found[spec] = {
+                "base_urls": [str(u) for u in info["base_urls"]],
+                "concurrency": str(info.get("concurrency", "")),
+                "spec": str(info.get("spec_as_run", spec)),
+            }
+    return {"endpoints": found} if found else {}
 
 
 def prediction_order(record: Mapping[str, Any]) -> tuple[str, str, str, str]:

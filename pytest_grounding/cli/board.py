@@ -22,6 +22,13 @@ def add_command(commands: Any) -> None:
     board = commands.add_parser("board", help="one table of every report under a folder", description=DESCRIPTION)
     board.add_argument("folder", type=Path, metavar="DIR", help="a folder of JSON reports (searched recursively)")
     board.add_argument("--html", type=Path, metavar="OUT", help="write the board as one static HTML page")
+    board.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="write the board as JSON: per benchmark each configuration's latest figure, rank and significance "
+        "tier, the pairwise tests behind the tiers, and the sample x model matrix",
+    )
     board.add_argument("--markdown", action="store_true", help="print the board as markdown")
     board.add_argument(
         "--history", action="store_true", help="each cell's runs, oldest first, each against the one before"
@@ -71,8 +78,8 @@ def html_page(report: Path, document: dict[str, Any]) -> Path | None:
 MAX_FOLDER_DEPTH = 64  # folders below the board's folder; deeper ones are named, not read
 
 
-def json_files(folder: Path) -> tuple[list[Path], list[str]]:
-    """Every *.json regular file under `folder`, sorted, walked with a stack (Path.rglob recurses:
+def json_files(folder: Path, suffix: str = ".json") -> tuple[list[Path], list[str]]:
+    """Every regular file named *`suffix` under `folder`, sorted, walked with a stack (Path.rglob recurses:
     a RecursionError at ~1,000 nested folders), links to folders not followed (no loop); and the
     folders left out below MAX_FOLDER_DEPTH."""
     import os
@@ -91,14 +98,40 @@ def json_files(folder: Path) -> tuple[list[Path], list[str]]:
                     deeper.append(Path(entry.path).relative_to(folder).as_posix())
                 else:
                     pending.append((Path(entry.path), depth + 1))
-            elif entry.name.endswith(".json") and entry.is_file(follow_symlinks=True):
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=True):
                 found.append(Path(entry.path))
     return sorted(found), sorted(deeper)
 
 
+def running_under(folder: Path) -> list[Any]:
+    """The runs still going under `folder`: their running HTML pages' sidecars (render/live.py)."""
+    from ..analysis.board import Running
+    from ..render.live import SUFFIX, read_running
+
+    out = []
+    for path in json_files(folder, SUFFIX)[0]:
+        state = read_running(path)
+        if state is None:
+            continue
+        accuracy, eta = state.get("accuracy"), state.get("eta_s")
+        out.append(
+            Running(
+                path.relative_to(folder).as_posix()[: -len(SUFFIX)],
+                int(state.get("done") or 0),
+                int(state.get("total") or 0),
+                float(accuracy) if isinstance(accuracy, (int, float)) else None,
+                float(eta) if isinstance(eta, (int, float)) else None,
+                str(state.get("started") or ""),
+            )
+        )
+    return out
+
+
 def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
-    """(rows found, files skipped, reports read) from every *.json under `folder`."""
+    """(rows found, files skipped, reports read) from every *.json under `folder` (a running
+    page's sidecar is no report: running_under reads those)."""
     from ..analysis.board import Skipped, runs_of, shard_reason
+    from ..render.live import is_sidecar
     from ..render.output import OutputError, read_report
 
     found: list[Any] = []
@@ -106,7 +139,7 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
     reports = 0
     paths, deeper = json_files(folder)
     skipped += [Skipped(name, f"more than {MAX_FOLDER_DEPTH} folders deep: not read") for name in deeper]
-    for path in paths:
+    for path in (p for p in paths if not is_sidecar(p)):
         source = path.relative_to(folder).as_posix()
         try:
             document = read_report(path)  # bounded, checked against the schema
@@ -144,10 +177,22 @@ def run(args: argparse.Namespace) -> int:
     filters = Filters(tuple(args.benchmark), tuple(args.detector), keyword)
     found, skipped, reports = collect(folder)
     try:
-        board = build(found, skipped, filters=filters, sort=args.sort, reports=reports)
+        board = build(found, skipped, filters=filters, sort=args.sort, reports=reports, running=running_under(folder))
     except ValueError as exc:
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
+    if args.json is not None:
+        import json
+
+        from ..render.board import json_document
+        from ..render.output import write_atomic
+
+        try:
+            write_atomic(args.json, (json.dumps(json_document(board), indent=1) + "\n").encode("utf-8"))
+        except OSError as exc:
+            print(f"error: {terminal_line(f'board {args.json} not written: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
+        print(f"wrote {terminal_line(args.json)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks")
     if args.html is not None:
         from ..render.html.board import write_board
 

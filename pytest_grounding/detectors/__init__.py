@@ -9,6 +9,7 @@ import inspect
 import math
 from typing import Any
 
+from ..core.identity import split_options
 from ..core.registry import Registry
 from .base import Detector, close, describe
 
@@ -73,7 +74,7 @@ def parse_spec(spec: str, *, raw: bool = False) -> tuple[str, dict[str, Any]]:
     (then `bind_options` converts them by the detector's own signature)."""
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in _split_options(rest, spec))):
+    for item in filter(None, (part.strip() for part in split_options(rest, spec))):
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"detector option {item!r} in {spec!r} is not key=value")
@@ -83,27 +84,6 @@ def parse_spec(spec: str, *, raw: bool = False) -> tuple[str, dict[str, Any]]:
         else:
             options[key.strip()] = value if raw else _coerce(value)
     return name.strip(), options
-
-
-def _split_options(rest: str, spec: str) -> list[str]:
-    """`a=1,b='x, y'` -> ["a=1", "b='x, y'"]: a value that starts with a quote runs to the same
-    quote (server_args='--flag {"a":1,"b":2}'); a quote elsewhere is an ordinary character."""
-    items, start, i = [], 0, 0
-    while i < len(rest):
-        char = rest[i]
-        if char == ",":
-            items.append(rest[start:i])
-            start = i + 1
-        elif char in "'\"" and rest[start:i].strip().endswith("=") and rest[start:i].count("=") == 1:
-            end = rest.find(char, i + 1)
-            if end < 0:
-                raise ValueError(
-                    f"detector option {rest[start:].strip()!r} in {spec!r}: its quote {char} is not closed"
-                )
-            i = end
-        i += 1
-    items.append(rest[start:])
-    return items
 
 
 def _coerce(value: str) -> Any:

@@ -58,6 +58,7 @@ class Controller:
             raise pytest.UsageError(f"grounding: {exc}") from None
         for line in lines:
             writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
+        self.session.start_live(len(session.items))  # once the detectors loaded: a failed load leaves no page
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.when in ("call", "???") or (report.when == "setup" and not report.passed):
@@ -157,6 +158,8 @@ class XdistHooks:
         if not self.session.ledger.expected:  # a replacement worker collects the same items again
             controller.progress.expect(len(ids))
         self.session.ledger.expect(ids)
+        if not self.config.option.collectonly:
+            self.session.start_live(len(ids))
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = WorkerOutput.received(getattr(node, "workeroutput", {}))

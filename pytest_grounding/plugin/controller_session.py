@@ -53,6 +53,7 @@ class ControllerSession:
     started: float = field(default_factory=time.time)
     result: RunResult | None = None  # made once, by finish()
     interrupted_writing: bool = False  # Ctrl-C came while the outputs were written (held until whole)
+    live: Any = None  # render/live.py's LivePage: --grounding-html written while the run goes
 
     @classmethod
     def open(cls, plan: RunPlan) -> ControllerSession:
@@ -83,6 +84,16 @@ class ControllerSession:
             raise SettingError(f"--grounding-published: {exc}") from None
         self.published = table
 
+    def start_live(self, total: int) -> None:
+        """--grounding-html: the running page, written before the first sample (render/live.py)."""
+        path = self.plan.settings.outputs.html_path
+        if path is None or self.live is not None:
+            return
+        from ..render.live import LivePage
+
+        self.live = LivePage(path, started=self.started)
+        self.live.start(total, self.plan.config.invocation_params.args)
+
     # -- as records arrive ------------------------------------------------------------------------
 
     def add_record(self, record: Record, item: str | None = None, *, crash: bool = False) -> bool:
@@ -93,6 +104,8 @@ class ControllerSession:
         self.timeline.add(record, time.monotonic())
         if not crash:
             self.predictions.write(record)
+        if self.live is not None:
+            self.live.add(record)
         return True
 
     def keep_unscored(self, records: Sequence[Mapping[str, Any]]) -> None:
@@ -297,5 +310,7 @@ class ControllerSession:
                 self.interrupted_writing = True
             if errors:
                 result = result.with_output_errors((*result.output_errors, *errors))
+        if self.live is not None:
+            self.live.finish()  # the final page replaced the running one
         self.result = result
         return result

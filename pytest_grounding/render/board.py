@@ -4,12 +4,23 @@ its sample count; with `history`, each cell's runs under the table, each against
 
 from __future__ import annotations
 
-from ..analysis.board import Board, Cell, Change, Run
+from typing import Any
+
+from ..analysis import matrix as sample_matrix
+from ..analysis import tiers as significance
+from ..analysis.board import Benchmark, Board, Cell, Change, Config, Run
 from ..analysis.intervals import span
 from ..core.numbers import pct
 from ..core.safetext import markdown_text, terminal_line
 
 PARTIAL = "†"  # a partial run (interrupted), or a merge with shards missing
+
+
+def tier_mark(board: Board, row: Config, column: Benchmark) -> str:
+    """`T1 ` where the row has a tier on that column, else nothing."""
+    found = board.tiers.get(column)
+    tier = found.tier_of(row.label) if found is not None else None
+    return "" if tier is None else f"T{tier} "
 
 
 def figure(run: Run) -> str:
@@ -56,7 +67,13 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
     if board.rows:
         head = ["configuration", *(c.label for c in board.columns)]
         body = [
-            [row.label, *(figure(cell.latest) if (cell := board.cell(row, c)) else "-" for c in board.columns)]
+            [
+                row.label,
+                *(
+                    tier_mark(board, row, c) + figure(cell.latest) if (cell := board.cell(row, c)) else "-"
+                    for c in board.columns
+                ),
+            ]
             for row in board.rows
         ]
         widths = _widths([head, *body])
@@ -64,11 +81,12 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
             lines.append("  ".join(value.ljust(w) for value, w in zip(values, widths, strict=True)).rstrip())
         lines.append(
             "  (the latest run of each cell: the report's headline accuracy, its 95% interval clustered by "
-            f"screen, the samples scored; {PARTIAL} a partial run)"
+            f"screen, the samples scored; {PARTIAL} a partial run; Tn its significance tier)"
         )
     else:
         lines.append("  no report matched")
     lines += _figures_said(board)
+    lines += tier_lines(board)
     if history:
         lines += ["", "history (oldest first; each run against the one before it):"]
         for row in board.rows:
@@ -78,6 +96,7 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
                     continue
                 lines.append(f"  {row.label} on {column.label}:")
                 lines += [f"    {line}" for line in _history_lines(cell)]
+    lines += _running_lines(board)
     lines += _skipped_lines(board)
     return [terminal_line(line) for line in lines]
 
@@ -90,6 +109,12 @@ def _figures_said(board: Board) -> list[str]:
         kinds.discard("accuracy")
         said += [f"  {column.name}: {kind}" for kind in sorted(kinds)]
     return ["", "headline figures:", *said] if said else []
+
+
+def _running_lines(board: Board) -> list[str]:
+    if not board.running:
+        return []
+    return ["", f"running ({len(board.running)}):", *(f"  {r.path}: {r.text}" for r in board.running)]
 
 
 def _skipped_lines(board: Board) -> list[str]:
@@ -107,13 +132,17 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
         lines.append("| configuration | " + " | ".join(markdown_text(c.label) for c in board.columns) + " |")
         lines.append("|---|" + "---:|" * len(board.columns))
         for row in board.rows:
-            cells = [markdown_text(figure(cell.latest)) if (cell := board.cell(row, c)) else "-" for c in board.columns]
+            cells = [
+                markdown_text(tier_mark(board, row, c) + figure(cell.latest)) if (cell := board.cell(row, c)) else "-"
+                for c in board.columns
+            ]
             lines.append(f"| {markdown_text(row.label)} | " + " | ".join(cells) + " |")
         lines += [
             "",
             "The latest run of each cell: the report's headline accuracy, its 95% interval (clustered by screen) "
-            f"and the samples scored; {PARTIAL} a partial run.",
+            f"and the samples scored; {PARTIAL} a partial run; Tn its significance tier (below).",
         ]
+        lines += tier_markdown(board)
     said = _figures_said(board)
     if said:
         lines += ["", *(f"- {markdown_text(line.strip())}" for line in said[2:])]
@@ -125,7 +154,146 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
                 if cell is not None:
                     lines.append(f"- **{markdown_text(row.label)}** on {markdown_text(column.label)}:")
                     lines += [f"    - {markdown_text(line)}" for line in _history_lines(cell)]
+    if board.running:
+        lines += ["", "### Running", ""]
+        lines += [f"- {markdown_text(r.path)}: {markdown_text(r.text)}" for r in board.running]
     if board.skipped:
         lines += ["", "### Not on the board", ""]
         lines += [f"- {markdown_text(s.path)}: {markdown_text(s.reason)}" for s in board.skipped]
     return lines
+
+
+# -- significance tiers ------------------------------------------------------------------------------
+
+TIERS_SAID = (
+    "detectors ranked by accuracy; one tier = not distinguishable from the tier's best at 95% (McNemar's exact "
+    "test on the samples both scored, p adjusted by Holm over all pairs)"
+)
+
+
+def _verdict(pair: significance.Pair) -> str:
+    return "differ" if pair.significant else "tied"
+
+
+def _difference(pair: significance.Pair) -> str:
+    d = pair.difference
+    return "-" if d is None else f"{d.delta * 100:+.1f} points, {d.bounds()}"
+
+
+def tier_lines(board: Board) -> list[str]:
+    """Each column's ranking in tiers, the rows not paired with their reason, then the pairs."""
+    lines = []
+    for column, found in board.tiers.items():
+        if len(found.ranked) < 2:
+            continue
+        lines += ["", f"significance tiers on {column.label} ({TIERS_SAID}):"]
+        for r in found.ranked:
+            tier = f"tier {r.tier}" if r.tier is not None else "no tier"
+            extra = f": {r.reason}" if r.reason else ""
+            lines.append(f"  {r.rank}. {tier:<8} {r.name}  {pct(r.accuracy)} n={r.scored}{extra}")
+        for p in found.pairs:
+            lines.append(
+                f"    {p.better} vs {p.worse}: {_verdict(p)} (paired on {p.n}, {p.wins} only the first hit, "
+                f"{p.losses} only the second; p = {p.p_value:.3g}, Holm {p.p_holm:.3g}; {_difference(p)})"
+            )
+        lines += [f"  {note}" for note in found.notes]
+    return lines
+
+
+def tier_markdown(board: Board) -> list[str]:
+    lines = []
+    for column, found in board.tiers.items():
+        if len(found.ranked) < 2:
+            continue
+        lines += [
+            "",
+            f"### Significance tiers: {markdown_text(column.label)}",
+            "",
+            TIERS_SAID[0].upper() + TIERS_SAID[1:] + ".",
+            "",
+        ]
+        lines += ["| rank | tier | configuration | accuracy | n |", "|---:|---:|---|---:|---:|"]
+        for r in found.ranked:
+            tier = str(r.tier) if r.tier is not None else markdown_text(f"- ({r.reason})")
+            lines.append(f"| {r.rank} | {tier} | {markdown_text(r.name)} | {pct(r.accuracy)} | {r.scored} |")
+        if found.pairs:
+            lines += [
+                "",
+                "| better | worse | paired | only better hit | only worse hit | p | p (Holm) | difference | |",
+            ]
+            lines.append("|---|---|---:|---:|---:|---:|---:|---|---|")
+            lines += [
+                f"| {markdown_text(p.better)} | {markdown_text(p.worse)} | {p.n} | {p.wins} | {p.losses} | "
+                f"{p.p_value:.3g} | {p.p_holm:.3g} | {markdown_text(_difference(p))} | {_verdict(p)} |"
+                for p in found.pairs
+            ]
+        lines += [f"- {markdown_text(note)}" for note in found.notes]
+    return lines
+
+
+# -- board --json ------------------------------------------------------------------------------------
+
+
+def _latest(run: Run) -> dict[str, Any]:
+    return {
+        "source": run.source,
+        "started": run.started,
+        "accuracy": run.accuracy,
+        "ci95": list(run.ci95) if run.ci95 else None,
+        "samples": run.samples,
+        "figure": run.figure,
+        "partial": run.partial,
+        "html": run.html,
+    }
+
+
+def json_document(board: Board) -> dict[str, Any]:
+    """`board --json OUT`: per benchmark, every configuration with its latest figure, rank and tier,
+    the pairwise table behind the tiers, and the sample x model matrix."""
+    columns = []
+    for column in board.columns:
+        found = board.tiers.get(column)
+        ranking = significance.as_dict(found) if found is not None else {"rows": [], "pairs": [], "notes": []}
+        by_name = {r["name"]: r for r in ranking["rows"]}
+        rows = []
+        for row in board.rows:
+            cell = board.cell(row, column)
+            if cell is None:
+                continue
+            ranked = by_name.get(row.label, {})
+            rows.append(
+                {
+                    "configuration": row.label,
+                    **dict(row.details()),
+                    "detector": row.detector,
+                    "rank": ranked.get("rank"),
+                    "tier": ranked.get("tier"),
+                    **({"reason": ranked["reason"]} if "reason" in ranked else {}),
+                    "latest": _latest(cell.latest),
+                    "runs": len(cell.runs),
+                }
+            )
+        rows.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0))
+        table = board.matrices.get(column)
+        columns.append(
+            {
+                "benchmark": column.name,
+                "format": column.format,
+                "fingerprint": column.fingerprint,
+                "label": column.label,
+                "rows": rows,
+                "tiers": {k: v for k, v in ranking.items() if k != "rows"},
+                "matrix": sample_matrix.as_dict(table) if table is not None else None,
+            }
+        )
+    return {
+        "tool": "pytest-grounding",
+        "kind": "board",
+        "reports": board.reports,
+        "benchmarks": columns,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in board.skipped],
+        "running": [
+            {"page": r.path, "done": r.done, "total": r.total, "accuracy": r.accuracy, "eta_s": r.eta_s}
+            for r in board.running
+        ],
+    }

@@ -11,9 +11,10 @@ from pathlib import Path
 from ...analysis.board import Board, Cell
 from ...core.numbers import pct
 from ...core.safetext import terminal_line
-from ..board import PARTIAL, change_text, figure
+from ..board import PARTIAL, change_text, figure, tier_mark
 from ..output import write_atomic
 from .assets import CSS
+from .matrix import MATRIX_CSS, MATRIX_SCRIPT, matrix_html, tiers_html
 
 TREND_W, TREND_H, PAD = 120, 48, 4
 BOARD_CSS = """
@@ -90,7 +91,7 @@ def _link(target: str | None, text: str) -> str:
     return f'<a href="{e(href)}">{e(text)}</a>' if href else e(text)
 
 
-def cell_html(cell: Cell, links: dict[str, str]) -> str:
+def cell_html(cell: Cell, links: dict[str, str], tier: str = "") -> str:
     """`links`: the board page's relative link to each report (by its source) and to its HTML page."""
     latest = cell.latest
     page = links.get(f"html:{latest.source}")
@@ -104,7 +105,9 @@ def cell_html(cell: Cell, links: dict[str, str]) -> str:
         )
     runs = len(cell.runs)
     return (
-        f'<td class="cell" data-runs="{runs}"><span class="fig">{_link(page, figure(latest))}</span>'
+        f'<td class="cell" data-runs="{runs}">'
+        + (f'<span class="tier" title="significance tier">{e(tier.strip())}</span> ' if tier else "")
+        + f'<span class="fig">{_link(page, figure(latest))}</span>'
         f"{trend(cell)}<details><summary>{runs} run{'s' if runs != 1 else ''}</summary>"
         f"<ul>{''.join(items)}</ul></details></td>"
     )
@@ -115,13 +118,32 @@ def render(board: Board, links: dict[str, str]) -> str:
     rows = []
     for row in board.rows:
         cells = [
-            cell_html(cell, links) if (cell := board.cell(row, c)) is not None else '<td class="cell empty">-</td>'
+            cell_html(cell, links, tier_mark(board, row, c))
+            if (cell := board.cell(row, c)) is not None
+            else '<td class="cell empty">-</td>'
             for c in board.columns
         ]
         rows.append(f'<tr><th scope="row">{e(row.label)}</th>{"".join(cells)}</tr>')
     figures = sorted({(c.name, cell.latest.figure) for (_, c), cell in board.cells.items()})
     said = "".join(f"<li>{e(name)}: {e(kind)}</li>" for name, kind in figures if kind != "accuracy")
     skipped = "".join(f"<li><span class='mono'>{e(s.path)}</span>: {e(s.reason)}</li>" for s in board.skipped)
+    running = "".join(f"<li><span class='mono'>{e(r.path)}</span>: {e(r.text)}</li>" for r in board.running)
+    sections = []
+    for index, column in enumerate(board.columns):
+        found, table_of = board.tiers.get(column), board.matrices.get(column)
+        parts = [f'<h2 id="benchmark-{index}">{e(column.label)}</h2>']
+        if found is not None and len(found.ranked) > 1:
+            parts.append(f"<h3>Significance tiers</h3>{tiers_html(found)}")
+        if table_of is not None and table_of.rows:
+            page_links, specs = [], []
+            for name in table_of.columns:
+                row = next(r for r in board.rows if r.label == name)
+                cell = board.cell(row, column)
+                run = cell.latest if cell is not None else None
+                page_links.append(links.get(f"html:{run.source}", "") if run is not None else "")
+                specs.append(str(run.records[0].get("detector", row.detector)) if run and run.records else row.detector)
+            parts.append(f"<h3>Samples x models</h3>{matrix_html(index, table_of, page_links, specs)}")
+        sections.append("".join(parts))
     table = (
         f'<table id="board"><thead><tr><th>configuration</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
         if board.rows
@@ -130,14 +152,16 @@ def render(board: Board, links: dict[str, str]) -> str:
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>pytest-grounding board</title><style>{CSS}{BOARD_CSS}</style></head><body><header>"
+        f"<title>pytest-grounding board</title><style>{CSS}{BOARD_CSS}{MATRIX_CSS}</style></head><body><header>"
         f"<h1>pytest-grounding board</h1><p class='muted'>{board.reports} reports · {len(board.rows)} "
         f"configurations · {len(board.columns)} benchmarks</p></header><main>{table}"
         "<p class='muted'>Each cell: the latest run's headline accuracy, its 95% interval (clustered by screen) "
         f"and the samples scored ({PARTIAL} a partial run); the trend shows every run, oldest first.</p>"
         + (f"<h2>Headline figures</h2><ul>{said}</ul>" if said else "")
+        + (f'<h2>Running</h2><ul id="running">{running}</ul>' if running else "")
+        + "".join(sections)
         + (f'<h2>Not on the board</h2><ul id="skipped">{skipped}</ul>' if skipped else "")
-        + "</main></body></html>\n"
+        + f"</main><script>{MATRIX_SCRIPT}</script></body></html>\n"
     )
 
 

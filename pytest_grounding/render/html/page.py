@@ -352,8 +352,15 @@ def pictures(record: Mapping[str, Any], thumbs: Thumbnails) -> str:
     return shot(css_class, region, CROP_MAX, record) + shot(f"s{screen.index}", whole, OVERVIEW_MAX, record, overview)
 
 
+def sample_anchor(detector: Any, dataset: Any, uid: Any) -> str:
+    """A gallery entry's id, so that the board's sample x model matrix can link to it: the UTF-8 hex
+    of detector, dataset and uid (any text; the board's script computes the same)."""
+    return "sample-" + "\n".join(str(v) for v in (detector, dataset, uid)).encode("utf-8").hex()
+
+
 def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int) -> str:
-    attrs = "".join(f' data-{attr}="{e(record.get(field))}"' for attr, field, _ in FILTERS)
+    anchor = sample_anchor(record.get("detector"), record.get("dataset"), record.get("uid"))
+    attrs = f' id="{anchor}"' + "".join(f' data-{attr}="{e(record.get(field))}"' for attr, field, _ in FILTERS)
     distance = record.get("distance")
     attrs += f' data-distance="{distance if isinstance(distance, (int, float)) else ""}" data-index="{index}"'
     outcome = str(record.get("outcome"))

@@ -1,0 +1,145 @@
+"""--grounding-html while the run goes (issue 49): the page is written when the first item is about
+to run and rewritten every few seconds as records arrive (atomically: a reader never sees half a
+page), showing that the run is running, the samples done of the total, hits, misses, wrong
+formats and errors so far, the accuracy so far, the rate and the time left; the run's end replaces
+it with the final report page. Beside it, `PAGE.running.json` says the same for `board DIR`, and
+is removed when the final page is written.
+
+The cost is bounded by the interval: one small page per `EVERY_S` seconds whatever the rate
+(benchmarks/bench_live.py measures it against a run without)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from ..core.numbers import pct
+from .output import write_atomic
+
+EVERY_S = 3.0  # seconds between two writes
+MARKER = "grounding-running"  # the running page's <body> carries data-state="running"
+SUFFIX = ".running.json"
+
+
+def sidecar(page: Path) -> Path:
+    return page.with_name(page.name + SUFFIX)
+
+
+def is_sidecar(path: Path) -> bool:
+    return path.name.endswith(SUFFIX)
+
+
+@dataclass
+class LivePage:
+    """The running page's state; `update` writes at most once per `every` seconds."""
+
+    path: Path
+    total: int = 0
+    started: float = field(default_factory=time.time)
+    every: float = EVERY_S
+    counts: dict[str, int] = field(default_factory=dict)
+    last: float = 0.0
+    writes: int = 0
+    failed: str | None = None  # the first write that failed: no further tries
+
+    def start(self, total: int, args: Any = ()) -> None:
+        self.total = total
+        self.args = [str(a) for a in args]
+        self.write()
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        outcome = str(record.get("outcome"))
+        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        if time.monotonic() - self.last >= self.every:
+            self.write()
+
+    def state(self) -> dict[str, Any]:
+        done = sum(self.counts.values())
+        elapsed = max(1e-9, time.time() - self.started)
+        rate = done / elapsed
+        scored = done - self.counts.get("error", 0)
+        left = max(0, self.total - done)
+        return {
+            "state": "running",
+            "page": self.path.name,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "elapsed_s": round(elapsed, 1),
+            "total": self.total,
+            "done": done,
+            "counts": dict(sorted(self.counts.items())),
+            "accuracy": (self.counts.get("hit", 0) / scored) if scored else None,
+            "samples_per_s": round(rate, 3),
+            "eta_s": round(left / rate, 1) if rate > 0 else None,
+            "args": getattr(self, "args", []),
+        }
+
+    def write(self) -> None:
+        if self.failed is not None:
+            return
+        self.last = time.monotonic()
+        found = self.state()
+        try:
+            write_atomic(self.path, page(found))
+            write_atomic(sidecar(self.path), json.dumps(found, indent=1) + "\n")
+            self.writes += 1
+        except OSError as exc:  # the final page's writer says so at the end; the run goes on
+            self.failed = str(exc)
+
+    def finish(self) -> None:
+        """The final page has replaced the running one, or could not: then the running page goes
+        too (the summary says the page was not written; a page left saying "running" would lie).
+        The sidecar goes in both cases."""
+        with contextlib.suppress(OSError):
+            sidecar(self.path).unlink(missing_ok=True)
+        with contextlib.suppress(OSError), self.path.open("rb") as page_file:
+            still_running = f'class="{MARKER}"'.encode() in page_file.read(4096)
+            if still_running:
+                self.path.unlink()
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h {rest // 60:02d}m" if hours else f"{rest // 60}m {rest % 60:02d}s"
+
+
+def page(state: Mapping[str, Any]) -> str:
+    """A small self-contained page that reloads itself every few seconds."""
+    counts = state.get("counts") or {}
+    done, total = int(state.get("done") or 0), int(state.get("total") or 0)
+    share = done / total if total else 0.0
+    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{v}</td></tr>" for k, v in counts.items())
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="{int(EVERY_S) + 2}"><title>running: pytest-grounding</title>'
+        "<style>body{font:14px system-ui,sans-serif;margin:24px;color:#1f2933}"
+        ".bar{background:#e3e6ea;height:12px;border-radius:6px;max-width:480px}"
+        ".bar i{display:block;height:12px;border-radius:6px;background:#3b6fd8}"
+        "td,th{padding:2px 10px;text-align:left}</style></head>"
+        f'<body data-state="running" class="{MARKER}"><h1>Running</h1>'
+        f'<p id="progress"><b>{done}</b> of <b>{total}</b> samples ({share * 100:.1f}%) · '
+        f"accuracy so far {pct(state.get('accuracy'))} · {state.get('samples_per_s')} samples/s · "
+        f"time left {_duration(state.get('eta_s'))} · running for {_duration(state.get('elapsed_s'))}</p>"
+        f'<div class="bar"><i style="width:{share * 100:.1f}%"></i></div>'
+        f"<table>{rows}</table>"
+        f"<p>Updated {escape(str(state.get('updated')))}; this page reloads itself and is replaced by the report "
+        "when the run ends.</p></body></html>\n"
+    )
+
+
+def read_running(path: Path) -> dict[str, Any] | None:
+    """A sidecar read back (`board DIR`); None when it is not one."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8")[:100_000])
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and found.get("state") == "running" else None
