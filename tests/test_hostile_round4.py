@@ -754,7 +754,7 @@ script = f"sleep 300 & echo $! > {folder / 'child.pid'}; wait"
 plan = types.SimpleNamespace(argv=["sh", "-c", script], base_url="http://127.0.0.1:1/v1", served_name="m",
                              describe=lambda: {})
 vllm_server.ensure_server("k", lambda: vllm_server.ServerProcess(plan, folder / "server.log"))
-while not (folder / "child.pid").exists():
+while not (folder / "child.pid").exists() or not (folder / "child.pid").read_text().strip():
     time.sleep(0.05)
 print("ready", flush=True)
 time.sleep(60)
