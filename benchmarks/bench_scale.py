@@ -15,7 +15,9 @@
     python benchmarks/bench_scale.py --only collect  # or: harness, xdist, parses
 
 Timings depend on what else the machine runs: the load average is printed with them, and CPU
-seconds (less sensitive to other processes than wall time) next to wall time.
+seconds (less sensitive to other processes than wall time) next to wall time. `--repo DIR` runs
+another checkout (before/after comparisons); the last ones, with their numbers, are in
+docs/figures.md ("Collection at scale").
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 import contextlib
 import importlib
 import importlib.util
+import os
 import pkgutil
 
 import numpy  # noqa: F401  (imported once here: pytester runs in-process and numpy cannot load twice)
@@ -8,6 +9,7 @@ import pytest
 
 import pytest_grounding
 from helpers import FIXTURES, make_project
+from pytest_grounding.render import run_folder
 
 # pytester's in-process runs restore sys.modules afterwards, so a module first imported inside one
 # (the package's lazily imported modules, httpx) is imported anew by the next, and a thread or a
@@ -62,6 +64,13 @@ def pytest_runtest_makereport(item, call):
             f"{item.nodeid} took {call.duration:.1f} s in the fast tier (limit {limit:.0f} s at this load): "
             "mark it @pytest.mark.slow"
         )
+
+
+# Every run keeps its report (render/run_folder.py) in ./grounding-runs unless told otherwise: the
+# runs this test session starts (in-process, and `pytest suites/` in a subprocess in the repository)
+# keep nothing, so the suite leaves nothing behind and writes no page it does not look at. The run
+# folder's own tests (test_run_folder.py) switch it back on.
+os.environ[run_folder.ENV_RUNS_DIR] = "off"
 
 
 # Detectors for harness tests, registered through the plugin's own hook. `colour` is a real

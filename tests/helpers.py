@@ -1,15 +1,14 @@
 """Shared constants, readers and a loopback HTTP server for the tests."""
 
 import base64
-import contextlib
 import importlib.util
 import io
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from pytest_grounding.detectors.fake_server import ENGINE_PATHS, PROBE_REPLY, FakeServer  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -65,52 +64,12 @@ def decode_data_url(url):
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
 
 
-ENGINE_PATHS = ("/version", "/get_server_info")  # served_engine.py asks them at the server's root
-PROBE_REPLY = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}
-
-
-class LoopbackServer:
-    """An OpenAI-compatible stand-in on 127.0.0.1: `reply(handler)` returns (status, payload) for
-    each GET or POST (payload: a JSON-able object, or a str sent as it is). `url` ends in /v1.
-    The served detectors' probe (served_checks.py) is answered here with an empty completion and
-    never reaches `reply`, unless `answer_probes=False` (the probe's own tests)."""
+class LoopbackServer(FakeServer):
+    """An OpenAI-compatible stand-in on 127.0.0.1 (the package's, detectors/fake_server.py, which
+    `python -m pytest_grounding fake-server` serves): `reply(handler)` returns (status, payload)
+    for each GET or POST (payload: a JSON-able object, or a str sent as it is). `url` ends in /v1.
+    The served detectors' probe (served_checks.py) is answered with an empty completion and never
+    reaches `reply`, unless `answer_probes=False` (the probe's own tests)."""
 
     def __init__(self, reply, answer_probes=True):
-        from pytest_grounding.detectors.served_checks import PROBE_INSTRUCTION
-
-        class Handler(BaseHTTPRequestHandler):
-            def _serve(self):
-                if answer_probes and self.path in ENGINE_PATHS:  # the engine record's questions: not an OpenAI path
-                    return self._send(404, {"detail": "Not Found"})
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    data = self.rfile.read(length)
-                    self.rfile = io.BytesIO(data)  # `reply` reads it again
-                    if answer_probes and PROBE_INSTRUCTION.encode() in data:
-                        return self._send(200, PROBE_REPLY)
-                status, payload = reply(self)
-                self._send(status, payload)
-
-            def _send(self, status, payload):
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                with contextlib.suppress(OSError):  # the client gave up (a timeout test)
-                    self.wfile.write(data)
-
-            do_GET = do_POST = _serve
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(reply, answer_probes=answer_probes)

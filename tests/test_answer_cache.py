@@ -352,7 +352,7 @@ def model():
 
 def run(pytester, model, tmp_path, name, workers, *extra):
     report = tmp_path / f"{name}.json"
-    spec = f"openai:base_url={model.url},model=m,retries=0" + "".join(f",{e}" for e in extra)
+    spec = f"openai:preset=uitars-1.5-point,base_url={model.url},model=m,retries=0" + "".join(f",{e}" for e in extra)
     result = pytester.runpytest(
         f"--dataset={MINI}",
         "--detector",

@@ -259,3 +259,15 @@ def test_a_public_benchmarks_cell_is_its_own_headline(project, tmp_path, capsys)
     assert cell.latest.ci95 == pytest.approx(tuple(found_ci.as_list()))
     assert main(["board", str(root)]) == 0
     assert "ui-vision: Final Avg" in capsys.readouterr().out
+
+
+def test_a_report_with_errata_is_a_configuration_of_its_own():
+    from pytest_grounding.analysis.board import runs_of
+
+    document = {
+        "run": {"detectors": {"center": {}}, "datasets": [{"name": "mini", "fingerprint": "f"}]},
+        "summary": {"center": {"detector": "center", "by": {"dataset": [{"value": "mini", "accuracy": 0.5}]}}},
+    }
+    (plain,) = runs_of("a.json", document)
+    (corrected,) = runs_of("b.json", {**document, "errata": {"digest": "ab" * 32}})
+    assert plain[0] != corrected[0] and corrected[0].label.endswith("+ errata abababababab")

@@ -269,3 +269,30 @@ def test_compare_refuses_a_file_that_is_no_report(tmp_path, capsys):
     assert "is not a pytest-grounding JSON report" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "none.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_only_ids_pairs_two_versions_on_the_rows_they_share():
+    from pytest_grounding.analysis.compare import Method, on_shared_ids, paired, shared_ids
+
+    def record(sid, outcome, fingerprint):
+        return {"dataset": "ss", "uid": f"ss-{sid}", "id": sid, "outcome": outcome, "fingerprint": fingerprint}
+
+    old = Method("old", {}, (record("a", "hit", "v1"), record("b", "miss", "v1"), record("c", "hit", "v1")))
+    new = Method("new", {}, (record("a", "hit", "v2"), record("row-9", "hit", "v2"), record("c", "miss", "v2")))
+    assert paired(old, new).n == 0  # other versions: never paired on their own
+    alias = shared_ids("a\nb\trow-9\n")
+    mine, theirs = on_shared_ids([old, new], alias)
+    pair = paired(mine, theirs)
+    assert (pair.n, pair.fixed, pair.broken) == (2, 1, 0)  # c is not listed: left out
+
+
+@pytest.mark.slow
+def test_compare_only_ids_from_the_command(project, tmp_path, capsys):
+    _, before = _run(project, tmp_path, "before", "--detector", "center")
+    _, after = _run(project, tmp_path, "after", "--detector", "colour")
+    ids = tmp_path / "unchanged.txt"
+    ids.write_text("m01\nm02\n")
+    assert main(["compare", str(before), str(after), "--only-ids", str(ids)]) == 0
+    out = capsys.readouterr().out
+    assert "paired only on the 2 ids" in out and "on 2 paired samples" in out
+    assert main(["compare", str(before), str(after), "--only-ids", str(tmp_path / "none.txt")]) == 2

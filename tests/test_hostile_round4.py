@@ -205,7 +205,10 @@ def _schema_problems(path):
 @pytest.mark.parametrize("kind", ["served", "sweep-epochs-cache", "locate", "replay"])
 def test_reports_of_every_kind_of_run_fit_the_schema_and_read_back(project, tmp_path, capsys, chat, workers, kind):
     pytest.importorskip("httpx")
-    spec = f"openai:base_url={chat.url},model=m,retries=0,probe=false,preprocess=none,transform=abs,extractors=paren"
+    spec = (
+        f"openai:base_url={chat.url},model=m,"
+        "preset=uitars-1.5-point,retries=0,probe=false,preprocess=none,transform=abs,extractors=paren"
+    )
     args = {
         "served": ["--dataset", MINI, "--detector", spec, "-k", "not m07 and not m08"],
         "sweep-epochs-cache": ["--dataset", MINI, "--detector", spec, "--grounding-cache", str(tmp_path / "c"),
@@ -359,7 +362,10 @@ def test_nested_json_from_a_server_is_one_clear_outcome(project, tmp_path, worke
     server = NestedServer(where, depth)
     try:
         report = tmp_path / "r.json"
-        spec = f"openai:base_url={server.url},model=m,retries=0,preprocess=none,transform=abs,extractors=paren"
+        spec = (
+            f"openai:base_url={server.url},model=m,"
+            "preset=uitars-1.5-point,retries=0,preprocess=none,transform=abs,extractors=paren"
+        )
         result = project.runpytest("--dataset", MINI, "--detector", spec, "--grounding-json", str(report),
                                    "-k", "m01 or m02", *workers)  # fmt: skip
     finally:
@@ -413,7 +419,10 @@ class OkModel:
 
         self.server = LoopbackServer(reply)
         self.url = self.server.url
-        self.spec = f"openai:base_url={self.url},model=m,retries=0,probe=false,preprocess=none,transform=abs"
+        self.spec = (
+            f"openai:base_url={self.url},model=m,"
+            "preset=uitars-1.5-point,retries=0,probe=false,preprocess=none,transform=abs"
+        )
 
 
 @pytest.fixture
@@ -617,7 +626,9 @@ def test_an_unwritable_cache_folder_for_the_server_log_is_one_message(project, t
     else:
         os.mkfifo(cache / "servers")
     monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(cache))
-    result = project.runpytest("--dataset", MINI, "--detector", f"vllm:model={tmp_path},server={server}", "-k", "m01")
+    result = project.runpytest(
+        "--dataset", MINI, "--detector", f"vllm:model={tmp_path},server={server},preset=qwen2.5-vl", "-k", "m01"
+    )
     text = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in text and "the server's log cannot be written" in text
 

@@ -47,7 +47,7 @@ def test_an_echoed_key_is_in_no_artifact(pytester, monkeypatch, echo_server, wor
     pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
     outputs = {name: tmp_path / name for name in ("r.json", "p.jsonl", "junit.xml", "r.html")}
-    spec = f"openai:base_url={echo_server.url},model=m,api_key_env=GROUNDING_ECHO_KEY,retries=0"
+    spec = f"openai:preset=uitars-1.5-point,base_url={echo_server.url},model=m,api_key_env=GROUNDING_ECHO_KEY,retries=0"
     result = pytester.runpytest(
         f"--dataset={MINI}",
         "--detector",

@@ -310,7 +310,7 @@ MISSING = {
     "qwenvl-no-folder": ("qwenvl:model=/nowhere/checkpoint", "no checkpoint folder /nowhere/checkpoint"),
     "uitars-revision": (f"uitars:revision={'9' * 40}", f"the weights of {UITARS_ID}@{'9' * 40} are not"),
     "uitars-cuda": (f"uitars:model={QWEN3_ID},device=cuda", "device=cuda was asked, but torch sees no CUDA device"),
-    "openai-down": ("openai:model=x,base_url=CLOSED", "does not answer"),
+    "openai-down": ("openai:preset=uitars-1.5-point,model=x,base_url=CLOSED", "does not answer"),
     "omniparser-file": ("omniparser:model=/nowhere/icons.onnx", "no icon detector model file"),
     "ocr-extra": ("ocr", "needs the 'ocr' extra"),
 }

@@ -105,7 +105,7 @@ def run(suite, tmp_path, spec, *args):
 
 @XDIST
 def test_right_answers_are_hits_and_the_server_got_model_key_image_prompt(suite, server, model, workers, tmp_path):
-    spec = f"openai:base_url={server.url},model=tiny-uitars,api_key_env=GROUNDING_TEST_KEY"
+    spec = f"openai:preset=uitars-1.5-point,base_url={server.url},model=tiny-uitars,api_key_env=GROUNDING_TEST_KEY"
     result, records, report, predictions = run(suite, tmp_path, spec, *workers)
     assert result.ret == 0, result.stdout.str()
     assert {i: r["outcome"] for i, r in records.items()} == {"m01": "hit", "m02": "hit", "m03": "hit"}
@@ -138,7 +138,9 @@ def test_right_answers_are_hits_and_the_server_got_model_key_image_prompt(suite,
 def test_model_from_the_server_listing_and_round_robin_over_two_servers(suite, model, tmp_path):
     first, second = Server(model), Server(model)
     try:
-        result, records, _report, _ = run(suite, tmp_path, f"openai:base_url={first.url}|{second.url}")
+        result, records, _report, _ = run(
+            suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={first.url}|{second.url}"
+        )
     finally:
         first.close()
         second.close()
@@ -153,7 +155,9 @@ def test_model_from_the_server_listing_and_round_robin_over_two_servers(suite, m
 @XDIST
 def test_5xx_and_429_are_retried_then_succeed(suite, server, model, workers, tmp_path):
     model.script = [503, 429, 500]
-    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,backoff=0.01", *workers)
+    result, records, _, _ = run(
+        suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m,backoff=0.01", *workers
+    )
     assert result.ret == 0
     assert all(r["outcome"] == "hit" for r in records.values())
     assert len([r for r in model.requests if r["path"].endswith("/chat/completions")]) == 6
@@ -161,7 +165,9 @@ def test_5xx_and_429_are_retried_then_succeed(suite, server, model, workers, tmp
 
 def test_5xx_after_the_retries_is_an_error_not_a_miss(suite, server, model, tmp_path):
     model.script = [502] * 10
-    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,retries=2,backoff=0.01")
+    result, records, _, _ = run(
+        suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m,retries=2,backoff=0.01"
+    )
     assert result.ret == 1
     errors = [r for r in records.values() if r["outcome"] == "error"]
     assert errors and "HTTP 502" in errors[0]["error"] and "after 3 attempts" in errors[0]["error"]
@@ -169,7 +175,9 @@ def test_5xx_after_the_retries_is_an_error_not_a_miss(suite, server, model, tmp_
 
 def test_a_timeout_is_an_error(suite, server, model, tmp_path):
     model.slow_word = "blue"
-    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,timeout=0.5")
+    result, records, _, _ = run(
+        suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m,timeout=0.5"
+    )
     assert result.ret == 1
     assert records["m02"]["outcome"] == "error" and "within 0.5 s" in records["m02"]["error"]
     assert records["m01"]["outcome"] == "hit" and records["m03"]["outcome"] == "hit"
@@ -178,14 +186,18 @@ def test_a_timeout_is_an_error(suite, server, model, tmp_path):
 def test_garbage_answer_is_wrong_format_and_garbage_body_an_error(suite, server, model, tmp_path):
     model.answer = "I would click on the {x}th pixel"
     model.script = [None, "<html>Bad gateway</html>"]
-    result, records, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,retries=0")
+    result, records, _, _ = run(
+        suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m,retries=0"
+    )
     outcomes = sorted(r["outcome"] for r in records.values())
     assert outcomes == ["error", "wrong_format", "wrong_format"]
     wrong = next(r for r in records.values() if r["outcome"] == "wrong_format")
     assert wrong["raw"].startswith("I would click on the")
     error = next(r for r in records.values() if r["outcome"] == "error")
     assert "not JSON" in error["error"]
-    result.stdout.fnmatch_lines(["  openai:base_url=* mini/m0*: wrong format for *; raw 'I would click on the*"])
+    result.stdout.fnmatch_lines(
+        ["  openai:preset=uitars-1.5-point,base_url=* mini/m0*: wrong format for *; raw 'I would click on the*"]
+    )
 
 
 @XDIST
@@ -193,7 +205,7 @@ def test_a_server_refusing_at_start_stops_the_run_with_one_message(suite, worker
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    spec = f"openai:base_url=http://127.0.0.1:{port}/v1,model=m,retries=1,backoff=0.01"
+    spec = f"openai:preset=uitars-1.5-point,base_url=http://127.0.0.1:{port}/v1,model=m,retries=1,backoff=0.01"
     result = suite.runpytest(f"--dataset={MINI}", "--detector", spec, *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     said = [line for line in result.stderr.lines if f"http://127.0.0.1:{port}/v1 does not answer" in line]
@@ -261,7 +273,7 @@ def test_the_request_carries_the_bytes_json_would_write(server, model):
 
     image = Image.new("RGB", (640, 480), "white")
     ImageDraw.Draw(image).rectangle((100, 100, 140, 130), fill=COLOURS["red"])
-    detector = OpenAIDetector(base_url=server.url, model="m")
+    detector = OpenAIDetector(base_url=server.url, model="m", preset="uitars-1.5-point")
     sent = []
     stream = detector.client._http.stream
 

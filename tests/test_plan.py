@@ -20,7 +20,9 @@ def test_a_plan_is_built_with_its_sessions_in_the_only_process(configured):
 
 def test_epochs_apply_to_detectors_that_sample_not_to_deterministic_ones(configured):
     plan = plan_of(configured(f"--dataset={MINI}", "--grounding-epochs=3", "--detector=center"))
-    assert plan.epochs_for(["center"]) == 1 and plan.epochs_for(["openai:model=m", "center"]) == 3
+    assert (
+        plan.epochs_for(["center"]) == 1 and plan.epochs_for(["openai:preset=uitars-1.5-point,model=m", "center"]) == 3
+    )
     plan.note_deterministic()
     assert any("center is deterministic" in note for note in plan.notes)
 

@@ -34,6 +34,48 @@ def test_a_grounding_process_ends_frozen_one_that_scored_nothing_does_not(pytest
     assert frozen_at_exit(other) == 0
 
 
+@pytest.mark.slow
+def test_a_collect_only_run_of_grounding_items_ends_frozen_too(pytester):
+    """--co makes every item (the heap pytest's last collections walk) and scores nothing."""
+    make_project(pytester, conftest=AT_EXIT)
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    listed = pytester.runpytest_subprocess(f"--dataset={MINI}", "--detector", "center", "test_suite.py", "--co", "-q")
+    assert listed.ret == 0 and frozen_at_exit(listed) > 1000
+    other = pytester.runpytest_subprocess("test_other.py", "--co", "-q")
+    assert other.ret == 0 and frozen_at_exit(other) == 0
+
+
+def test_the_collector_is_paused_while_items_are_made_and_the_session_finishes(pytester):
+    """Making 20,000 items and the summary at the end allocate while every sample and item is alive:
+    the cyclic collector is paused then (not walking that heap again and again), and on again after."""
+    make_project(
+        pytester,
+        conftest="""
+import gc
+import pytest
+
+SEEN = {}
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc):
+    SEEN["generate"] = gc.isenabled()
+
+def pytest_terminal_summary(terminalreporter):
+    SEEN["summary"] = gc.isenabled()
+
+def pytest_collection_finish(session):
+    SEEN["between"] = gc.isenabled()
+
+def pytest_unconfigure(config):
+    print("gc enabled:", SEEN, gc.isenabled())
+""",
+    )
+    result = pytester.runpytest_inprocess(f"--dataset={MINI}", "--detector", "center", "--co", "-q", "-s")
+    line = next(line for line in result.outlines if line.startswith("gc enabled:"))
+    assert line == "gc enabled: {'generate': False, 'between': True, 'summary': False} True", line
+    assert gc.isenabled()
+
+
 def test_garbage_at_the_end_is_still_collected_and_a_raising_del_reported(pytester):
     make_project(
         pytester,

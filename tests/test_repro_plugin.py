@@ -107,7 +107,7 @@ def run(suite, tmp_path, url, dataset, *args, tag="r"):
     result = suite.runpytest(
         f"--dataset={dataset}",
         "--detector",
-        f"openai:base_url={url},model=tiny-uitars",
+        f"openai:preset=uitars-1.5-point,base_url={url},model=tiny-uitars",
         "--grounding-json",
         str(report),
         "--grounding-predictions",
@@ -127,7 +127,7 @@ def schema_problems(document):
 
 
 def spec_of(url):
-    return f"openai:base_url={url},model=tiny-uitars"
+    return f"openai:preset=uitars-1.5-point,base_url={url},model=tiny-uitars"
 
 
 @XDIST
@@ -268,7 +268,7 @@ def test_an_overridden_preset_part_does_not_apply(suite, server, tiny, tmp_path)
     result = suite.runpytest(
         f"--dataset={tiny}",
         "--detector",
-        f"openai:base_url={server},model=tiny-uitars,max_pixels=1000000",
+        f"openai:preset=uitars-1.5-point,base_url={server},model=tiny-uitars,max_pixels=1000000",
         f"--grounding-published={figures}",
     )
     result.stdout.fnmatch_lines(

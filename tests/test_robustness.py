@@ -33,7 +33,7 @@ ROWS = [  # id, screen, the colour asked for, the colour of the target's square
     ("a6", "s3.png", "red", "red"),
 ]
 AXES = "zoom:scale=0.7,invert,occlude:size=0.25,downscale:long_edge=80"
-SPEC = "openai:base_url={url},model=tiny-uitars"
+SPEC = "openai:preset=uitars-1.5-point,base_url={url},model=tiny-uitars"
 
 
 def answer(body):

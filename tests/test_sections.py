@@ -172,11 +172,12 @@ def pytest_grounding_register_sections(registry):
 """
 
 
-def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path):
+@XDIST
+def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path, workers):
     make_project(pytester, conftest=PROJECT_SECTION)
     report = tmp_path / "r.json"
     args = [f"--dataset={MINI}", "--detector", "center", "--grounding-json", str(report), "--grounding-misses"]
-    result = pytester.runpytest(*args, "xfail", *FEW)
+    result = pytester.runpytest(*args, "xfail", *FEW, *workers)
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*clicks: 3 points*"])
     document = read_json(report)
@@ -322,3 +323,106 @@ def test_a_report_renders_in_every_output_from_the_sections(tmp_path):
     (run,) = tracked.tracked_runs(document)
     assert run.metrics["cache.asked"] == 3 and run.metrics["agentic.turns.mean"] == 1.5
     assert run.metrics["agentic.by_turns.1.accuracy.ci95_low"] == 0.2
+
+
+# -- each section's example in every output it renders in -----------------------------------------------
+
+MIGRATED = (
+    "locate",
+    "refusals",
+    "benchmarks",
+    "epochs",
+    "agentic",
+    "robustness",
+    "served",
+    "cache",
+    "cost",
+    "reproduction",
+    "baseline",
+    "replay",
+)
+
+
+def without(name):
+    """The built-ins less one section, active while the block runs."""
+    fresh = registry.SectionRegistry()
+    for other, target in registry.BUILTIN.items():
+        if other != name:
+            fresh.register(other, target)
+    return fresh
+
+
+def outputs(document, active):
+    """The document in each output, with `active` the sections' registry."""
+    from pytest_grounding.render import terminal
+
+    registry._active.append(active)
+    try:
+        info = document["run"]["detectors"]
+        cost = (document.get("cost") or {}).get("detectors") or {}
+        lines = []
+        for key, block in document["summary"].items():
+            lines += terminal.headline_lines(key, block, info=info.get(key), cost=cost.get(key))
+        return {
+            "terminal": lines,
+            "markdown": report_markdown(document),
+            "html": render(document)[0],
+            "tracker": tracked.tracked_runs(document)[0].metrics,
+        }
+    finally:
+        registry.unconfigure(active)
+
+
+def test_every_migrated_feature_gives_an_example():
+    assert {s.name for s in builtins() if s.example() is not None} >= set(MIGRATED)
+
+
+@pytest.mark.parametrize("section", [s for s in builtins() if s.example() is not None], ids=lambda s: s.name)
+def test_each_section_s_example_shows_in_every_output_it_renders_in(section):
+    """Rendered with every section and with every section but this one, each output the section
+    renders in differs (its part is there, through the output's loop); its figures fit its schema
+    fragment. (A run-level section's own terminal lines need a finished run's objects: the run
+    scenarios of its feature test them.)"""
+    document = section.example()
+    found = outputs(document, registry.builtin_sections())
+    less = outputs(document, without(section.name))
+    for output in ("markdown", "html", "tracker"):
+        if section.renders_in(output):
+            assert found[output] != less[output], f"{section.name}'s part is missing from the {output}"
+    if type(section).terminal is not Section.terminal:
+        assert found["terminal"] != less["terminal"], f"{section.name}'s lines are missing from the terminal"
+    own = {k: v for k, v in found["tracker"].items() if k not in less["tracker"]}
+    if section.renders_in("tracker"):
+        assert own and all(k.startswith(f"{section.name}.") for k in own), own
+    if section.renders_in(SCHEMA):
+        jsonschema = pytest.importorskip("jsonschema")
+        defs = schema_mod.read_shipped()["$defs"]
+        parts = {section.name: section.schema()} if section.schema() is not None else {}
+        parts.update(section.schema_report())
+        for key, fragment in parts.items():
+            in_block = section.level == "detector" and key == section.name
+            if not in_block and key not in document:
+                continue  # robustness_gates: the example sets no gate
+            value = next(iter(document["summary"].values()))[key] if in_block else document[key]
+            validator = jsonschema.Draft202012Validator({**fragment, "$defs": defs})
+            assert [e.message for e in validator.iter_errors(value)] == [], key
+
+
+def test_an_installed_package_s_section_comes_through_the_entry_point_group(tmp_path, monkeypatch):
+    (tmp_path / "their_sections.py").write_text(
+        "from pytest_grounding.sections import Section\n"
+        "class Theirs(Section):\n"
+        "    name = 'theirs'\n"
+        "    title = 'Theirs'\n"
+        "SECTION = Theirs()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    class EntryPoint:
+        name, value = "theirs", "their_sections:SECTION"
+
+    fresh = registry.builtin_sections()
+    fresh.register_entry_points(registry.ENTRY_POINTS, [EntryPoint()])
+    assert fresh.section("theirs").title == "Theirs"
+    assert fresh.get("theirs").origin == "entry point their_sections:SECTION"
+    assert [s.name for s in fresh.sections()][-1] == "theirs"  # order 100: after the built-ins

@@ -42,7 +42,10 @@ ENDS = {
     "outside": "invalid_action",
     "zero-size": "invalid_action",
 }
-SPEC = "openai:base_url={url},model=scripted,probe=false,preprocess=none,transform=abs,extractors=paren,agent=crop"
+SPEC = (
+    "openai:preset=uitars-1.5-point,base_url={url},model=scripted,probe=false,preprocess=none,transform=abs,"
+    "extractors=paren,agent=crop"
+)
 
 
 def target_of(size, index):
@@ -172,7 +175,8 @@ def schema_problems(document):
 def detector(model, **options):
     from pytest_grounding.detectors.served import OpenAIDetector
 
-    spec = {"base_url": model.url, "model": "scripted", "probe": False, "agent": "crop", **options}
+    spec = {"base_url": model.url, "model": "scripted", "preset": "uitars-1.5-point", "probe": False, "agent": "crop"}
+    spec.update(options)
     return OpenAIDetector(**spec)
 
 

@@ -63,7 +63,7 @@ def answers(document):
 @XDIST
 def test_concurrency_1_and_32_give_the_same_records(suite, synthetic, paced, workers, tmp_path):
     model, server = paced
-    base = f"openai:base_url={server.url},model=paced,retries=0"
+    base = f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=0"
     one, doc_one, _ = run(
         suite, synthetic, base + ",concurrency=1", tmp_path, "--grounding-limit=16", *workers, name="a"
     )
@@ -92,7 +92,7 @@ def test_concurrency_1_and_32_give_the_same_records(suite, synthetic, paced, wor
 @XDIST
 def test_requests_only_for_the_items_that_run(suite, synthetic, paced, workers, tmp_path):
     model, server = paced
-    spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+    spec = f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=0,concurrency=8"
     uids = [s.uid for s in __import__("pytest_grounding.datasets", fromlist=["x"]).load_dataset(synthetic).samples]
     chosen = uids[1:20:3]  # -k selects 7 of the first 20
     result, document, _ = run(
@@ -132,7 +132,7 @@ def test_ctrl_c_mid_flight_loses_no_finished_record(suite, synthetic, tmp_path):
     model, server = paced_server(latency=0.3)
     try:
         suite.makeconftest(INTERRUPT)
-        spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+        spec = f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=0,concurrency=8"
         result, document, predictions = run(suite, synthetic, spec, tmp_path, "--grounding-limit=30", name="c")
         assert result.ret == 2  # interrupted
         lines = read_jsonl(predictions)
@@ -177,7 +177,7 @@ def pytest_runtest_call(item):
 def test_a_worker_crash_mid_flight_loses_no_finished_record(suite, synthetic, paced, tmp_path):
     _model, server = paced
     suite.makeconftest(CRASH)
-    spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+    spec = f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=0,concurrency=8"
     _, document, predictions = run(suite, synthetic, spec, tmp_path, "--grounding-limit=24", "-n", "2")
     records = document["samples"]
     assert len(records) == 24 and len({r["uid"] for r in records}) == 24  # every item once, none lost
@@ -217,7 +217,10 @@ def test_the_limiter_grows_while_the_server_keeps_up_and_halves_on_overload():
 def test_a_429_storm_shrinks_concurrency(suite, synthetic, tmp_path):
     model, server = paced_server(latency=0.2, capacity=3, overload_status=429)
     try:
-        spec = f"openai:base_url={server.url},model=paced,retries=10,backoff=0.02,concurrency=auto,max_concurrency=16"
+        spec = (
+            f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=10,backoff=0.02,"
+            "concurrency=auto,max_concurrency=16"
+        )
         result, document, _ = run(suite, synthetic, spec, tmp_path, "--grounding-limit=24", name="s")
     finally:
         server.close()
@@ -284,7 +287,7 @@ def test_a_batching_detector_gets_batches_and_the_same_answers(suite, synthetic,
 def test_one_encoding_per_screen_under_xdist(suite, synthetic, paced, workers, tmp_path):
     """With --dist load, the default set's 64 screens are each encoded by one worker only."""
     _, server = paced
-    spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+    spec = f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=0,concurrency=8"
     _, report, _ = run(suite, synthetic, spec, tmp_path, *workers)
     served = next(iter(report["run"]["detectors"].values()))["served"]
     assert served["requests"] == 300 and served["screens_encoded"] == 64, served
@@ -294,7 +297,7 @@ def test_one_encoding_per_screen_under_xdist(suite, synthetic, paced, workers, t
 @XDIST
 def test_x_stops_sending_and_keeps_finished_answers_for_resume(suite, synthetic, paced, workers, tmp_path):
     model, server = paced
-    spec = f"openai:base_url={server.url},model=paced,retries=0,concurrency=8"
+    spec = f"openai:preset=uitars-1.5-point,base_url={server.url},model=paced,retries=0,concurrency=8"
     result, document, predictions = run(suite, synthetic, spec, tmp_path, "--grounding-limit=40", "-x", *workers)
     assert result.ret in (1, 2) and document["partial"]  # xdist reports -x as interrupted
     scored = {r["uid"] for r in document["samples"]}

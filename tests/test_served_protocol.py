@@ -290,7 +290,7 @@ def test_cut_answers_are_marked_counted_and_named_and_the_engine_is_recorded(sui
         result, report, predictions = run(
             suite,
             tmp_path,
-            f"openai:base_url={server.url},model=m",
+            f"openai:preset=uitars-1.5-point,base_url={server.url},model=m",
             "--grounding-html",
             str(tmp_path / "r.html"),
             *workers,
@@ -337,7 +337,10 @@ def test_a_refused_key_is_one_message_and_no_sample_is_sent(suite, workers, tmp_
     server = serve(engine)
     try:
         result, _, predictions = run(
-            suite, tmp_path, f"openai:base_url={server.url},model=m,api_key_env=GROUNDING_WRONG_KEY", *workers
+            suite,
+            tmp_path,
+            f"openai:preset=uitars-1.5-point,base_url={server.url},model=m,api_key_env=GROUNDING_WRONG_KEY",
+            *workers,
         )
     finally:
         server.close()
@@ -352,8 +355,10 @@ def test_a_context_too_small_is_one_message_and_too_long_error_runs_what_fits(su
     engine = Engine(context=500)  # the probe's 400 prompt tokens fit; a real screen's do not
     server = serve(engine)
     try:
-        stopped, _, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m", *workers)
-        _ran, report, _ = run(suite, tmp_path, f"openai:base_url={server.url},model=m,too_long=error", *workers)
+        stopped, _, _ = run(suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m", *workers)
+        _ran, report, _ = run(
+            suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m,too_long=error", *workers
+        )
     finally:
         server.close()
     assert stopped.ret == 4
@@ -388,7 +393,9 @@ def test_the_vllm_launch_plan_holds_what_the_preset_needs(tmp_path):
 
 
 def test_a_missing_vllm_is_one_message(suite, tmp_path):
-    result, _, _ = run(suite, tmp_path, f"vllm:model={tmp_path},server={tmp_path / 'no-such-vllm'}")
+    result, _, _ = run(
+        suite, tmp_path, f"vllm:preset=uitars-1.5-point,model={tmp_path},server={tmp_path / 'no-such-vllm'}"
+    )
     assert result.ret == 4
     assert result.stderr.str().count("cannot start a server") == 1
 
@@ -491,7 +498,7 @@ def test_the_vllm_detector_starts_one_server_shares_it_and_stops_it(suite, worke
 
 def test_a_vllm_server_that_cannot_start_is_one_message_with_its_log(suite, tmp_path):
     server = fake_vllm(tmp_path, extra=["--fail"])
-    result, _, _ = run(suite, tmp_path, f"vllm:model={tmp_path},server={server}")
+    result, _, _ = run(suite, tmp_path, f"vllm:preset=uitars-1.5-point,model={tmp_path},server={server}")
     assert result.ret == 4
     errors = result.stderr.str()
     assert errors.count("the server exited with status 3 while starting") == 1

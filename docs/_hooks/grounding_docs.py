@@ -8,6 +8,8 @@
   as `report.schema.json` beside the pages;
 - `<!-- grounding:presets -->` becomes the model presets of `pytest_grounding.detectors.vlm` (the summary table,
   then each preset's prompt, preprocessing, coordinates, decoding and source).
+- `<!-- grounding:timings -->` becomes the table of durations in `docs/_figures.json` (the one source of
+  every timing the README and the pages quote);
 - `<!-- grounding:published -->` becomes the table of published figures the reproduction check reads
   (`pytest_grounding/published.json`).
 
@@ -32,6 +34,31 @@ SCHEMA_MARKER = "<!-- grounding:report-schema -->"
 PRESETS_MARKER = "<!-- grounding:presets -->"
 SCHEMA_FILE = REPO / "pytest_grounding" / "schema" / "report.schema.json"
 PUBLISHED_MARKER = "<!-- grounding:published -->"
+TIMINGS_MARKER = "<!-- grounding:timings -->"
+FIGURES_FILE = REPO / "docs" / "_figures.json"
+
+
+def duration(seconds: float) -> str:
+    """`about 2 minutes`, `about 55 s`: how a page says a timing of docs/_figures.json."""
+    if seconds >= 90:
+        return f"about {round(seconds / 60):.0f} minutes"
+    return f"about {round(seconds):.0f} s"
+
+
+def timings_table() -> str:
+    """The durations of docs/_figures.json, the one place they are kept: command, what, how long,
+    machine and load, date."""
+    entries = json.loads(FIGURES_FILE.read_text(encoding="utf-8"))["timings"]
+    rows = [
+        f'<tr id="timing-{html.escape(t["key"])}"><td>{_code(t["command"])}</td><td>{html.escape(t["what"])}</td>'
+        f"<td>{duration(t['seconds'])} ({t['seconds']:g} s)</td><td>{html.escape(t['machine'])}; load: "
+        f"{html.escape(t['load'])}</td><td>{html.escape(t['date'])}</td><td>{html.escape(t['source'])}</td></tr>"
+        for t in entries
+    ]
+    return (
+        "<table>\n<thead><tr><th>command</th><th>what</th><th>took</th><th>machine</th><th>date</th>"
+        "<th>source</th></tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"
+    )
 
 
 def _code(text: str) -> str:
@@ -197,6 +224,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         markdown = markdown.replace(found, options_table())
     if SCHEMA_MARKER in markdown:
         markdown = markdown.replace(SCHEMA_MARKER, schema_block())
+    if TIMINGS_MARKER in markdown:
+        markdown = markdown.replace(TIMINGS_MARKER, timings_table())
     if PUBLISHED_MARKER in markdown:
         markdown = markdown.replace(PUBLISHED_MARKER, published_table())
     return markdown

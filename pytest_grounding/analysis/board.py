@@ -217,6 +217,9 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
     detectors = _mapping(run.get("detectors"))
     datasets = [d for d in run.get("datasets") or [] if isinstance(d, Mapping)]
     scoring = profile_of(document)
+    errata = _mapping(document.get("errata"))
+    if errata.get("digest"):  # --grounding-errata: another scoring configuration, a row of its own
+        scoring = f"{scoring} + errata {str(errata['digest'])[:12]}"
     versions = _mapping(document.get("versions"))
     merge = _mapping(document.get("merge"))
     records = [r for r in document.get("samples") or [] if isinstance(r, Mapping)]

@@ -186,7 +186,7 @@ def mcnemar_exact(fixed: int, broken: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(min(fixed, broken) + 1))
-    return min(1.0, 2 * tail / 2**n)  # integers: 2.0**n overflows a float past 1,023 discordant pairs
+    return min(1.0, float(2 * tail / 2**n))  # integers: 2.0**n overflows a float past 1,023 discordant pairs
 
 
 def sample_key(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -386,6 +386,12 @@ def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> 
         for method in methods_from_run(document.get("summary") or {}, records):
             label = method.label if seen.get(method.label, 0) < 2 else f"{method.label} [{name}]"
             methods.append(Method(label, method.block, method.records, partial, name))
+    corrected = [name for name, document in documents if isinstance(document.get("errata"), Mapping)]
+    if corrected:  # --grounding-errata changes no verdict: the pairs below are the official ones
+        notes.append(
+            f"{', '.join(corrected)} carr{'ies' if len(corrected) == 1 else 'y'} errata: compared on the official "
+            "verdicts; each report's corrected figure is in its own summary"
+        )
     for dataset, prints in sorted(versions.items()):
         if len(prints) > 1:
             notes.append(
@@ -406,3 +412,31 @@ def profile_mismatch(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str 
         f"the reports were scored by different profiles ({each}): their accuracies judge the same answers by "
         "different rules (python -m pytest_grounding rescore REPORT --scoring PROFILE puts them on one)"
     )
+
+
+# -- pairing on the rows two dataset versions share (audit --diff --unchanged-ids) ---------------------
+
+
+def shared_ids(text: str) -> dict[str, str]:
+    """An unchanged-ids file read: each id (one a line, or `OLD<TAB>NEW` where the versions number the
+    row differently) -> the one key both versions' records are paired by."""
+    alias: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split("\t") if p.strip()]
+        for part in parts:
+            alias[part] = parts[-1]
+    return alias
+
+
+def on_shared_ids(methods: Sequence[Method], alias: Mapping[str, str]) -> list[Method]:
+    """Each method's records cut to the listed ids and keyed by them alone: two versions' runs pair on the
+    rows both versions share unchanged (the fingerprints differ by design, so they are not compared)."""
+    out = []
+    for method in methods:
+        kept = tuple(
+            {**record, "dataset": "shared-ids", "uid": alias[str(record.get("id"))], "fingerprint": None}
+            for record in method.records
+            if str(record.get("id")) in alias
+        )
+        out.append(Method(method.label, method.block, kept, method.partial, method.source))
+    return out

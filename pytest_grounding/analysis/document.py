@@ -14,6 +14,7 @@ from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
 from ..sections import sections
 from . import cost as cost_mod
+from . import errata as errata_mod
 from . import gates as gates_mod
 from . import intervals, metrics, reproduce, robustness
 
@@ -34,6 +35,7 @@ class Scoring:
     published: reproduce.Table | None = None
     gate_on_interval: bool = False  # gates judged on the lower bound of the 95% interval
     max_drops: tuple[Any, ...] = ()  # --grounding-max-drop: robustness.MaxDrop gates
+    errata: errata_mod.Errata | None = None  # --grounding-errata: the corrected figure beside the official one
     # the scoring profile's name, rule and source (core/profiles.py): recorded in every report
     profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
 
@@ -174,6 +176,7 @@ def build(
         "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
         "cost": cost_mod.document(found.cost if found else {}, scoring.price),
         "samples": sorted(records, key=metrics.record_order),
+        **({"errata": errata_mod.block(records, scoring.errata)} if scoring.errata else {}),
         **header.extra,
     }
 

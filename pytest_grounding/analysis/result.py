@@ -28,6 +28,7 @@ class View:
     gated: bool = False  # accuracy gates were asked for
     price: cost_mod.Price | None = None
     profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
+    errata: Any = None  # --grounding-errata: an errata.Errata; the corrected figure shown beside the official
 
 
 @dataclass(frozen=True)

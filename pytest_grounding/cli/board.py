@@ -20,7 +20,14 @@ DESCRIPTION = (
 
 def add_command(commands: Any) -> None:
     board = commands.add_parser("board", help="one table of every report under a folder", description=DESCRIPTION)
-    board.add_argument("folder", type=Path, metavar="DIR", help="a folder of JSON reports (searched recursively)")
+    board.add_argument(
+        "folder",
+        type=Path,
+        nargs="?",
+        metavar="DIR",
+        help="a folder of JSON reports, searched recursively (default: ./grounding-runs, where every run keeps its "
+        "report, or $GROUNDING_RUNS_DIR)",
+    )
     board.add_argument("--html", type=Path, metavar="OUT", help="write the board as one static HTML page")
     board.add_argument(
         "--json",
@@ -164,8 +171,9 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.board import Filters, build
     from ..core.safetext import terminal_line
     from ..plugin.pytest_compat import keyword_matcher
+    from ..render.run_folder import default_runs_dir
 
-    folder: Path = args.folder
+    folder: Path = args.folder if args.folder is not None else default_runs_dir()
     if not folder.is_dir():
         print(f"error: {terminal_line(f'{folder} is not a folder')}", file=sys.stderr)
         return 2

@@ -63,7 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         "as its own; any other image is not read, and its entry says why. Exit 0: written; 2: the report cannot "
         "be read, or nothing to write.",
     )
-    report.add_argument("json_path", type=Path, metavar="REPORT.json", help="a report written by --grounding-json")
+    report.add_argument(
+        "json_path",
+        type=Path,
+        nargs="?",
+        metavar="REPORT.json",
+        help="a report written by --grounding-json (default: the newest run's in ./grounding-runs)",
+    )
     report.add_argument("--html", type=Path, metavar="PATH", help="write the HTML page here")
     report.add_argument("--plots", type=Path, metavar="DIR", help="write the figures as PNGs here (plots extra)")
     summary = commands.add_parser(
@@ -88,7 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "column marked, and each method against the first on the samples both scored: the difference with its "
         "95% interval clustered by screen, beside McNemar's exact test.",
     )
-    compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="JSON reports, baseline first")
+    compare.add_argument(
+        "reports",
+        nargs="*",
+        type=Path,
+        metavar="REPORT.json",
+        help="JSON reports, baseline first (default: the two newest runs in ./grounding-runs, the older first)",
+    )
     compare.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     compare.add_argument(
         "--samples",
@@ -97,6 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument(
         "--limit", type=int, default=None, metavar="N", help="with --samples: list at most N samples of each kind"
+    )
+    compare.add_argument(
+        "--only-ids",
+        type=Path,
+        metavar="FILE",
+        help="pair the runs only on these sample ids (audit --diff OLD NEW --unchanged-ids FILE): runs on two "
+        "versions of a dataset, compared on the rows both share unchanged",
     )
     compare.add_argument(
         "--mixed-scoring",
@@ -118,9 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     presets.add_argument("--toml", type=Path, metavar="PATH", help="also a presets file (as --grounding-presets)")
     presets.add_argument("--show", metavar="NAME", help="print this preset whole, as JSON")
+    from .audit import add_command as add_audit
     from .board import add_command as add_board
     from .curation.cli import add_commands
     from .export import add_command as add_export
+    from .fake_server import add_command as add_fake_server
     from .merge import add_command as add_merge
     from .rescore import add_command as add_rescore
 
@@ -129,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_rescore(commands)
     add_board(commands)
     add_export(commands)
+    add_fake_server(commands)
+    add_audit(commands)
     return parser
 
 
@@ -185,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "generate":
         return run_generate(args.out, args.count, args.seed, args.workers)
     if args.command == "report":
-        return run_report(args.json_path, args.html, args.plots)
+        found = kept_runs([args.json_path] if args.json_path else [], 1)
+        return 2 if found is None else run_report(found[0], args.html, args.plots)
     if args.command == "summary":
         return run_summary(args.report, args.append)
     if args.command == "presets":
@@ -198,14 +222,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .rescore import run as run_rescore
 
         return run_rescore(args)
+    if args.command == "fake-server":
+        from .fake_server import run as run_fake_server
+
+        return run_fake_server(args)
     if args.command in ("board", "export"):
         from .board import run as run_board
         from .export import run as run_export
 
         return run_board(args) if args.command == "board" else run_export(args)
+    if args.command == "audit":
+        from .audit import run as run_audit
+
+        return run_audit(args)
     if args.command == "compare":
+        reports = kept_runs(args.reports, 2)
+        if reports is None:
+            return 2
         return run_compare(
-            args.reports, markdown=args.markdown, samples=args.samples, limit=args.limit, mixed=args.mixed_scoring
+            reports,
+            markdown=args.markdown,
+            samples=args.samples,
+            limit=args.limit,
+            mixed=args.mixed_scoring,
+            only_ids=args.only_ids,
         )
     from .curation.cli import COMMANDS, run
 
@@ -214,6 +254,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..datasets.validate import validate_path
 
     return validate_path(args.path, max_per_kind=args.max_per_kind)
+
+
+def kept_runs(given: Sequence[Path], newest: int) -> list[Path] | None:
+    """The reports given, else the `newest` runs' reports in the runs folder (render/run_folder.py),
+    oldest first; None (said) when there is none."""
+    if given:
+        return list(given)
+    from ..render.run_folder import NoRunFound, default_runs_dir, newest_reports
+
+    try:
+        found = newest_reports(default_runs_dir(), newest)
+    except NoRunFound as exc:
+        print(f"error: {terminal_line(exc)}", file=sys.stderr)
+        return None
+    for path in found:
+        print(f"reading {terminal_line(path)}", file=sys.stderr)
+    return found
 
 
 def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
@@ -282,7 +339,15 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     return 0
 
 
-def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: int | None, mixed: bool = False) -> int:
+def run_compare(
+    paths: Sequence[Path],
+    *,
+    markdown: bool,
+    samples: bool,
+    limit: int | None,
+    mixed: bool = False,
+    only_ids: Path | None = None,
+) -> int:
     """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
     (reports scored by different profiles, unless `mixed`: then a note says so)."""
     from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports, profile_mismatch
@@ -302,6 +367,20 @@ def run_compare(paths: Sequence[Path], *, markdown: bool, samples: bool, limit: 
         return 2
     methods, notes = methods_from_reports(documents)
     notes = [mismatch, *notes] if mismatch else notes
+    if only_ids is not None:
+        from ..analysis.compare import on_shared_ids, shared_ids
+
+        try:
+            alias = shared_ids(only_ids.read_text(encoding="utf-8"))
+        except OSError as exc:
+            print(f"error: {terminal_line(f'--only-ids {only_ids}: {exc.strerror or exc}')}", file=sys.stderr)
+            return 2
+        methods = on_shared_ids(methods, alias)
+        notes = [n for n in notes if "fingerprints" not in n]
+        notes.append(
+            f"paired only on the {len(set(alias.values()))} ids of {only_ids} (the rows both versions share); "
+            "the table's figures are each run's own"
+        )
     if not methods:
         print("error: the reports hold no grounding results", file=sys.stderr)
         return 2

@@ -161,7 +161,7 @@ class OcrDetector:
             torch.set_num_threads(self.threads)
             self._embedder = MiniLmEmbedder()
         if self.provider_note:
-            log.warning("ocr: %s", self.provider_note)
+            log.info("ocr: %s", self.provider_note)  # `doctor` and the JSON say it; not every header
         log.info("ocr: RapidOCR runs on %s", ", ".join(self.providers))
 
     @property
@@ -242,9 +242,8 @@ class OcrDetector:
         engine = f"rapidocr {metadata.version('rapidocr')}"
         runtime = f"{_ort_distribution()} {ort.__version__}"
         headline = f"{engine} on {runtime}, providers {', '.join(self.providers)}"
-        missing = [p for p in self.providers_requested if p not in self.providers]
-        if missing:
-            headline += f" ({', '.join(missing)} listed by onnxruntime but not usable here)"
+        # a provider onnxruntime lists but cannot use (CUDA on a CPU machine) is no news in every
+        # header: the JSON keeps it (providers_requested, provider_note), and `doctor` says it
         return {
             "headline": headline,
             "engine": engine,

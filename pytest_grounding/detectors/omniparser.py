@@ -153,7 +153,7 @@ class OmniParserDetector:
                 self._embedder = MiniLmEmbedder()
         note = provider_note(self.providers_requested, self.providers)
         if note:
-            log.warning("omniparser: %s", note)
+            log.info("omniparser: %s", note)  # `doctor` and the JSON say it; not every header
         log.info("omniparser: the icon detector runs on %s", ", ".join(self.providers))
 
     # --- parsing ---------------------------------------------------------------------------
@@ -277,9 +277,8 @@ class OmniParserDetector:
         headline = (
             f"OmniParser v2 icon detector ({self.model_path.name}) on {runtime}, providers {', '.join(self.providers)}"
         )
-        missing = [p for p in self.providers_requested if p not in self.providers]
-        if missing:
-            headline += f" ({', '.join(missing)} listed by onnxruntime but not usable here)"
+        # a provider onnxruntime lists but cannot use (CUDA on a CPU machine) is no news in every
+        # header: the JSON keeps it (providers_requested, provider_note), and `doctor` says it
         headline += "; + ocr merge" if self._ocr is not None else "; icons only (ocr=false)"
         return {
             "headline": headline,

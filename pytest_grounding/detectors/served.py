@@ -51,7 +51,7 @@ from .served_checks import (
 from .served_engine import fingerprint_version, probe_engine
 from .vlm.agent import take_agent_options
 from .vlm.preset import Decoding, preset_headline
-from .vlm.presets import DEFAULT_PRESET, resolve_preset
+from .vlm.presets import DEFAULT_PRESET, resolve_preset, served_pick
 from .vlm.prompts import openai_messages
 
 BASE_URL_ENV = "PYTEST_GROUNDING_OPENAI_BASE_URL"
@@ -84,7 +84,9 @@ class OpenAIDetector:
     - ``concurrency``: requests in flight per process (per xdist worker): a number, or ``auto``
       (the default: starts at 8, grows while the server keeps up, halves on 429 / 503 / timeouts,
       never beyond ``max_concurrency``, 32 by default). The run prefetches that many samples ahead.
-    - ``preset`` (uitars-1.5-point) and its part overrides, as for ``uitars``; ``resize`` (true) sends the
+    - ``preset`` and its part overrides, as for ``uitars``: no default (vlm/matching.py): none given or
+      ``preset=auto`` picks it by the model id and the headline says so; an id no preset matches stops
+      the run; ``resize`` (true) sends the
       image at the preset's smart_resize size (false: the original, the server resizes it the same way).
     - ``probe`` (true): one small request when the detector is built finds a refused key or request
       field, the engine and the prompt's size before the run (served_checks.py); false sends none.
@@ -105,7 +107,7 @@ class OpenAIDetector:
         base_url: str | None = None,
         model: str | None = None,
         api_key_env: str | None = None,
-        preset: str = DEFAULT_PRESET,
+        preset: str | None = None,
         timeout: float = 120.0,
         retries: int = 3,
         backoff: float = 1.0,
@@ -119,9 +121,8 @@ class OpenAIDetector:
     ) -> None:
         setting = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
         self.agent = ServedAgent(self, *setting) if setting else None
-        # never more pixels than the server's processor keeps as they are (served_budget.py)
-        self.pixel_budget = server_budget(resolve_preset(preset, **overrides), server_max_pixels)
-        self.preset = within_budget(resolve_preset(preset, **overrides), self.pixel_budget)
+        chosen = served_pick(self.name, preset, None)  # None: the model id picks it, below
+        resolve_preset(chosen.name if chosen else DEFAULT_PRESET, **overrides)  # bad options: before any request
         urls = base_url or os.environ.get(BASE_URL_ENV)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
@@ -151,6 +152,10 @@ class OpenAIDetector:
             raise ValueError(f"openai: too_long={too_long!r}: one of {', '.join(TOO_LONG)}")
         self.too_long = str(too_long)
         self.model = model or self._first_model()
+        self.preset_pick = chosen or served_pick(self.name, preset, self.model)
+        # never more pixels than the server's processor keeps as they are (served_budget.py)
+        self.pixel_budget = server_budget(resolve_preset(self.preset_pick.name, **overrides), server_max_pixels)
+        self.preset = within_budget(resolve_preset(self.preset_pick.name, **overrides), self.pixel_budget)
         self.fields = decoding_fields(self.preset.decoding)
         self.check = self._check_server(_flag(probe))
         self.fields = {k: v for k, v in self.fields.items() if k not in self.check.dropped}
@@ -339,7 +344,8 @@ class OpenAIDetector:
         engine = self.check.engine
         left_out = f", left out: {', '.join(self.check.dropped)} (the server refuses it)" if self.check.dropped else ""
         return {
-            "headline": f"{self.model} at {where} ({engine.headline}), {preset_headline(p)}{left_out}, "
+            "headline": f"{self.model} at {where} ({engine.headline}), {preset_headline(p)}{self.preset_pick.note}"
+            f"{left_out}, "
             f"concurrency {self.setting}" + (f", {self.agent.headline()}" if self.agent else ""),
             "engine": engine.describe(),
             "agent": self.agent.describe() if self.agent else None,

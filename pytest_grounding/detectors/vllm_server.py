@@ -46,7 +46,7 @@ from .hub import ModelUnavailable, read_json_file
 from .served import OpenAIDetector
 from .served_budget import DEFAULT_BUDGETS, server_budget
 from .vlm.agent import BUDGET_OPTIONS
-from .vlm.presets import DEFAULT_PRESET, resolve_preset
+from .vlm.presets import resolve_preset, served_pick
 
 TEXT_ALLOWANCE = 4096  # system prompt, chat template and instruction: far more than any preset's
 START_TIMEOUT_S = 900.0  # a 7B model's first start downloads and compiles
@@ -358,7 +358,7 @@ class VLLMDetector(OpenAIDetector):
     def __init__(
         self,
         model: str | None = None,
-        preset: str = DEFAULT_PRESET,
+        preset: str | None = None,
         server: str | None = None,
         server_args: str = "",
         start_timeout: float = START_TIMEOUT_S,
@@ -375,7 +375,8 @@ class VLLMDetector(OpenAIDetector):
             raise ValueError(f"vllm: start_timeout={start_timeout:g} is not between 0 and 86400 seconds")
         if "base_url" in options:
             raise ValueError("vllm starts its own server: use the openai detector for a server at base_url=")
-        resolved = resolve_preset(preset, **{k: v for k, v in options.items() if k not in OPENAI_OPTIONS})
+        chosen = served_pick(self.name, preset, str(model))  # before any server starts
+        resolved = resolve_preset(chosen.name, **{k: v for k, v in options.items() if k not in OPENAI_OPTIONS})
         key = json.dumps([model, preset, server, server_args, server_max_pixels, resolved.describe()], default=str)
 
         def start() -> ServerProcess:
@@ -402,10 +403,11 @@ class VLLMDetector(OpenAIDetector):
         super().__init__(
             base_url=self.server_info["base_url"],
             model=self.server_info["served_name"],
-            preset=preset,
+            preset=chosen.name,
             server_max_pixels=server_max_pixels,
             **options,
         )
+        self.preset_pick = chosen  # the headline says when the model id picked it
 
     @classmethod
     def preflight(cls, **options: Any) -> None:

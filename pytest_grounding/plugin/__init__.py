@@ -13,6 +13,7 @@ import pytest
 from ..analysis import baseline
 from ..core.record import Outcome, Task
 from ..core.safetext import terminal_line, terminal_text
+from ..datasets import gc_paused
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
@@ -49,7 +50,8 @@ def pytest_configure(config) -> None:
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
-    config.stash[SECTIONS_KEY] = report_sections.configure(config)  # the project's sections too
+    if not is_worker(config):  # the figures are made where results gather: the project's sections too
+        config.stash[SECTIONS_KEY] = report_sections.configure(config)
     try:
         open_sessions(config)
     except SettingError as exc:
@@ -134,7 +136,7 @@ def pytest_report_header(config) -> list:
             "are kept and not run again"
         )
     if settings.selection.shard is not None:
-        lines.append(f"grounding shard: {settings.selection.shard.label} ({settings.selection.shard.source})")
+        lines.append(f"grounding {shard_line(plan)} ({settings.selection.shard.source})")
     if settings.verdict.baseline_path is not None:
         loaded = controller is not None and controller.baseline.loaded
         how = baseline_mode(
@@ -146,6 +148,18 @@ def pytest_report_header(config) -> list:
         lines.append(f"grounding baseline: {settings.verdict.baseline_path} ({how})")
     lines += [f"grounding note: {text}" for text in plan.notes]
     return lines
+
+
+def shard_line(plan) -> str:
+    """`shard 1/2: 150 of 300 samples` (the samples this shard scores of the run's), or `shard
+    1/2` where the controller does not hold the samples (a suite pins its datasets in code)."""
+    from ..datasets import sharding
+
+    shard = plan.settings.selection.shard
+    samples = plan.samples_in_order()
+    if not samples or shard.count > len(samples):
+        return f"shard {shard.label}"
+    return f"shard {shard.label}: {len(sharding.take(samples, shard))} of {len(samples)} samples"
 
 
 # -- collection -----------------------------------------------------------------------------------
@@ -167,9 +181,30 @@ def pytest_cmdline_main(config):
     return (yield)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """A grounding test function becomes one item per sample and detector (20,000 and more), each
+    with its parameters, fixtures and marks: the cyclic garbage collector would walk the growing
+    heap of samples and items again and again while they are made. Paused meanwhile, as the
+    dataset loaders do (datasets.gc_paused); what is garbage then is collected after."""
+    with gc_paused():
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: around the terminal's summary too
+def pytest_sessionfinish(session):
+    """The summary, the reports and other plugins' last work (imports among them) allocate while
+    the run's samples, items and records are all alive: each full collection then walks all of
+    them. Paused meanwhile; the end of the process collects once (process_exit)."""
+    with gc_paused():
+        yield
+
+
 @pytest.hookimpl(trylast=True)  # after xdist's own hook, which names the groups
 def pytest_collection_modifyitems(session, config, items) -> None:
     """--dist loadgroup's screen groups named; --grounding-resume's samples deselected."""
+    if any("grounding_sample" in collection.item_params(item) for item in items):
+        process_exit.items_made()  # --collect-only of grounding items ends as a run does
     collection.deselect(config, items)
 
 

@@ -113,6 +113,22 @@ class Controller:
             # data-derived text: no live escape sequence, no forged line
             terminalreporter.write_line(terminal_line(line), red=failed, bold=failed or style == report.BOLD)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config) -> None:
+        """After pytest's own last line (its counts: "40 xfailed"): where the page is, and, when
+        gates are set, their verdict, so the run ends saying what its exit status means."""
+        result = self.session.result
+        writer = config.pluginmanager.get_plugin("terminalreporter")
+        if result is None or writer is None or not result.records:
+            return
+        lines = report.run_lines(result)
+        for line, _ in lines:
+            if line.startswith("grounding HTML report: "):
+                writer.write_line(terminal_line(line))
+        if result.view.gated and lines and lines[-1][1] == report.BOLD:
+            failed = result.failed
+            writer.write_line(terminal_line(lines[-1][0]), red=failed, green=not failed, bold=True)
+
     def pytest_sessionfinish(self, session) -> None:
         self._finish(interrupted=True)  # nothing when the loop finished it; else the run was cut short
         assert self.session.result is not None

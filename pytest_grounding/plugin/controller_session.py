@@ -14,6 +14,7 @@ from ..analysis.result import BaselineResult, RunResult, View
 from ..analysis.throughput import Timeline, merge_served
 from ..core.record import Record
 from ..datasets import sharding
+from ..render import run_folder
 from ..render.notes import not_run_line
 from ..render.output import interrupts_held  # at import: the end of a run imports nothing before holding Ctrl-C
 from .baseline_state import BaselineCheck
@@ -57,7 +58,12 @@ class ControllerSession:
 
     @classmethod
     def open(cls, plan: RunPlan) -> ControllerSession:
-        return cls(plan, BaselineCheck(plan.settings), PredictionsStream(plan.settings.outputs.predictions_path))
+        outputs = plan.settings.outputs
+        if outputs.predictions_path is None and outputs.run_dir is not None:  # the run's own folder: nobody else's
+            stream = PredictionsStream(outputs.run_dir / run_folder.PREDICTIONS, held=False)
+        else:
+            stream = PredictionsStream(outputs.predictions_path)
+        return cls(plan, BaselineCheck(plan.settings), stream)
 
     # -- before the first sample ------------------------------------------------------------------
 
@@ -179,6 +185,7 @@ class ControllerSession:
                 gated=bool(settings.verdict.gates or settings.verdict.max_drops),  # --grounding-max-drop too
                 price=settings.scoring.price,
                 profile=settings.scoring.profile.describe(),
+                errata=settings.scoring.errata,
             ),
             baseline=self._baseline_result(),
             replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
@@ -197,7 +204,9 @@ class ControllerSession:
     def _outputs(self) -> tuple[tuple[str, str], ...]:
         from ..render.outputs import asked_for
 
-        return tuple((output.title, str(path)) for output, path in asked_for(self.plan.settings.outputs))
+        # a run that scored nothing keeps nothing
+        outputs = asked_for(self.plan.settings.outputs, kept=bool(self.records))
+        return tuple((output.title, str(path)) for output, path in outputs)
 
     def _account_not_run(self, interrupted: bool) -> None:
         """The items the run was to score that no report came for: listed, and the run is partial."""
@@ -248,6 +257,7 @@ class ControllerSession:
             gate_on_interval=settings.verdict.gate_on_interval,
             max_drops=settings.verdict.max_drops,  # --grounding-max-drop
             profile=settings.scoring.profile.describe(),
+            errata=settings.scoring.errata,  # --grounding-errata
         )
 
     # -- outputs ----------------------------------------------------------------------------------
@@ -296,13 +306,14 @@ class ControllerSession:
         from ..render.outputs import asked_for, write_all
 
         outputs = self.plan.settings.outputs
-        if any(output.write is not None for output, _ in asked_for(outputs)) or outputs.log_targets:
+        kept = bool(result.records)  # the run's folder only for a run that scored something
+        if any(output.write is not None for output, _ in asked_for(outputs, kept=kept)) or outputs.log_targets:
             taken: list[int] = []
             with interrupts_held(taken):  # before any import: the trackers' module is imported inside
                 from ..render.trackers import log_report
 
                 document = self.document(result)
-                errors = write_all(document, outputs)
+                errors = write_all(document, outputs, kept=kept)
                 notes = log_report(document, outputs, errors)  # --grounding-log: a failure is a note
             if notes:
                 result = replace(result, notes=(*result.notes, *notes))

@@ -19,13 +19,14 @@ from .settings import SettingError
 @dataclass
 class PredictionsStream:
     path: Path | None
+    held: bool = True  # False: a file in the run's own folder (no other run writes there), made on first write
     _writer: PredictionsWriter | None = None
     _hold: PredictionsHold | None = None
 
     def hold(self, args: Sequence[str], started: float) -> None:
         """Taken for this run before it is read or written (a SettingError naming the run that
         holds it); let go when the run ends."""
-        if self.path is None or self._hold is not None:
+        if self.path is None or self._hold is not None or not self.held:
             return
         when = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started))
         holder = f"pid {os.getpid()} on {socket.gethostname()}, started {when}: pytest {' '.join(args)}"[:1000]

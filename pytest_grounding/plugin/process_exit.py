@@ -10,7 +10,8 @@ grounding session (its last `pytest_unconfigure`) one collection runs, which col
 garbage then (a `__del__` that raises there is still reported by pytest), and `gc.freeze()`
 moves the survivors out of the later collections' way.
 
-Not done for a session that scored no sample, nor for one inside another (pytester's in-process
+Not done for a session that scored no sample and made no grounding item (a project's other
+tests), nor for one inside another (pytester's in-process
 runs, a test calling `pytest.main`): that process goes on. A later session in the same process
 (a script calling `pytest.main` in a loop) unfreezes first, so nothing stays out of reach."""
 
@@ -20,7 +21,7 @@ import gc
 
 from .pytest_compat import mains_running
 
-_sessions: list[bool] = []  # the grounding sessions open in this process: is each inside another?
+_sessions: list[list[bool]] = []  # the grounding sessions open in this process: [inside another?, items made?]
 _frozen = False  # this module froze the heap (and nobody else's freeze is undone here)
 
 
@@ -29,14 +30,21 @@ def session_opened() -> None:
     if not _sessions and _frozen:
         gc.unfreeze()
         _frozen = False
-    _sessions.append(mains_running() > 1)
+    _sessions.append([mains_running() > 1, False])
+
+
+def items_made() -> None:
+    """The innermost session collected grounding items (a --collect-only run ends like a run: its
+    samples and items are the heap the last collections would walk)."""
+    if _sessions:
+        _sessions[-1][1] = True
 
 
 def session_closed(scored: bool) -> None:
     """`scored`: this process ran or received grounding samples."""
     global _frozen
-    inside_another = _sessions.pop() if _sessions else True
-    if _sessions or inside_another or not scored:
+    inside_another, made = _sessions.pop() if _sessions else (True, False)
+    if _sessions or inside_another or not (scored or made):
         return
     gc.collect()
     gc.freeze()

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
+from ..analysis import errata as errata_mod
 from ..analysis import gates as gates_mod
 from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
@@ -184,6 +185,21 @@ class Selection:
     )
 
 
+def read_errata(value: Any, source: str) -> errata_mod.Errata | None:
+    """--grounding-errata FILE read and checked before any sample runs; a bad file names `source`."""
+    if value in (None, ""):
+        return None
+    path = Path(str(value)).expanduser()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{source}: {path}: {exc.strerror or exc}") from None
+    try:
+        return errata_mod.parse(data, f"{source} {path}", str(path))
+    except errata_mod.ErrataError as exc:
+        raise ValueError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class ScoringSettings:
     """How a sample is judged."""
@@ -234,6 +250,15 @@ class ScoringSettings:
         ini="grounding_price",
         metavar="prompt=X,completion=Y",
         parse=cost_mod.parse_price,
+    )
+    errata: errata_mod.Errata | None = declare(
+        "--grounding-errata",
+        "an errata file (JSONL: id, action fix|drop, bbox?, instruction?, reason; `review --audit` writes it): "
+        "the summary and the JSON give each detector's corrected accuracy beside the official one, which stays "
+        "exactly as scored; the file's sha256 is recorded (docs: audit).",
+        ini="grounding_errata",
+        metavar="FILE",
+        parse=read_errata,
     )
 
     @property
@@ -433,6 +458,16 @@ class OutputSettings:
         repeat=True,
         parse=parse_log_targets,
     )
+    runs_dir: str | None = declare(
+        "--grounding-runs-dir",
+        "every run keeps its report: the JSON report, the HTML page and the predictions not given a path of their "
+        "own go to DIR/<time>-<dataset>-<detector>/ (default ./grounding-runs, or $GROUNDING_RUNS_DIR; from the "
+        "ini file, relative to it; old runs are never deleted). `board`, `compare` and `report` read the newest "
+        "run there when given no path. off: keep nothing.",
+        ini="grounding_runs_dir",
+        metavar="DIR|off",
+    )
+    run_dir: Path | None = None  # this run's folder under runs_dir (render/run_folder.py), made on first write
 
 
 # The groups as `pytest --help` and the options page show them: (name, what it decides, the class).
@@ -507,12 +542,31 @@ class Settings:
             ):
                 if field_name in verdict:
                     raise ValueError(f"{flag} needs --grounding-baseline PATH (the baseline it applies to)")
+        outputs["run_dir"] = run_dir_of(config, selection)
         return cls(
             selection=Selection(**selection),
             scoring=ScoringSettings(**given["scoring"]),
             verdict=VerdictSettings(**verdict),
             outputs=OutputSettings(**outputs),
         )
+
+
+def run_dir_of(config, selection: dict[str, Any]) -> Path | None:
+    """This run's folder under --grounding-runs-dir (None: switched off). Named here, made by the
+    first file written into it (render/run_folder.py)."""
+    import time
+
+    from ..render import run_folder
+
+    value, source = lookup(config, "--grounding-runs-dir")
+    base = Path(config.invocation_params.dir) if source.startswith("--") or value is None else Path(config.rootpath)
+    runs_dir = run_folder.resolve_runs_dir(value, base)
+    if runs_dir is None:
+        return None
+    shard = selection.get("shard")
+    where = (shard.index, shard.count) if shard is not None else None
+    datasets, detectors = selection.get("dataset_specs", ()), selection["detector_specs"]
+    return runs_dir / run_folder.folder_name(time.time(), list(datasets), list(detectors), where)
 
 
 def default_detector() -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import run_folder
+
 
 @dataclass(frozen=True)
 class Output:
@@ -20,6 +22,7 @@ class Output:
     describe_failure: Callable[[Exception], str] = str
     place: str = "{title} {path}"  # how a failure names it
     check: Callable[[Path], None] | None = None  # before any sample runs: can it be written? (raises)
+    kept_as: str | None = None  # its file in the run's folder when given no path (render/run_folder.py)
 
 
 def _json(document: Mapping[str, Any], path: Path) -> None:
@@ -57,8 +60,16 @@ def _typed(exc: Exception) -> str:
 
 
 OUTPUTS = (
-    Output("JSON report", "json_path", "--grounding-json", _json, check=_writable),
-    Output("HTML report", "html_path", "--grounding-html", _html, describe_failure=_typed, check=_writable),
+    Output("JSON report", "json_path", "--grounding-json", _json, check=_writable, kept_as=run_folder.REPORT_JSON),
+    Output(
+        "HTML report",
+        "html_path",
+        "--grounding-html",
+        _html,
+        describe_failure=_typed,
+        check=_writable,
+        kept_as=run_folder.REPORT_HTML,
+    ),
     Output(
         "plots",
         "plots_dir",
@@ -68,7 +79,14 @@ OUTPUTS = (
         place="{title} in {path}",
         check=_plots_possible,
     ),
-    Output("predictions", "predictions_path", "--grounding-predictions", None, check=_writable),
+    Output(
+        "predictions",
+        "predictions_path",
+        "--grounding-predictions",
+        None,
+        check=_writable,
+        kept_as=run_folder.PREDICTIONS,
+    ),
 )
 
 
@@ -81,7 +99,10 @@ def check_all(outputs: Any) -> None:
     from .output import OutputError
     from .plots import PlotsUnavailable
 
-    for output, path in asked_for(outputs):
+    run_dir = getattr(outputs, "run_dir", None)
+    if run_dir is not None and (problem := run_folder.check_runs_dir(run_dir.parent)) is not None:
+        raise OutputUnusable(f"--grounding-runs-dir: {problem}")
+    for output, path in asked_for(outputs, kept=False):
         if output.check is None:
             continue
         try:
@@ -90,17 +111,26 @@ def check_all(outputs: Any) -> None:
             raise OutputUnusable(f"{output.flag}: {exc}") from None
 
 
-def asked_for(outputs: Any) -> list[tuple[Output, Path]]:
+def asked_for(outputs: Any, *, kept: bool = True) -> list[tuple[Output, Path]]:
     """The outputs this run's settings (their OutputSettings) ask for, with their paths, in the
-    summary's order."""
-    return [(output, path) for output in OUTPUTS if (path := getattr(outputs, output.setting)) is not None]
+    summary's order; with `kept`, those given no path in the run's folder (--grounding-runs-dir)."""
+    run_dir = getattr(outputs, "run_dir", None) if kept else None
+    found = []
+    for output in OUTPUTS:
+        path = getattr(outputs, output.setting)
+        if path is None and run_dir is not None and output.kept_as is not None:
+            path = run_dir / output.kept_as
+        if path is not None:
+            found.append((output, path))
+    return found
 
 
-def write_all(document: Mapping[str, Any], outputs: Any) -> list[str]:
+def write_all(document: Mapping[str, Any], outputs: Any, *, kept: bool = True) -> list[str]:
     """Every output written from the document; what could not be written, said (never raised: the
-    JSON report stays written when the page fails)."""
+    JSON report stays written when the page fails). `kept`: the run's folder too (not for a run
+    that scored nothing)."""
     problems = []
-    for output, path in asked_for(outputs):
+    for output, path in asked_for(outputs, kept=kept):
         if output.write is None:
             continue
         try:

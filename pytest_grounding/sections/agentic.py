@@ -10,6 +10,7 @@ from ..analysis import agentic
 from ..analysis.tracked import _figure, _numbers, name
 from ..core.numbers import pct
 from ..render.agentic import agentic_lines
+from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -73,6 +74,24 @@ class Agentic(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_BLOCK
+
+    def example(self) -> Mapping[str, Any]:
+        return _examples.with_block(
+            self.name,
+            {
+                "samples": 2,
+                "turns": {"mean": 1.5, "p95": 2, "max": 2},
+                "crops": {"mean": 0.5, "p95": 1, "max": 1},
+                "by_turns": [{"turns": 1, "scored": 1, "hits": 1, "accuracy": 1.0, "ci95": [0.2, 1.0]}],
+                "ends": {"click": 2},
+                "clicks": 2,
+                "refusals": 0,
+                "invalid_actions": 0,
+                "loops": 0,
+                "budget_exhausted": 0,
+                "wrong_formats": 0,
+            },
+        )
 
 
 SECTION = Agentic()

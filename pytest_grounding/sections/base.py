@@ -95,6 +95,11 @@ class Section:
       owns (key -> schema); `schema_defs()`: the $defs it adds.
     - `thumbnail_records(document)`: records whose screens the HTML page needs beside its
       gallery (the sweep's flipped pairs).
+    - `card(document, key)`: a short HTML line (escaped by the section) for the detector `key`'s
+      card at the top of the HTML page (render/html/headline.py): a diagnosis worth the first screen.
+    - `example()`: a small report document in which the section has figures; where given,
+      tests/test_sections.py renders it in every output the section renders in and expects the
+      section's part there (the built-ins all give one: sections/_examples.py helps).
     """
 
     name: ClassVar[str] = ""  # its key in summary[DETECTOR] (DETECTOR) or in the report (RUN)
@@ -137,6 +142,12 @@ class Section:
 
     def thumbnail_records(self, document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return []
+
+    def card(self, document: Mapping[str, Any], key: str) -> str:
+        return ""
+
+    def example(self) -> Mapping[str, Any] | None:
+        return None
 
     # -- helpers for subclasses -------------------------------------------------------------------
 

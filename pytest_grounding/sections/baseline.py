@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..analysis.tracked import _figure, _number
 from ..core.numbers import ms, pct
 from ..core.safetext import markdown_text as md
+from . import _examples
 from ._render import html_table, md_table
 from .base import RUN, HtmlPage, Section
 
@@ -169,6 +170,37 @@ class Baseline(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_REPORT["baseline"]
+
+    def example(self) -> Mapping[str, Any]:
+        change = {"detector": _examples.KEY, "dataset": "ds", "id": "s2", "uid": "s2", "outcome": "miss"}
+        baseline = {
+            "path": "baseline.json",
+            "status": "compared",
+            "problem": None,
+            "tolerance": 0.02,
+            "tolerances": [],
+            "max_slowdown": None,
+            "passed": False,
+            "compared": 2,
+            "known_misses": 0,
+            "regressions": [change],
+            "improvements": [],
+            "slices": [],
+            "latency": [],
+            "paired": [
+                {
+                    "detector": _examples.KEY,
+                    "delta": -0.5,
+                    "ci95": [-1.0, 0.0],
+                    "samples": 2,
+                    "clusters": 2,
+                    "fixed": 0,
+                    "broken": 1,
+                    "p_value": 1.0,
+                }
+            ],
+        }
+        return {**_examples.document(_examples.plain()), "baseline": baseline}
 
 
 SECTION = Baseline()

@@ -11,6 +11,7 @@ from ..analysis.headlines import benchmark_figures
 from ..analysis.tracked import _nested
 from ..core.numbers import pct
 from ..core.safetext import markdown_text as md
+from . import _examples
 from .base import BlockRecords, DetectorView, Section
 
 
@@ -71,6 +72,20 @@ class Benchmarks(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_BLOCK
+
+    def example(self) -> Mapping[str, Any]:
+        headline = {
+            "dataset": "ds",
+            "benchmark": "screenspot-pro",
+            "label": "mean over groups",
+            "value": 0.5,
+            "ci95": [0.1, 0.9],
+            "parts": {"text": 0.6, "icon": 0.4},
+            "pooled_accuracy": 0.5,
+            "missing": [],
+            "slices": {"group": [{"value": "Dev", "samples": 2, "scored": 2, "hits": 1, "accuracy": 0.5}]},
+        }
+        return _examples.with_block(self.name, [headline])
 
 
 SECTION = Benchmarks()

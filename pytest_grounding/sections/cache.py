@@ -8,6 +8,7 @@ from typing import Any
 
 from ..analysis import cache_counts
 from ..analysis.tracked import _numbers
+from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -43,6 +44,13 @@ class Cache(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_BLOCK
+
+    def example(self) -> Mapping[str, Any]:
+        records = [
+            _examples.record("s1", "hit", meta={"answer_cache": "hit"}),
+            _examples.record("s2", "miss", meta={"answer_cache": "stored"}),
+        ]
+        return _examples.document(records)
 
 
 SECTION = Cache()

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..analysis import cost as cost_mod
 from ..analysis.tracked import _numbers
+from . import _examples
 from ._render import md_table
 from .base import RUN, DetectorView, Section
 
@@ -54,6 +55,18 @@ class Cost(Section):
 
     def schema_defs(self) -> Mapping[str, Any]:
         return SCHEMA_DEFS
+
+    def example(self) -> Mapping[str, Any]:
+        usage = {
+            "samples": 2,
+            "with_usage": 2,
+            "prompt_tokens": 2000,
+            "completion_tokens": 20,
+            "total_tokens": 2020,
+            "cost_usd": None,
+            "cost_per_1000_samples_usd": None,
+        }
+        return {**_examples.document(_examples.plain()), "cost": {"price": None, "detectors": {_examples.KEY: usage}}}
 
 
 SECTION = Cost()

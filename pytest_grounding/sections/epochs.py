@@ -11,6 +11,7 @@ from ..analysis import epochs
 from ..analysis.intervals import span
 from ..analysis.tracked import _figure
 from ..core.numbers import pct
+from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -76,6 +77,14 @@ class Epochs(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_BLOCK
+
+    def example(self) -> Mapping[str, Any]:
+        records = [
+            _examples.record(f"s{i}-e{k}", outcome, epoch=k, point=[float(k), 1.0])
+            for i, outcomes in ((1, ("hit", "miss")), (2, ("hit", "hit")))
+            for k, outcome in enumerate(outcomes, start=1)
+        ]
+        return _examples.document(records)
 
 
 SECTION = Epochs()

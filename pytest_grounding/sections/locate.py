@@ -11,6 +11,7 @@ from ..analysis.metrics import locate_figures
 from ..analysis.tracked import _numbers, name
 from ..core.numbers import pct
 from ..core.record import Outcome, Task
+from . import _examples
 from ._render import md_table
 from .base import BlockRecords, DetectorView, Section
 
@@ -79,6 +80,13 @@ class Locate(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_BLOCK
+
+    def example(self) -> Mapping[str, Any]:
+        records = [
+            _examples.record("s1", "hit", task="locate", iou=0.8, threshold=0.5, attempts=1, transform="original"),
+            _examples.record("s2", "miss", task="locate", iou=0.1, threshold=0.5, attempts=2, transform="zoom"),
+        ]
+        return _examples.document(records)
 
 
 def by_transform(figures: Mapping[str, Any]) -> str:

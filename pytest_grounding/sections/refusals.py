@@ -10,6 +10,7 @@ from ..analysis.metrics import refusal_figures
 from ..analysis.tracked import _numbers
 from ..core.numbers import pct
 from ..core.safetext import markdown_text as md
+from . import _examples
 from .base import BlockRecords, DetectorView, Section
 
 
@@ -52,6 +53,14 @@ class Refusals(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA_BLOCK
+
+    def example(self) -> Mapping[str, Any]:
+        records = [
+            *_examples.plain(),
+            _examples.record("s3", "hit", negative=True, refusal=True, point=None),
+            _examples.record("s4", "miss", negative=True),
+        ]
+        return _examples.document(records)
 
 
 SECTION = Refusals()

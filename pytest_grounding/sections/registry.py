@@ -27,6 +27,7 @@ BUILTIN = {
     "cache": "pytest_grounding.sections.cache:SECTION",
     "cost": "pytest_grounding.sections.cost:SECTION",
     "reproduction": "pytest_grounding.sections.reproduction:SECTION",
+    "errata": "pytest_grounding.sections.errata:SECTION",
     "baseline": "pytest_grounding.sections.baseline:SECTION",
     "replay": "pytest_grounding.sections.replay:SECTION",
 }

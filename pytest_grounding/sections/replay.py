@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..analysis.agreement import tally
+from . import _examples
 from ._render import html_table
 from .base import RUN, HtmlPage, Section
 
@@ -56,6 +57,14 @@ class Replay(Section):
             return
         for figure in ("replayed", "compared", "agree"):
             yield f"replay.{figure}", float(block[figure])
+
+    def example(self) -> Mapping[str, Any]:
+        replay = {"file": "theirs.jsonl", "format": "jsonl", "row": 1, "agree": False, "their_verdict": "hit"}
+        records = [
+            _examples.record("s1", "hit", replay={**replay, "agree": True}),
+            _examples.record("s2", "miss", replay=replay),
+        ]
+        return _examples.document(records)
 
 
 SECTION = Replay()

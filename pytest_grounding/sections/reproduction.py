@@ -8,6 +8,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.tracked import _number, name
+from . import _examples
 from ._render import md_table
 from .base import RUN, HtmlPage, Section
 
@@ -99,6 +100,37 @@ class Reproduction(Section):
 
     def schema_defs(self) -> Mapping[str, Any]:
         return SCHEMA_DEFS
+
+    def example(self) -> Mapping[str, Any]:
+        entry = {
+            "detector": _examples.KEY,
+            "dataset": "ds",
+            "benchmark": "screenspot-pro",
+            "benchmark_title": "ScreenSpot-Pro",
+            "preset": "p",
+            "model": "m",
+            "status": "reproduced",
+            "published": {
+                "model": "m",
+                "figure": 50.0,
+                "source": "paper",
+                "split": "test",
+                "average": "micro",
+                "note": None,
+                "agentic": False,
+            },
+            "measured": 50.0,
+            "delta": 0.0,
+            "within_points": 2.0,
+            "ci95": [10.0, 90.0],
+            "published_inside_ci95": True,
+            "detectable_points": 40.0,
+            "samples_run": 2,
+            "samples_total": 2,
+            "reason": None,
+            "line": "reproduction d on ds (ScreenSpot-Pro, preset p): published 50.0, this run 50.0: reproduced",
+        }
+        return {**_examples.document(_examples.plain()), "reproduction": [entry]}
 
 
 SECTION = Reproduction()

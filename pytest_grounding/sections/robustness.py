@@ -10,6 +10,7 @@ from typing import Any
 from ..analysis import robustness
 from ..analysis.tracked import _figure, _number, name
 from ..render import robustness as text
+from . import _examples
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
 
@@ -64,6 +65,14 @@ class Robustness(Section):
 
     def schema_defs(self) -> Mapping[str, Any]:
         return SCHEMA_DEFS
+
+    def example(self) -> Mapping[str, Any]:
+        records = [
+            *_examples.plain(),
+            _examples.record("s1~invert", "miss", variant="invert", axis="invert", original_uid="s1"),
+            _examples.record("s2~invert", "miss", variant="invert", axis="invert", original_uid="s2"),
+        ]
+        return _examples.document(records)
 
 
 SECTION = Robustness()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,20 @@ def add_commands(commands: Any) -> None:
         "a second run resumes where the first stopped. Screens outside the file's folder are not read. Exit 0; "
         "2 when the file cannot be read, or standard input is not a terminal while drafts are left.",
     )
-    review.add_argument("file", type=Path, metavar="annotations.json")
+    review.add_argument("file", type=Path, nargs="?", metavar="annotations.json")
+    review.add_argument(
+        "--audit",
+        type=Path,
+        metavar="AUDIT.json",
+        help="walk an audit's findings (audit --json) instead, one sample at a time: keep, drop, fix the box or "
+        "the instruction; each decision is written to --errata at once",
+    )
+    review.add_argument(
+        "--errata",
+        type=Path,
+        metavar="ERRATA.jsonl",
+        help="with --audit: the errata file to write (resumed where it stopped), for --grounding-errata",
+    )
     review.add_argument(
         "--preview",
         choices=("auto", "kitty", "sixel", "file"),
@@ -61,8 +75,19 @@ def run(args: argparse.Namespace) -> int:
         from .annotate import run_annotate
 
         return run_annotate(args.screenshots, args.detector, args.out, dataset=args.dataset)
+    if args.command == "review" and args.audit is not None:
+        from . import errata_review
+
+        if args.errata is None:
+            print("error: review --audit needs --errata ERRATA.jsonl (the file it writes)", file=sys.stderr)
+            return 2
+        return errata_review.run(args.audit, args.errata, args.preview)
     if args.command == "review":
         from .tui import run_review
+
+        if args.file is None:
+            print("error: review needs annotations.json (or --audit AUDIT.json --errata ERRATA.jsonl)", file=sys.stderr)
+            return 2
 
         return run_review(args.file, args.preview)
     from .record import run_record

@@ -68,7 +68,17 @@ def get_preset(name: str) -> Preset:
     return preset_registry().get(name).load()()
 
 
-DEFAULT_PRESET = "uitars-1.5-point"
+DEFAULT_PRESET = "uitars-1.5-point"  # the in-process uitars detector's; a served model names its own
+
+
+def served_pick(detector: str, preset: str | None, model: str | None) -> Any:
+    """The preset a served detector uses (vlm/matching.py: named, or picked by the model id; a
+    usage error when no preset matches); None until the model id is known."""
+    from .matching import pick
+
+    presets = all_presets()
+    project = {name for name, p in presets.items() if p.origin != "built-in"}
+    return pick(detector, preset, model, list(presets), project)
 
 
 def presets_listing() -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..output import write_atomic
+from . import headline
 from .assets import CSS, SCRIPT
 from .page import (
     NON_HITS,
@@ -49,10 +50,11 @@ def render(
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)} {started}</title><style>{CSS}\n{thumbs.css()}</style></head>"
+        f"<title>{escape(title)} {started}</title><style>{CSS}\n{headline.CSS}\n{thumbs.css()}</style></head>"
         f'<body data-partial="{"1" if partial else "0"}"><header><h1>{escape(title)}</h1>'
         f'<p class="muted">started {started} · {len(records)} records</p>{banner(document)}</header><main>'
-        f"{run_section(document)}{gates_section(document)}{summary_section(document)}"
+        f"{headline.cards(document)}{headline.folded('Run, datasets, detectors, versions', run_section(document))}"
+        f"{gates_section(document)}{summary_section(document)}"
         f"{sections_html(document, thumbs)}{figures_section(document)}"
         f"{gallery_section(records, thumbs)}</main><script>{SCRIPT}</script></body></html>\n"
     )

@@ -267,7 +267,8 @@ def thumbnail_records(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def figures_section(document: Mapping[str, Any]) -> str:
-    figures = design_figures(document)
+    # a scatter of one point (one detector's latency against its accuracy) says nothing the card does not
+    figures = [f for f in design_figures(document) if f.kind != "scatter" or len(f.points) > 1]
     if not figures:
         return ""
     return "<h2>Figures</h2>" + '<div class="figures">' + "".join(render_svg(f) for f in figures) + "</div>"

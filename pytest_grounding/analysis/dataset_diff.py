@@ -1,0 +1,155 @@
+"""`audit --diff OLD NEW`: two versions of a dataset matched row by row, and what changed (pure).
+
+Rows are matched by id where the id names the same screen in both versions, else on the same screen
+(its file name) by box overlap and instruction similarity. Each matched pair is one of: unchanged,
+instruction rewritten (same box), box moved (same instruction), both changed, retargeted (another
+element of the same screen: neither box nor instruction kept); unmatched rows are dropped or added.
+Slice labels (element type, app, category, platform) are compared on every matched pair apart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any
+
+from ..core.types import Sample
+from .audit import iou, norm
+
+SAME_BOX_IOU = 0.9  # a box redrawn by a pixel or two is the same box
+SAME_ELEMENT_IOU = 0.3  # below this and with another instruction: another element
+SIMILAR_TEXT = 0.6
+SLICES = ("element_type", "app", "app_category", "platform")
+CATEGORIES = ("unchanged", "rewritten", "moved", "rewritten_and_moved", "retargeted", "dropped", "added")
+TITLES = {
+    "unchanged": "unchanged (same screen, instruction and box)",
+    "rewritten": "instruction rewritten, same box",
+    "moved": "box moved, same instruction",
+    "rewritten_and_moved": "instruction and box changed",
+    "retargeted": "another target on the same screen",
+    "dropped": "dropped (in OLD only)",
+    "added": "added (in NEW only)",
+}
+
+
+@dataclass(frozen=True)
+class Pair:
+    category: str
+    old: Sample | None
+    new: Sample | None
+    slices: tuple[str, ...] = ()  # the slice fields whose label changed
+
+    def as_dict(self) -> dict[str, Any]:
+        def side(s: Sample | None) -> dict[str, Any] | None:
+            if s is None:
+                return None
+            return {"id": s.id, "image": s.image.name, "instruction": s.instruction, "bbox": s.bbox.as_list()}
+
+        return {"category": self.category, "old": side(self.old), "new": side(self.new), "slices": list(self.slices)}
+
+
+@dataclass(frozen=True)
+class Diff:
+    pairs: tuple[Pair, ...]
+    old_rows: int
+    new_rows: int
+    slice_changes: dict[str, int] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        found = Counter(p.category for p in self.pairs)
+        return {c: found[c] for c in CATEGORIES}
+
+    def unchanged_ids(self) -> list[tuple[str, str]]:
+        """(old id, new id) of each unchanged row whose slice labels are the same too."""
+        return [(p.old.id, p.new.id) for p in self.pairs if p.category == "unchanged" and p.old and p.new]
+
+    def summary(self) -> dict[str, Any]:
+        counts = self.counts()
+        changed = sum(n for c, n in counts.items() if c not in ("unchanged", "added"))
+        return {
+            "old_rows": self.old_rows,
+            "new_rows": self.new_rows,
+            "counts": counts,
+            "slice_changes": dict(self.slice_changes),
+            "changed_share_of_old": round(changed / self.old_rows, 4) if self.old_rows else None,
+        }
+
+
+def _screen(sample: Sample) -> str:
+    return sample.image.name
+
+
+def similarity(a: str, b: str) -> float:
+    return SequenceMatcher(None, norm(a), norm(b)).ratio()
+
+
+def classify(old: Sample, new: Sample) -> str:
+    same_text = norm(old.instruction) == norm(new.instruction)
+    overlap = iou(old.bbox, new.bbox)
+    same_box = overlap >= SAME_BOX_IOU
+    if same_text and same_box:
+        return "unchanged"
+    if same_box:
+        return "rewritten"
+    if same_text:
+        return "moved"
+    if overlap >= SAME_ELEMENT_IOU or similarity(old.instruction, new.instruction) >= SIMILAR_TEXT:
+        return "rewritten_and_moved"
+    return "retargeted"
+
+
+def _changed_slices(old: Sample, new: Sample) -> tuple[str, ...]:
+    return tuple(f for f in SLICES if str(getattr(old, f)) != str(getattr(new, f)))
+
+
+def diff(old: Sequence[Sample], new: Sequence[Sample]) -> Diff:
+    matched: list[tuple[Sample, Sample]] = []
+    new_by_id = {s.id: s for s in new}
+    left_old: list[Sample] = []
+    taken: set[int] = set()
+    for s in old:
+        twin = new_by_id.get(s.id)
+        if twin is not None and id(twin) not in taken and _screen(twin) == _screen(s):
+            matched.append((s, twin))
+            taken.add(id(twin))
+        else:
+            left_old.append(s)
+    by_screen: dict[str, list[Sample]] = defaultdict(list)
+    for s in new:
+        if id(s) not in taken:
+            by_screen[_screen(s)].append(s)
+    # On each screen, the closest pairs first: same box and text, then the box, then the text.
+    candidates = []
+    for s in left_old:
+        for t in by_screen.get(_screen(s), []):
+            score = 2.0 * iou(s.bbox, t.bbox) + similarity(s.instruction, t.instruction)
+            candidates.append((-score, s.id, t.id, id(s), s, t))
+    used_old: set[int] = set()
+    for _, _, _, key, s, t in sorted(candidates, key=lambda c: c[:3]):
+        if key in used_old or id(t) in taken:
+            continue
+        matched.append((s, t))
+        used_old.add(key)
+        taken.add(id(t))
+    pairs = [Pair(classify(a, b), a, b, _changed_slices(a, b)) for a, b in matched]
+    pairs += [Pair("dropped", s, None) for s in left_old if id(s) not in used_old]
+    pairs += [Pair("added", None, t) for t in new if id(t) not in taken]
+    slice_changes = Counter(f for p in pairs for f in p.slices)
+    return Diff(tuple(pairs), len(old), len(new), {f: slice_changes[f] for f in SLICES if slice_changes[f]})
+
+
+def table_lines(found: Diff) -> list[str]:
+    counts = found.counts()
+    lines = [f"{'rows':>6}  {'share':>6}  what changed (OLD {found.old_rows} rows -> NEW {found.new_rows} rows)"]
+    for category in CATEGORIES:
+        base = found.new_rows if category == "added" else found.old_rows
+        share = f"{counts[category] / base:.1%}" if base else "-"
+        lines.append(f"{counts[category]:>6}  {share:>6}  {TITLES[category]}")
+    for name, n in found.slice_changes.items():
+        lines.append(f"{n:>6}  {'':>6}  {name} label changed (on matched rows)")
+    summary = found.summary()
+    if summary["changed_share_of_old"] is not None:
+        lines.append(f"        {summary['changed_share_of_old']:.1%} of OLD's rows differ in NEW")
+    return lines

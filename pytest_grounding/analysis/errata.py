@@ -1,0 +1,191 @@
+"""Errata: reviewed corrections of a dataset's labels, and the corrected figure beside the official one (pure).
+
+An errata file is JSONL, one correction per line: `{"id", "action": "fix"|"drop", "bbox"?, "instruction"?,
+"reason"}` (`review --audit` writes it). `--grounding-errata FILE` never changes how a run is scored: the
+official figure is the run's own; the corrected one is computed from the same records afterwards:
+a dropped sample leaves the denominator, a fixed box judges the same click again (edges included),
+a fixed instruction alone cannot be judged without asking the model again: that sample keeps its
+verdict and is counted as `instruction_only`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ACTIONS = ("fix", "drop")
+
+
+class ErrataError(ValueError):
+    """The errata file cannot be used: the message names the line."""
+
+
+@dataclass(frozen=True)
+class Erratum:
+    id: str
+    action: str
+    reason: str
+    bbox: tuple[float, float, float, float] | None = None
+    instruction: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "action": self.action}
+        if self.bbox is not None:
+            out["bbox"] = list(self.bbox)
+        if self.instruction is not None:
+            out["instruction"] = self.instruction
+        out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class Errata:
+    entries: tuple[Erratum, ...]  # one per sample id: a later line for the same id replaces an earlier one
+    digest: str  # sha256 of the file's bytes: which corrections a corrected figure used
+    path: str = ""
+
+    @property
+    def by_id(self) -> dict[str, Erratum]:
+        return {e.id: e for e in self.entries}
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse(data: bytes, source: str = "errata", path: str = "") -> Errata:
+    entries: dict[str, Erratum] = {}
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise ErrataError(f"{source} line {number}: not JSON ({exc})") from None
+        sid = _str(row, "id", source, number)
+        entries[sid] = _entry(row, source, number)
+    return Errata(tuple(entries.values()), digest(data), path)
+
+
+def _str(row: Any, key: str, source: str, number: int) -> str:
+    value = row.get(key) if isinstance(row, dict) else None
+    if not isinstance(value, str) or not value:
+        raise ErrataError(f"{source} line {number}: {key!r} must be a non-empty string")
+    return value
+
+
+def _entry(row: dict[str, Any], source: str, number: int) -> Erratum:
+    action = row.get("action")
+    if action not in ACTIONS:
+        raise ErrataError(f"{source} line {number}: action must be one of {', '.join(ACTIONS)}, not {action!r}")
+    bbox = row.get("bbox")
+    box: tuple[float, float, float, float] | None = None
+    if bbox is not None:
+        if not (
+            isinstance(bbox, list)
+            and len(bbox) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bbox)
+            and bbox[2] > bbox[0]
+            and bbox[3] > bbox[1]
+        ):
+            raise ErrataError(f"{source} line {number}: bbox must be [x1, y1, x2, y2] px with x2 > x1, y2 > y1")
+        box = (float(bbox[0]), float(bbox[1]), float(bbox[2]), float(bbox[3]))
+    instruction = row.get("instruction")
+    if instruction is not None and (not isinstance(instruction, str) or not instruction.strip()):
+        raise ErrataError(f"{source} line {number}: instruction must be a non-empty string")
+    if action == "fix" and box is None and instruction is None:
+        raise ErrataError(f"{source} line {number}: a fix needs a bbox or an instruction")
+    reason = row.get("reason", "")
+    return Erratum(str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction)
+
+
+def dumps(entries: Sequence[Erratum]) -> str:
+    return "".join(json.dumps(e.as_dict(), ensure_ascii=False) + "\n" for e in entries)
+
+
+def _inside(point: Any, box: tuple[float, float, float, float]) -> bool:
+    try:
+        x, y = float(point[0]), float(point[1])
+    except (TypeError, ValueError, IndexError):
+        return False
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
+
+
+def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str, dict[str, Any]]:
+    """Per detector: the official accuracy (as the run scored it) and the corrected one, with counts.
+
+    Only grounding records of original samples count; errors stay out of both denominators, as
+    the official accuracy keeps them out of its own."""
+    by_detector: dict[str, dict[str, Any]] = {}
+    index = errata.by_id
+    for record in records:
+        if record.get("task", "grounding") != "grounding" or record.get("variant") is not None:
+            continue
+        outcome = record.get("outcome")
+        if outcome == "error":
+            continue
+        tally = by_detector.setdefault(
+            str(record.get("detector")),
+            {
+                "n": 0,
+                "hits": 0,
+                "corrected_n": 0,
+                "corrected_hits": 0,
+                "dropped": 0,
+                "refixed": 0,
+                "flipped": 0,
+                "instruction_only": 0,
+            },
+        )
+        hit = outcome == "hit"
+        tally["n"] += 1
+        tally["hits"] += hit
+        entry = index.get(str(record.get("id")))
+        if entry is not None and entry.action == "drop":
+            tally["dropped"] += 1
+            continue
+        if entry is not None and entry.bbox is not None and not record.get("negative"):
+            now = _inside(record.get("point"), entry.bbox)
+            tally["refixed"] += 1
+            tally["flipped"] += now != hit
+            hit = now
+        elif entry is not None:
+            tally["instruction_only"] += 1
+        tally["corrected_n"] += 1
+        tally["corrected_hits"] += hit
+    for tally in by_detector.values():
+        tally["official"] = tally["hits"] / tally["n"] if tally["n"] else None
+        tally["corrected"] = tally["corrected_hits"] / tally["corrected_n"] if tally["corrected_n"] else None
+    return by_detector
+
+
+def block(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str, Any]:
+    """The report's `errata` block: which file, its digest, and each detector's two figures."""
+    return {
+        "file": errata.path,
+        "digest": errata.digest,
+        "entries": len(errata.entries),
+        "drops": sum(1 for e in errata.entries if e.action == "drop"),
+        "fixes": sum(1 for e in errata.entries if e.action == "fix"),
+        "detectors": corrected(records, errata),
+    }
+
+
+def summary_lines(errata_block: Mapping[str, Any]) -> list[str]:
+    """The terminal's lines: official and corrected accuracy side by side, per detector."""
+    lines = [
+        f"errata {errata_block['file']} (sha256 {str(errata_block['digest'])[:12]}, {errata_block['entries']} "
+        f"entries): official vs corrected accuracy"
+    ]
+    for name, t in errata_block["detectors"].items():
+        official = "-" if t["official"] is None else f"{t['official'] * 100:.1f}%"
+        fixed = "-" if t["corrected"] is None else f"{t['corrected'] * 100:.1f}%"
+        lines.append(
+            f"  {name}: official {official} ({t['hits']}/{t['n']}), corrected {fixed} "
+            f"({t['corrected_hits']}/{t['corrected_n']}; {t['dropped']} dropped, {t['refixed']} boxes fixed, "
+            f"{t['flipped']} verdicts changed, {t['instruction_only']} instruction-only fixes kept as scored)"
+        )
+    return lines

@@ -1,0 +1,234 @@
+"""`review --audit AUDIT.json --errata ERRATA.jsonl`: an audit's findings walked one sample at a time,
+each decision written to the errata file at once (the whole file replaced atomically).
+
+`FindingsReview` is the state (pure): the samples with findings, in the audit's rank order, the
+decisions taken (keep, drop, fix with a box and/or an instruction) and the errata they make. A
+sample already in the errata file or in its `.reviewed` list (the ones kept as they are) is not
+asked again. The loop (`run`) reuses the curation TUI's keys, box editor and previews."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ...analysis.errata import ErrataError, Erratum, dumps, parse
+
+KEYS = {
+    "k": "keep (the label is right)",
+    "d": "drop the sample",
+    "e": "fix the box",
+    "i": "fix the instruction",
+    "s": "skip",
+    "q": "quit",
+}
+HELP = "  ".join(f"[{key}] {what}" for key, what in KEYS.items())
+
+
+@dataclass
+class FindingsReview:
+    samples: list[list[Mapping[str, Any]]]  # each sample's findings, best first; samples in rank order
+    errata: dict[str, Erratum] = field(default_factory=dict)
+    kept: set[str] = field(default_factory=set)
+    position: int = 0
+
+    @classmethod
+    def start(
+        cls, findings: Sequence[Mapping[str, Any]], errata: Mapping[str, Erratum] = {}, kept: Sequence[str] = ()
+    ) -> FindingsReview:
+        by_id: dict[str, list[Mapping[str, Any]]] = {}
+        for finding in findings:
+            by_id.setdefault(str(finding["id"]), []).append(finding)
+        review = cls(list(by_id.values()), dict(errata), set(kept))
+        review.position = review._next(0)
+        return review
+
+    def _decided(self, sid: str) -> bool:
+        return sid in self.errata or sid in self.kept
+
+    def _next(self, start: int) -> int:
+        index = start
+        while index < len(self.samples) and self._decided(str(self.samples[index][0]["id"])):
+            index += 1
+        return index
+
+    @property
+    def done(self) -> bool:
+        return self.position >= len(self.samples)
+
+    @property
+    def current(self) -> list[Mapping[str, Any]]:
+        return self.samples[self.position]
+
+    @property
+    def sample_id(self) -> str:
+        return str(self.current[0]["id"])
+
+    def reason(self) -> str:
+        return "; ".join(f"{f['kind']}: {f['message']}" for f in self.current)
+
+    def keep(self) -> None:
+        self.kept.add(self.sample_id)
+        self.position = self._next(self.position + 1)
+
+    def drop(self) -> None:
+        self.errata[self.sample_id] = Erratum(self.sample_id, "drop", self.reason())
+        self.position = self._next(self.position + 1)
+
+    def fix(self, bbox: tuple[float, float, float, float] | None = None, instruction: str | None = None) -> None:
+        before = self.errata.get(self.sample_id)
+        if before is not None and before.action == "fix":  # a box and then an instruction: one erratum
+            bbox = bbox if bbox is not None else before.bbox
+            instruction = instruction if instruction is not None else before.instruction
+        box = tuple(round(v, 1) for v in bbox) if bbox is not None else None
+        self.errata[self.sample_id] = Erratum(self.sample_id, "fix", self.reason(), box, instruction)  # type: ignore[arg-type]
+
+    def next(self) -> None:
+        """Past the current sample after its fixes (it stays decided)."""
+        self.position = self._next(self.position + 1)
+
+    def skip(self) -> None:
+        self.position += 1
+        self.position = self._next(self.position)
+
+    def text(self) -> str:
+        return dumps(list(self.errata.values()))
+
+
+def reviewed_path(errata: Path) -> Path:
+    return errata.with_name(errata.name + ".reviewed")
+
+
+def load_state(errata: Path) -> tuple[dict[str, Erratum], list[str]]:
+    entries = parse(errata.read_bytes(), str(errata)).by_id if errata.exists() else {}
+    side = reviewed_path(errata)
+    kept = json.loads(side.read_text(encoding="utf-8")) if side.exists() else []
+    return dict(entries), [str(k) for k in kept] if isinstance(kept, list) else []
+
+
+def save_state(review: FindingsReview, errata: Path) -> None:
+    from ...render.output import write_atomic
+
+    write_atomic(errata, review.text().encode("utf-8"))
+    write_atomic(reviewed_path(errata), json.dumps(sorted(review.kept)).encode("utf-8"))
+
+
+def screen_path(finding: Mapping[str, Any], dataset_root: Path) -> Path | None:
+    """The finding's screen, only when it lies inside the audited dataset's folder."""
+    path = Path(str(finding.get("image", ""))).resolve()
+    root = dataset_root.resolve()
+    return path if root == path or root in path.parents else None
+
+
+def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | None = None) -> int:
+    from ...core.safetext import terminal_line
+    from .tui import ask_key, ask_text
+
+    out = out or sys.stdout
+    try:
+        document = json.loads(audit_path.read_text(encoding="utf-8"))
+        findings = list(document["findings"])
+        root = Path(str(document["dataset"]["path"]))
+        errata, kept = load_state(errata_path)
+    except (OSError, ValueError, KeyError, TypeError, ErrataError) as exc:
+        print(f"error: {terminal_line(f'review --audit: {exc}')}", file=sys.stderr)
+        return 2
+    review = FindingsReview.start(findings, errata, kept)
+    if review.done:
+        print(f"{audit_path}: nothing left to review ({len(review.errata)} errata in {errata_path})", file=out)
+        return 0
+    if not sys.stdin.isatty():
+        print("error: review reads keys from a terminal; standard input is not one", file=sys.stderr)
+        return 2
+    import os
+
+    from . import preview
+
+    attributes = preview.query_device_attributes() if mode == "auto" else None
+    mode = preview.choose_mode(mode, os.environ, attributes)
+    root = root if root.is_dir() else root.parent
+    while not review.done:
+        show(review, root, errata_path, mode, out)
+        key = ask_key(f"{HELP}\n> ", set(KEYS))
+        if key == "q":
+            break
+        if key == "k":
+            review.keep()
+        elif key == "d":
+            review.drop()
+        elif key == "s":
+            review.skip()
+            continue
+        elif key == "e":
+            box = edit_box(review, root)
+            if box is None:
+                continue
+            review.fix(bbox=box)
+        elif key == "i":
+            text = ask_text("instruction: ", str(review.current[0]["instruction"]))
+            if not text:
+                continue
+            review.fix(instruction=text)
+        save_state(review, errata_path)
+        print(f"saved {errata_path.name}: {KEYS[key]}", file=out)
+        if key in ("e", "i") and ask_key("[n] next sample  [e/i] fix more\n> ", {"n", "e", "i"}) == "n":
+            review.next()
+    save_state(review, errata_path)
+    print(f"{errata_path}: {len(review.errata)} errata, {len(review.kept)} kept as they are", file=out)
+    return 0
+
+
+def _image(review: FindingsReview, root: Path) -> Any:
+    from PIL import Image
+
+    path = screen_path(review.current[0], root)
+    if path is None:
+        return "the screen lies outside the audited dataset's folder: not read"
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB")
+    except (OSError, ValueError) as exc:
+        return f"cannot read {path.name}: {type(exc).__name__}"
+
+
+def show(review: FindingsReview, root: Path, errata_path: Path, mode: str, out: TextIO) -> None:
+    from ...core.safetext import terminal_line
+    from . import preview
+
+    first = review.current[0]
+    print("", file=out)
+    where = f"[{review.position + 1}/{len(review.samples)}]"
+    print(terminal_line(f"{where} {first['id']}: {first['instruction']!r}"), file=out)
+    print(f"box: {first['bbox']}", file=out)
+    for finding in review.current:
+        print(terminal_line(f"  {finding['kind']} ({finding['score']:.2f}): {finding['message']}"), file=out)
+        if finding.get("clicks"):
+            print(terminal_line(f"    clicks: {finding['clicks']}"), file=out)
+    screen = _image(review, root)
+    if isinstance(screen, str):
+        print(f"image: {terminal_line(screen)}", file=out)
+        return
+    image = preview.render(screen, tuple(first["bbox"]), str(first["instruction"]))
+    if mode == preview.KITTY:
+        out.write(preview.kitty_sequence(preview.png_bytes(preview.fit(image))) + "\n")
+    elif mode == preview.SIXEL:
+        out.write(preview.sixel_sequence(preview.fit(image)) + "\n")
+    else:
+        from .tui import write_preview
+
+        print(f"preview: {write_preview(image, errata_path)}", file=out)
+    out.flush()
+
+
+def edit_box(review: FindingsReview, root: Path) -> tuple[float, float, float, float] | None:
+    from .boxedit import BoxEdit, clamp_box
+    from .tui import run_box_editor
+
+    screen = _image(review, root)
+    if isinstance(screen, str):
+        return None
+    width, height = screen.size
+    return run_box_editor(BoxEdit(clamp_box(tuple(review.current[0]["bbox"]), width, height), width, height))

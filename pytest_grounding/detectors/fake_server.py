@@ -1,0 +1,198 @@
+"""A stand-in OpenAI-compatible server on the loopback, for dry runs, CI examples and the tests
+(`python -m pytest_grounding fake-server`): `/v1/models` lists one model, `/v1/chat/completions`
+answers every request with the centre of the image it was sent, written in a preset's answer form
+and coordinate frame (so the `openai` detector reads it as that model's answer: the `center` floor
+over HTTP). Optional delay, a share of HTTP 500s and a share of cut answers (finish_reason
+`length`). No model, no GPU, standard library and Pillow only.
+
+`reply(handler) -> (status, payload)` replaces the preset's answer (the tests' scripted servers);
+the engine questions (`/version`, `/get_server_info`) are answered 404, as a plain OpenAI server
+does, and the probe (served_checks.py) gets an empty completion unless `answer_probes=False`."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ENGINE_PATHS = ("/version", "/get_server_info")  # served_engine.py asks them at the server's root
+PROBE_REPLY = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}
+DEFAULT_PRESET = "uitars-1.5-point"
+
+Reply = Callable[[BaseHTTPRequestHandler], tuple[int, Any]]
+
+
+def _number(value: float) -> str:
+    return str(int(round(value))) if abs(value - round(value)) < 1e-9 or abs(value) >= 10 else f"{value:.3f}"
+
+
+def answer_text(extractors: tuple[str, ...] | list[str], x: float, y: float) -> str:
+    """A point written as the preset's first extractor reads it (vlm/parse.py)."""
+    a, b = _number(x), _number(y)
+    forms = {
+        "uitars_action": f"Action: click(start_box='({a},{b})')",
+        "paren": f"({a},{b})",
+        "paren_last": f"({a},{b})",
+        "bracket": f"[{a}, {b}]",
+        "tool_call": '<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", '
+        f'"coordinate": [{a}, {b}]}}}}\n</tool_call>',
+        "pyautogui": f"pyautogui.click(x={a}, y={b})",
+        "point_tag": f"<point>{a} {b}</point>",
+        "json_xy": f'{{"x": {a}, "y": {b}}}',
+        "box_2d": f'[{{"box_2d": [{a}, {b}, {a}, {b}]}}]',
+        "answer_coordinate": f'<answer>{{"coordinate": [{a}, {b}]}}</answer>',
+    }
+    for name in extractors:
+        if name in forms:
+            return forms[name]
+    return forms["paren"]
+
+
+def centre_in_frame(transform: str, size: tuple[int, int]) -> tuple[float, float]:
+    """The centre of an image of `size` (what the model was sent) in a transform's values."""
+    width, height = size
+    x, y = width / 2, height / 2
+    for part in transform.split("+"):
+        scale = {"rel1000": 1000.0, "rel999": 999.0, "rel1": 1.0}.get(part)
+        if scale is not None:
+            x, y = scale / 2, scale / 2
+    if "yx_swap" in transform.split("+"):
+        x, y = y, x
+    return x, y
+
+
+def image_size(body: Any) -> tuple[int, int] | None:
+    """The size of the first image in a chat request (a data URL), or None."""
+    text = json.dumps(body) if not isinstance(body, str) else body
+    match = re.search(r"data:image/[a-z]+;base64,([A-Za-z0-9+/=]+)", text)
+    if match is None:
+        return None
+    from PIL import Image
+
+    with contextlib.suppress(Exception), Image.open(io.BytesIO(base64.b64decode(match.group(1)))) as image:
+        return image.size
+    return None
+
+
+def completion(content: str, model: str, finish: str = "stop") -> dict[str, Any]:
+    return {
+        "id": "fake-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": max(1, len(content) // 4), "total_tokens": 2},
+    }
+
+
+class FakeServer:
+    """The stand-in, started on 127.0.0.1 (`port` 0: a free one); `url` ends in /v1."""
+
+    def __init__(
+        self,
+        reply: Reply | None = None,
+        *,
+        answer_probes: bool = True,
+        preset: str = DEFAULT_PRESET,
+        model: str | None = None,
+        delay: float = 0.0,
+        errors: float = 0.0,
+        cut: float = 0.0,
+        port: int = 0,
+        seed: int = 0,
+    ) -> None:
+        from .served_checks import PROBE_INSTRUCTION
+
+        for name, share in (("errors", errors), ("cut", cut)):
+            if not 0 <= share <= 1:
+                raise ValueError(f"{name}={share:g}: a share between 0 and 1")
+        if delay < 0:
+            raise ValueError(f"delay={delay:g}: seconds, 0 or more")
+        self.preset_name = preset
+        self.model = model or f"fake/{preset}"  # a model id the detector's preset=auto matches
+        self.delay, self.errors, self.cut = delay, errors, cut
+        self.requests = 0
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self._preset: Any = None
+        if reply is None:
+            from .vlm.presets import get_preset
+
+            self._preset = get_preset(preset)  # an unknown name fails here, with "did you mean"
+        answer = reply or self.answer
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                if answer_probes and self.path in ENGINE_PATHS:  # the engine record's questions
+                    return self._send(404, {"detail": "Not Found"})
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    data = self.rfile.read(length)
+                    self.rfile = io.BytesIO(data)  # the reply reads it again
+                    if answer_probes and PROBE_INSTRUCTION.encode() in data:
+                        return self._send(200, PROBE_REPLY)
+                status, payload = answer(self)
+                self._send(status, payload)
+
+            def _send(self, status: int, payload: Any) -> None:
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(OSError):  # the client gave up (a timeout)
+                    self.wfile.write(data)
+
+            do_GET = do_POST = _serve
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="fake-server")
+        self.thread.start()
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> tuple[int, Any]:
+        """The preset's answer: /models lists the model; a chat gets the image's centre."""
+        path = handler.path.split("?", 1)[0].rstrip("/")
+        if path.endswith("/models"):
+            return 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+        if not path.endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        length = int(handler.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(handler.rfile.read(length) or b"{}")
+        except ValueError:
+            return 400, {"error": {"message": "the body is no JSON"}}
+        with self._lock:
+            self.requests += 1
+            fail, cut = self._random.random() < self.errors, self._random.random() < self.cut
+        if self.delay:
+            time.sleep(self.delay)
+        if fail:
+            return 500, {"error": {"message": "fake-server: an error, as asked (--errors)"}}
+        size = image_size(body) or (1000, 1000)
+        x, y = centre_in_frame(self._preset.transform, size)
+        text = answer_text(self._preset.extractors, x, y)
+        if cut:
+            return 200, completion(text[: max(1, len(text) // 3)], self.model, finish="length")
+        return 200, completion(text, self.model)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> FakeServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,98 @@
+"""`audit --diff OLD NEW`: the changes made between two versions are counted, and the unchanged ids written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import audit_screens
+import pytest
+
+from pytest_grounding.analysis.dataset_diff import classify, diff
+from pytest_grounding.cli.main import main
+from pytest_grounding.core.types import Box, Sample
+
+
+def sample(sid, instruction="Click Save", box=(10, 10, 50, 30), image="s.png", **fields):
+    return Sample("d", sid, sid, Path(f"/x/{image}"), instruction, Box(*box), **fields)
+
+
+def test_classify_each_change():
+    old = sample("a")
+    assert classify(old, sample("a")) == "unchanged"
+    assert classify(old, sample("a", instruction="Save the file")) == "rewritten"
+    assert classify(old, sample("a", box=(60, 10, 100, 30))) == "moved"
+    assert classify(old, sample("a", instruction="Click Save now", box=(14, 10, 54, 30))) == "rewritten_and_moved"
+    assert classify(old, sample("a", instruction="Open the history", box=(200, 100, 240, 130))) == "retargeted"
+
+
+def test_rows_without_shared_ids_are_matched_on_their_screen():
+    old = [sample("desktop_0", "clock", (0, 0, 10, 10)), sample("desktop_1", "wifi", (50, 0, 60, 10))]
+    new = [sample("row_7", "wifi", (50, 0, 60, 10)), sample("row_8", "open the clock", (0, 0, 10, 10))]
+    found = diff(old, new)
+    assert found.counts()["unchanged"] == 1 and found.counts()["rewritten"] == 1
+    assert found.unchanged_ids() == [("desktop_1", "row_7")]
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory):
+    """v1: the audit's test screens; v2: the same with known edits."""
+    root = tmp_path_factory.mktemp("versions")
+    built = audit_screens.build(root / "v1")
+    rows = [json.loads(line) for line in (root / "v1/data/test/metadata.jsonl").read_text().splitlines()]
+    v2 = root / "v2/data/test"
+    shutil.copytree(root / "v1/data/test", v2)
+    by_id = {r["id"]: r for r in rows}
+    edits = {
+        "rewritten": ["s0b0", "s0b1", "s0b2"],
+        "moved": ["s1b0", "s1b1"],
+        "retargeted": ["s4b0", "s4b1"],
+        "dropped": ["s4b2", "s4b3"],
+        "type": ["s4b4", "s4b5"],
+        "renumbered": ["s2b4", "s2b5", "s3b0"],
+    }
+    for sid in edits["rewritten"]:
+        by_id[sid]["instruction"] = "Use the control " + by_id[sid]["instruction"].split()[-1]
+    for sid in edits["moved"]:
+        x1, y1, x2, y2 = by_id[sid]["bbox"]
+        by_id[sid]["bbox"] = [x1 + 60, y1, x2 + 60, y2]
+    for sid in edits["retargeted"]:
+        by_id[sid]["instruction"] = "Look at the circle drawn in red"
+        by_id[sid]["bbox"] = [406, 146, 434, 174]
+        by_id[sid]["id"] = sid + "-new"
+    for sid in edits["type"]:
+        by_id[sid]["element_type"] = "icon"
+    for sid in edits["renumbered"]:
+        by_id[sid]["id"] = "v2-" + sid
+    kept = [r for r in rows if r["id"] not in edits["dropped"]]
+    added = dict(kept[0], id="added-1", instruction="Tap the red disc again", bbox=[1, 1, 30, 30])
+    (v2 / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*kept, added]))
+    return root, built, len(rows), edits
+
+
+def test_the_command_counts_the_changes_made(versions, tmp_path, capsys):
+    root, _, old_rows, edits = versions
+    out, ids = tmp_path / "diff.json", tmp_path / "unchanged.txt"
+    assert (
+        main(["audit", "--diff", str(root / "v1"), str(root / "v2"), "--json", str(out), "--unchanged-ids", str(ids)])
+        == 0
+    )
+    document = json.loads(out.read_text())
+    changed = sum(len(edits[k]) for k in ("rewritten", "moved", "retargeted", "dropped"))
+    assert document["counts"] == {
+        "unchanged": old_rows - changed,
+        "rewritten": 3,
+        "moved": 2,
+        "rewritten_and_moved": 0,
+        "retargeted": 2,
+        "dropped": 2,
+        "added": 1,
+    }
+    assert document["slice_changes"] == {"element_type": 2}
+    lines = ids.read_text().splitlines()
+    assert len(lines) == old_rows - changed
+    assert "s2b4\tv2-s2b4" in lines and "s0b3" not in lines  # s0b3 does not exist; s0b0 was rewritten
+    assert not any(line.startswith("s0b0") for line in lines)
+    printed = capsys.readouterr().out
+    assert "instruction rewritten, same box" in printed and "element_type label changed" in printed

@@ -1,0 +1,74 @@
+"""One source for every duration the docs quote (docs/_figures.json, rendered into docs/figures.md by
+the docs hook): the README and the pages a new user reads first quote none of their own, so they
+cannot disagree; the README's two commands are the quick start's (the `ocr` extra, then `[dev]` and
+the tests) and `.ci/run` runs exactly the README's test command."""
+
+import json
+import re
+
+import pytest
+
+from helpers import REPO
+
+FIGURES = json.loads((REPO / "docs" / "_figures.json").read_text(encoding="utf-8"))
+FIRST_PAGES = ("README.md", "docs/getting-started.md", "docs/index.md", "CONTRIBUTING.md")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+# a duration in prose: "about 2 minutes", "in 110 s", "20 min", "1,276 tests in 110 s"
+DURATION = re.compile(r"\b(?:about|in|takes?|took)\s+~?\d[\d,.]*\s*(?:minutes?|min|seconds?|s|h|hours?)\b", re.I)
+
+
+def prose(path):
+    return FENCE.sub("", (REPO / path).read_text(encoding="utf-8"))
+
+
+def load_hooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "grounding_docs_hooks", REPO / "docs" / "_hooks" / "grounding_docs.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_timing_says_what_ran_where_and_when():
+    keys = [t["key"] for t in FIGURES["timings"]]
+    assert len(keys) == len(set(keys)) and {"default_run", "smoke", "tests_fast", "tests_all"} <= set(keys)
+    for timing in FIGURES["timings"]:
+        assert isinstance(timing["seconds"], (int, float)) and timing["seconds"] > 0, timing
+        for field in ("command", "what", "machine", "load", "date", "source"):
+            assert str(timing[field]).strip(), (timing["key"], field)
+
+
+def test_the_figures_page_renders_every_timing_from_the_file():
+    hooks = load_hooks()
+    page = (REPO / "docs" / "figures.md").read_text(encoding="utf-8")
+    assert hooks.TIMINGS_MARKER in page
+    rendered = hooks.on_page_markdown(page, None, None, None)
+    for timing in FIGURES["timings"]:
+        assert f'id="timing-{timing["key"]}"' in rendered
+        assert hooks.duration(timing["seconds"]) in rendered
+
+
+@pytest.mark.parametrize("path", FIRST_PAGES)
+def test_the_first_pages_quote_no_duration_of_their_own(path):
+    found = DURATION.findall(prose(path))
+    assert not found, f"{path} quotes {found}: keep durations in docs/_figures.json (docs/figures.md shows them)"
+
+
+def test_the_check_can_fail():
+    assert DURATION.findall("it takes about 2 minutes on 2 cores; 1,276 tests in 110 s")
+
+
+def test_the_readme_quick_start_is_the_ocr_run_then_the_tests_as_ci_runs_them():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("## Quickstart") :]
+    first, second = re.search(r"```bash\n(.*?)\n```", block, re.S).group(1).splitlines()[:2]
+    assert '-e ".[ocr]"' in first and first.endswith("&& pytest suites/") and "[dev]" not in first
+    assert '-e ".[dev]"' in second and "-c constraints.txt" in second
+    test_command = second.split("&&", 1)[1].strip()
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    ci = [line for line in ci if line and not line.startswith("#")]
+    assert ci[-1] == f"python -m {test_command}", (ci[-1], test_command)
+    assert any('-c constraints.txt -e ".[dev]"' in line for line in ci)

@@ -1,0 +1,137 @@
+"""`python -m pytest_grounding fake-server` (detectors/fake_server.py): a stand-in OpenAI-compatible
+server answering the image's centre in a preset's form; and no silent preset for a served model
+(detectors/vlm/matching.py): no preset= picks one by the model id and says so, an id no preset
+matches stops the run with one message naming presets."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import FIXTURES, XDIST, make_project, needs_openai, read_json
+from pytest_grounding.detectors.fake_server import FakeServer, answer_text, centre_in_frame
+from pytest_grounding.detectors.vlm.matching import NoPresetMatches
+from pytest_grounding.detectors.vlm.parse import extract, to_pixels
+from pytest_grounding.detectors.vlm.preprocess import Frame
+from pytest_grounding.detectors.vlm.presets import all_presets, served_pick
+
+MINI = str(FIXTURES / "mini")
+
+
+@pytest.mark.parametrize("name", sorted(all_presets()))
+def test_each_presets_answer_is_read_back_as_the_centre(name):
+    preset = all_presets()[name]
+    size = (1036, 756)
+    found = extract(answer_text(preset.extractors, *centre_in_frame(preset.transform, size)), preset.extractors)
+    assert found is not None, name
+    x, y = to_pixels(*found.values[:2], Frame(original=size, model=size), preset.transform)
+    assert abs(x - size[0] / 2) <= 1 and abs(y - size[1] / 2) <= 1, (name, x, y)
+
+
+def test_a_model_id_picks_its_preset_and_an_unknown_one_is_refused():
+    assert served_pick("openai", None, "ByteDance-Seed/UI-TARS-1.5-7B").name == "uitars-1.5-point"
+    assert served_pick("openai", "auto", "Qwen/Qwen2.5-VL-7B-Instruct").name == "qwen2.5-vl"
+    assert served_pick("openai", None, "fake/gemini-box2d").name == "gemini-box2d"  # a whole name wins
+    assert served_pick("openai", "qwen3-vl", "anything").by_model is None  # named: taken as given
+    assert served_pick("openai", None, None) is None  # the server's model id decides, later
+    with pytest.raises(NoPresetMatches, match=r"'my-llava-13b'.*preset=NAME \(closest: [a-z]"):
+        served_pick("vllm", None, "my-llava-13b")
+
+
+def assert_every_answer_read(document):
+    """Every sample with an image was answered and read (a hit or a miss: no wrong format, no HTTP
+    error); the mini fixture's two broken images are errors of their own."""
+    readable = [r for r in document["samples"] if "image" not in (r.get("error") or "")]
+    assert len(readable) >= 6, document["samples"][:2]
+    assert {r["outcome"] for r in readable} <= {"hit", "miss"}, [r.get("error") or r.get("raw") for r in readable]
+
+
+@pytest.fixture
+def project(pytester):
+    return make_project(pytester)
+
+
+@needs_openai
+@XDIST
+def test_a_run_against_the_stand_in_with_no_preset_says_which_the_model_id_picked(project, tmp_path, workers):
+    with FakeServer(preset="qwen2.5-vl") as server:
+        report = tmp_path / "r.json"
+        result = project.runpytest(
+            f"--dataset={MINI}",
+            "--detector",
+            f"openai:base_url={server.url}",
+            "--grounding-json",
+            str(report),
+            *workers,
+        )
+    out = result.stdout.str()
+    assert "qwen2.5-vl" in out and "picked by the model id fake/qwen2.5-vl" in out, out[-3000:]
+    assert_every_answer_read(read_json(report))
+
+
+@needs_openai
+def test_an_unknown_model_with_no_preset_stops_the_run_with_one_message(project):
+    with FakeServer(model="acme/mystery-vl-9b") as server:
+        result = project.runpytest(f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}")
+        assert server.requests == 0  # stopped before any sample was sent
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    said = [line for line in result.stderr.lines if "no preset matches the model id 'acme/mystery-vl-9b'" in line]
+    assert len(said) == 1 and "closest:" in said[0], result.stderr.str()[-2000:]
+
+
+@needs_openai
+def test_errors_and_cut_answers_are_errors_and_wrong_formats(project, tmp_path):
+    report = tmp_path / "r.json"
+    with FakeServer(errors=1.0) as failing:
+        project.runpytest(
+            f"--dataset={MINI}",
+            "--detector",
+            f"openai:base_url={failing.url},retries=0",
+            "--grounding-limit=3",
+            "--grounding-json",
+            str(report),
+            "--grounding-max-errors=1",
+        )
+    assert {r["outcome"] for r in read_json(report)["samples"]} == {"error"}
+    with FakeServer(cut=1.0) as cutting:
+        project.runpytest(
+            f"--dataset={MINI}",
+            "--detector",
+            f"openai:base_url={cutting.url}",
+            "--grounding-limit=3",
+            "--grounding-json",
+            str(report),
+        )
+    assert {r["outcome"] for r in read_json(report)["samples"]} == {"wrong_format"}
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="errors=2"):
+        FakeServer(errors=2.0)
+    with pytest.raises(LookupError, match=r"(?i)did you mean"):
+        FakeServer(preset="qwen2.5-v")
+
+
+@needs_openai
+@XDIST
+def test_the_command_serves_a_run_end_to_end(project, tmp_path, workers):
+    command = [sys.executable, "-m", "pytest_grounding", "fake-server", "--preset", "uitars-1.5-point", "--delay", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline()
+        url = re.search(r"(http://127\.0\.0\.1:\d+/v1)", first)
+        assert url, first + process.stderr.read()
+        report = tmp_path / "r.json"
+        result = project.runpytest(
+            f"--dataset={MINI}",
+            "--detector",
+            f"openai:base_url={url.group(1)}",
+            "--grounding-json",
+            str(report),
+            *workers,
+        )
+        assert_every_answer_read(read_json(report)), result.stdout.str()[-2000:]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
