@@ -12,20 +12,28 @@ from ..core.record import CACHE_META, CacheUse
 
 
 def counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:
-    """{hits, stored, asked} of one detector's records; None when the cache played no part (off)."""
+    """{hits, stored, asked} of one detector's records (and `not_stored`: answers the store could
+    not keep, a full or read-only folder); None when the cache played no part (off)."""
     uses = [(r.get("meta") or {}).get(CACHE_META) for r in records]
     hits = sum(1 for use in uses if use == CacheUse.HIT)
     stored = sum(1 for use in uses if use == CacheUse.STORED)
-    if not hits and not stored:
+    failed = sum(1 for use in uses if use == CacheUse.NOT_STORED)
+    if not hits and not stored and not failed:
         return None
-    return {"hits": hits, "stored": stored, "asked": len(records) - hits}
+    found = {"hits": hits, "stored": stored, "asked": len(records) - hits}
+    return {**found, "not_stored": failed} if failed else found
 
 
 def summary_lines(found: Mapping[str, Any] | None) -> list[str]:
     """The detector block's line: `cache: N hits, M stored`."""
     if not found:
         return []
-    return [
+    lines = [
         f"  cache: {found['hits']} hits, {found['stored']} stored  ({found['asked']} answers not from the cache; "
         "`cached` in the records of the hits)"
     ]
+    if found.get("not_stored"):
+        lines.append(
+            f"  cache: {found['not_stored']} answers could not be written to the cache folder (full or read-only?)"
+        )
+    return lines

@@ -23,8 +23,9 @@ from typing import Any
 from ..core.identity import Identity, identity_of
 from ..core.misses import classified
 from ..core.profiles import profile_of
-from ..core.record import MAX_SHARDS
-from ..core.variants import base_uid
+from ..core.record import MAX_EPOCHS, MAX_SHARDS
+from ..core.types import EPOCH_SUFFIX
+from ..core.variants import SEPARATOR, base_uid
 from . import cost as cost_mod
 from . import document as document_mod
 from . import gates as gates_mod
@@ -330,16 +331,60 @@ def select(parts: Sequence[Part]) -> Selection:
     _check_disjoint(kept)
     missing = tuple(k for k in range(1, count + 1) if k not in chosen)
     missing_samples = []
+    gaps = {part.index: lacking(part) for part in kept}
     for name, entry in sorted(kept[0].datasets().items()):
         covered = sum(len(part.datasets()[name]["uids"]) for part in kept)
-        if covered < entry["samples"]:
-            lost = entry["samples"] - covered
+        lost = max(0, entry["samples"] - covered)
+        lost += sum(len({key.split("\0")[0] for key in found.get(name, {})}) for found in gaps.values())
+        if lost:
             missing_samples.append({"dataset": name, "samples": entry["samples"], "missing": lost})
+    for part in kept:
+        named = [f"{name} {gap}" for name, found in gaps[part.index].items() for gap in found.values()]
+        if named:
+            more = f"; and {len(named) - SHOWN_NOTES} more" if len(named) > SHOWN_NOTES else ""
+            notes.append(
+                f"partial: {part.name} (shard {part.index}/{part.count}) has no record, error or not_run entry of "
+                f"{len(named)} of its samples: {'; '.join(named[:SHOWN_NOTES])}{more}"
+            )
     if missing:
         lost = ", ".join(f"{d['missing']} of {d['samples']} samples of {d['dataset']}" for d in missing_samples)
         shards = f"{ranges(missing)} of {count}" if len(missing) > 1 else f"{missing[0]}/{count}"
         notes.append(f"partial: no report of shard {shards}; missing {lost or 'no samples (empty shares)'}")
     return Selection(kept, count, missing, tuple(missing_samples), tuple(notes))
+
+
+def _covers(uid: str, base: str) -> bool:
+    """Whether a not_run entry's uid (an epoch's or a variant's item) is of the sample `base`."""
+    return uid == base or uid.startswith((f"{base}{EPOCH_SUFFIX}", f"{base}{SEPARATOR}"))
+
+
+def lacking(part: Part) -> dict[str, dict[str, str]]:
+    """dataset -> the samples of the part's share that lack a record (or an error record, or a
+    not_run entry) of some detector and epoch: a record deleted, a shard cut with `-k` or `--lf`,
+    an epoch missing. Each is named `uid` (`uid epoch 2` for an epoch)."""
+    epochs = part.settings.get("epochs")
+    wanted: tuple[int | None, ...] = (
+        tuple(range(1, epochs + 1)) if type(epochs) is int and 1 < epochs <= MAX_EPOCHS else (None,)
+    )
+    have: set[tuple[str, str, str, Any]] = set()
+    for record in part.document.get("samples", []):
+        epoch = record.get("epoch") if wanted != (None,) else None
+        have.add((str(record.get("detector")), str(record.get("dataset")), base_uid(record), epoch))
+    not_run: dict[tuple[str, str], list[str]] = {}
+    for entry in part.document.get("not_run", []) or []:
+        if isinstance(entry, Mapping):
+            key = (str(entry.get("detector")), str(entry.get("dataset")))
+            not_run.setdefault(key, []).append(str(entry.get("uid")))
+    found: dict[str, dict[str, str]] = {}
+    for name, entry in sorted(part.datasets().items()):
+        for uid in entry["uids"]:
+            for detector in part.detectors:
+                skipped = any(_covers(u, uid) for u in not_run.get((detector, name), ()))
+                gaps = [e for e in wanted if (detector, name, uid, e) not in have]
+                if gaps and not skipped:
+                    label = uid if gaps == [None] else f"{uid} epoch {','.join(str(e) for e in gaps)}"
+                    found.setdefault(name, {})[f"{uid}\0{detector}"] = f"{label} ({detector})"
+    return found
 
 
 def _check_disjoint(kept: Sequence[Part]) -> None:
@@ -408,7 +453,7 @@ def merged_document(
     parts = [part for part, _ in checked]
     chosen = select(parts)
     kept = chosen.kept
-    partial = bool(chosen.missing) or any(p.document.get("partial") for p in kept)
+    partial = bool(chosen.missing or chosen.missing_samples) or any(p.document.get("partial") for p in kept)
     # misses classified again against every shard's elements of a screen (issue 46: wrong_element)
     records = classified([record for part in kept for record in part.document.get("samples", [])])
     scoring = scoring_of(kept[0], gates=gates, max_errors=max_errors, published=published)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.profiles import profile_of
 from ..core.record import Outcome, Task
+from ..core.variants import base_uid
 from .board import config_of, parse_time
 from .official_metrics import official_metrics, official_row
 
@@ -96,28 +97,58 @@ def pick_detector(document: Mapping[str, Any], wanted: str | None) -> str:
     return found[0]
 
 
-def incomplete(document: Mapping[str, Any], dataset: Mapping[str, Any]) -> str | None:
-    """Why a report's figure on a dataset is not the benchmark's figure (a part of it), or None."""
+def incomplete(document: Mapping[str, Any], dataset: Mapping[str, Any], detector: str | None = None) -> str | None:
+    """Why a report's figure on a dataset is not the benchmark's figure (a part of it), or None.
+    With `detector`, the records themselves are counted too: a run cut with `-k`, `--lf`, a shard
+    or a report with records deleted scores fewer of the dataset's samples than it holds."""
     settings = (document.get("run") or {}).get("settings") or {}
     if document.get("partial"):
         return "the run is partial (interrupted, or a merge with shards missing)"
     if settings.get("limit"):
         return f"the run scored at most {settings['limit']} samples per dataset (--grounding-limit)"
+    if document.get("shard") and not document.get("merge"):
+        return "the report is one shard's (merge the shards first)"
     merge = document.get("merge") or {}
     missing = [m for m in merge.get("missing_samples") or [] if m.get("dataset") == dataset.get("name")]
     if any(m.get("missing") for m in missing):
         return "the merge lacks samples of this dataset"
+    if detector is not None:
+        total = dataset.get("samples")
+        scored = len({base_uid(r) for r in _records(document, detector, str(dataset.get("name")))})
+        if not isinstance(total, int) or isinstance(total, bool) or scored < total:
+            return f"{detector} scored {scored} of the dataset's {total} samples (a selection: -k, --lf, a shard)"
     return None
 
 
 def _records(document: Mapping[str, Any], detector: str, dataset: str) -> list[Mapping[str, Any]]:
+    """The records that make the benchmark's figure: the dataset's own samples (never a
+    --grounding-perturb variant) and, of a --grounding-epochs run, the first epoch only."""
     return [
         r
         for r in document.get("samples") or []
         if r.get("detector") == detector
         and r.get("dataset") == dataset
         and r.get("task", Task.GROUNDING) == Task.GROUNDING
+        and r.get("variant") is None
+        and r.get("epoch") in (None, 1)
     ]
+
+
+def published_path(image: str, root: str) -> str:
+    """An image as the official file names it: below the dataset's folder, never a local path
+    (an image elsewhere, such as a cached variant, is named from its `images/` folder on, else by
+    its file name alone)."""
+    image = image.replace("\\", "/")
+    root = root.replace("\\", "/").rstrip("/")
+    if root and image.startswith(root + "/"):
+        relative = image[len(root) + 1 :]
+        if ".." not in relative.split("/"):
+            return relative
+    if "images/" in image:
+        below = image[image.rindex("images/") :]
+        if ".." not in below.split("/"):
+            return below
+    return image.rsplit("/", 1)[-1]
 
 
 def slug(text: str) -> str:
@@ -138,6 +169,9 @@ def notes_of(document: Mapping[str, Any], detector: str, dataset: Mapping[str, A
     if language and language != "en":
         parts.append(f"instructions in {language}")
     parts.append(f"{dataset.get('samples')} samples, dataset fingerprint {dataset.get('fingerprint')}")
+    epochs = (run.get("settings") or {}).get("epochs")
+    if isinstance(epochs, int) and epochs > 1:
+        parts.append(f"the first of {epochs} epochs")
     if errors:
         parts.append(f"{errors} samples with no answer (errors) counted wrong, as the official script has none")
     return "; ".join(parts)
@@ -171,7 +205,7 @@ def eval_results(
         if not records:
             skipped.append(NotPublished(label, f"{detector} scored no sample of it"))
             continue
-        why = incomplete(document, dataset)
+        why = incomplete(document, dataset, detector)
         if why is not None and not allow_partial:
             skipped.append(NotPublished(label, f"{why}: not the benchmark's figure (--allow-partial writes it)"))
             continue
@@ -202,11 +236,11 @@ def screenspot_pro_results(document: Mapping[str, Any], detector: str, dataset: 
     for record in records:
         row = official_row(record)
         image = str(record.get("image") or "")
-        relative = image[len(root) + 1 :] if root and image.startswith(root) else image
+        relative = published_path(image, root)
         below = relative.split("images/", 1)[1] if "images/" in relative else relative
         point = record.get("point")
         detail = {
-            "img_path": relative.replace("\\", "/"),
+            "img_path": relative,
             "group": row["group"],
             "platform": row["platform"],
             "application": row["application"],

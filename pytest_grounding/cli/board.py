@@ -82,13 +82,41 @@ def html_page(report: Path, document: dict[str, Any]) -> Path | None:
     return None
 
 
+MAX_FOLDER_DEPTH = 64  # folders below the board's folder; deeper ones are named, not read
+
+
+def json_files(folder: Path, suffix: str = ".json") -> tuple[list[Path], list[str]]:
+    """Every regular file named *`suffix` under `folder`, sorted, walked with a stack (Path.rglob recurses:
+    a RecursionError at ~1,000 nested folders), links to folders not followed (no loop); and the
+    folders left out below MAX_FOLDER_DEPTH."""
+    import os
+
+    found, deeper = [], []
+    pending = [(Path(folder), 0)]
+    while pending:
+        here, depth = pending.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 > MAX_FOLDER_DEPTH:
+                    deeper.append(Path(entry.path).relative_to(folder).as_posix())
+                else:
+                    pending.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=True):
+                found.append(Path(entry.path))
+    return sorted(found), sorted(deeper)
+
+
 def running_under(folder: Path) -> list[Any]:
     """The runs still going under `folder`: their running HTML pages' sidecars (render/live.py)."""
     from ..analysis.board import Running
     from ..render.live import SUFFIX, read_running
 
     out = []
-    for path in sorted(p for p in folder.rglob(f"*{SUFFIX}") if p.is_file()):
+    for path in json_files(folder, SUFFIX)[0]:
         state = read_running(path)
         if state is None:
             continue
@@ -116,7 +144,9 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
     found: list[Any] = []
     skipped = []
     reports = 0
-    for path in sorted(p for p in folder.rglob("*.json") if p.is_file() and not is_sidecar(p)):
+    paths, deeper = json_files(folder)
+    skipped += [Skipped(name, f"more than {MAX_FOLDER_DEPTH} folders deep: not read") for name in deeper]
+    for path in (p for p in paths if not is_sidecar(p)):
         source = path.relative_to(folder).as_posix()
         try:
             document = read_report(path)  # bounded, checked against the schema

@@ -215,7 +215,8 @@ def _vlm(name: str, model_env: str, default: str | None, machine: Machine) -> Ve
     )
     if not gpus:
         lines.append("without a GPU it runs on CPU: fine for a tiny model, far too slow for a 7B one")
-    runnable = [m for m in machine.cached if m.model_type in IN_PROCESS]
+    # complete and readable only: a repo listed below as incomplete or not usable cannot run
+    runnable = [m for m in machine.cached if m.model_type in IN_PROCESS and m.complete and not m.problem]
     named = os.environ.get(model_env) or default
     if not named:
         listing = ", ".join(m.repo_id for m in runnable) or "none"

@@ -34,7 +34,7 @@ def add_command(commands: Any) -> None:
     export.add_argument(
         "--allow-partial",
         action="store_true",
-        help="eval results: also a partial run or one with --grounding-limit (said in the notes)",
+        help="also a partial run, a selection (-k, --lf, a shard), --grounding-limit (eval results: in the notes)",
     )
 
 
@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
             if not datasets:
                 said.append("no ScreenSpot-Pro dataset in the report: no official results file")
             for dataset in datasets:
+                why = publish.incomplete(document, dataset, detector)
+                if why is not None and not args.allow_partial:
+                    said.append(f"{dataset['name']}: {why}: not the benchmark's figure (--allow-partial writes it)")
+                    continue
                 results = publish.screenspot_pro_results(document, detector, dataset)
                 if not results["details"]:
                     said.append(f"{dataset['name']}: {detector} scored no sample of it")

@@ -174,7 +174,7 @@ def run_presets(toml: Path | None, show: str | None) -> int:
         else:
             print(presets_listing(), end="")
     except (ValueError, LookupError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(terminal_line(f"error: {exc}"), file=sys.stderr)
         return 2
     return 0
 
@@ -290,7 +290,11 @@ def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
     generate(out, count, seed, workers=workers)
     elapsed = time.perf_counter() - start
     screens = len(screens_for(count, seed))
-    print(f"wrote {count} samples on {screens} screens to {out / 'data' / 'test'} in {elapsed:.1f} s (seed {seed})")
+    print(
+        terminal_line(
+            f"wrote {count} samples on {screens} screens to {out / 'data' / 'test'} in {elapsed:.1f} s (seed {seed})"
+        )
+    )
     return 0
 
 
@@ -312,7 +316,7 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
         try:
             check_plots(plots)
         except PlotsUnavailable as exc:
-            print(f"error: --plots: {exc}", file=sys.stderr)
+            print(terminal_line(f"error: --plots: {exc}"), file=sys.stderr)
             return 2
     start = time.perf_counter()
     if html is not None:
@@ -338,7 +342,7 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
         except OSError as exc:
             print(f"error: {terminal_line(f'plots not written to {plots}: {exc.strerror or exc}')}", file=sys.stderr)
             return 2
-        print(f"wrote {len(paths)} plots to {plots}: {', '.join(p.name for p in paths)}")
+        print(terminal_line(f"wrote {len(paths)} plots to {plots}: {', '.join(p.name for p in paths)}"))
     return 0
 
 
@@ -391,7 +395,7 @@ def run_compare(
     if samples and len(methods) != 2:
         labels = ", ".join(m.label for m in methods)
         message = f"--samples compares exactly two methods; these reports hold {len(methods)}: {labels}"
-        print(f"error: {message}", file=sys.stderr)
+        print(terminal_line(f"error: {message}"), file=sys.stderr)
         return 2
     from ..core.safetext import markdown_text
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.safetext import terminal_line
+
 DESCRIPTION = (
     "Every record of a predictions file (--grounding-predictions) or a JSON report (--grounding-json) "
     "scored again, without the model: with --preset, the raw answers of the VLM detectors are parsed again "
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         records, source = _read(args.source)
         found = rescore(records, profile, parse, args.preset)
     except (OutputError, RescoreError, ValueError, LookupError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(terminal_line(f"error: {exc}"), file=sys.stderr)
         return 2
     notes = [
         f"rescored from {args.source}"
@@ -195,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         write_json(args.json, document)
     except (OSError, ValueError) as exc:
-        print(f"error: report {args.json} not written: {exc}", file=sys.stderr)
+        print(terminal_line(f"error: report {args.json} not written: {exc}"), file=sys.stderr)
         return 2
     if args.predictions is not None:
         writer = PredictionsWriter(args.predictions)
@@ -203,12 +205,16 @@ def run(args: argparse.Namespace) -> int:
             writer.write(record)
         writer.close()
         if writer.error:
-            print(f"error: {writer.error}", file=sys.stderr)
+            print(terminal_line(f"error: {writer.error}"), file=sys.stderr)
             return 2
     for note in notes:
-        print(f"note: {note}")
+        print(terminal_line(f"note: {note}"))
     for spec, block in figures.summary.items():
-        print(f"{spec}: {block['hits']}/{block['scored']} hits, accuracy {pct(block['accuracy'])} ({profile.name})")
+        print(
+            terminal_line(
+                f"{spec}: {block['hits']}/{block['scored']} hits, accuracy {pct(block['accuracy'])} ({profile.name})"
+            )
+        )
     print(
         f"rescored {len(found.records)} records ({found.parsed} parsed again, {found.kept} kept as written): "
         f"{found.changed} outcomes changed -> {args.json}"

@@ -75,6 +75,7 @@ class CacheUse(_Vocabulary):
 
     HIT = "hit"  # the answer came from the store: no request, no generation
     STORED = "stored"  # the model answered and the answer was kept
+    NOT_STORED = "not_stored"  # the answer was to be kept, but the store could not be written
 
 
 CACHE_META = "answer_cache"
@@ -86,6 +87,9 @@ SCHEMA_VERSION = 1  # of the JSON report (pytest_grounding/schema/report.schema.
 # The most shares a run may be split into (--grounding-shard K/N; never more than the samples
 # either): `merge` refuses a report that claims more, so its work is bounded whatever a report says.
 MAX_SHARDS = 10_000
+# The most epochs a run asks each sample (--grounding-epochs N): 1,000 already costs 1,000 times the
+# benchmark; a larger N is a typo that would plan billions of items before the first sample.
+MAX_EPOCHS = 1_000
 SCORED = (Outcome.HIT, Outcome.MISS, Outcome.WRONG_FORMAT)  # what the accuracy counts
 OUTCOMES = tuple(Outcome)
 TASKS = tuple(Task)

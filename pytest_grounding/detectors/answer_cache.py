@@ -27,6 +27,7 @@ KEY_VERSION = 1  # part of every key: a change in what a key covers makes every 
 META = CACHE_META
 HIT = CacheUse.HIT.value
 STORED = CacheUse.STORED.value
+NOT_STORED = CacheUse.NOT_STORED.value
 
 
 class AnswerStore(Protocol):
@@ -61,13 +62,22 @@ def sent_image(source: str, preprocess: Any, frame: Any, resized: bool) -> dict[
 
 
 def served_key(
-    body: Mapping[str, Any], placeholder: str, image: Mapping[str, Any], *, engine: Any, preset: str, root: Any = None
+    body: Mapping[str, Any],
+    placeholder: str,
+    image: Mapping[str, Any],
+    *,
+    engine: Any,
+    preset: str,
+    root: Any = None,
+    endpoint: Any = None,
 ) -> str:
     """A chat-completions request's key: the body as sent (model, messages, every decoding field,
-    the seed) with the image's description where its data URL goes, the engine and its version, the preset."""
+    the seed) with the image's description where its data URL goes, the engine and its version, the
+    preset, and the base URL(s) it is sent to (without credentials; None: the vllm detector's own)."""
     return digest(
         {
             "kind": "served",
+            "endpoint": endpoint,
             "engine": getattr(engine, "name", None),
             "engine_version": getattr(engine, "version", None),
             "weights": root,  # vLLM's `root`: the folder or hub id the served name stands for
@@ -96,7 +106,7 @@ class Completion:
     document: dict[str, Any]
     queue_ms: float = 0.0
     attempts: int = 0  # requests sent for it (0: it came from the store)
-    cache: str | None = None  # HIT, STORED or None (not cached)
+    cache: str | None = None  # HIT, STORED, NOT_STORED (a write failed) or None (not cached)
 
 
 def cached_completion(store: AnswerStore | None, key: str | None, send: Callable[[], Any]) -> Completion:
@@ -108,10 +118,10 @@ def cached_completion(store: AnswerStore | None, key: str | None, send: Callable
         if isinstance(document, dict) and storable_completion(document):
             return Completion(document, cache=HIT)
     reply = send()
-    stored = store is not None and key is not None and storable_completion(reply.document)
-    if stored and store is not None and key is not None:
-        stored = store.put(key, {"completion": _kept(reply.document)})
-    return Completion(reply.document, reply.queue_ms, reply.attempts, STORED if stored else None)
+    use = None
+    if store is not None and key is not None and storable_completion(reply.document):
+        use = STORED if store.put(key, {"completion": _kept(reply.document)}) else NOT_STORED
+    return Completion(reply.document, reply.queue_ms, reply.attempts, use)
 
 
 def _kept(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -403,13 +404,38 @@ def json_bytes(body: dict[str, Any], verbatim: Mapping[str, bytes] | None = None
 
 
 def _json_object(raw: bytes, url: str) -> dict[str, Any]:
-    try:
-        document = json.loads(raw)
-    except ValueError:
+    from ..core import safejson
+
+    try:  # the bounded reader every file goes through: nesting 100,000 deep is refused, never a RecursionError
+        document = safejson.loads(raw, max_chars=MAX_BODY_BYTES)
+    except safejson.TooDeep:
+        raise ServerError(f"{public_url(url)} answered JSON nested too deeply to read (a hostile body)") from None
+    except ValueError as exc:
+        if isinstance(exc, safejson.TooLarge):
+            raise ServerError(f"{public_url(url)} answered JSON the reader refuses: {exc}") from None
         raise ServerError(f"{public_url(url)} answered with something that is not JSON: {_clip(raw, 200)}") from None
     if not isinstance(document, dict):
         raise ServerError(f"{public_url(url)} answered JSON that is not an object: {_clip(raw, 200)}")
     return document
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+def url_opener() -> urllib.request.OpenerDirector:
+    """urllib's opener for the plain-HTTP probes and clients (preflight, OmniParser's selector, the
+    server's health check): redirects not followed, as HttpClient does not follow them."""
+    return urllib.request.build_opener(_NoRedirect)
+
+
+def read_bounded(reply: Any, limit: int = MAX_BODY_BYTES) -> bytes:
+    """At most `limit` bytes of a urllib reply; ConnectionError past it."""
+    data: bytes = reply.read(limit + 1)
+    if len(data) > limit:
+        raise ConnectionError(f"the server sent more than {limit} bytes: cut")
+    return data
 
 
 def _clip(raw: bytes, limit: int) -> str:
@@ -443,5 +469,8 @@ def completion_content(document: dict[str, Any]) -> Any:
     except (KeyError, IndexError, TypeError):
         raise ServerError(f"not a chat completion: {redact(json.dumps(document))[:300]}") from None
     if isinstance(answer, list):  # content parts
-        answer = "".join(part.get("text", "") for part in answer if isinstance(part, dict))
+        # only text parts that are text: a number or an object there is no answer, never a TypeError
+        answer = "".join(
+            part["text"] for part in answer if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
     return answer

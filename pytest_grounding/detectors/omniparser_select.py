@@ -89,6 +89,9 @@ class Selector:
         import json
         import urllib.request
 
+        from ..core import safejson
+        from .http import read_bounded, url_opener
+
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.key_env)
         if key:
@@ -96,8 +99,8 @@ class Selector:
             headers["Authorization"] = f"Bearer {key}"
         body = json.dumps(self.request(instruction, elements, image)).encode()
         url = self.base_url.rstrip("/") + "/chat/completions"
-        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=self.timeout) as reply:
-            document = json.loads(reply.read().decode("utf-8"))
+        with url_opener().open(urllib.request.Request(url, body, headers), timeout=self.timeout) as reply:
+            document = safejson.loads(read_bounded(reply).decode("utf-8"))
         return str(document["choices"][0]["message"]["content"] or "")
 
     def describe(self) -> dict[str, Any]:

@@ -131,9 +131,11 @@ def servers_answer(urls: list[str]) -> None:
 def server_problem(url: str, timeout: float = SERVER_TIMEOUT_S) -> str | None:
     """None when something answers at `url`/models (any HTTP status, even a dropped connection:
     a server listens), else why not (refused, unknown host, no answer in time)."""
+    from .http import url_opener
+
     request = urllib.request.Request(url.rstrip("/") + "/models", headers={"Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout):
+        with url_opener().open(request, timeout=timeout):  # a redirect is an answer, never followed
             return None
     except (urllib.error.HTTPError, http.client.HTTPException, ConnectionResetError, ConnectionAbortedError):
         return None  # it answered, or accepted the connection: the detector's own messages say the rest

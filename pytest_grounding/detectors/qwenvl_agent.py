@@ -7,14 +7,15 @@ is cut from the screen and resized by the preset once; the processor must see it
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from typing import Any
 
+from ..core import safejson
 from ..core.types import Prediction, Query
 from .agent_images import view_image
 from .qwenvl_batch import end_token_ids, own_length, sampling_options, strip_end
 from .vlm.agent import Budget, Reply, View, prediction_of, run_episode
+from .vlm.agent_turns import MAX_CALL_CHARS
 
 
 def predict(detector: Any, query: Query, mode: str, budget: Budget) -> Prediction:
@@ -57,7 +58,7 @@ def _call(call: dict[str, Any]) -> dict[str, Any]:
     function = dict(call.get("function") or {})
     if isinstance(function.get("arguments"), str):
         with contextlib.suppress(ValueError):
-            function["arguments"] = json.loads(function["arguments"])
+            function["arguments"] = safejson.loads(function["arguments"], max_chars=MAX_CALL_CHARS)
     return {**call, "function": function}
 
 

@@ -240,7 +240,7 @@ def stored(detector: QwenVLModel, key: str | None, prepared: Prepared, answer: G
     if answer.seen != prepared.frame.model:
         return None
     entry = cache_keys.generated_entry(answer.answer, answer.prompt_tokens, answer.new_tokens, answer.seen)
-    return cache_keys.STORED if store.put(key, entry) else None
+    return cache_keys.STORED if store.put(key, entry) else cache_keys.NOT_STORED
 
 
 def run(detector: QwenVLModel, queries: Sequence[Query]) -> list[Outcome]:

@@ -100,6 +100,10 @@ class OpenAIDetector:
     name = "openai"
     frame_check = True  # the frame check before a run (detectors/frame_check.py)
     answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: the pool sets it
+    # The endpoint is part of an answer's key: two servers that describe themselves alike (same
+    # engine, model name, no version) are not one model. The vllm detector's own server has a new
+    # port each start; its key names what it launches instead.
+    endpoint_in_cache_key = True
 
     def __init__(
         self,
@@ -294,7 +298,10 @@ class OpenAIDetector:
         image = cache_keys.sent_image(image_digest(query.image), self.preset.preprocess, frame, self.resize)
         engine = self.check.engine
         root = engine.settings.get("root") or engine.settings.get("model_path")  # the weights behind the name
-        return cache_keys.served_key(body, IMAGE_PLACEHOLDER, image, engine=engine, preset=self.preset.name, root=root)
+        endpoint = sorted(public_url(u) for u in self.urls) if self.endpoint_in_cache_key else None
+        return cache_keys.served_key(
+            body, IMAGE_PLACEHOLDER, image, engine=engine, preset=self.preset.name, root=root, endpoint=endpoint
+        )
 
     def _messages(self, query: Query, frame: Any) -> list[dict[str, Any]]:
         return openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)

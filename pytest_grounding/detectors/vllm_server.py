@@ -189,8 +189,16 @@ class ServerProcess:
         self.hint = hint
         self.started_at = time.monotonic()
         self.ready_s: float | None = None
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as log:
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(log_path, "ab")  # noqa: SIM115 (closed below, after Popen has its copy)
+        except OSError as exc:  # an unwritable cache folder: one message, never an INTERNALERROR
+            raise ModelUnavailable(
+                f"vllm: the server's log cannot be written ({exc.strerror or exc})",
+                str(log_path),
+                "make the cache folder writable, or point $PYTEST_GROUNDING_CACHE at one that is",
+            ) from None
+        with log:
             log.write(f"# pytest-grounding started: {shlex.join(plan.argv)}\n".encode())
             log.flush()
             self.process = subprocess.Popen(
@@ -255,7 +263,9 @@ def _signal_group(pid: int, sig: int) -> None:
 
 def _answers(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2.0) as response:
+        from .http import url_opener
+
+        with url_opener().open(url, timeout=2.0) as response:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError, ValueError):
         return False
@@ -286,7 +296,26 @@ def ensure_server(key: str, start: Callable[[], ServerProcess]) -> dict[str, Any
         running = _owned.get(key)
         if running is None or running.process.poll() is not None:
             running = _owned[key] = start()
+            _stop_on_sigterm()
         return _record(running)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a Slurm time limit, `timeout`, `kubectl delete`) ends Python without atexit, and the
+    death signal reaches the server's leader only: stop every server's whole group first, then end
+    as SIGTERM would have. Installed once, from the main thread, over the default handler only."""
+    with contextlib.suppress(ValueError, OSError):  # not the main thread: atexit and PDEATHSIG remain
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    servers = list(_owned.values())  # no lock: the handler may run while a thread holds it
+    _owned.clear()
+    for server in servers:
+        server.stop()
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _record(server: ServerProcess) -> dict[str, Any]:
@@ -328,6 +357,8 @@ class VLLMDetector(OpenAIDetector):
     - every other ``openai`` option (concurrency, timeout, probe, too_long, ...) except base_url.
     """
 
+    endpoint_in_cache_key = False  # a new port each start: the launch itself (model, args) is the identity
+
     name = "vllm"
 
     def __init__(
@@ -342,6 +373,12 @@ class VLLMDetector(OpenAIDetector):
     ) -> None:
         if not model:
             raise ValueError("vllm needs model=HUB_ID or model=FOLDER (what the server loads)")
+        try:
+            start_timeout = float(start_timeout)
+        except (TypeError, ValueError):
+            raise ValueError(f"vllm: start_timeout={str(start_timeout)[:40]} is not a number of seconds") from None
+        if not 0 < start_timeout <= 24 * 3600:  # NaN, 0, negative or past a day: a typo
+            raise ValueError(f"vllm: start_timeout={start_timeout:g} is not between 0 and 86400 seconds")
         if "base_url" in options:
             raise ValueError("vllm starts its own server: use the openai detector for a server at base_url=")
         chosen = served_pick(self.name, preset, str(model))  # before any server starts

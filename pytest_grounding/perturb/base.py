@@ -61,16 +61,21 @@ class Perturbation:
 
     @staticmethod
     def positive(value: Any, name: str) -> int:
+        if len(str(value)) > 12:  # a 400-digit parameter: refused before any arithmetic (no screen needs 10^12)
+            raise ValueError(f"{name} {str(value)[:20]}... is beyond any screen (at most {MAX_PARAMETER:,})")
         try:
             number = int(value)
         except (TypeError, ValueError):
             raise ValueError(f"{name} {value!r} is not a whole number") from None
         if number <= 0 or str(value).strip() not in (str(number), f"{number}.0"):
             raise ValueError(f"{name} {value!r} is not a positive whole number")
+        if number > MAX_PARAMETER:
+            raise ValueError(f"{name} {number:,} is beyond any screen (at most {MAX_PARAMETER:,})")
         return number
 
 
 _KEEP: Any = object()
+MAX_PARAMETER = 10**9  # pixels, a long edge or a quality: far above any screen, far below an overflow
 
 
 def derived(

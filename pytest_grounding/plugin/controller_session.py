@@ -16,6 +16,7 @@ from ..core.record import Record
 from ..datasets import sharding
 from ..render import run_folder
 from ..render.notes import not_run_line
+from ..render.output import interrupts_held  # at import: the end of a run imports nothing before holding Ctrl-C
 from .baseline_state import BaselineCheck
 from .environment import registered_preset, versions
 from .ledger import Ledger, NotRun
@@ -128,11 +129,21 @@ class ControllerSession:
     # -- the end ----------------------------------------------------------------------------------
 
     def finish(self, interrupted: bool) -> RunResult:
-        """Called once (later calls return the same result): the figures, the baseline, the notes."""
-        from ..analysis import document as document_mod
-
+        """Called once (later calls return the same result): the figures, the baseline, the notes.
+        Ctrl-C is held from its first line (the figures' lazy imports, numpy's included, are a
+        window a key press would otherwise cut the JSON and HTML off in); it ends the run after."""
         if self.result is not None:
             return self.result
+        taken: list[int] = []
+        with interrupts_held(taken):
+            result = self._finish(interrupted)
+        if taken:
+            self.interrupted_writing = True
+        return result
+
+    def _finish(self, interrupted: bool) -> RunResult:
+        from ..analysis import document as document_mod
+
         settings = self.plan.settings
         for record in self.ledger.take_stand_ins():
             self.predictions.write(record)
@@ -299,11 +310,10 @@ class ControllerSession:
         outputs = self.plan.settings.outputs
         kept = bool(result.records)  # the run's folder only for a run that scored something
         if any(output.write is not None for output, _ in asked_for(outputs, kept=kept)) or outputs.log_targets:
-            from ..render.output import interrupts_held
-            from ..render.trackers import log_report
-
             taken: list[int] = []
-            with interrupts_held(taken):
+            with interrupts_held(taken):  # before any import: the trackers' module is imported inside
+                from ..render.trackers import log_report
+
                 document = self.document(result)
                 errors = write_all(document, outputs, kept=kept)
                 notes = log_report(document, outputs, errors)  # --grounding-log: a failure is a note

@@ -165,7 +165,7 @@ def as_list(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def positive_int(value: Any, source: str, *, allow_zero: bool = False) -> int | None:
+def positive_int(value: Any, source: str, *, allow_zero: bool = False, maximum: int | None = None) -> int | None:
     if value in (None, ""):
         return None
     try:
@@ -174,6 +174,8 @@ def positive_int(value: Any, source: str, *, allow_zero: bool = False) -> int | 
         raise ValueError(f"{source}: {value!r} is not a whole number") from None
     if number < 0 or (number == 0 and not allow_zero):
         raise ValueError(f"{source}: {value!r} must be {'>= 0' if allow_zero else '> 0'}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{source}: {value!r} is more than {maximum:,}")
     return number
 
 

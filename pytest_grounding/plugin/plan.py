@@ -244,6 +244,15 @@ class RunPlan:
             check_all(settings.outputs)
         except OutputUnusable as exc:
             raise SettingError(str(exc)) from None
+        if settings.outputs.answer_cache is not None:  # before any sample, not one write error per answer
+            from ..render.answer_store import check_folder
+
+            try:
+                check_folder(settings.outputs.answer_cache)
+            except OSError as exc:
+                raise SettingError(
+                    f"--grounding-cache {settings.outputs.answer_cache}: cannot be written ({exc.strerror or exc})"
+                ) from None
 
     def expand(self, samples: Sequence[Sample], specs: Sequence[str] | None = None) -> list[Sample]:
         """Samples into the samples items are made of, the one way every part does it (collection,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields, replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..analysis import errata as errata_mod
 from ..analysis import gates as gates_mod
 from ..analysis import robustness
 from ..core.profiles import Profile, get_profile
+from ..core.record import MAX_EPOCHS
 from ..datasets import sharding
 from .options import (
     FRAME_CHECK_MODES,
@@ -161,7 +162,7 @@ class Selection:
         ini="grounding_epochs",
         metavar="N",
         default="1",
-        parse=positive_int,
+        parse=partial(positive_int, maximum=MAX_EPOCHS),  # at most 1,000: a typo must not plan billions of items
     )
     presets_path: Path | None = declare(
         "--grounding-presets",

@@ -37,12 +37,45 @@ class FileAnswerStore:
         from ..core import safejson
 
         try:
-            entry = safejson.read_path(self.path(key), max_chars=ENTRY_LIMIT)
+            entry = safejson.loads(self._read(self.path(key)), max_chars=ENTRY_LIMIT)
         except (OSError, ValueError):  # absent, unreadable, not JSON, too large or deep: a miss
             return None
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
             return None
         return entry
+
+    def _read(self, path: Path) -> str:
+        """An entry's text: a regular file inside the store only (a link, a FIFO, a device or a
+        folder linked out of the store is OSError: a miss), at most ENTRY_LIMIT characters read."""
+        import os
+        import stat
+
+        answers = (self.folder / "answers").resolve()
+        if path.parent.resolve().parent != answers:  # answers/ab linked elsewhere
+            raise OSError(f"{path.parent} leads outside the cache")
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        descriptor = os.open(path, flags)  # O_NONBLOCK: a FIFO opens at once, and is refused below
+        with os.fdopen(descriptor, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise OSError(f"{path} is not a regular file")
+            data = file.read(ENTRY_LIMIT * 4 + 1)  # UTF-8: at most four bytes a character
+        if len(data) > ENTRY_LIMIT * 4:
+            raise ValueError(f"{path} is larger than a cache entry")
+        return data.decode("utf-8")
+
+    @staticmethod
+    def _clear(path: Path) -> None:
+        """An entry that is not a regular file (a link, a FIFO, a device node) is removed before a
+        write, never written through (write_atomic writes into a FIFO: it would wait for a reader)."""
+        import os
+        import stat
+
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISREG(mode):
+            os.unlink(path)  # a folder there: OSError, counted as a write error
 
     def put(self, key: str, entry: Mapping[str, Any]) -> bool:
         import json
@@ -50,6 +83,7 @@ class FileAnswerStore:
         from .output import write_atomic
 
         try:
+            self._clear(self.path(key))
             write_atomic(self.path(key), json.dumps({"format": FORMAT, "key": key, **entry}, sort_keys=True))
         except (OSError, TypeError, ValueError):
             with self._lock:

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +51,42 @@ def parse_target(text: str, source: str) -> Target:
     return Target(kind, where.strip())
 
 
+TRACKER_TIMEOUT_S = 120.0  # each target's whole logging; MLflow alone retries a dead server for minutes
+
+
+def _bounded(call: Any, timeout: float) -> Any:
+    """`call()` in a daemon thread, waited for at most `timeout` seconds: its result, its exception
+    raised here, or TimeoutError (the thread is left to end on its own; it holds no output open)."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the caller
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="grounding-tracker", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout:g} s (gave up; the run's own outputs are written)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def log_all(document: Mapping[str, Any], targets: Sequence[Target], artifacts: Sequence[Path]) -> list[str]:
-    """Each target logged; one note per target, saying where the runs went or why they did not."""
+    """Each target logged, in bounded time; one note per target, saying where the runs went or why
+    they did not."""
     runs = tracked_runs(document)
     files = [Path(p) for p in artifacts if Path(p).is_file()]
     notes = []
     for target in targets:
         try:
-            ids = LOGGERS[target.kind](target.where, runs, files, document)
+            logger = LOGGERS[target.kind]
+            ids = _bounded(partial(logger, target.where, runs, files, document), TRACKER_TIMEOUT_S)
         except Exception as exc:  # any library's failure: said, never a failed run
             notes.append(f"--grounding-log {target}: not logged: {type(exc).__name__}: {str(exc)[:300]}")
             continue
@@ -71,6 +100,11 @@ def log_mlflow(uri: str, runs: Sequence[TrackedRun], files: Sequence[Path], docu
     needs SQLAlchemy (both in the extra)."""
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
+
+    # A server that does not answer: MLflow's defaults retry 7 times with backoff (minutes); the
+    # user's own settings win.
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
 
     client = MlflowClient(tracking_uri=uri)
     experiment_name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or EXPERIMENT

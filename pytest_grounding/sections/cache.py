@@ -64,6 +64,10 @@ SCHEMA_BLOCK = {
         "hits": {"$ref": "#/$defs/count"},
         "stored": {"$ref": "#/$defs/count"},
         "asked": {"$ref": "#/$defs/count"},
+        "not_stored": {
+            "$ref": "#/$defs/count",
+            "description": "answers the store could not write (a full or read-only folder); absent when none.",
+        },
     },
     "additionalProperties": False,
 }

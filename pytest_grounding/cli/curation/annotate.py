@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...core.safetext import terminal_line
 from ...datasets._common import slug
 from .document import DRAFT, CurationError, load, new_document, save
 from .review import to_normalized
@@ -82,13 +83,13 @@ def run_annotate(folder: Path, spec: str, out_path: Path, dataset: str | None = 
     out = out or sys.stdout
     images = screenshots(folder) if folder.is_dir() else []
     if not images:
-        print(f"error: no screenshots ({', '.join(IMAGE_SUFFIXES)}) in {folder}", file=out)
+        print(terminal_line(f"error: no screenshots ({', '.join(IMAGE_SUFFIXES)}) in {folder}"), file=out)
         return 2
     try:
         document = load(out_path) if out_path.exists() else new_document(dataset or out_path.parent.name)
         detector = load_lister(spec)
     except (CurationError, LookupError, ValueError, ImportError, OSError) as exc:  # unknown name, bad option, no model
-        print(f"error: {exc}", file=out)
+        print(terminal_line(f"error: {exc}"), file=out)
         return 2
     root = out_path.parent.resolve()
     known = {sample["image"] for sample in document["samples"]}
@@ -105,12 +106,12 @@ def run_annotate(folder: Path, spec: str, out_path: Path, dataset: str | None = 
             with Image.open(image_file) as opened:
                 screen = opened.convert("RGB")
         except (OSError, ValueError) as exc:
-            print(f"skipped {image_file}: cannot read the image: {type(exc).__name__}: {exc}", file=out)
+            print(terminal_line(f"skipped {image_file}: cannot read the image: {type(exc).__name__}: {exc}"), file=out)
             continue
         try:
             listed = draft_elements(detector.elements(screen), *screen.size)
         except Exception as exc:  # one screen the parser fails on is that screen's loss, not the run's
-            print(f"skipped {image_file}: the detector failed: {type(exc).__name__}: {exc}", file=out)
+            print(terminal_line(f"skipped {image_file}: the detector failed: {type(exc).__name__}: {exc}"), file=out)
             continue
         screen_id = unique(slug(Path(name).stem), ids)
         document["samples"].append(
@@ -119,9 +120,11 @@ def run_annotate(folder: Path, spec: str, out_path: Path, dataset: str | None = 
         save(out_path, document)  # one screen at a time: an interrupted run keeps what it parsed
         added += 1
         elements += len(listed)
-        print(f"{name}: {len(listed)} elements", file=out)
+        print(terminal_line(f"{name}: {len(listed)} elements"), file=out)
     save(out_path, document)
-    print(f"wrote {out_path}: {added} new screens, {elements} draft elements (detector {spec})", file=out)
+    print(
+        terminal_line(f"wrote {out_path}: {added} new screens, {elements} draft elements (detector {spec})"), file=out
+    )
     return 0
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...core.safetext import terminal_line
 from .document import ACCEPTED, DRAFT, load, new_document, save
 from .review import DIGITS, to_normalized
 
@@ -158,7 +159,12 @@ def run_record(
         x11 = X11()
         from pynput import mouse
     except Exception as exc:  # ImportError, or Xlib's and pynput's own errors for an unusable display
-        print(f"error: cannot record: {type(exc).__name__}: {exc} (pip install 'pytest-grounding[curation]')", file=out)
+        print(
+            terminal_line(
+                f"error: cannot record: {type(exc).__name__}: {exc} (pip install 'pytest-grounding[curation]')"
+            ),
+            file=out,
+        )
         return 2
     path = out_dir / "annotations.json"
     document = load(path) if path.exists() else new_document(out_dir.name)
@@ -183,7 +189,10 @@ def run_record(
     listener = mouse.Listener(on_click=on_click)
     listener.start()
     listener.wait()
-    print(f"recording clicks on {os.environ['DISPLAY']} into {out_dir} (Ctrl-C or end of input stops)", file=out)
+    print(
+        terminal_line(f"recording clicks on {os.environ['DISPLAY']} into {out_dir} (Ctrl-C or end of input stops)"),
+        file=out,
+    )
     out.flush()
     recorded = 0
     try:
@@ -202,12 +211,12 @@ def run_record(
                 continue
             save(path, add_click(document, click, line.strip()))
             recorded += 1
-            print(f"saved {click.image} as {line.strip()!r}", file=out)
+            print(terminal_line(f"saved {click.image} as {line.strip()!r}"), file=out)
             out.flush()
     except KeyboardInterrupt:
         pass
     finally:
         listener.stop()
     save(path, document)
-    print(f"wrote {path}: {len(document['samples'])} clicks", file=out)
+    print(terminal_line(f"wrote {path}: {len(document['samples'])} clicks"), file=out)
     return 0

@@ -42,13 +42,13 @@ def run_review(path: Path, mode: str = "auto", out: TextIO | None = None) -> int
     try:
         document = load(path)
     except CurationError as exc:
-        print(f"error: {exc}", file=out)
+        print(terminal_line(f"error: {exc}"), file=out)
         return 2
     if fill_sizes(document, path.parent, out):
         save(path, document)
     review = Review.start(document)
     if review.done:
-        print(f"{path}: nothing left to review ({summary(document)})", file=out)
+        print(terminal_line(f"{path}: nothing left to review ({summary(document)})"), file=out)
         return 0
     if not sys.stdin.isatty():  # the keys are read from a terminal; without one, one line, not a traceback
         print(f"error: review reads keys from a terminal; standard input is not one: {NOT_A_TERMINAL}", file=sys.stderr)
@@ -80,10 +80,13 @@ def run_review(path: Path, mode: str = "auto", out: TextIO | None = None) -> int
         elif key == "n" and not add_element(review, out, live_preview(review, path, mode, screens)):
             continue
         save(path, document)
-        print(f"saved {path.name}: {DECISION_KEYS[key]}", file=out)
+        print(terminal_line(f"saved {path.name}: {DECISION_KEYS[key]}"), file=out)
     save(path, document)
     left = review.drafts_left()
-    print(f"{path}: {summary(document)}" + (f"; {left} drafts left: run review again" if left else ""), file=out)
+    print(
+        terminal_line(f"{path}: {summary(document)}" + (f"; {left} drafts left: run review again" if left else "")),
+        file=out,
+    )
     return 0
 
 
@@ -106,7 +109,7 @@ def fill_sizes(document: dict[str, Any], folder: Path, out: TextIO) -> bool:
         size = header_size(image)
         if size is None:
             name = terminal_line(sample["image"])
-            print(f"note: {name}: cannot read the image; its boxes cannot be edited", file=out)
+            print(terminal_line(f"note: {name}: cannot read the image; its boxes cannot be edited"), file=out)
             continue
         sample["width"], sample["height"] = size
         changed = True
@@ -155,7 +158,7 @@ def show(review: Review, path: Path, mode: str, screens: dict[str, Any], out: Te
         f"type {element.get('type') or 'other'}",
         file=out,
     )
-    print(f"instruction: {instruction_of(element)!r}", file=out)
+    print(terminal_line(f"instruction: {instruction_of(element)!r}"), file=out)
     print("box: " + ("none" if box is None else "[" + ", ".join(f"{v:.0f}" for v in box) + "] px"), file=out)
     screen = screen_of(review, path.parent, screens)
     if isinstance(screen, str):
@@ -167,7 +170,7 @@ def show(review: Review, path: Path, mode: str, screens: dict[str, Any], out: Te
     elif mode == preview.SIXEL:
         out.write(preview.sixel_sequence(preview.fit(image)) + "\n")
     else:
-        print(f"preview: {write_preview(image, path)}", file=out)
+        print(terminal_line(f"preview: {write_preview(image, path)}"), file=out)
     out.flush()
 
 

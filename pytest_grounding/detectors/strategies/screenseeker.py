@@ -17,12 +17,12 @@ injected, so that it is tested without models."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...core import safejson
 from ...core.types import Box, Query
 from .geometry import candidate_patches, integral, nms, patch_scores, shift
 from .wrappers import Answer, Strategy, Trail
@@ -168,10 +168,11 @@ def parse_references(text: str) -> list[str] | None:
 def parse_verdict(text: str) -> Verdict:
     """The JSON object in the answer (fenced or bare); anything unreadable counts as not found,
     so that the search moves on rather than trusting an unchecked answer."""
-    match = re.search(r"\{.*\}", text or "", re.S)
-    if match:
+    text = text if isinstance(text, str) else ""
+    first, last = text.find("{"), text.rfind("}")  # the outermost braces: linear, as `\{.*\}` was not
+    if 0 <= first < last:
         try:
-            data = json.loads(match.group(0))
+            data = safejson.loads(text[first : last + 1], max_chars=1 << 20)
         except ValueError:
             data = None
         if isinstance(data, dict) and data.get("result") in _RESULTS:

@@ -4,17 +4,18 @@ own form), the tools offered, and the messages that follow a crop or a click. Pu
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ...core import safejson
 
 if TYPE_CHECKING:
     from .agent_parts import Budget, Reply, View
 
 CROP_TOOL = "crop"
+MAX_CALL_CHARS = 64 * 1024  # a crop call is a few dozen characters; its arguments are read through the bounded reader
 TERMINATE_TOOL = "terminate"
 # Appended to the first user message: the tool is described in `tools`, the model is told it may use it.
 HINT = (
@@ -41,7 +42,23 @@ class Action:
 
 # -- reading an answer ------------------------------------------------------------------------------
 
-_TEXT_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+
+
+def _tagged_calls(text: str) -> list[str]:
+    """The `{...}` between each `<tool_call>` and the next `</tool_call>`: one pass over the text
+    (a regex's lazy `.*?` rescans the rest from every unclosed tag: quadratic on `<tool_call>{` x N)."""
+    found, start = [], 0
+    while (opened := text.find(_OPEN, start)) >= 0:
+        closed = text.find(_CLOSE, opened + len(_OPEN))
+        if closed < 0:
+            break  # no closing tag after this one: none after a later one either
+        opened = text.rfind(_OPEN, opened, closed)  # the opening nearest its close (`<tool_call>` x N first)
+        inner = text[opened + len(_OPEN) : closed].strip()
+        if inner.startswith("{") and inner.endswith("}"):
+            found.append(inner)
+        start = closed + len(_CLOSE)
+    return found
 
 
 def text_tool_calls(text: str | None) -> tuple[dict[str, Any], ...]:
@@ -49,12 +66,12 @@ def text_tool_calls(text: str | None) -> tuple[dict[str, Any], ...]:
     in-process, a server that does not parse tools): crop and terminate calls only (a preset's
     `computer_use` click is the preset's to read)."""
     calls = []
-    for match in _TEXT_CALL.finditer(text or ""):
+    for inner in _tagged_calls(text if isinstance(text, str) else ""):
         try:
-            call = json.loads(match.group(1))
+            call = safejson.loads(inner, max_chars=MAX_CALL_CHARS)
         except ValueError:
-            if f'"{CROP_TOOL}"' in match.group(1):
-                calls.append({"function": {"name": CROP_TOOL, "arguments": match.group(1)}, "text": True})
+            if f'"{CROP_TOOL}"' in inner:
+                calls.append({"function": {"name": CROP_TOOL, "arguments": inner[:MAX_CALL_CHARS]}, "text": True})
             continue
         if isinstance(call, dict) and call.get("name") in (CROP_TOOL, TERMINATE_TOOL):
             calls.append({"function": {"name": call["name"], "arguments": call.get("arguments", {})}, "text": True})
@@ -85,7 +102,7 @@ def read_action(reply: Reply, shown: int) -> Action:
 def _crop_arguments(arguments: Any, shown: int) -> tuple[Any, str | None]:
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = safejson.loads(arguments, max_chars=MAX_CALL_CHARS)
         except ValueError:
             return None, f"arguments are not JSON: {arguments[:60]!r}"
     if not isinstance(arguments, Mapping):
@@ -158,8 +175,28 @@ def assistant_message(reply: Reply, action: Action) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": reply.text or ""}]}
     native = [c for c in action.calls if not c.get("text")]
     if native:
-        message["tool_calls"] = [dict(c) for c in native]
+        message["tool_calls"] = [_echoed(c) for c in native]
     return message
+
+
+def _echoed(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A native tool call as the next turns send it back: its id, type, name and the arguments a
+    crop reads (box, image), never what else the model put there (a megabyte of it would be sent
+    again with every later turn)."""
+    import json
+
+    found = call.get("function")
+    function: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = safejson.loads(arguments, max_chars=MAX_CALL_CHARS)
+        except ValueError:
+            arguments = {}
+    kept = {k: arguments[k] for k in ("box", "image") if isinstance(arguments, Mapping) and k in arguments}
+    echoed: dict[str, Any] = {k: str(call[k])[:200] for k in ("id", "type") if call.get(k) is not None}
+    echoed["function"] = {"name": str(function.get("name"))[:64], "arguments": json.dumps(kept)[:MAX_CALL_CHARS]}
+    return echoed
 
 
 def after_crop(action: Action, new: Sequence[View]) -> list[dict[str, Any]]:

@@ -112,7 +112,9 @@ def tool_call(text: str) -> Extracted | None:
     return Extracted(values, "tool_call box" if len(values) == 4 else "tool_call point")
 
 
-_PYAUTOGUI = re.compile(rf"(?:pyautogui\.)?\w*click\(\s*x\s*=\s*({_NUM})\s*,\s*y\s*=\s*({_NUM})")
+# `click(` found as a literal: a `\w*click` prefix rescans a long run of letters or digits from
+# every position in it (quadratic); `pyautogui.`, `double` and `right` before it change nothing read.
+_PYAUTOGUI = re.compile(rf"click\(\s*x\s*=\s*({_NUM})\s*,\s*y\s*=\s*({_NUM})")
 
 
 def pyautogui(text: str) -> Extracted | None:
@@ -157,14 +159,21 @@ def paren_last(text: str) -> Extracted | None:
     return Extracted(tuple(float(v) for v in matches[-1].groups()), "last point")
 
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+def tagged(text: str, opening: str, closing: str) -> str | None:
+    """The text between the first `opening` and the `closing` after it: found with str.find, one
+    pass (a lazy `<answer>(.*?)</answer>` rescans the rest from every unclosed tag: quadratic)."""
+    start = text.find(opening)
+    if start < 0:
+        return None
+    end = text.find(closing, start + len(opening))
+    return None if end < 0 else text[start + len(opening) : end]
 
 
 def answer_coordinate(text: str) -> Extracted | None:
     """MAI-UI: `<answer>{"coordinate": [x, y]}</answer>` after a `<grounding_think>` block; the
     coordinate inside the answer tags, so a pair the reasoning mentions is never read."""
-    match = _ANSWER_TAG.search(text)
-    found = tool_call(match.group(1)) if match else None
+    inside = tagged(text, "<answer>", "</answer>")
+    found = tool_call(inside) if inside is not None else None
     return Extracted(found.values, "answer tag") if found else None
 
 

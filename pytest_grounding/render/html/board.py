@@ -68,8 +68,27 @@ def trend(cell: Cell) -> str:
     )
 
 
+def safe_href(target: str | None) -> str | None:
+    """A link the board may write: an http(s) URL as it is, or a relative path percent-encoded and
+    led by `./` (a file named `javascript:alert(1).html` is a path then, never a scheme); anything
+    else (another scheme, an absolute or drive path, `//host`) is no link."""
+    from urllib.parse import quote, urlsplit
+
+    if not target:
+        return None
+    text = str(target).replace("\\", "/")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return None
+    if urlsplit(text).scheme.lower() in ("http", "https") and text.lower().startswith(("http://", "https://")):
+        return text
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
+        return None
+    return "./" + quote(text.removeprefix("./"), safe="/")
+
+
 def _link(target: str | None, text: str) -> str:
-    return f'<a href="{e(target)}">{e(text)}</a>' if target else e(text)
+    href = safe_href(target)
+    return f'<a href="{e(href)}">{e(text)}</a>' if href else e(text)
 
 
 def cell_html(cell: Cell, links: dict[str, str], tier: str = "") -> str:
