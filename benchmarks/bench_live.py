@@ -34,7 +34,7 @@ CONFTEST = """
 import os
 
 if os.environ.get("BENCH_LIVE") == "off":
-    from pytest_grounding.plugin.controller_session import ControllerSession
+    from pytest_grounding.plugin.controller.controller_session import ControllerSession
 
     ControllerSession.start_live = lambda self, total: None
 """

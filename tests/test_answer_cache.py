@@ -15,7 +15,7 @@ from pytest_grounding.analysis import cache_counts
 from pytest_grounding.core.record import CACHE_META, CacheUse
 from pytest_grounding.detectors import answer_cache
 from pytest_grounding.detectors.served_engine import EngineInfo
-from pytest_grounding.render.answer_store import FileAnswerStore
+from pytest_grounding.store.answers import FileAnswerStore
 
 MINI = str(FIXTURES / "mini")
 ANSWERS = {"red": "(42,42)", "blue": "(284,200)", "green": "(252,52)", "purple": "(10,10)"}

@@ -1,6 +1,6 @@
-"""plugin/baseline_hooks.py: a sample's figures as JUnit XML properties (flat, built-in types)."""
+"""plugin/worker/baseline_hooks.py: a sample's figures as JUnit XML properties (flat, built-in types)."""
 
-from pytest_grounding.plugin.baseline_hooks import junit_properties
+from pytest_grounding.plugin.worker.baseline_hooks import junit_properties
 
 
 def test_junit_properties_are_flat_and_leave_out_what_is_missing():

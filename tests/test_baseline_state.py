@@ -1,12 +1,12 @@
-"""plugin/baseline_state.py: BaselineCheck reads and checks a baseline before the run, writes one
+"""plugin/controller/baseline_state.py: BaselineCheck reads and checks a baseline before the run, writes one
 on a first run (which then fails, saying so) and compares the next run with it."""
 
 import pytest
 
 from pytest_grounding.analysis.baseline import Tolerances
 from pytest_grounding.core.record import Outcome
-from pytest_grounding.plugin.baseline_state import BaselineCheck
-from pytest_grounding.plugin.settings import Selection, SettingError, Settings, VerdictSettings
+from pytest_grounding.plugin.common.settings import Selection, SettingError, Settings, VerdictSettings
+from pytest_grounding.plugin.controller.baseline_state import BaselineCheck
 
 
 def settings(path, update=False):

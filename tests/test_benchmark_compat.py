@@ -1,4 +1,4 @@
-"""plugin/benchmark_compat.py leans on pytest-benchmark's session object: this test fails when the
+"""plugin/compat/benchmark_compat.py leans on pytest-benchmark's session object: this test fails when the
 installed pytest-benchmark no longer keeps its table's groups there."""
 
 import inspect
@@ -7,7 +7,7 @@ import pytest
 
 session_mod = pytest.importorskip("pytest_benchmark.session")
 
-from pytest_grounding.plugin.benchmark_compat import hide_benchmark_group  # noqa: E402
+from pytest_grounding.plugin.compat.benchmark_compat import hide_benchmark_group  # noqa: E402
 
 
 def test_the_benchmark_session_keeps_its_groups_and_regressions_on_the_config():

@@ -173,7 +173,7 @@ def test_bad_requests_are_usage_errors(folder, tmp_path, capsys):
 
 
 def test_keyword_expressions():
-    from pytest_grounding.plugin.pytest_compat import keyword_matcher
+    from pytest_grounding.plugin.compat.pytest_compat import keyword_matcher
 
     assert keyword_matcher("ocr")("OCR · scoring pixel mini")
     assert keyword_matcher("not center and (mini or pro)")("ocr mini")

@@ -1,4 +1,4 @@
-"""plugin/catalog.py: the run's datasets loaded once per process and named uniquely."""
+"""plugin/common/catalog.py: the run's datasets loaded once per process and named uniquely."""
 
 from helpers import FIXTURES
 from pytest_grounding.plugin.sessions import plan_of

@@ -8,13 +8,14 @@ from helpers import REPO
 
 PACKAGE = REPO / "pytest_grounding"
 # Folders whose modules the map names one by one; the others it names as folders.
-ITEMISED = ("core", "evaluate", "analysis", "render", "plugin")
+ITEMISED = ("core", "evaluate", "analysis", "render", "store", "plugin")
 # What each part may import from the package (besides itself); `None`: anything.
 MAY_IMPORT = {
     "core": set(),
     "evaluate": {"core"},
     "analysis": {"core"},
-    "render": {"core", "analysis"},
+    "render": {"core", "analysis", "store"},
+    "store": {"core"},
     "datasets": {"core"},
     "detectors": {"core", "evaluate", "analysis", "datasets"},
     "plugin": None,
@@ -51,6 +52,11 @@ def package_paths():
                 continue  # a docstring alone: the folder's line in the map says it
             if path.suffix == ".py" or (path / "__init__.py").is_file():
                 found.add(f"pytest_grounding/{folder}/{path.name}")
+            if folder == "plugin" and path.is_dir() and (path / "__init__.py").is_file():
+                # plugin/'s rooms (which process runs them) are itemised too
+                for module in path.glob("*.py"):
+                    if module.name != "__init__.py":
+                        found.add(f"pytest_grounding/plugin/{path.name}/{module.name}")
     return found
 
 

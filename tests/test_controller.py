@@ -1,4 +1,4 @@
-"""plugin/controller.py: the gathering process's hooks: one summary at the end from the run's one
+"""plugin/controller/hooks.py: the gathering process's hooks: one summary at the end from the run's one
 result, a failed gate failing the exit status, the outputs named."""
 
 import pytest

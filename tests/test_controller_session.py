@@ -1,4 +1,4 @@
-"""plugin/controller_session.py: one record per item, and finish() makes the run's one RunResult,
+"""plugin/controller/controller_session.py: one record per item, and finish() makes the run's one RunResult,
 once."""
 
 from helpers import FIXTURES

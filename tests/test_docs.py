@@ -258,7 +258,7 @@ def load_docs_hooks():
 def test_options_page_lists_every_option_with_its_help_in_its_group():
     import html
 
-    from pytest_grounding.plugin.options import OPTIONS, option_groups
+    from pytest_grounding.plugin.common.options import OPTIONS, option_groups
 
     table = load_docs_hooks().options_table()
     for option in OPTIONS:
@@ -292,7 +292,7 @@ def test_the_options_table_is_regenerated_in_place(tmp_path):
 def test_options_page_reads_new_fields_defensively(monkeypatch):
     from dataclasses import dataclass
 
-    import pytest_grounding.plugin.options as options
+    import pytest_grounding.plugin.common.options as options
 
     @dataclass(frozen=True)
     class Future:  # what Option may become: a longer doc text, fields the page does not know

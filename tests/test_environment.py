@@ -1,6 +1,6 @@
-"""plugin/environment.py: the package versions a report records, and a preset as registered."""
+"""plugin/common/environment.py: the package versions a report records, and a preset as registered."""
 
-from pytest_grounding.plugin.environment import registered_preset, versions
+from pytest_grounding.plugin.common.environment import registered_preset, versions
 
 
 def test_versions_name_python_pytest_and_this_package():

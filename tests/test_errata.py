@@ -157,7 +157,7 @@ MINI_ERRATA = [
 def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(project, tmp_path, workers):
     import hashlib
 
-    from pytest_grounding.render.output import read_report
+    from pytest_grounding.store.reports import read_report
 
     path = tmp_path / "errata.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in MINI_ERRATA))

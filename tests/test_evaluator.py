@@ -1,4 +1,4 @@
-"""evaluate/evaluator.py (through plugin/worker_session.py): the process's one evaluator makes a
+"""evaluate/evaluator.py (through plugin/worker/worker_session.py): the process's one evaluator makes a
 record whole once: its fingerprint, then the baseline's verdict."""
 
 from helpers import FIXTURES

@@ -400,7 +400,7 @@ def test_bad_settings_are_usage_errors_before_any_sample(faults, tmp_path, case)
 
 
 def test_a_missing_extra_is_one_usage_error_naming_the_install(faults, tmp_path, monkeypatch):
-    import pytest_grounding.plugin.plan as session
+    import pytest_grounding.plugin.common.plan as session
 
     monkeypatch.setattr(session, "missing_extra", lambda extra: "rapidfuzz" if extra == "ocr" else None)
     result = faults.runpytest(f"--dataset={good_dataset(tmp_path, count=2)}", "--detector", "ocr")

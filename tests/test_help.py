@@ -19,7 +19,7 @@ def _environment() -> dict[str, str]:
 def test_pytest_help_lists_the_grounding_options_beside_xdist_and_benchmark(pytester):
     pytest.importorskip("xdist")
     pytest.importorskip("pytest_benchmark")
-    from pytest_grounding.plugin.options import OPTIONS
+    from pytest_grounding.plugin.common.options import OPTIONS
 
     result = pytester.runpytest_subprocess("--help")  # an empty folder: only installed plugins
     assert result.ret == 0, result.stderr.str()[-2000:]
@@ -37,7 +37,7 @@ def test_pytest_help_lists_the_grounding_options_beside_xdist_and_benchmark(pyte
 
 
 def test_a_percent_in_any_help_text_is_escaped_where_options_are_registered():
-    from pytest_grounding.plugin.options import argparse_text
+    from pytest_grounding.plugin.common.options import argparse_text
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--x", help=argparse_text("a 95% interval, 100%"))

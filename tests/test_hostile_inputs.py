@@ -117,7 +117,7 @@ def test_deeply_nested_dataset_and_baseline_are_clear_errors(pytester, tmp_path,
 
 
 def test_the_schema_check_names_where_a_crafted_report_breaks_it(real_report):
-    from pytest_grounding.render import reportcheck
+    from pytest_grounding.store import reportcheck
 
     assert reportcheck.problems(real_report) == []  # every install checks the whole schema (core dependency)
     crafted = json.loads(json.dumps(real_report))

@@ -73,7 +73,7 @@ def test_a_link_planted_at_the_old_temporary_name_is_not_followed(suite, tmp_pat
 
 
 def test_write_atomic_keeps_the_mode_and_leaves_no_temporary(tmp_path):
-    from pytest_grounding.render.output import write_atomic
+    from pytest_grounding.store.reports import write_atomic
 
     target = tmp_path / "a.json"
     target.write_text("{}")

@@ -51,7 +51,7 @@ def test_a_project_preset_that_takes_a_built_in_name_is_not_the_published_setup(
     from pytest_grounding.analysis import reproduce
     from pytest_grounding.core.record import plain
     from pytest_grounding.detectors.vlm.presets import register_preset, unregister_project_presets
-    from pytest_grounding.plugin.environment import registered_preset
+    from pytest_grounding.plugin.common.environment import registered_preset
 
     changed = replace(resolve_preset("qwen2.5-vl", max_pixels=1_000_000), name="qwen2.5-vl")
     register_preset(changed, origin="presets.toml")

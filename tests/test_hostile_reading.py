@@ -250,7 +250,7 @@ def test_a_new_file_gets_the_umask_default_not_0600(tmp_path):
     any new file would: 0666 less the umask (here 027: 0640)."""
     code = (
         "import os, sys; os.umask(0o027); from pathlib import Path; "
-        "from pytest_grounding.render.output import write_atomic; write_atomic(Path(sys.argv[1]), b'x')"
+        "from pytest_grounding.store.reports import write_atomic; write_atomic(Path(sys.argv[1]), b'x')"
     )
     target = tmp_path / "new.html"
     subprocess.run([sys.executable, "-c", code, str(target)], env=ENV, check=True, timeout=60)

@@ -245,7 +245,7 @@ def test_a_shard_resuming_another_shards_file_is_refused(tmp_path, workers):
 
 
 def test_a_predictions_file_held_by_another_run_is_refused_naming_it(tmp_path, workers):
-    from pytest_grounding.render.output import PredictionsHold
+    from pytest_grounding.store.reports import PredictionsHold
 
     predictions = tmp_path / "shared.jsonl"
     hold = PredictionsHold(predictions, "pid 4242 on ci-7: pytest --grounding-shard 1/3")
@@ -508,7 +508,7 @@ def test_summary_append_on_a_full_device_is_one_line(tmp_path, capsys):
 
 
 def test_ctrl_c_while_the_outputs_are_written_is_held_until_they_are_whole(tmp_path):
-    from pytest_grounding.render.output import interrupts_held, write_json
+    from pytest_grounding.store.reports import interrupts_held, write_json
 
     taken = []
     with interrupts_held(taken):

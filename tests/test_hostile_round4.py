@@ -156,7 +156,7 @@ def test_a_merge_of_one_unsharded_report_with_a_record_deleted_is_partial(projec
 def test_every_record_field_the_plugin_writes_is_in_the_schema():
     from pytest_grounding.core.record import Record
     from pytest_grounding.core.variants import RECORD_FIELDS
-    from pytest_grounding.render.reportcheck import _validator
+    from pytest_grounding.store.reportcheck import _validator
 
     properties = set(_validator().schema["$defs"]["record"]["properties"])
     assert set(Record.__annotations__) - properties == set()
@@ -196,7 +196,7 @@ def chat():
 
 
 def _schema_problems(path):
-    from pytest_grounding.render.reportcheck import problems
+    from pytest_grounding.store.reportcheck import problems
 
     return problems(read_json(path))
 
@@ -453,7 +453,7 @@ def _special(path, kind, outside):
 def test_a_cache_entry_that_is_no_regular_file_inside_the_store_is_a_miss(tmp_path, kind):
     import time
 
-    from pytest_grounding.render.answer_store import FileAnswerStore
+    from pytest_grounding.store.answers import FileAnswerStore
 
     store = FileAnswerStore(tmp_path / "cache")
     key = "ab" + "0" * 62
@@ -467,7 +467,7 @@ def test_a_cache_entry_that_is_no_regular_file_inside_the_store_is_a_miss(tmp_pa
 
 
 def test_a_cache_folder_linked_out_of_the_store_is_not_read(tmp_path):
-    from pytest_grounding.render.answer_store import FileAnswerStore
+    from pytest_grounding.store.answers import FileAnswerStore
 
     store, elsewhere = FileAnswerStore(tmp_path / "cache"), FileAnswerStore(tmp_path / "other")
     key = "cd" + "1" * 62

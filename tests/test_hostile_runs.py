@@ -46,7 +46,7 @@ def test_a_detector_whose_describe_raises_is_a_note(pytester, tmp_path, workers)
     assert len(document["samples"]) == 16
     assert any("describe() raised RuntimeError: describe exploded" in note for note in document["notes"])
     assert "describe() raised RuntimeError" in text
-    from pytest_grounding.render.reportcheck import problems
+    from pytest_grounding.store.reportcheck import problems
 
     assert problems(document) == []  # the report still fits its schema
 

@@ -328,7 +328,7 @@ def test_a_detector_that_cannot_be_built_is_one_message(suite, offline, monkeypa
         if torch.cuda.is_available():
             pytest.skip("this machine has CUDA")
     if case == "ocr-extra":
-        import pytest_grounding.plugin.plan as session
+        import pytest_grounding.plugin.common.plan as session
 
         monkeypatch.setattr(session, "missing_extra", lambda extra: "rapidfuzz" if extra == "ocr" else None)
     spec = spec.replace("CLOSED", _closed_port_url())

@@ -1,8 +1,8 @@
-"""plugin/item_index.py: test id -> detector spec and sample, looked up, never parsed back."""
+"""plugin/common/item_index.py: test id -> detector spec and sample, looked up, never parsed back."""
 
 from helpers import FIXTURES
 from pytest_grounding.core.types import with_epochs
-from pytest_grounding.plugin.item_index import ItemIndex, params_of, spec_id
+from pytest_grounding.plugin.common.item_index import ItemIndex, params_of, spec_id
 from pytest_grounding.plugin.sessions import plan_of
 
 MINI = str(FIXTURES / "mini")

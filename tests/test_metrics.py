@@ -184,7 +184,7 @@ def test_installed_packages_register_through_entry_points(monkeypatch):
 def test_the_run_reads_every_entry_point_group_in_one_scan(monkeypatch, pytestconfig):
     from importlib import metadata
 
-    from pytest_grounding.plugin.plan import RunPlan
+    from pytest_grounding.plugin.common.plan import RunPlan
 
     entries = metadata.EntryPoints(
         [

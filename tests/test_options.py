@@ -1,8 +1,8 @@
-"""plugin/options.py: every option with its ini twin, and the value checks that name their source."""
+"""plugin/common/options.py: every option with its ini twin, and the value checks that name their source."""
 
 import pytest
 
-from pytest_grounding.plugin.options import OPTIONS, as_list, choice, count_or_all, positive_int, share
+from pytest_grounding.plugin.common.options import OPTIONS, as_list, choice, count_or_all, positive_int, share
 
 
 def test_every_grounding_option_is_named_once_with_help():
@@ -27,8 +27,8 @@ def test_values_are_checked_and_a_bad_one_names_where_it_came_from():
 def test_each_option_is_declared_once_on_the_settings_field_it_fills():
     from dataclasses import fields
 
-    from pytest_grounding.plugin.options import option_groups
-    from pytest_grounding.plugin.settings import GROUPS
+    from pytest_grounding.plugin.common.options import option_groups
+    from pytest_grounding.plugin.common.settings import GROUPS
 
     classes = {name: cls for name, _, cls in GROUPS}
     assert [name for name, _, _ in option_groups()] == ["selection", "scoring", "verdict", "outputs"]
@@ -43,8 +43,8 @@ def test_a_field_default_is_its_option_default_parsed():
     """One declaration: the default the docs show is the default a run gets and a bare Settings() has."""
     from dataclasses import fields
 
-    from pytest_grounding.plugin.options import NOT_GIVEN
-    from pytest_grounding.plugin.settings import GROUPS
+    from pytest_grounding.plugin.common.options import NOT_GIVEN
+    from pytest_grounding.plugin.common.settings import GROUPS
 
     for _, _, cls in GROUPS:
         for f in fields(cls):
@@ -55,7 +55,7 @@ def test_a_field_default_is_its_option_default_parsed():
 
 
 def test_a_declared_option_is_read_with_its_parser_and_names_its_source():
-    from pytest_grounding.plugin.options import NOT_GIVEN, declare
+    from pytest_grounding.plugin.common.options import NOT_GIVEN, declare
 
     field = declare("--grounding-x", "help", metavar="N", default="3", parse=positive_int)
     option = field.metadata["option"]

@@ -1,4 +1,4 @@
-"""plugin/perturb_state.py: the run's variants parsed once at configure (a bad spec is one usage
+"""plugin/common/perturb_state.py: the run's variants parsed once at configure (a bad spec is one usage
 error), and the samples expanded with them in every process."""
 
 from helpers import FIXTURES, make_project

@@ -1,4 +1,4 @@
-"""plugin/pipeline.py: the prefetch planning, its cost bounded by the windows, not the run's
+"""plugin/worker/pipeline.py: the prefetch planning, its cost bounded by the windows, not the run's
 length."""
 
 import pytest
@@ -12,7 +12,7 @@ def test_planning_costs_the_windows_not_the_run_s_length(layout):
     once, in order within its detector, never more than its windows allow."""
     import types
 
-    from pytest_grounding.plugin.pipeline import Pipeline, serial_peek
+    from pytest_grounding.plugin.worker.pipeline import Pipeline, serial_peek
 
     class Served:
         concurrency = 4

@@ -1,4 +1,4 @@
-"""plugin/pipeline_parts.py: a batch gathered from several items, and the reused threads that run
+"""plugin/worker/pipeline_parts.py: a batch gathered from several items, and the reused threads that run
 the evaluations."""
 
 
@@ -9,7 +9,7 @@ def test_a_failing_query_in_a_prefetched_batch_loses_no_other_answer():
 
     from pytest_grounding.core.types import Prediction
     from pytest_grounding.detectors.batching import BatchError
-    from pytest_grounding.plugin.pipeline import BatchGroup
+    from pytest_grounding.plugin.worker.pipeline import BatchGroup
 
     class HalfBroken:
         batch_size = 3
@@ -47,7 +47,7 @@ def test_the_pipeline_threads_are_reused_grow_only_when_all_are_busy_and_end_on_
     ever ran at once, so a job never waits for a thread; close() ends them after their jobs."""
     import threading
 
-    from pytest_grounding.plugin.pipeline import Workers
+    from pytest_grounding.plugin.worker.pipeline import Workers
 
     workers = Workers()
     release, ran = threading.Event(), []

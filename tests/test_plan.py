@@ -1,4 +1,4 @@
-"""plugin/plan.py, specs.py, catalog.py and item_index.py: the run's plan, built the same way in
+"""plugin/common/plan.py, specs.py, catalog.py and item_index.py: the run's plan, built the same way in
 every process, its specs parsed once, its datasets loaded once, its items looked up by test id."""
 
 from helpers import FIXTURES

@@ -1,12 +1,12 @@
-"""plugin/predictions.py: the predictions file held by one run, one line per record, what went wrong
+"""plugin/controller/predictions.py: the predictions file held by one run, one line per record, what went wrong
 said at the end."""
 
 import json
 
 import pytest
 
-from pytest_grounding.plugin.predictions import PredictionsStream
-from pytest_grounding.plugin.settings import SettingError
+from pytest_grounding.plugin.common.settings import SettingError
+from pytest_grounding.plugin.controller.predictions import PredictionsStream
 
 
 def test_records_are_written_as_they_come_after_the_kept_ones(tmp_path):

@@ -1,4 +1,4 @@
-"""The end of a grounding process (plugin/process_exit.py): what the run leaves is frozen out of
+"""The end of a grounding process (plugin/compat/process_exit.py): what the run leaves is frozen out of
 the last garbage collections once it is over; never in a process that goes on, never before what
 is garbage then is collected (a `__del__` that raises is still reported)."""
 

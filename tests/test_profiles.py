@@ -10,7 +10,7 @@ from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.evaluate import scoring
 from pytest_grounding.evaluate.rescore import rescore, respec
 from pytest_grounding.evaluate.sample_of_record import sample_of, target_of_record
-from pytest_grounding.plugin.options import SCORING_PROFILES
+from pytest_grounding.plugin.common.options import SCORING_PROFILES
 
 SIZE = (160, 120)
 BOX = Box(10, 10, 30, 30)

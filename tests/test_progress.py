@@ -1,6 +1,6 @@
-"""plugin/progress.py: the progress line, at most one per interval and one per quarter of the run."""
+"""plugin/controller/progress.py: the progress line, at most one per interval and one per quarter of the run."""
 
-from pytest_grounding.plugin.progress import INTERVAL_S, Progress
+from pytest_grounding.plugin.controller.progress import INTERVAL_S, Progress
 
 
 class Clock:

@@ -1,11 +1,11 @@
-"""plugin/pytest_compat.py leans on pytest's private internals: each test here names one and fails
+"""plugin/compat/pytest_compat.py leans on pytest's private internals: each test here names one and fails
 when the installed pytest no longer has it (the versions tested are bounded in pyproject.toml)."""
 
 import io
 
 import pytest
 
-from pytest_grounding.plugin import pytest_compat
+from pytest_grounding.plugin.compat import pytest_compat
 
 
 def test_the_terminal_writer_knows_how_far_its_line_has_got(pytestconfig):

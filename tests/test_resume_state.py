@@ -1,4 +1,4 @@
-"""plugin/resume_state.py: a resumed predictions file read back: this run's lines kept (re-scored,
+"""plugin/controller/resume_state.py: a resumed predictions file read back: this run's lines kept (re-scored,
 never trusted), errors run again, another detector's file refused."""
 
 import json
@@ -6,9 +6,9 @@ import json
 import pytest
 
 from helpers import FIXTURES, make_project
-from pytest_grounding.plugin.resume_state import load_resumed
+from pytest_grounding.plugin.common.settings import SettingError
+from pytest_grounding.plugin.controller.resume_state import load_resumed
 from pytest_grounding.plugin.sessions import plan_of
-from pytest_grounding.plugin.settings import SettingError
 
 MINI = str(FIXTURES / "mini")
 

@@ -1,12 +1,12 @@
-"""plugin/scheduling.py: the prefetch scheduler's rules (a worker's window, chunks to a screen's
+"""plugin/controller/scheduling.py: the prefetch scheduler's rules (a worker's window, chunks to a screen's
 end, refills that end the workers together), without xdist."""
 
 
 def test_the_xdist_window_comes_from_the_spec_without_loading_the_detector():
     from pytest_grounding.detectors import builtin_registry
     from pytest_grounding.detectors.strategies import builtin_registry as strategies
-    from pytest_grounding.plugin.scheduling import declared_window
-    from pytest_grounding.plugin.specs import SpecBook
+    from pytest_grounding.plugin.common.specs import SpecBook
+    from pytest_grounding.plugin.controller.scheduling import declared_window
 
     def window(spec):
         return declared_window(spec, SpecBook(builtin_registry(), strategies()))
@@ -18,7 +18,7 @@ def test_the_xdist_window_comes_from_the_spec_without_loading_the_detector():
 
 
 def test_an_xdist_chunk_ends_with_its_screen_and_grows_by_at_most_the_spill():
-    from pytest_grounding.plugin.scheduling import SCREEN_SPILL, to_screen_end
+    from pytest_grounding.plugin.controller.scheduling import SCREEN_SPILL, to_screen_end
 
     screens = ["a", "a", "a", "b", "b", "c", None, None, "d"]
     pending = list(range(len(screens)))
@@ -33,7 +33,7 @@ def test_an_xdist_chunk_ends_with_its_screen_and_grows_by_at_most_the_spill():
 
 
 def test_xdist_refills_keep_a_window_and_end_the_workers_together():
-    from pytest_grounding.plugin.scheduling import refill
+    from pytest_grounding.plugin.controller.scheduling import refill
 
     assert refill(40, 32, 100, [40, 40]) == 0  # a window in flight and the running item: enough
     assert refill(33, 32, 100, [33, 60]) == 31  # refilled to two windows

@@ -1,4 +1,4 @@
-"""plugin/screens.py: each screen decoded once for the samples that share it."""
+"""plugin/worker/screens.py: each screen decoded once for the samples that share it."""
 
 
 def test_the_screen_reader_decodes_a_screen_once_until_its_file_changes(tmp_path):
@@ -9,7 +9,7 @@ def test_the_screen_reader_decodes_a_screen_once_until_its_file_changes(tmp_path
     from pytest_grounding.core.types import Box, Sample
     from pytest_grounding.detectors.encoding import file_digest, image_digest
     from pytest_grounding.evaluate.runner import read_image
-    from pytest_grounding.plugin.screens import ScreenReader
+    from pytest_grounding.plugin.worker.screens import ScreenReader
 
     def sample(sid, image):
         return Sample(dataset="d", id=sid, uid=sid, image=image, instruction="OK", bbox=Box(0, 0, 4, 4))

@@ -11,7 +11,7 @@ pytest.importorskip("httpx")
 
 from pytest_grounding.datasets.synth import default_dataset_dir
 from pytest_grounding.detectors.http import ConcurrencySetting, Limiter
-from pytest_grounding.plugin.pipeline import AHEAD
+from pytest_grounding.plugin.worker.pipeline import AHEAD
 
 SUITE = (
     "def test_grounding(grounding_sample, grounding_detector, grounding_check):\n"

@@ -1,9 +1,9 @@
-"""plugin/settings.py: the run's settings read once, in four groups, each bad value a usage error
+"""plugin/common/settings.py: the run's settings read once, in four groups, each bad value a usage error
 naming where it came from."""
 
 import pytest
 
-from pytest_grounding.plugin.settings import SettingError, Settings
+from pytest_grounding.plugin.common.settings import SettingError, Settings
 
 
 def settings_of(pytester, *args, ini=""):

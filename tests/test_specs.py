@@ -1,10 +1,10 @@
-"""plugin/specs.py: a detector spec parsed once, its factory and whether it is deterministic."""
+"""plugin/common/specs.py: a detector spec parsed once, its factory and whether it is deterministic."""
 
 import pytest
 
 from helpers import FIXTURES
+from pytest_grounding.plugin.common.settings import SettingError
 from pytest_grounding.plugin.sessions import plan_of
-from pytest_grounding.plugin.settings import SettingError
 
 MINI = str(FIXTURES / "mini")
 

@@ -5,7 +5,7 @@ import pytest
 
 from helpers import FIXTURES
 from pytest_grounding.analysis import thresholds
-from pytest_grounding.plugin.settings import SettingError, Settings
+from pytest_grounding.plugin.common.settings import SettingError, Settings
 
 MINI = str(FIXTURES / "mini")
 

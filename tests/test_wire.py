@@ -1,8 +1,8 @@
-"""plugin/wire.py: what crosses between the controller and its xdist workers, built-in types only."""
+"""plugin/common/wire.py: what crosses between the controller and its xdist workers, built-in types only."""
 
 import json
 
-from pytest_grounding.plugin.wire import RECORD, WorkerInput, WorkerOutput, record_of
+from pytest_grounding.plugin.common.wire import RECORD, WorkerInput, WorkerOutput, record_of
 
 
 def test_worker_input_and_output_round_trip_through_json():

@@ -1,4 +1,4 @@
-"""plugin/worker.py: an xdist worker loads its detectors before the first item; one that cannot be
+"""plugin/worker/hooks.py: an xdist worker loads its detectors before the first item; one that cannot be
 built stops the run with one message, not an error per item."""
 
 import pytest

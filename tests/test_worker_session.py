@@ -1,11 +1,11 @@
-"""plugin/worker_session.py: a predicting process's detectors said once at the top, the baseline's
+"""plugin/worker/worker_session.py: a predicting process's detectors said once at the top, the baseline's
 outcomes taken in, the evaluator built from the run's settings."""
 
 import pytest
 
 from helpers import FIXTURES
-from pytest_grounding.plugin.pool import DetectorLoadError
 from pytest_grounding.plugin.sessions import plan_of, worker_of
+from pytest_grounding.plugin.worker.pool import DetectorLoadError
 
 MINI = str(FIXTURES / "mini")
 

@@ -1,4 +1,4 @@
-"""plugin/xdist_compat.py leans on pytest-xdist's private internals: each test here names one and
+"""plugin/compat/xdist_compat.py leans on pytest-xdist's private internals: each test here names one and
 fails when the installed xdist no longer has it (the versions tested are bounded in pyproject.toml)."""
 
 import inspect
@@ -8,7 +8,8 @@ import pytest
 xdist = pytest.importorskip("xdist")
 from xdist import remote, scheduler  # noqa: E402
 
-from pytest_grounding.plugin import scheduling, xdist_compat  # noqa: E402
+from pytest_grounding.plugin.compat import xdist_compat  # noqa: E402
+from pytest_grounding.plugin.controller import scheduling  # noqa: E402
 
 
 class Config:

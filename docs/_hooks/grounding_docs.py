@@ -1,7 +1,7 @@
 """MkDocs hooks: pages that are generated from the package, so they cannot drift from it.
 
 - the `<!-- grounding:options -->` ... `<!-- /grounding:options -->` block of docs/options.md is the
-  table of the options declared on the settings' fields (plugin/settings.py; the same texts and groups
+  table of the options declared on the settings' fields (plugin/common/settings.py; the same texts and groups
   `pytest --help` prints). It is checked in, so a review sees it change: `python docs/_hooks/grounding_docs.py`
   regenerates it and tests/test_docs.py fails when it drifts;
 - `<!-- grounding:report-schema -->` becomes the JSON Schema of the report, which is also published
@@ -91,8 +91,8 @@ def _option_row(option) -> str:
 
 
 def options_table() -> str:
-    """The options, grouped as the settings declare them (plugin/settings.py), one row each."""
-    from pytest_grounding.plugin.options import option_groups
+    """The options, grouped as the settings declare them (plugin/common/settings.py), one row each."""
+    from pytest_grounding.plugin.common.options import option_groups
 
     rows = []
     for name, title, options in option_groups():

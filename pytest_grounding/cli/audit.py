@@ -99,7 +99,7 @@ def load(spec: str) -> Any:
     """The dataset as a run loads it: the plugin's catalog with every registered format."""
     from ..core.registry import installed_entry_points
     from ..datasets import DatasetError, builtin_registry
-    from ..plugin.catalog import Catalog
+    from ..plugin.common.catalog import Catalog
 
     formats = builtin_registry()
     group = "pytest_grounding.formats"
@@ -193,7 +193,7 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
 def read_runs(paths: Sequence[Path]) -> list[Any]:
     """One Run per detector of each report (a --grounding-json report or a predictions JSONL)."""
     from ..analysis.audit import Run
-    from ..render.output import OutputError, read_report
+    from ..store.reports import OutputError, read_report
 
     runs: list[Run] = []
     for path in paths:

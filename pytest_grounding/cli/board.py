@@ -139,7 +139,7 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
     page's sidecar is no report: running_under reads those)."""
     from ..analysis.board import Skipped, runs_of, shard_reason
     from ..render.live import is_sidecar
-    from ..render.output import OutputError, read_report
+    from ..store.reports import OutputError, read_report
 
     found: list[Any] = []
     skipped = []
@@ -170,7 +170,7 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.board import Filters, build
     from ..core.safetext import terminal_line
-    from ..plugin.pytest_compat import keyword_matcher
+    from ..plugin.compat.pytest_compat import keyword_matcher
     from ..render.run_folder import default_runs_dir
 
     folder: Path = args.folder if args.folder is not None else default_runs_dir()
@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         import json
 
         from ..render.board import json_document
-        from ..render.output import write_atomic
+        from ..store.reports import write_atomic
 
         try:
             write_atomic(args.json, (json.dumps(json_document(board), indent=1) + "\n").encode("utf-8"))

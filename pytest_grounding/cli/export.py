@@ -48,8 +48,8 @@ def _error(message: object) -> int:
 def run(args: argparse.Namespace) -> int:
     from ..analysis import publish
     from ..core.safetext import terminal_line
-    from ..render.output import OutputError, read_report, write_atomic
     from ..render.publish import eval_results_yaml, screenspot_pro_json
+    from ..store.reports import OutputError, read_report, write_atomic
 
     if args.hf_eval_results is None and args.screenspot_pro is None:
         return _error("nothing to write: give --hf-eval-results DIR and/or --screenspot-pro DIR")

@@ -185,7 +185,7 @@ def run_summary(report: Path, append: Path | None) -> int:
     if not report.exists():  # pytest stopped before writing it (a usage error): its log says why
         text = f"## Grounding benchmark\n\n**FAILED**: no report at `{report}`: the run stopped early (see its log)\n"
     else:
-        from ..render.output import OutputError, read_report
+        from ..store.reports import OutputError, read_report
 
         try:
             document = read_report(report)  # checked against the schema: `{}` is no report, never **passed**
@@ -303,7 +303,7 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     if html is None and plots is None:
         print("error: nothing to write: give --html PATH and/or --plots DIR", file=sys.stderr)
         return 2
-    from ..render.output import OutputError, read_report
+    from ..store.reports import OutputError, read_report
 
     try:
         document = read_report(json_path)  # checked against the schema before any of it reaches HTML
@@ -359,7 +359,7 @@ def run_compare(
     """Exit 0 with the table; 2 for a file that is no report or a request that cannot be met
     (reports scored by different profiles, unless `mixed`: then a note says so)."""
     from ..analysis.compare import change_lines, changes, comparison_lines, methods_from_reports, profile_mismatch
-    from ..render.output import OutputError, read_report
+    from ..store.reports import OutputError, read_report
 
     try:
         documents = [(path.stem, read_report(path)) for path in paths]

@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.cost import Price
     from ..analysis.merge import MergeError, Part, merged_document, ranges
     from ..core.safetext import terminal_line
-    from ..plugin.environment import registered_preset
-    from ..plugin.options import share
+    from ..plugin.common.environment import registered_preset
+    from ..plugin.common.options import share
     from ..render import terminal as report
-    from ..render.output import OutputError, interrupts_held, read_report
+    from ..store.reports import OutputError, interrupts_held, read_report
 
     try:
         parts = [Part(str(path), i, read_report(path)) for i, path in enumerate(args.reports)]
@@ -190,7 +190,7 @@ def _write_outputs(args: argparse.Namespace, document: dict[str, Any]) -> list[s
     """The merged JSON (None: not written, said), then the predictions and the page (what failed)."""
     from ..analysis.merge import prediction_order
     from ..core.safetext import terminal_line
-    from ..render.output import PredictionsWriter, write_json
+    from ..store.reports import PredictionsWriter, write_json
 
     try:
         write_json(args.json, document)

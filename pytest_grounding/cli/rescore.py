@@ -102,7 +102,7 @@ def frame_parser(spec: str, base: Any = None) -> Any:
 
 def _read(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The records, and the report they came from (None for a predictions file)."""
-    from ..render.output import read_predictions, read_report
+    from ..store.reports import read_predictions, read_report
 
     if source.suffix == ".json":
         document = read_report(source)
@@ -137,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
     from ..core.profiles import get_profile
     from ..evaluate.rescore import rescore
     from ..evaluate.sample_of_record import RescoreError
-    from ..plugin.environment import versions as environment_versions
-    from ..render.output import OutputError, PredictionsWriter, write_json
+    from ..plugin.common.environment import versions as environment_versions
+    from ..store.reports import OutputError, PredictionsWriter, write_json
 
     started = time.time()
     try:

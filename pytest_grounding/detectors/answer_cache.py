@@ -8,7 +8,7 @@ request (the image as sent, after preprocessing, by its digest; the whole prompt
 settings; the epoch and the seed). Only complete answers are kept: an error raises before anything
 is stored, and an answer the engine cut (finish_reason "length") is never stored.
 
-The store itself (files, written atomically) is render/answer_store.py; the pool hands it to a
+The store itself (files, written atomically) is store/answers.py; the pool hands it to a
 detector that has an `answer_cache` attribute. Here: the keys and the look-up around a request.
 A stored answer is parsed again on every hit, so a parser fix applies to cached answers too."""
 
@@ -18,7 +18,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..core.record import CACHE_META, CacheUse
 
@@ -31,11 +31,19 @@ NOT_STORED = CacheUse.NOT_STORED.value
 
 
 class AnswerStore(Protocol):
-    """What a detector uses of the store (render/answer_store.py): never raises."""
+    """What a detector uses of the store (store/answers.py): never raises."""
 
     def get(self, key: str) -> dict[str, Any] | None: ...
 
     def put(self, key: str, entry: Mapping[str, Any]) -> bool: ...
+
+
+@runtime_checkable
+class KeepsAnswers(Protocol):
+    """A detector whose model answers the run may keep (--grounding-cache): the pool hands it the
+    run's store once, before its first sample. Declared, so the pool never guesses from attributes."""
+
+    def use_answer_store(self, store: AnswerStore) -> None: ...
 
 
 def digest(parts: Mapping[str, Any]) -> str:

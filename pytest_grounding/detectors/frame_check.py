@@ -2,7 +2,7 @@
 the harness's own calibration screens (a plain background, one solid red square, "Click the red
 square.": three sizes and aspect ratios, four positions each, 12 requests), its answers decoded by
 the run's preset as every sample's are, and core/frames.py fits the frame the model (or its
-server) really answers in. It runs once, in the controller's preflight (plugin/plan.py), never per
+server) really answers in. It runs once, in the controller's preflight (plugin/common/plan.py), never per
 worker; with --grounding-cache the detector's answer cache answers it like any request.
 
 A detector declares that it needs the check with a class attribute `frame_check = True` (the model

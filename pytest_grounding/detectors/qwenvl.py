@@ -122,7 +122,7 @@ class QwenVLDetector:
 
     name = "qwenvl"
     frame_check = True  # the frame check before a run (detectors/frame_check.py)
-    answer_cache: AnswerStore | None = None  # --grounding-cache: the pool sets it (qwenvl_batch.py reads it)
+    answer_cache: AnswerStore | None = None  # --grounding-cache: use_answer_store() sets it (qwenvl_batch.py reads it)
     model_env = "PYTEST_GROUNDING_QWENVL_MODEL"
     defaults = QWENVL_DEFAULTS
     default_model: str | None = None  # qwenvl: a model must be named
@@ -236,6 +236,10 @@ class QwenVLDetector:
             add_generation_prompt=True,
             **dict(self.preset.decoding.chat_template_kwargs),
         )
+
+    def use_answer_store(self, store: AnswerStore) -> None:
+        """--grounding-cache: answers are looked up and kept in `store` (detectors/answer_cache.KeepsAnswers)."""
+        self.answer_cache = store
 
     def predict(self, query: Query) -> Prediction:
         if self.agent is not None:  # agent=crop: the model asks for crops over several turns

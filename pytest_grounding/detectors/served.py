@@ -99,7 +99,7 @@ class OpenAIDetector:
 
     name = "openai"
     frame_check = True  # the frame check before a run (detectors/frame_check.py)
-    answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: the pool sets it
+    answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: use_answer_store() sets it
     # The endpoint is part of an answer's key: two servers that describe themselves alike (same
     # engine, model name, no version) are not one model. The vllm detector's own server has a new
     # port each start; its key names what it launches instead.
@@ -252,6 +252,10 @@ class OpenAIDetector:
         """The text of a chat completion for any messages, through this client's retries, timeout
         and key."""
         return chat_text(self.client, self.model, messages, max_tokens=max_tokens, temperature=temperature)
+
+    def use_answer_store(self, store: cache_keys.AnswerStore) -> None:
+        """--grounding-cache: answers are looked up and kept in `store` (detectors/answer_cache.KeepsAnswers)."""
+        self.answer_cache = store
 
     def predict(self, query: Query) -> Prediction:
         waits: list[float] = []

@@ -1,7 +1,7 @@
 """Robustness sweeps (--grounding-perturb): every sample also runs under named perturbations.
 
 Axes are registered like detectors and strategies: the built-ins here by lazy path, a project's
-through `pytest_grounding_register_perturbations` (plugin/hookspecs.py) or the entry-point group
+through `pytest_grounding_register_perturbations` (plugin/common/hookspecs.py) or the entry-point group
 `pytest_grounding.perturbations`. A registered axis is a factory `variants(**options)` returning
 one Perturbation (perturb/base.py) per variant. Specs: `AXIS[:key=value,...]`, several
 comma-separated (`downscale,zoom:scale=0.7,jpeg:quality=30`): a comma followed by `key=value`

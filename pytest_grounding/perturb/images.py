@@ -2,7 +2,7 @@
 perturbation rendered, written as PNG into the cache folder (a temporary file renamed into place,
 so xdist workers and parallel runs never read half a file). Once a file exists it is reused by
 every sample, process and later run that names it (its name keys the screen and the variant); a
-small in-process memory of the made paths spares the existence check (the LRU of plugin/screens.py
+small in-process memory of the made paths spares the existence check (the LRU of plugin/worker/screens.py
 then decodes each variant screen once per process)."""
 
 from __future__ import annotations

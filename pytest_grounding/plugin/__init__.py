@@ -17,15 +17,23 @@ from ..datasets import gc_paused
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
-from . import hookspecs, prefetch, process_exit
-from . import items as collection
-from .controller import Controller, XdistHooks
-from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
-from .options import add_options
+from .common import hookspecs
+from .common import items as collection
+from .common.options import add_options
+from .common.settings import SettingError
+from .common.wire import RECORD, WorkerInput, record_of
+from .compat import process_exit
+from .controller.hooks import Controller, XdistHooks
 from .sessions import PLAN_KEY, is_worker, local_controller, local_worker, open_sessions, plan_of
-from .settings import SettingError
-from .wire import RECORD, WorkerInput, record_of
-from .worker import Worker
+from .worker import prefetch
+from .worker.fixtures import (
+    GroundingExpectedMiss,
+    GroundingMiss,
+    GroundingSampleError,
+    grounding_check,
+    grounding_detector,
+)
+from .worker.hooks import Worker
 
 __all__ = ["grounding_check", "grounding_detector"]  # fixtures: pytest finds them in this module
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from .controller_session import ControllerSession
-from .plan import RunPlan
-from .worker_session import WorkerSession
+from .common.plan import RunPlan
+from .controller.controller_session import ControllerSession
+from .worker.worker_session import WorkerSession
 
 PLAN_KEY = pytest.StashKey[RunPlan]()
 WORKER_KEY = pytest.StashKey[WorkerSession]()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.numbers import pct
-from .output import write_atomic
+from ..store.reports import write_atomic
 
 EVERY_S = 3.0  # seconds between two writes
 MARKER = "grounding-running"  # the running page's <body> carries data-state="running"

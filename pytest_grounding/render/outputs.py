@@ -1,6 +1,6 @@
 """The files a run writes from its report document, in one table: each output's name in the
 summary, its setting, its flag, and the function that writes it. A new output is a module that
-writes a document and one row here (plus its option in plugin/options.py)."""
+writes a document and one row here (plus its option in plugin/common/options.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class Output:
 
 
 def _json(document: Mapping[str, Any], path: Path) -> None:
-    from .output import write_json
+    from ..store.reports import write_json
 
     write_json(path, dict(document))
 
@@ -44,7 +44,7 @@ def _plots(document: Mapping[str, Any], folder: Path) -> None:
 
 
 def _writable(path: Path) -> None:
-    from .output import check_writable
+    from ..store.reports import check_writable
 
     check_writable(path)
 
@@ -96,7 +96,7 @@ class OutputUnusable(Exception):
 
 def check_all(outputs: Any) -> None:
     """Each output asked for can be written (a folder exists and is writable, matplotlib for plots)."""
-    from .output import OutputError
+    from ..store.reports import OutputError
     from .plots import PlotsUnavailable
 
     run_dir = getattr(outputs, "run_dir", None)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.publish import EvalResult
-from .output import dumps
+from ..store.reports import dumps
 
 
 def _quoted(text: str) -> str:

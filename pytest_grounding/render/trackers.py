@@ -164,7 +164,7 @@ LOGGERS = {"mlflow": log_mlflow, "wandb": log_wandb}
 
 
 def log_report(document: Mapping[str, Any], outputs: Any, problems: Sequence[str]) -> list[str]:
-    """The plugin's one call (plugin/controller_session.py write_outputs): the OutputSettings'
+    """The plugin's one call (plugin/controller/controller_session.py write_outputs): the OutputSettings'
     targets, with the JSON and HTML reports as artifacts where they were written (not named in
     `problems`)."""
     targets = outputs.log_targets

@@ -2,7 +2,7 @@
 px; `tolerance_share`, in shares of the diagonal), the misses by kind with their distances and a
 heat map (`miss_analysis`), the coordinate-frame diagnosis (`diagnosis`), all from a detector
 block's records (analysis/misses.py); and the frame check before the run (`frame_check`, at the
-report's top: plugin/plan.py puts it there)."""
+report's top: plugin/common/plan.py puts it there)."""
 
 from __future__ import annotations
 
@@ -276,7 +276,7 @@ class FrameCheck(Section):
     level = RUN
     order = 5
     not_in: ClassVar[Mapping[str, str]] = {
-        "terminal": "its line is a note of the run's header and summary (plugin/plan.py)",
+        "terminal": "its line is a note of the run's header and summary (plugin/common/plan.py)",
         "tracker": "a check before the run, not a figure of it; its finding is in the report",
     }
 

@@ -1,6 +1,6 @@
 """The registry of report sections, like the detectors': built-ins by lazy "module:attr" names,
 installed packages through the `pytest_grounding.sections` entry-point group, a project's through
-the `pytest_grounding_register_sections` hook (plugin/hookspecs.py).
+the `pytest_grounding_register_sections` hook (plugin/common/hookspecs.py).
 
 Pure code (analysis/metrics.summarize, the renderers, `merge`) asks `active()`: the registry the
 running pytest session built (its project's sections included), else the built-ins and the

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...core import safejson
 from ...datasets.harness import ACCEPTED, DRAFT, REJECTED, STATUSES
-from ...render.output import write_atomic
+from ...store.reports import write_atomic
 
 __all__ = ["ACCEPTED", "DRAFT", "REJECTED", "STATUSES"]
 # Where review stopped: {"review": {"at": "SCREEN_ID/ELEMENT_ID"}} at the top of the document

@@ -110,7 +110,7 @@ def load_state(errata: Path) -> tuple[dict[str, Erratum], list[str]]:
 
 
 def save_state(review: FindingsReview, errata: Path) -> None:
-    from ...render.output import write_atomic
+    from ...store.reports import write_atomic
 
     write_atomic(errata, review.text().encode("utf-8"))
     write_atomic(reviewed_path(errata), json.dumps(sorted(review.kept)).encode("utf-8"))

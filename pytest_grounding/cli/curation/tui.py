@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...core.safetext import terminal_line
-from ...render.output import write_atomic
+from ...store.reports import write_atomic
 from . import preview
 from .boxedit import BoxEdit, clamp_box, default_box
 from .document import CurationError, counts, load, save, status_of

@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..output import write_atomic
+from ...store.reports import write_atomic
 from . import headline
 from .assets import CSS, SCRIPT
 from .page import (

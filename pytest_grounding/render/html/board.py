@@ -11,8 +11,8 @@ from pathlib import Path
 from ...analysis.board import Board, Cell
 from ...core.numbers import pct
 from ...core.safetext import terminal_line
+from ...store.reports import write_atomic
 from ..board import PARTIAL, change_text, figure, tier_mark
-from ..output import write_atomic
 from .assets import CSS
 from .matrix import MATRIX_CSS, MATRIX_SCRIPT, matrix_html, tiers_html
 

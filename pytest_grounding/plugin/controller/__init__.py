@@ -1,0 +1,1 @@
+"""Where results gather: the xdist controller, or the only process."""

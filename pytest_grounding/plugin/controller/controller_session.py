@@ -1,0 +1,329 @@
+"""The side of a run that sees every result (the xdist controller, or the only process): one
+record per item (the ledger), the predictions file, when records arrived, the baseline and the
+resumed file, what the workers reported at their end; and `finish()`, called once, which makes the
+run's one `RunResult`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ...analysis.result import BaselineResult, RunResult, View
+from ...analysis.throughput import Timeline, merge_served
+from ...core.record import Record
+from ...datasets import sharding
+from ...render import run_folder
+from ...render.notes import not_run_line
+from ...store.reports import interrupts_held
+from ..common.environment import registered_preset, versions
+from ..common.plan import RunPlan
+from ..common.settings import SettingError
+from .baseline_state import BaselineCheck
+from .ledger import Ledger, NotRun
+from .predictions import PredictionsStream
+from .resume_state import Resumed, load_resumed
+
+if TYPE_CHECKING:  # the figures are the controller's, at the run's end
+    from ...analysis import document as document_mod
+
+
+@dataclass
+class WorkerReports:
+    """What each process that predicted said at its end (wire.WorkerOutput; the only process: itself)."""
+
+    detector_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    datasets: dict[str, dict[str, Any]] = field(default_factory=dict)  # dataset summaries
+    served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
+    shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard: per dataset
+
+
+@dataclass
+class ControllerSession:
+    plan: RunPlan
+    baseline: BaselineCheck
+    predictions: PredictionsStream
+    ledger: Ledger = field(default_factory=Ledger)  # every item to score, one record each
+    records: list[Record] = field(default_factory=list)
+    timeline: Timeline = field(default_factory=Timeline)  # when records arrived: throughput
+    reports: WorkerReports = field(default_factory=WorkerReports)
+    resumed: Resumed = field(default_factory=Resumed)
+    published: Any = None  # reproduce.Table: the figures the reproduction check reads
+    not_run: list[NotRun] = field(default_factory=list)  # items no report came for
+    started: float = field(default_factory=time.time)
+    result: RunResult | None = None  # made once, by finish()
+    interrupted_writing: bool = False  # Ctrl-C came while the outputs were written (held until whole)
+    live: Any = None  # render/live.py's LivePage: --grounding-html written while the run goes
+
+    @classmethod
+    def open(cls, plan: RunPlan) -> ControllerSession:
+        outputs = plan.settings.outputs
+        if outputs.predictions_path is None and outputs.run_dir is not None:  # the run's own folder: nobody else's
+            stream = PredictionsStream(outputs.run_dir / run_folder.PREDICTIONS, held=False)
+        else:
+            stream = PredictionsStream(outputs.predictions_path)
+        return cls(plan, BaselineCheck(plan.settings), stream)
+
+    # -- before the first sample ------------------------------------------------------------------
+
+    def prepare(self, args: Sequence[str]) -> None:
+        """The predictions file held, the resumed file read back, the baseline and the published
+        figures read and checked, the predictions file opened: before any sample runs."""
+        self.predictions.hold(args, self.started)  # before it is read to resume
+        self.resumed = load_resumed(self.plan)
+        self.records.extend(self.resumed.records)
+        self.baseline.load(self.plan.catalog.fingerprints())
+        self.load_published()
+        self.predictions.open(self.resumed.records)
+
+    def load_published(self) -> None:
+        """The shipped figures plus the project's (--grounding-published)."""
+        from ...analysis import reproduce
+
+        path = self.plan.settings.verdict.published_path
+        try:
+            table = reproduce.shipped_table()
+            if path is not None:
+                table = table.merged(reproduce.read_table(path)).check(str(path))
+        except reproduce.PublishedError as exc:
+            raise SettingError(f"--grounding-published: {exc}") from None
+        self.published = table
+
+    def start_live(self, total: int) -> None:
+        """--grounding-html: the running page, written before the first sample (render/live.py)."""
+        path = self.plan.settings.outputs.html_path
+        if path is None or self.live is not None:
+            return
+        from ...render.live import LivePage
+
+        self.live = LivePage(path, started=self.started)
+        self.live.start(total, self.plan.config.invocation_params.args)
+
+    # -- as records arrive ------------------------------------------------------------------------
+
+    def add_record(self, record: Record, item: str | None = None, *, crash: bool = False) -> bool:
+        """One record per item (`ledger.py` says which one an item keeps; False: the item had one).
+        A crash record reaches the predictions file at the end, if no real one replaced it."""
+        if not self.ledger.place(self.records, item, record, crash=crash):
+            return False
+        self.timeline.add(record, time.monotonic())
+        if not crash:
+            self.predictions.write(record)
+        if self.live is not None:
+            self.live.add(record)
+        return True
+
+    def keep_unscored(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Answers that came back for items the interruption kept from running: into the predictions
+        file (a resumed run keeps them, nobody pays twice), not into this run's summary."""
+        if self.predictions.path is None or not records:
+            return
+        for record in records:
+            self.predictions.write(record)  # type: ignore[arg-type]
+        self.plan.note(
+            f"{len(records)} answers came back for items the interruption kept from running: they are in the "
+            "predictions file (--grounding-resume keeps them), not in this summary"
+        )
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    def finish(self, interrupted: bool) -> RunResult:
+        """Called once (later calls return the same result): the figures, the baseline, the notes.
+        Ctrl-C is held from its first line (the figures' lazy imports, numpy's included, are a
+        window a key press would otherwise cut the JSON and HTML off in); it ends the run after."""
+        if self.result is not None:
+            return self.result
+        taken: list[int] = []
+        with interrupts_held(taken):
+            result = self._finish(interrupted)
+        if taken:
+            self.interrupted_writing = True
+        return result
+
+    def _finish(self, interrupted: bool) -> RunResult:
+        from ...analysis import document as document_mod
+
+        settings = self.plan.settings
+        for record in self.ledger.take_stand_ins():
+            self.predictions.write(record)
+        self._account_not_run(interrupted)
+        interrupted = interrupted or bool(self.not_run)
+        problem = self.predictions.close()
+        found = None
+        detector_info = self.detector_info()
+        if self.records:
+            found = document_mod.figures(
+                self.records,
+                self.scoring(),
+                datasets=self.dataset_summaries(),
+                detector_info=detector_info,
+                interrupted=interrupted,
+                registered=registered_preset,
+            )
+        self.baseline.finish(self.records, interrupted)
+        if self.baseline.note:
+            self.plan.note(self.baseline.note)
+        from ..common.replay import findings as replay_findings
+
+        self.result = RunResult(
+            records=tuple(self.records),
+            summary=found.summary if found else None,
+            cost=found.cost if found else {},
+            verdicts=found.verdicts if found else (),
+            reproductions=found.reproductions if found else (),
+            datasets=tuple(self.dataset_summaries()),
+            detector_info=detector_info,
+            partial=interrupted,
+            resumed=len(self.resumed.records),
+            notes=tuple(self.plan.notes),
+            view=View(
+                order=settings.selection.detector_specs,
+                top_apps=settings.outputs.top_apps,
+                show_misses=settings.outputs.show_misses,
+                misses_as=settings.verdict.misses,
+                gated=bool(settings.verdict.gates or settings.verdict.max_drops),  # --grounding-max-drop too
+                price=settings.scoring.price,
+                profile=settings.scoring.profile.describe(),
+                errata=settings.scoring.errata,
+            ),
+            baseline=self._baseline_result(),
+            replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
+            outputs=self._outputs(),
+            output_errors=(problem,) if problem else (),
+        )
+        return self.result
+
+    def _baseline_result(self) -> BaselineResult | None:
+        path = self.plan.settings.verdict.baseline_path
+        if path is None:
+            return None
+        check = self.baseline
+        return BaselineResult(str(path), check.status, check.problem, check.loaded, check.comparison)
+
+    def _outputs(self) -> tuple[tuple[str, str], ...]:
+        from ...render.outputs import asked_for
+
+        # a run that scored nothing keeps nothing
+        outputs = asked_for(self.plan.settings.outputs, kept=bool(self.records))
+        return tuple((output.title, str(path)) for output, path in outputs)
+
+    def _account_not_run(self, interrupted: bool) -> None:
+        """The items the run was to score that no report came for: listed, and the run is partial."""
+        missing = self.plan.index.identify(self.ledger.missing())
+        self.not_run = [NotRun(nodeid, e.spec, e.sample.dataset, e.sample.id, e.sample.uid) for nodeid, e in missing]
+        if self.not_run:
+            total = len(self.ledger.placed) + len(self.not_run)
+            resumable = self.plan.settings.outputs.predictions_path is not None
+            crashes = self.ledger.crashes
+            self.plan.note(
+                not_run_line(self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable)
+            )
+
+    def dataset_summaries(self) -> list[dict[str, Any]]:
+        """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
+        described by the workers."""
+        from ...analysis import document as document_mod
+
+        found: dict[str, dict[str, Any]] = dict(self.reports.datasets)
+        for name, summary in self.plan.catalog.summaries().items():
+            found.setdefault(name, summary)
+        return document_mod.dataset_entries(found, self.records, self.plan.settings.selection.limit)
+
+    def detector_info(self) -> dict[str, dict[str, Any]]:
+        info = dict(self.reports.detector_info)
+        for spec, processes in self.reports.served.items():  # served figures of every process, merged
+            if spec in info:
+                info[spec] = {**info[spec], "served": merge_served(processes)}
+        for spec, figures in self.timeline.figures().items():  # this run's own records (not resumed ones)
+            if spec in info:
+                info[spec] = {**info[spec], "throughput": figures}
+        for spec, found in info.items():  # a describe() that raised: said once, the run goes on
+            if found.get("describe_error"):
+                self.plan.note(f"detector {spec}: describe() raised {found['describe_error']}")
+        return info
+
+    def scoring(self) -> document_mod.Scoring:
+        from ...analysis import document as document_mod
+
+        settings = self.plan.settings
+        return document_mod.Scoring(
+            refusal_rows=settings.scoring.refusal_rows,
+            price=settings.scoring.price,
+            gates=tuple(settings.verdict.gates),
+            max_errors=settings.verdict.max_errors,
+            limit=settings.selection.limit,
+            published=self.published,
+            gate_on_interval=settings.verdict.gate_on_interval,
+            max_drops=settings.verdict.max_drops,  # --grounding-max-drop
+            profile=settings.scoring.profile.describe(),
+            errata=settings.scoring.errata,  # --grounding-errata
+        )
+
+    # -- outputs ----------------------------------------------------------------------------------
+
+    def document(self, result: RunResult) -> dict[str, Any]:
+        """The JSON report's document, from the run's result."""
+        from ...analysis import document as document_mod
+
+        config, settings = self.plan.config, self.plan.settings
+        found = None
+        if result.summary is not None:
+            found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts)
+        extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
+        if self.plan.frame_checks:  # --grounding-frame-check: what each model detector's check found
+            extra["frame_check"] = dict(self.plan.frame_checks)
+        if settings.selection.shard is not None:
+            fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
+            for name, summary in self.reports.datasets.items():
+                fingerprints.setdefault(name, summary.get("fingerprint"))
+            extra["shard"] = sharding.document(
+                settings.selection.shard, self.reports.shard_planned, fingerprints, settings.selection.detector_specs
+            )
+        header = document_mod.Header(
+            started=self.started,
+            duration_s=time.time() - self.started,
+            args=tuple(config.invocation_params.args),
+            settings=document_mod.settings_entry(settings),
+            workers=config.getoption("numprocesses", None) if config.pluginmanager.hasplugin("xdist") else None,
+            versions=versions(),
+            partial=result.partial,
+            resumed=result.resumed,
+            notes=result.notes,
+            baseline=self.baseline.document(),
+            extra=extra,
+        )
+        return document_mod.build(
+            list(result.records),
+            found,
+            self.scoring(),
+            header,
+            datasets=list(result.datasets),
+            detector_info=result.detector_info,
+        )
+
+    def write_outputs(self, result: RunResult) -> RunResult:
+        """The JSON report, the HTML page and the plots, all from one document (render/outputs.py).
+        One that cannot be written is said in the summary; it never ends the run."""
+        from ...render.outputs import asked_for, write_all
+
+        outputs = self.plan.settings.outputs
+        kept = bool(result.records)  # the run's folder only for a run that scored something
+        if any(output.write is not None for output, _ in asked_for(outputs, kept=kept)) or outputs.log_targets:
+            taken: list[int] = []
+            with interrupts_held(taken):  # before any import: the trackers' module is imported inside
+                from ...render.trackers import log_report
+
+                document = self.document(result)
+                errors = write_all(document, outputs, kept=kept)
+                notes = log_report(document, outputs, errors)  # --grounding-log: a failure is a note
+            if notes:
+                result = replace(result, notes=(*result.notes, *notes))
+            if taken:
+                self.interrupted_writing = True
+            if errors:
+                result = result.with_output_errors((*result.output_errors, *errors))
+        if self.live is not None:
+            self.live.finish()  # the final page replaced the running one
+        self.result = result
+        return result

@@ -1,0 +1,1 @@
+"""Where samples are predicted: each xdist worker, or the only process."""

@@ -1,0 +1,1 @@
+"""Files the plugin reads and writes: reports, predictions, the answer cache; the outputs a run writes."""
