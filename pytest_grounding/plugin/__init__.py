@@ -16,7 +16,7 @@ from ..core.safetext import terminal_line, terminal_text
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
-from . import hookspecs, prefetch, process_exit
+from . import budget_hooks, hookspecs, prefetch, process_exit
 from . import items as collection
 from .controller import Controller, XdistHooks
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
@@ -69,6 +69,7 @@ def pytest_configure(config) -> None:
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(XdistHooks(config, controller), "grounding-xdist")
     prefetch.register(config, worker, controller)
+    budget_hooks.register(config, worker)
 
 
 @pytest.hookimpl(trylast=True)
