@@ -77,14 +77,15 @@ def test_meter_refuses_past_each_budget():
     now = [0.0]
     meter = Meter(Budget(requests=2, seconds=10), clock=lambda: now[0])
     assert meter.admit() and meter.admit() and not meter.admit()
-    assert meter.ended == "requests=2"
+    assert meter.ended == "requests"
     timed = Meter(Budget(seconds=10), clock=lambda: now[0])
     assert timed.admit()
     now[0] = 10.0
-    assert not timed.admit() and timed.ended == "seconds=10"
+    assert not timed.admit() and timed.ended == "seconds"
     tokens = Meter(Budget(tokens=100))
     tokens.spend({"total_tokens": 105}, None)
-    assert not tokens.admit() and tokens.ended == "tokens=100"
+    assert not tokens.admit() and tokens.ended == "tokens"
+    assert Budget(requests=1000000, seconds=0.5).describe() == "requests=1000000,seconds=0.5"
 
 
 # -- runs -------------------------------------------------------------------------------------------

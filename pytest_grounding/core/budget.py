@@ -33,7 +33,12 @@ class Budget:
         return {key: value for key, value in asdict(self).items() if value is not None}
 
     def describe(self) -> str:
-        return ",".join(f"{key}={value:g}" for key, value in self.as_dict().items())
+        return ",".join(self.label(key) for key in self.as_dict())
+
+    def label(self, kind: str) -> str:
+        """`requests=5`: one of the limits as it is written on the command line."""
+        value = getattr(self, kind)
+        return f"{kind}={value}" if isinstance(value, int) else f"{kind}={value:g}"
 
     def share(self, index: int, count: int) -> Budget:
         """Worker `index` of `count`'s part: the requests, tokens and cost split so the parts add up
@@ -91,19 +96,19 @@ class Meter:
         self.http = 0  # HTTP requests a served detector sent (retries too)
         self.tokens = 0
         self.cost = 0.0
-        self.ended: str | None = None  # which budget was spent: "requests=3"
+        self.ended: str | None = None  # which budget was spent: "requests", "tokens", "seconds", "cost"
         self._lock = threading.Lock()
 
     def _spent(self, more_requests: int) -> str | None:
         budget = self.budget
         if budget.requests is not None and max(self.samples, self.http) + more_requests > budget.requests:
-            return f"requests={budget.requests}"
+            return "requests"
         if budget.tokens is not None and self.tokens >= budget.tokens:
-            return f"tokens={budget.tokens}"
+            return "tokens"
         if budget.cost is not None and self.cost >= budget.cost:
-            return f"cost={budget.cost:g}"
+            return "cost"
         if budget.seconds is not None and self.clock() - self.started >= budget.seconds:
-            return f"seconds={budget.seconds:g}"
+            return "seconds"
         return None
 
     def admit(self, count: int = 1) -> bool:
@@ -122,7 +127,7 @@ class Meter:
         with self._lock:
             limit = self.budget.requests
             if limit is not None and self.http >= limit:
-                self.ended = self.ended or f"requests={limit}"
+                self.ended = self.ended or "requests"
                 raise BudgetSpent(f"not sent: the run's request budget ({limit}) is spent")
             self.http += 1
 

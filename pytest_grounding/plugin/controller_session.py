@@ -213,7 +213,8 @@ class ControllerSession:
         if limits is None:
             return None
         found = merged(self.reports.budget) or {"ended": None, "spent": {}}
-        return {"limits": limits.as_dict(), **found, "per_worker": len(self.reports.budget) > 1}
+        ended = found["ended"] and limits.label(found["ended"])  # the run's limit, not a worker's share
+        return {"limits": limits.as_dict(), **found, "ended": ended, "per_worker": len(self.reports.budget) > 1}
 
     def dataset_summaries(self) -> list[dict[str, Any]]:
         """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
