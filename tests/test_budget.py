@@ -108,7 +108,9 @@ def test_a_request_budget_sends_no_more_and_leaves_the_rest_not_run(suite, paced
     assert budget["limits"] == {"requests": 5} and budget["ended"] == "requests=5"
     assert budget["spent"]["requests"] == len(model.chats)
     assert budget["per_worker"] is bool(workers)
-    result.stdout.fnmatch_lines(["*not run: * of 12 samples (the budget requests=5 was spent)*"])
+    result.stdout.fnmatch_lines(
+        ["grounding budget: requests=5*", "*not run: * of 12 samples (the budget requests=5 was spent)*"]
+    )
 
 
 def test_a_seconds_budget_stops_a_slow_run_and_resume_continues_it(suite, tmp_path):

@@ -21,7 +21,7 @@ from . import items as collection
 from .controller import Controller, XdistHooks
 from .fixtures import GroundingExpectedMiss, GroundingMiss, GroundingSampleError, grounding_check, grounding_detector
 from .options import add_options
-from .sessions import PLAN_KEY, is_worker, local_controller, local_worker, open_sessions, plan_of
+from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
 from .settings import SettingError
 from .wire import RECORD, WorkerInput, record_of
 from .worker import Worker
@@ -134,6 +134,9 @@ def pytest_report_header(config) -> list:
             f"grounding: resuming {settings.outputs.predictions_path}: {resumed} samples done before "
             "are kept and not run again"
         )
+    if settings.selection.budget is not None:
+        shared = " (under -n each worker may spend 1/N of requests, tokens and cost)" if distributed(config) else ""
+        lines.append(f"grounding budget: {settings.selection.budget.describe()}{shared}")
     if settings.selection.shard is not None:
         lines.append(f"grounding shard: {settings.selection.shard.label} ({settings.selection.shard.source})")
     if settings.verdict.baseline_path is not None:
