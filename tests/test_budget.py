@@ -138,3 +138,12 @@ def test_a_bad_budget_is_one_usage_error(suite):
     result = suite.runpytest(f"--dataset=pointerbench:{default_dataset_dir()}", "--grounding-budget=cost=1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*cost=X needs --grounding-price*"])
+
+
+def test_a_token_budget_ends_the_run_as_answers_come_back(suite, paced, tmp_path):
+    model, server = paced  # each answer reports 105 tokens
+    _, document = run(suite, server, tmp_path, "--grounding-budget=tokens=300", concurrency=1)
+    # spent as answers come: the fourth sample is refused; what was in flight then (a window ahead) finishes
+    assert 3 <= len(model.chats) <= 3 + 2 and len(document["samples"]) == len(model.chats)
+    assert document["budget"]["ended"] == "tokens=300" and document["budget"]["spent"]["tokens"] >= 300
+    assert len(document["not_run"]) == LIMIT - len(model.chats)
