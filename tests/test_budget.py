@@ -2,6 +2,8 @@
 the loopback model), the rest of the items are not run (never errors or misses), the report is
 partial and says which budget ended it, and --grounding-resume continues it."""
 
+import json
+
 import pytest
 from paced_server import paced_server
 
@@ -91,8 +93,12 @@ def test_meter_refuses_past_each_budget():
 # -- runs -------------------------------------------------------------------------------------------
 
 
-def not_run_ids(document):
-    return {entry["id"] for entry in document["not_run"]}
+def check_schema(document):
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib.resources import files
+
+    schema = json.loads(files("pytest_grounding").joinpath("schema/report.schema.json").read_text())
+    assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
 
 
 @XDIST
@@ -108,6 +114,7 @@ def test_a_request_budget_sends_no_more_and_leaves_the_rest_not_run(suite, paced
     assert budget["limits"] == {"requests": 5} and budget["ended"] == "requests=5"
     assert budget["spent"]["requests"] == len(model.chats)
     assert budget["per_worker"] is bool(workers)
+    check_schema(document)
     result.stdout.fnmatch_lines(
         ["grounding budget: requests=5*", "*not run: * of 12 samples (the budget requests=5 was spent)*"]
     )
