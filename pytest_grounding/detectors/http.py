@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import budget
 from ..core.redact import redact, register_env
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
@@ -287,6 +288,9 @@ class HttpClient:
         for attempt in range(attempts + 1):
             if self.refused is not None:  # a 401/403 before: nothing more is sent
                 raise AuthError(self.refused, status=self.refused_status)
+            meter = budget.current()
+            if meter is not None:
+                meter.send_http()  # BudgetSpent past --grounding-budget requests=N: nothing more is sent
             base = self._url()
             url = (server_root(base) if root else base) + path
             wait = self.backoff * (2**attempt)

@@ -24,8 +24,8 @@ from .common.settings import SettingError
 from .common.wire import RECORD, WorkerInput, record_of
 from .compat import process_exit
 from .controller.hooks import Controller, XdistHooks
-from .sessions import PLAN_KEY, is_worker, local_controller, local_worker, open_sessions, plan_of
-from .worker import prefetch
+from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
+from .worker import budget_hooks, prefetch
 from .worker.fixtures import (
     GroundingExpectedMiss,
     GroundingMiss,
@@ -79,6 +79,7 @@ def pytest_configure(config) -> None:
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(XdistHooks(config, controller), "grounding-xdist")
     prefetch.register(config, worker, controller)
+    budget_hooks.register(config, worker)
 
 
 @pytest.hookimpl(trylast=True)
@@ -143,6 +144,9 @@ def pytest_report_header(config) -> list:
             f"grounding: resuming {settings.outputs.predictions_path}: {resumed} samples done before "
             "are kept and not run again"
         )
+    if settings.selection.budget is not None:
+        shared = " (under -n each worker may spend 1/N of requests, tokens and cost)" if distributed(config) else ""
+        lines.append(f"grounding budget: {settings.selection.budget.describe()}{shared}")
     if settings.selection.shard is not None:
         lines.append(f"grounding {shard_line(plan)} ({settings.selection.shard.source})")
     if settings.verdict.baseline_path is not None:

@@ -9,9 +9,13 @@ from typing import Any
 SHOWN = 5  # not-run samples the summary line names; the JSON report lists all of them
 
 
-def not_run_line(not_run: Sequence[Any], total: int, *, crashes: int, interrupted: bool, resumable: bool) -> str:
-    """The summary's line (a note): how many, why, and the first few ids."""
-    if crashes and not interrupted:
+def not_run_line(
+    not_run: Sequence[Any], total: int, *, crashes: int, interrupted: bool, resumable: bool, reason: str | None = None
+) -> str:
+    """The summary's line (a note): how many, why (`reason` when the caller knows it), and the first few ids."""
+    if reason is not None:
+        pass  # the caller knows: a budget was spent
+    elif crashes and not interrupted:
         reason = f"xdist stopped after {crashes} worker crashes, --max-worker-restart"
     elif interrupted:
         reason = "the run was interrupted: Ctrl-C, -x or --maxfail"

@@ -17,6 +17,7 @@ from ...analysis import cost as cost_mod
 from ...analysis import errata as errata_mod
 from ...analysis import gates as gates_mod
 from ...analysis import robustness
+from ...core.budget import Budget, parse_budget
 from ...core.profiles import Profile, get_profile
 from ...core.record import MAX_EPOCHS
 from ...datasets import sharding
@@ -122,6 +123,15 @@ class Selection:
         ini="grounding_limit",
         metavar="N",
         parse=positive_int,
+    )
+    budget: Budget | None = declare(
+        "--grounding-budget",
+        "what the run may spend, any of requests=N,tokens=N,seconds=N,cost=X (cost in USD, needs "
+        "--grounding-price): once one is spent nothing more is sent, what is in flight finishes, the rest is "
+        "not run and the report is partial (--grounding-resume continues it; docs: budgets).",
+        ini="grounding_budget",
+        metavar="requests=N,tokens=N,seconds=N,cost=X",
+        parse=parse_budget,
     )
     task: str = declare(
         "--grounding-task",
@@ -545,6 +555,9 @@ class Settings:
         if "misses" not in verdict:
             gated = verdict.get("gates") or verdict.get("max_drops") or verdict.get("baseline_path")
             verdict["misses"] = "xfail" if gated else "fail"
+        budget = selection.get("budget")
+        if budget is not None and budget.cost is not None and given["scoring"].get("price") is None:
+            raise ValueError("--grounding-budget cost=X needs --grounding-price (what a token costs)")
         if outputs.get("resume") and "predictions_path" not in outputs:
             raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
         if "baseline_path" not in verdict:

@@ -53,6 +53,7 @@ class WorkerOutput:
     load_failure: str | None = None  # a detector that could not be built: the controller stops the run
     served: dict[str, Any] = field(default_factory=dict)  # spec -> the served detector's HTTP figures
     unscored: list[dict[str, Any]] = field(default_factory=list)  # prefetched answers of items not run
+    budget: dict[str, Any] | None = None  # --grounding-budget: what this worker spent, which budget ended it
 
     def send(self, workeroutput: dict[str, Any]) -> None:
         workeroutput[_KEY] = {
@@ -62,6 +63,7 @@ class WorkerOutput:
             "load_failure": self.load_failure,
             "served": self.served,
             "unscored": self.unscored,
+            "budget": self.budget,
         }
 
     @classmethod
@@ -74,6 +76,7 @@ class WorkerOutput:
             load_failure=sent.get("load_failure"),
             served=dict(sent.get("served") or {}),
             unscored=list(sent.get("unscored") or []),
+            budget=sent.get("budget"),
         )
 
 

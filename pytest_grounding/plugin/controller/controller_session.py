@@ -37,6 +37,7 @@ class WorkerReports:
     datasets: dict[str, dict[str, Any]] = field(default_factory=dict)  # dataset summaries
     served: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # spec -> process -> HTTP figures
     shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard: per dataset
+    budget: list[dict[str, Any]] = field(default_factory=list)  # --grounding-budget: each process's spending
 
 
 @dataclass
@@ -216,9 +217,24 @@ class ControllerSession:
             total = len(self.ledger.placed) + len(self.not_run)
             resumable = self.plan.settings.outputs.predictions_path is not None
             crashes = self.ledger.crashes
+            ended = (self.budget_entry() or {}).get("ended")
+            reason = f"the budget {ended} was spent" if ended else None
             self.plan.note(
-                not_run_line(self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable)
+                not_run_line(
+                    self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable, reason=reason
+                )
             )
+
+    def budget_entry(self) -> dict[str, Any] | None:
+        """The report's `budget`: the limits, what the run spent, which budget ended it (None: none set)."""
+        from ...core.budget import merged
+
+        limits = self.plan.settings.selection.budget
+        if limits is None:
+            return None
+        found = merged(self.reports.budget) or {"ended": None, "spent": {}}
+        ended = found["ended"] and limits.label(found["ended"])  # the run's limit, not a worker's share
+        return {"limits": limits.as_dict(), **found, "ended": ended, "per_worker": len(self.reports.budget) > 1}
 
     def dataset_summaries(self) -> list[dict[str, Any]]:
         """The datasets the records came from: loaded here, or (pinned by a suite under xdist)
@@ -273,6 +289,8 @@ class ControllerSession:
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
         if self.plan.frame_checks:  # --grounding-frame-check: what each model detector's check found
             extra["frame_check"] = dict(self.plan.frame_checks)
+        if settings.selection.budget is not None:
+            extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:
             fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
             for name, summary in self.reports.datasets.items():

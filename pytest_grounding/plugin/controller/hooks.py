@@ -88,6 +88,9 @@ class Controller:
             sharding.merge_planned(self.session.reports.shard_planned, self.local.shard_planned)
             for spec, figures in self.local.served_stats().items():
                 self.session.reports.served.setdefault(spec, {})["main"] = figures
+            spent = self.config.pluginmanager.get_plugin("grounding-budget")
+            if spent is not None and spent.figures() is not None:
+                self.session.reports.budget.append(spent.figures())
         self.session.finish(interrupted)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -184,6 +187,8 @@ class XdistHooks:
         reports.datasets.update(output.datasets)
         sharding.merge_planned(reports.shard_planned, output.shard)
         self.session.keep_unscored(output.unscored)
+        if output.budget is not None:
+            reports.budget.append(output.budget)
         for spec, figures in output.served.items():
             reports.served.setdefault(spec, {})[str(getattr(node.gateway, "id", "?"))] = figures
         if output.load_failure:

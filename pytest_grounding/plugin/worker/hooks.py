@@ -41,5 +41,6 @@ class Worker:
             load_failure=self.load_failure,
             served=self.session.served_stats(),
             unscored=list(getattr(prefetch, "leftovers", [])),
+            budget=getattr(self.config.pluginmanager.get_plugin("grounding-budget"), "figures", lambda: None)(),
         ).send(self.config.workeroutput)
         self.session.pool.close()

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ...core import budget
 from ...core.record import Outcome, Record
 from ...evaluate.runner import Evaluation
 from .pipeline_parts import BatchGroup, Lane, Slot, Workers, lane_width
@@ -161,10 +162,16 @@ class Pipeline:
         return slot
 
     def _start(self, index: int, lane: Lane) -> None:
+        meter = budget.current()
+        if meter is not None and not meter.admit():
+            return  # the run's budget is spent: the item is refused too (budget_hooks.py)
         slot = self._slot(index, lane)
         self._thread(slot, lane.detector, None)
 
     def _start_group(self, indices: Sequence[int], lane: Lane) -> None:
+        meter = budget.current()
+        if meter is not None and not meter.admit(len(indices)):
+            return  # a batch is admitted whole or not at all
         group = BatchGroup(lane.detector, indices, lane.lock)
         lane.batches.append(len(indices))
         for index in indices:
@@ -241,6 +248,10 @@ class Pipeline:
         lane.outstanding -= 1
         self.fill(slot.index)
         return slot.evaluation
+
+    def started(self, item: Any) -> bool:
+        """The item's prediction was started ahead (it runs, whatever the budget says now)."""
+        return self.position.get(id(item), -1) in self.slots
 
     def drop(self, item: Any) -> None:
         """The item's protocol is over: a slot it never took (a skip, a setup error) frees its place."""
