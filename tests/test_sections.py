@@ -197,6 +197,42 @@ def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path
         registry.unconfigure(fresh)
 
 
+BROKEN_SECTION = """
+from pytest_grounding.sections import Section
+
+class Broken(Section):
+    name = "broken"
+    def figures(self, found):
+        raise RuntimeError("figures broke")
+    def terminal(self, view):
+        raise RuntimeError("terminal broke")
+    def markdown(self, document):
+        raise RuntimeError("markdown broke")
+    def html(self, document, page):
+        raise RuntimeError("html broke")
+    def metrics(self, document, key):
+        raise RuntimeError("metrics broke")
+    not_in = {"schema": "a project's section"}
+
+def pytest_grounding_register_sections(registry):
+    registry.register("broken", Broken())
+"""
+
+
+@XDIST
+def test_a_project_section_that_raises_leaves_its_part_out_and_the_run_whole(pytester, tmp_path, workers):
+    make_project(pytester, conftest=BROKEN_SECTION)
+    report, page = tmp_path / "r.json", tmp_path / "r.html"
+    args = [f"--dataset={MINI}", "--detector", "center", "--grounding-json", str(report), "--grounding-html", str(page)]
+    result = pytester.runpytest(*args, "--grounding-misses", "xfail", *FEW, *workers)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*grounding summary*", "*report section 'broken': figures() raised RuntimeError*"])
+    assert "INTERNALERROR" not in result.stdout.str()
+    document = read_json(report)
+    assert "broken" not in document["summary"]["center"] and document["summary"]["center"]["samples"] > 0
+    assert page.is_file()
+
+
 # -- one run, every output --------------------------------------------------------------------------------
 
 RIGHT = {"red": (42, 42), "blue": (284, 200), "green": (252, 52)}

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.registry import Registry
 from .base import DETECTOR, RUN, Section
+from .guard import guarded
 
 ENTRY_POINTS = "pytest_grounding.sections"
 
@@ -45,6 +46,7 @@ class SectionRegistry(Registry):
     def __init__(self) -> None:
         super().__init__("report section")
         self._loaded: dict[str, Section] = {}
+        self.problems: list[str] = []  # a project section's hook that raised (sections/guard.py)
 
     def register(
         self, name: str, target: Any, *, help: str = "", origin: str = "built-in", replace: bool = False
@@ -60,6 +62,8 @@ class SectionRegistry(Registry):
                 raise TypeError(f"report section {name!r} is {type(section).__name__}, not a sections.Section")
             if section.name != name:
                 raise ValueError(f"report section registered as {name!r} names itself {section.name!r}")
+            if BUILTIN.get(name) != self.get(name).target:  # a project's or a package's: never the run's end
+                section = guarded(section, self.problems)
             self._loaded[name] = section
         return self._loaded[name]
 
