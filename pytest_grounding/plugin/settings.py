@@ -7,7 +7,7 @@ before any sample runs."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from ..analysis import baseline as baseline_mod
 from ..analysis import cost as cost_mod
 from ..analysis import gates as gates_mod
 from ..analysis import robustness
+from ..core import identity
 from ..core.profiles import Profile, get_profile
 from ..datasets import sharding
 from .options import (
@@ -47,6 +48,26 @@ class SettingError(ValueError):
 def detector_specs(value: Any, source: str) -> tuple[str, ...]:
     """Each spec once, a replay's label first (plugin/replay.py)."""
     return tuple(dict.fromkeys(labelled_first(spec) for spec in as_list(value)))
+
+
+def split_labels(specs: tuple[str, ...], source: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The specs without their `label=` (the detector's identity) and {spec: label}: a label
+    names one detector (two with one label, or one detector given twice, is a usage error)."""
+    plain: list[str] = []
+    labels: dict[str, str] = {}
+    for written in specs:
+        try:
+            spec, label = identity.split_label(written)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+        if spec in plain:
+            raise ValueError(f"{source}: {written!r} is detector {spec!r} again: give each detector once")
+        if label is not None:
+            if label in labels.values():
+                raise ValueError(f"{source}: label {label!r} names two detectors: give each its own")
+            labels[spec] = label
+        plain.append(spec)
+    return tuple(plain), labels
 
 
 def all_or_count(value: Any, source: str) -> int | None:
@@ -113,6 +134,7 @@ class Selection:
         parse=detector_specs,
     )
     detector_source: str = "default"
+    detector_labels: dict[str, str] = field(default_factory=dict)  # {spec: label=} (issue 51)
     limit: int | None = declare(
         "--grounding-limit",
         "run only the first N samples (by id) of each dataset.",
@@ -501,6 +523,9 @@ class Settings:
         selection["dataset_source"] = sources.get("--dataset", "default")
         if "detector_specs" in selection:
             selection["detector_source"] = sources["--detector"]
+            selection["detector_specs"], selection["detector_labels"] = split_labels(
+                selection["detector_specs"], sources["--detector"]
+            )
         else:
             selection["detector_specs"], selection["detector_source"] = (default_detector(),), "default"
         if "misses" not in verdict:
