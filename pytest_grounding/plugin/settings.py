@@ -127,7 +127,8 @@ class Selection:
         "--detector",
         "detector to evaluate (repeatable: one test item per sample and detector), optionally wrapped in "
         "cropping strategies: ocr+zoom, ocr+screenseeker:depth=2 (docs: strategies). Two or more end with a "
-        "comparison table. Default: ocr when its extra is installed, else center.",
+        "comparison table. label=NAME in a spec names it in every table and line (docs: detectors). Default: ocr "
+        "when its extra is installed, else center.",
         ini="grounding_detectors",
         metavar="NAME[:key=value,...][+STRATEGY[:key=value,...]]",
         repeat=True,
