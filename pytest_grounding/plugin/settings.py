@@ -565,7 +565,9 @@ def run_dir_of(config, selection: dict[str, Any]) -> Path | None:
         return None
     shard = selection.get("shard")
     where = (shard.index, shard.count) if shard is not None else None
-    datasets, detectors = selection.get("dataset_specs", ()), selection["detector_specs"]
+    datasets, specs = selection.get("dataset_specs", ()), selection["detector_specs"]
+    labels = selection.get("detector_labels") or {}
+    detectors = [labels.get(spec, spec) for spec in specs]  # a label= names the folder too (issue 51)
     return runs_dir / run_folder.folder_name(time.time(), list(datasets), list(detectors), where)
 
 
