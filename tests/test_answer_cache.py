@@ -12,6 +12,7 @@ import pytest
 
 from helpers import FIXTURES, NO_FRAME_CHECK, XDIST, LoopbackServer, make_project, needs_openai, read_json
 from pytest_grounding.analysis import cache_counts
+from pytest_grounding.core.identity import split_label
 from pytest_grounding.core.record import CACHE_META, CacheUse
 from pytest_grounding.detectors import answer_cache
 from pytest_grounding.detectors.served_engine import EngineInfo
@@ -372,7 +373,7 @@ def run(pytester, model, tmp_path, name, workers, *extra):
     )
     assert result.ret in (0, 1) and report.is_file(), result.stdout.str()[-3000:]  # 1: an error item
     document = read_json(report)
-    return result, document, document["summary"][spec]
+    return result, document, document["summary"][split_label(spec)[0]]  # a label= is no part of the key
 
 
 def same(record):
@@ -424,6 +425,17 @@ def cached_rerun_scenario(pytester, model, tmp_path, workers):
 @needs_openai
 def test_a_cached_rerun_sends_no_request_and_gives_the_same_records(pytester, model, tmp_path):
     cached_rerun_scenario(pytester, model, tmp_path, [])
+
+
+@needs_openai
+def test_a_label_added_to_the_spec_still_hits_the_cache(pytester, model, tmp_path):
+    pytest.importorskip("ui_tars")
+    make_project(pytester)
+    run(pytester, model, tmp_path, "plain", [])
+    asked = list(model.chats)
+    _, _, summary = run(pytester, model, tmp_path, "labelled", [], "label=mine")
+    assert model.chats == asked and summary["cache"] == {"hits": 6, "stored": 0, "asked": 0}
+    assert summary["label"] == "mine"
 
 
 @needs_openai

@@ -25,6 +25,7 @@ FEW = ["-k", "m01 or m02 or m03"]
 CORE_BLOCK = {
     "task",
     "detector",
+    "label",  # a spec's label= (issue 51)
     "samples",
     "scored",
     "hits",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.numbers import pct as _pct
@@ -366,9 +366,17 @@ def _latency_verdicts(
 # -- text --------------------------------------------------------------------------------------------
 
 
-def comparison_lines(comparison: Comparison, where: str, show: int | None = 10) -> list[str]:
+def comparison_lines(
+    comparison: Comparison, where: str, show: int | None = 10, names: Mapping[str, str] | None = None
+) -> list[str]:
     """The summary's baseline block: counts, the regressions and improvements named, the slices that
-    dropped beyond their tolerance (the ones within it in one line), the latency ratios."""
+    dropped beyond their tolerance (the ones within it in one line), the latency ratios. Detectors
+    by their label= where `names` ({spec: label}) has one (the comparison keys on the spec)."""
+    names = names or {}
+
+    def named(verdict: Any) -> Any:
+        return replace(verdict, detector=names.get(verdict.detector, verdict.detector))
+
     lines = [
         f"baseline {where}: {comparison.compared} samples compared: {len(comparison.regressions)} regressions, "
         f"{len(comparison.improvements)} improvements, {comparison.known_misses} known misses"
@@ -380,16 +388,19 @@ def comparison_lines(comparison: Comparison, where: str, show: int | None = 10) 
         ("improvement", comparison.improvements, "not a hit in the baseline, now a"),
     ):
         shown = rows if show is None else rows[:show]
-        lines += [f"  {title}: {r['detector']} {r['dataset']}/{r['id']} ({now} {r['outcome']})" for r in shown]
+        lines += [
+            f"  {title}: {names.get(r['detector'], r['detector'])} {r['dataset']}/{r['id']} ({now} {r['outcome']})"
+            for r in shown
+        ]
         if len(shown) < len(rows):
             lines.append(f"  ... {len(rows) - len(shown)} more {title}s in the JSON report")
     failed = comparison.failed_slices
     passed = len(comparison.slices) - len(failed)
-    lines += [v.describe() for v in failed]
+    lines += [named(v).describe() for v in failed]
     if comparison.slices:
         lines.append(f"baseline: {passed} of {len(comparison.slices)} slices within their tolerance")
-    lines += [v.describe() for v in comparison.latency]
-    lines += [p.describe() for p in comparison.paired]
+    lines += [named(v).describe() for v in comparison.latency]
+    lines += [named(p).describe() for p in comparison.paired]
     return lines
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..core.identity import identity_of, weights_of
+from ..core.identity import display_name, identity_of, weights_of
 from ..core.profiles import profile_of
 from ..core.record import Task
 from . import compare, intervals
@@ -37,10 +37,12 @@ class Config:
     engine: str = ""  # name and version, as the served detector's probe recorded them
     strategy: str = ""
     scoring: str = "pixel"
+    # the spec's label= (issue 51): the row's name for people, never part of what makes it one row
+    name: str = field(default="", compare=False)
 
     @property
     def label(self) -> str:
-        parts = [self.detector]
+        parts = [self.name or self.detector]
         parts += [f"{name} {value}" for name, value in self.details() if value]
         return " · ".join(parts)
 
@@ -180,7 +182,9 @@ def config_of(spec: str, info: Mapping[str, Any], scoring: str) -> Config:
     (core/identity.py) less the weights, which a cell's history shows run by run. Runs that reached
     one model through other endpoints or with another concurrency share a row."""
     found = identity_of(spec, info, scoring)
-    return Config(found.detector, found.preset, found.engine, found.strategy, found.scoring)
+    label = display_name(spec, info)
+    named = label if label != spec else ""
+    return Config(found.detector, found.preset, found.engine, found.strategy, found.scoring, name=named)
 
 
 def revision_of(info: Mapping[str, Any]) -> str:

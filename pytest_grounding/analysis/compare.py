@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.identity import display_name
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.profiles import profile_of
@@ -324,7 +325,7 @@ def methods_from_run(
         if block.get("task", Task.GROUNDING) != Task.GROUNDING:
             continue
         mine = tuple(r for r in records if r.get("task", Task.GROUNDING) == Task.GROUNDING and r["detector"] == key)
-        out.append(Method(key, block, mine))
+        out.append(Method(display_name(key, block), block, mine))  # its label= where it has one
     return out
 
 
@@ -408,7 +409,7 @@ def methods_from_reports(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> 
     for _, document in documents:
         for key, block in (document.get("summary") or {}).items():
             if block.get("task", Task.GROUNDING) == Task.GROUNDING:
-                seen[key] = seen.get(key, 0) + 1
+                seen[display_name(key, block)] = seen.get(display_name(key, block), 0) + 1
     methods, notes = [], []
     versions: dict[str, set[str]] = {}
     for name, document in documents:

@@ -59,6 +59,10 @@ def figures(
 ) -> Figures:
     """Every figure of the report; the gates are judged only on a complete run."""
     summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows)
+    for name, block in summary.items():  # a detector's label= (issue 51), on its block for the renderers
+        label = (detector_info.get(block.get("detector", name)) or {}).get("label")
+        if label:
+            block["label"] = label
     cost = cost_mod.summarize(records, scoring.price, key=metrics.summary_key)
     reproductions: list[reproduce.Reproduction] = []
     if scoring.published is not None:

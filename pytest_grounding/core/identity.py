@@ -75,6 +75,46 @@ def split_options(rest: str, spec: str) -> list[str]:
     return items
 
 
+# The display name a spec may carry (`center:label=floor`, issue 51): taken off the spec when the
+# run's settings are read (split_label), so records, baselines, resume files and the answer cache
+# key on the spec without it; the run record keeps it (run.detectors[spec].label).
+LABEL = "label"
+
+
+def split_label(spec: str) -> tuple[str, str | None]:
+    """`ocr:label=fast,lang=en+zoom` -> ("ocr:lang=en+zoom", "fast"): the label may stand in any
+    part of a strategy chain, once. ValueError for an empty, unprintable or repeated label."""
+    parts, label = [], None
+    for part in spec.split("+"):
+        name, sep, rest = part.partition(":")
+        if not sep:
+            parts.append(part)
+            continue
+        kept = []
+        for item in split_options(rest, spec):
+            key, _, value = item.partition("=")
+            if key.strip() != LABEL:
+                kept.append(item)
+                continue
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1].strip()
+            if label is not None:
+                raise ValueError(f"detector spec {spec!r} has two labels ({label!r}, {value!r}): give one")
+            if not value or not value.isprintable():
+                raise ValueError(f"detector spec {spec!r}: label= needs a printable, non-empty name")
+            label = value
+        parts.append(f"{name}:{','.join(kept)}" if any(item.strip() for item in kept) else name)
+    return ("+".join(parts), label) if label is not None else (spec, None)
+
+
+def display_name(spec: str, info: Mapping[str, Any] | None) -> str:
+    """The name people read for a detector: its label where the run gave one (`info`: its
+    run.detectors entry or its summary block), else its spec."""
+    label = info.get(LABEL) if isinstance(info, Mapping) else None
+    return str(label) if label else spec
+
+
 def without_transport(spec: str) -> str:
     """The spec with its transport options left out, each part of a strategy chain (`a+zoom:...`)
     on its own; a part that cannot be read stays as it is."""
@@ -89,7 +129,8 @@ def without_transport(spec: str) -> str:
         except ValueError:
             parts.append(part)
             continue
-        kept = [item for item in items if item.strip() and item.partition("=")[0].strip() not in TRANSPORT]
+        dropped = TRANSPORT | {LABEL}  # a label names the detector for people; it never changes answers
+        kept = [item for item in items if item.strip() and item.partition("=")[0].strip() not in dropped]
         parts.append(f"{name}:{','.join(kept)}" if kept else name)
     return "+".join(parts)
 

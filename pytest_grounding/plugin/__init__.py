@@ -127,7 +127,9 @@ def pytest_report_header(config) -> list:
     settings = plan.settings
     datasets = ", ".join(settings.selection.dataset_specs) or "synthetic (embedded default)"
     note = "" if settings.selection.detector_source != "default" else " (default; --detector to choose)"
-    lines = [f"grounding: datasets {datasets}; detectors {', '.join(settings.selection.detector_specs)}{note}"]
+    labels = settings.selection.detector_labels
+    named = [f"{labels[s]} = {s}" if s in labels else s for s in settings.selection.detector_specs]
+    lines = [f"grounding: datasets {datasets}; detectors {', '.join(named)}{note}"]
     if settings.selection.task == Task.LOCATE:
         lines.append(
             f"grounding task: locate (element at the recorded click; hit at IoU >= {settings.scoring.iou_threshold:g})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import baseline as baseline_mod
+from ..core.identity import display_name
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
@@ -29,7 +30,9 @@ def baseline_lines(result: RunResult) -> list[str]:
         return []
     lines = []
     if found.comparison is not None:
-        lines += ["", *baseline_mod.comparison_lines(found.comparison, found.path, result.view.show_misses)]
+        names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
+        shown = baseline_mod.comparison_lines(found.comparison, found.path, result.view.show_misses, names)
+        lines += ["", *shown]
     if found.problem is not None:
         lines += ["", f"baseline FAILED: {found.problem}"]
     return lines

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.intervals import span
+from ..core.identity import display_name
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.record import Outcome
@@ -73,7 +74,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     if summary:
         rows = [
             [
-                name,
+                display_name(name, block),
                 _pct(block["accuracy"]),
                 span(block.get("ci95")),
                 f"{block['hits']}/{block['scored']}",

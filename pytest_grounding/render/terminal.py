@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
 from ..analysis.intervals import span
+from ..core.identity import display_name
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
@@ -106,7 +107,9 @@ def headline_lines(
     ordered below sections.LATENCY before the latency line, the others after). `page`: the HTML
     page's detector box, which leaves out the sections that have a page section of their own."""
     runtime = runtime_line(info) if info else ""
-    lines = [f"detector {name}" + (f"  ({runtime})" if runtime else "")]
+    label = display_name(name, block)
+    named = f"{label} = {name}" if label != name else name  # a label= is tied to its spec once, here
+    lines = [f"detector {named}" + (f"  ({runtime})" if runtime else "")]
     lat = block["latency_ms"]
     if block.get("task") != "locate":  # the locate section's lines stand in for these
         iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
@@ -203,7 +206,8 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
 
     out: list[tuple[str, str]] = []
     item = None if result.baseline is None else "the baseline decides: a regression fails, others xfail"
-    misses = miss_lines(result.records, result.view.show_misses, result.view.misses_as, item)
+    names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
+    misses = miss_lines(result.records, result.view.show_misses, result.view.misses_as, item, names)
     if misses:
         out += [("grounding misses", RULE), *((line, PLAIN) for line in misses)]
     out.append(("grounding summary", SECTION))
@@ -242,8 +246,10 @@ def comparison_block(
     return ["", "comparison of methods:", *comparison_lines(methods)]
 
 
-def miss_line(record: Mapping[str, Any]) -> str:
-    """One line per miss: where it clicked, how far off, for what."""
+def miss_line(record: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
+    """One line per miss: where it clicked, how far off, for what; the detector by its label=
+    where `names` ({spec: label}) has one."""
+    detector = (names or {}).get(record["detector"], record["detector"])
     where = f"{record['dataset']}/{record['id']}"
     instruction = record["instruction"] if len(record["instruction"]) <= 60 else record["instruction"][:57] + "..."
     if record.get("task") == "locate":
@@ -252,26 +258,27 @@ def miss_line(record: Mapping[str, Any]) -> str:
             "no box found" if record["outcome"] == Outcome.WRONG_FORMAT else f"false positive, IoU {record['iou']:.2f}"
         )
         tries = "1 attempt" if record["attempts"] == 1 else f"{record['attempts']} attempts"
-        return f"  {record['detector']} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
+        return f"  {detector} (locate) {where}: {found} at ({x:g}, {y:g}) after {tries}"
     cut = " (answer cut by the engine)" if record.get("truncated") else ""
     if record["outcome"] == Outcome.WRONG_FORMAT:
         raw = str(record.get("raw") or "")
         raw = raw if len(raw) <= 40 else raw[:37] + "..."
-        return f"  {record['detector']} {where}: wrong format{cut} for {instruction!r}; raw {raw!r}"
+        return f"  {detector} {where}: wrong format{cut} for {instruction!r}; raw {raw!r}"
     if record.get("refusal"):
-        return f"  {record['detector']} {where}: refused (said not on screen) for {instruction!r}"
+        return f"  {detector} {where}: refused (said not on screen) for {instruction!r}"
     if record.get("negative"):
         x, y = record["point"]
-        return f"  {record['detector']} {where}: clicked ({x:g}, {y:g}) on an absent target for {instruction!r}"
+        return f"  {detector} {where}: clicked ({x:g}, {y:g}) on an absent target for {instruction!r}"
     x, y = record["point"]
-    return (
-        f"  {record['detector']} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off{cut} "
-        f"for {instruction!r}"
-    )
+    return f"  {detector} {where}: clicked ({x:g}, {y:g}), {record['distance']:.0f} px off{cut} for {instruction!r}"
 
 
 def miss_lines(
-    records: Sequence[Mapping[str, Any]], limit: int | None, misses_as: str = "fail", item: str | None = None
+    records: Sequence[Mapping[str, Any]],
+    limit: int | None,
+    misses_as: str = "fail",
+    item: str | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The misses (and wrong-format answers), sorted, `limit` of them (None: all)."""
     misses = sorted(
@@ -283,7 +290,7 @@ def miss_lines(
     shown = misses if limit is None else misses[:limit]
     item = item or ("each is a failed item" if misses_as == "fail" else "each is an xfailed item (a gate decides)")
     lines = [f"misses ({len(misses)}; {item}, listed here once):"]
-    lines += [miss_line(r) for r in shown]
+    lines += [miss_line(r, names) for r in shown]
     if len(shown) < len(misses):
         lines.append(
             f"  ... {len(misses) - len(shown)} more in the JSON report and the predictions file "

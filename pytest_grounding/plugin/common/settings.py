@@ -7,7 +7,7 @@ before any sample runs."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from ...analysis import cost as cost_mod
 from ...analysis import errata as errata_mod
 from ...analysis import gates as gates_mod
 from ...analysis import robustness
+from ...core import identity
 from ...core.budget import Budget, parse_budget
 from ...core.profiles import Profile, get_profile
 from ...core.record import MAX_EPOCHS
@@ -51,6 +52,26 @@ class SettingError(ValueError):
 def detector_specs(value: Any, source: str) -> tuple[str, ...]:
     """Each spec once, a replay's label first (plugin/common/replay.py)."""
     return tuple(dict.fromkeys(labelled_first(spec) for spec in as_list(value)))
+
+
+def split_labels(specs: tuple[str, ...], source: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The specs without their `label=` (the detector's identity) and {spec: label}: a label
+    names one detector (two with one label, or one detector given twice, is a usage error)."""
+    plain: list[str] = []
+    labels: dict[str, str] = {}
+    for written in specs:
+        try:
+            spec, label = identity.split_label(written)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+        if spec in plain:
+            raise ValueError(f"{source}: {written!r} is detector {spec!r} again: give each detector once")
+        if label is not None:
+            if label in labels.values():
+                raise ValueError(f"{source}: label {label!r} names two detectors: give each its own")
+            labels[spec] = label
+        plain.append(spec)
+    return tuple(plain), labels
 
 
 def all_or_count(value: Any, source: str) -> int | None:
@@ -110,13 +131,15 @@ class Selection:
         "--detector",
         "detector to evaluate (repeatable: one test item per sample and detector), optionally wrapped in "
         "cropping strategies: ocr+zoom, ocr+screenseeker:depth=2 (docs: strategies). Two or more end with a "
-        "comparison table. Default: ocr when its extra is installed, else center.",
+        "comparison table. label=NAME in a spec names it in every table and line (docs: detectors). Default: ocr "
+        "when its extra is installed, else center.",
         ini="grounding_detectors",
         metavar="NAME[:key=value,...][+STRATEGY[:key=value,...]]",
         repeat=True,
         parse=detector_specs,
     )
     detector_source: str = "default"
+    detector_labels: dict[str, str] = field(default_factory=dict)  # {spec: label=} (issue 51)
     limit: int | None = declare(
         "--grounding-limit",
         "run only the first N samples (by id) of each dataset.",
@@ -550,6 +573,9 @@ class Settings:
         selection["dataset_source"] = sources.get("--dataset", "default")
         if "detector_specs" in selection:
             selection["detector_source"] = sources["--detector"]
+            selection["detector_specs"], selection["detector_labels"] = split_labels(
+                selection["detector_specs"], sources["--detector"]
+            )
         else:
             selection["detector_specs"], selection["detector_source"] = (default_detector(),), "default"
         if "misses" not in verdict:
@@ -591,7 +617,9 @@ def run_dir_of(config, selection: dict[str, Any]) -> Path | None:
         return None
     shard = selection.get("shard")
     where = (shard.index, shard.count) if shard is not None else None
-    datasets, detectors = selection.get("dataset_specs", ()), selection["detector_specs"]
+    datasets, specs = selection.get("dataset_specs", ()), selection["detector_specs"]
+    labels = selection.get("detector_labels") or {}
+    detectors = [labels.get(spec, spec) for spec in specs]  # a label= names the folder too (issue 51)
     return runs_dir / run_folder.folder_name(time.time(), list(datasets), list(detectors), where)
 
 

@@ -254,6 +254,9 @@ class ControllerSession:
         for spec, figures in self.timeline.figures().items():  # this run's own records (not resumed ones)
             if spec in info:
                 info[spec] = {**info[spec], "throughput": figures}
+        for spec, label in self.plan.settings.selection.detector_labels.items():  # label= (issue 51)
+            if spec in info:
+                info[spec] = {**info[spec], "label": label}
         for spec, found in info.items():  # a describe() that raised: said once, the run goes on
             if found.get("describe_error"):
                 self.plan.note(f"detector {spec}: describe() raised {found['describe_error']}")

@@ -17,6 +17,7 @@ from .assets import CSS, SCRIPT
 from .page import (
     NON_HITS,
     banner,
+    display_names,
     figures_section,
     gallery_section,
     gates_section,
@@ -56,7 +57,7 @@ def render(
         f"{headline.cards(document)}{headline.folded('Run, datasets, detectors, versions', run_section(document))}"
         f"{gates_section(document)}{summary_section(document)}"
         f"{sections_html(document, thumbs)}{figures_section(document)}"
-        f"{gallery_section(records, thumbs)}</main><script>{SCRIPT}</script></body></html>\n"
+        f"{gallery_section(records, thumbs, display_names(document))}</main><script>{SCRIPT}</script></body></html>\n"
     )
     return page, len(non_hits), len(thumbs.screens)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...analysis.figures import blocks
 from ...analysis.intervals import span
+from ...core.identity import display_name
 from ...core.numbers import pct
 from ...core.record import Outcome
 
@@ -44,7 +45,7 @@ def card(name: str, block: Mapping[str, Any], document: Mapping[str, Any], diagn
     task = "element at click" if block.get("task") == "locate" else "grounding"
     return (
         f'<div class="card" data-detector="{e(name)}">'
-        f'<div class="card-name" title="{e(name)}">{e(name)}</div>'
+        f'<div class="card-name" title="{e(name)}">{e(display_name(name, block))}</div>'
         f'<div class="card-acc">{e(pct(block.get("accuracy")))}</div>'
         f'<div class="card-ci">95% CI {e(interval)} · n = {e(scored)} scored{e(unscored)} · {e(task)}</div>'
         f'<div class="card-verdict {css}">{e(verdict)}</div>'

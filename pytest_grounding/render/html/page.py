@@ -10,6 +10,7 @@ from typing import Any
 from ...analysis import cost
 from ...analysis.figures import SLICE_TITLES, blocks, design_figures, slice_figure
 from ...analysis.intervals import span
+from ...core.identity import display_name
 from ...core.numbers import ms, pct
 from ...core.record import Outcome
 from ...sections import HtmlPage, sections
@@ -213,7 +214,7 @@ def comparison(document: Mapping[str, Any]) -> str:
     named = blocks(document)
     rows = [
         [
-            f"<b>{e(name)}</b>",
+            f"<b>{e(display_name(name, block))}</b>",
             e(block.get("task", "grounding")),
             num(block["samples"]),
             num(block["scored"]),
@@ -359,7 +360,13 @@ def sample_anchor(detector: Any, dataset: Any, uid: Any) -> str:
     return "sample-" + "\n".join(str(v) for v in (detector, dataset, uid)).encode("utf-8").hex()
 
 
-def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int) -> str:
+def display_names(document: Mapping[str, Any]) -> dict[str, str]:
+    """{spec: label} for the detectors of a report that have a label= (issue 51)."""
+    detectors = (document.get("run") or {}).get("detectors") or {}
+    return {str(spec): display_name(str(spec), info) for spec, info in detectors.items()}
+
+
+def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int, names: Mapping[str, str] | None = None) -> str:
     anchor = sample_anchor(record.get("detector"), record.get("dataset"), record.get("uid"))
     attrs = f' id="{anchor}"' + "".join(f' data-{attr}="{e(record.get(field))}"' for attr, field, _ in FILTERS)
     distance = record.get("distance")
@@ -368,7 +375,8 @@ def entry(record: Mapping[str, Any], thumbs: Thumbnails, index: int) -> str:
     task = record.get("task", "grounding")
     facts = [
         f'<p><span class="badge o-{e(outcome)}">{e(OUTCOME_WORDS.get(outcome, outcome))}</span> '
-        f"<b>{e(record.get('detector'))}</b>{' (element at click)' if task == 'locate' else ''} · "
+        f"<b>{e((names or {}).get(str(record.get('detector')), record.get('detector')))}</b>"
+        f"{' (element at click)' if task == 'locate' else ''} · "
         f'<span class="mono">{e(record.get("dataset"))}/{e(record.get("id"))}</span></p>',
         f"<p>“{e(record.get('instruction'))}”</p>",
         f'<p class="muted">{e(record.get("app"))} ({e(record.get("app_category"))}, {e(record.get("platform"))}) · '
@@ -419,7 +427,9 @@ def controls(non_hits: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
-def gallery_section(records: Sequence[Mapping[str, Any]], thumbs: Thumbnails) -> str:
+def gallery_section(
+    records: Sequence[Mapping[str, Any]], thumbs: Thumbnails, names: Mapping[str, str] | None = None
+) -> str:
     non_hits = [r for r in records if r.get("outcome") in NON_HITS]
     out = [
         f'<h2 id="gallery-title">Misses, wrong formats and errors ({len(non_hits)})</h2>',
@@ -431,6 +441,6 @@ def gallery_section(records: Sequence[Mapping[str, Any]], thumbs: Thumbnails) ->
         return "".join([*out, '<p class="muted">every sample hit</p>'])
     out.append(controls(non_hits))
     out.append('<div id="gallery">')
-    out += [entry(record, thumbs, index) for index, record in enumerate(non_hits)]
+    out += [entry(record, thumbs, index, names) for index, record in enumerate(non_hits)]
     out.append("</div>")
     return "".join(out)

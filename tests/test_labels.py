@@ -1,0 +1,125 @@
+"""`label=` on a detector spec (issue 51): a display name only. The spec without it is what records,
+baselines, resume files and the answer cache key on; every human-facing place shows the label."""
+
+import json
+from importlib.resources import files
+
+import pytest
+
+from helpers import FIXTURES, XDIST, read_json
+from pytest_grounding.cli.main import main
+from pytest_grounding.core.identity import display_name, identity_of, split_label
+from pytest_grounding.plugin.common.settings import split_labels
+
+MINI = str(FIXTURES / "mini")
+FLOOR = "center:label=floor"
+PAINT = "colour+zoom:min_size=32,label=paint"  # the label on a strategy part: still the detector's
+
+
+@pytest.mark.parametrize(
+    "written, spec, label",
+    [
+        ("center", "center", None),
+        ("center:label=floor", "center", "floor"),
+        ("ocr:lang=en,label=fast+zoom", "ocr:lang=en+zoom", "fast"),
+        ("ocr:label='fast, en'+zoom:min_size=32", "ocr+zoom:min_size=32", "fast, en"),
+        ("colour+zoom:min_size=32,label=paint", "colour+zoom:min_size=32", "paint"),
+    ],
+)
+def test_split_label_takes_the_label_off_any_part_of_the_chain(written, spec, label):
+    assert split_label(written) == (spec, label)
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ("center:label=", "printable, non-empty"),
+        ("center:label=a\tb", "printable, non-empty"),
+        ("center:label=a+zoom:label=b", "two labels"),
+    ],
+)
+def test_a_bad_label_is_refused(written, said):
+    with pytest.raises(ValueError, match=said):
+        split_label(written)
+
+
+def test_split_labels_refuses_a_label_on_two_detectors_and_a_detector_twice():
+    assert split_labels(("center:label=a", "colour"), "--detector") == (("center", "colour"), {"center": "a"})
+    with pytest.raises(ValueError, match="--detector: label 'a' names two detectors"):
+        split_labels(("center:label=a", "colour:label=a"), "--detector")
+    with pytest.raises(ValueError, match="is detector 'center' again"):
+        split_labels(("center:label=a", "center:label=b"), "--detector")
+
+
+def test_identity_and_display_name():
+    assert identity_of("center:label=floor", {}) == identity_of("center", {})
+    assert display_name("center", {"label": "floor"}) == "floor"
+    assert display_name("center", {"name": "center"}) == display_name("center", None) == "center"
+
+
+def _run(project, tmp_path, name, *args):
+    folder = tmp_path / "reports"
+    folder.mkdir(exist_ok=True)
+    report, page = folder / f"{name}.json", tmp_path / f"{name}.html"
+    result = project.runpytest(
+        f"--dataset={MINI}", "--grounding-json", str(report), "--grounding-html", str(page), *args
+    )
+    assert report.is_file(), result.stdout.str()[-3000:]
+    return result, report, page
+
+
+@XDIST
+def test_labels_name_the_detectors_everywhere(project, tmp_path, workers, capsys):
+    result, report, page = _run(project, tmp_path, "run", "--detector", FLOOR, "--detector", PAINT, *workers)
+    text = result.stdout.str()
+    misses = text.split("grounding misses")[1].split("grounding summary")[0]
+    miss_rows = [line for line in misses.splitlines() if line.startswith("  ")]
+    assert miss_rows and all(line.split()[0] in ("floor", "paint") for line in miss_rows), misses
+    assert "center" not in misses and "min_size" not in misses  # the long spec stays out of the miss lines
+    assert "detector floor = center" in text and "detector paint = colour+zoom:min_size=32" in text
+    comparison = text.split("comparison of methods:")[1]
+    assert [line.split()[0] for line in comparison.splitlines() if "%" in line and " vs " not in line][:2] == [
+        "floor",
+        "paint",
+    ]
+    document = read_json(report)
+    # the records and the summary key on the spec without its label; the label is recorded beside it
+    assert set(document["summary"]) == {"center", "colour+zoom:min_size=32"}
+    assert {r["detector"] for r in document["samples"]} == {"center", "colour+zoom:min_size=32"}
+    assert document["run"]["detectors"]["center"]["label"] == "floor"
+    assert document["summary"]["colour+zoom:min_size=32"]["label"] == "paint"
+    html = page.read_text()
+    assert '<div class="card-name" title="center">floor</div>' in html
+    assert "<b>paint</b>" in html  # the comparison table and the gallery
+    jsonschema = pytest.importorskip("jsonschema")
+
+    schema = json.loads((files("pytest_grounding") / "schema" / "report.schema.json").read_text(encoding="utf-8"))
+    assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
+    capsys.readouterr()
+    assert main(["summary", str(report)]) == 0
+    markdown = capsys.readouterr().out
+    assert "| floor |" in markdown and "| paint |" in markdown
+    assert main(["compare", str(report)]) == 0
+    compared = capsys.readouterr().out
+    assert "paint vs floor" in compared
+    assert main(["board", str(report.parent)]) == 0
+    rows = capsys.readouterr().out
+    print(rows)
+    assert any(line.startswith("floor") for line in rows.splitlines()), rows
+    assert any(line.startswith("paint · strategy") for line in rows.splitlines()), rows
+
+
+def test_duplicate_labels_are_one_usage_error(project, tmp_path):
+    result = project.runpytest(f"--dataset={MINI}", "--detector", "center:label=x", "--detector", "colour:label=x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*label 'x' names two detectors*"])
+
+
+def test_a_baseline_written_without_a_label_matches_a_run_with_one(project, tmp_path):
+    path = tmp_path / "baseline.json"
+    first = project.runpytest(f"--dataset={MINI}", "--detector", "colour", f"--grounding-baseline={path}")
+    assert path.is_file(), first.stdout.str()[-2000:]
+    again = project.runpytest(f"--dataset={MINI}", "--detector", "colour:label=paint", f"--grounding-baseline={path}")
+    assert again.ret != pytest.ExitCode.USAGE_ERROR, again.stderr.str()[-2000:]
+    text = again.stdout.str()
+    assert "0 regressions" in text and "not in the baseline" not in text, text[-3000:]
