@@ -123,3 +123,11 @@ def test_a_baseline_written_without_a_label_matches_a_run_with_one(project, tmp_
     assert again.ret != pytest.ExitCode.USAGE_ERROR, again.stderr.str()[-2000:]
     text = again.stdout.str()
     assert "0 regressions" in text and "not in the baseline" not in text, text[-3000:]
+
+
+def test_one_label_on_two_configurations_keeps_two_board_rows_apart():
+    from pytest_grounding.analysis.board import Config, distinct_labels
+
+    rows = distinct_labels([Config("ocr", name="fast"), Config("center", name="fast"), Config("random", name="floor")])
+    assert [row.label.split(" · ")[0] for row in rows] == ["fast [ocr]", "fast [center]", "floor"]
+    assert len({row.label for row in rows}) == 3  # the tiers and the matrix key on the shown name

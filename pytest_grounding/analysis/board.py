@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -325,7 +326,7 @@ def build(
         changes = (None, *(change(a, b) for a, b in itertools.pairwise(runs)))
         cells[key] = Cell(tuple(runs), changes)
     columns = tuple(sorted({c for _, c in cells}))
-    rows = sort_rows({r for r, _ in cells}, columns, cells, sort)
+    rows = distinct_labels(sort_rows({r for r, _ in cells}, columns, cells, sort))
     ranked, matrices = {}, {}
     for column in columns:
         latest = [(row, cell.latest) for row in rows if (cell := cells.get((row, column))) is not None]
@@ -336,6 +337,16 @@ def build(
             [sample_matrix.Column(row.label, run.source, run.records) for row, run in latest]
         )
     return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices, tuple(running))
+
+
+def distinct_labels(rows: Sequence[Config]) -> tuple[Config, ...]:
+    """Rows that would show the same name (one label= given to two configurations) say which
+    detector each is: the tiers and the matrix know rows by their shown name."""
+    shown = Counter(row.label for row in rows)
+    return tuple(
+        replace(row, name=f"{row.name or row.detector} [{row.detector}]") if shown[row.label] > 1 else row
+        for row in rows
+    )
 
 
 def sort_rows(
