@@ -526,9 +526,9 @@ from pytest_grounding.render import outputs
 _write_all = outputs.write_all
 
 
-def write_all(document, settings):  # Ctrl-C arrives as the final outputs start to be written
+def write_all(document, settings, **how):  # Ctrl-C arrives as the final outputs start to be written
     os.kill(os.getpid(), signal.SIGINT)
-    return _write_all(document, settings)
+    return _write_all(document, settings, **how)
 
 
 outputs.write_all = write_all

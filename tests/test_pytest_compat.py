@@ -42,7 +42,7 @@ def test_pytest_main_is_found_on_the_stack(pytester):
     # a pytester in-process run counts one more than this test sees (none in an xdist worker, one serially)
     pytester.makeconftest(
         """
-from pytest_grounding.plugin import pytest_compat
+from pytest_grounding.plugin.compat import pytest_compat
 
 def pytest_configure(config):
     print("mains running:", pytest_compat.mains_running())

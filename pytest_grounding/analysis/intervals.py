@@ -151,6 +151,12 @@ class Outcomes:
     def __len__(self) -> int:
         return len(self.records)
 
+    def judged(self, hits: Iterable[bool]) -> Outcomes:
+        """The same records and screens judged by another rule (a click within a tolerance)."""
+        import numpy as np
+
+        return Outcomes(self.records, np.fromiter(hits, np.float64, len(self.records)), self.screen)
+
 
 def wilson(p: float, n: float) -> tuple[float, float]:
     """The Wilson score interval of a share `p` measured on `n` (effective) samples."""

@@ -13,6 +13,7 @@ from typing import Any
 from ..core import frames
 from ..core.misses import MISS_KINDS
 from ..core.record import SCORED, Outcome
+from . import intervals
 
 TOLERANCES_PX = (0, 5, 10, 20, 50, 100)
 TOLERANCE_SHARES = (0.005, 0.01, 0.02, 0.05)  # of the screen's diagonal
@@ -42,26 +43,23 @@ def _diagonal(record: Mapping[str, Any]) -> float | None:
 
 
 def tolerance_curve(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Accuracy at each tolerance over the scored records (hits, misses, wrong formats): at 0 px
-    it is the accuracy itself."""
-    scored = [r for r in records if r.get("outcome") in SCORED]
-    n = len(scored)
+    """Accuracy at each tolerance over the scored records (hits, misses, wrong formats), each with
+    its 95% interval clustered by screen as every accuracy of the report: at 0 px it is the accuracy
+    itself."""
+    outcomes = intervals.Outcomes.of(r for r in records if r.get("outcome") in SCORED)
 
-    def share(hit: Iterable[bool]) -> float | None:
-        return sum(hit) / n if n else None
+    def point(hit: Iterable[bool]) -> dict[str, Any]:
+        found = intervals.proportion(outcomes.judged(hit)) if len(outcomes) else None
+        return {"accuracy": found.estimate if found else None, "ci95": intervals.ci95(found)}
 
-    curve = [{"px": t, "accuracy": share(within(r, t) for r in scored)} for t in TOLERANCES_PX]
-    by_share = [
-        {
-            "share": s,
-            "accuracy": share(
-                within(r, s * diagonal) if (diagonal := _diagonal(r)) is not None else r.get("outcome") == Outcome.HIT
-                for r in scored
-            ),
-        }
-        for s in TOLERANCE_SHARES
-    ]
-    return {"scored": n, "px": curve, "share_of_diagonal": by_share}
+    def within_share(record: Mapping[str, Any], share: float) -> bool:
+        diagonal = _diagonal(record)
+        return within(record, share * diagonal) if diagonal is not None else record.get("outcome") == Outcome.HIT
+
+    scored = outcomes.records
+    curve = [{"px": t, **point(within(r, t) for r in scored)} for t in TOLERANCES_PX]
+    by_share = [{"share": s, **point(within_share(r, s) for r in scored)} for s in TOLERANCE_SHARES]
+    return {"scored": len(scored), "px": curve, "share_of_diagonal": by_share}
 
 
 def miss_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -67,8 +67,12 @@ class Tolerance(Section):
             "px 0 is the accuracy.",
             "items": {
                 "type": "object",
-                "required": ["px", "accuracy"],
-                "properties": {"px": {"type": "number", "minimum": 0}, "accuracy": SHARE},
+                "required": ["px", "accuracy", "ci95"],
+                "properties": {
+                    "px": {"type": "number", "minimum": 0},
+                    "accuracy": SHARE,
+                    "ci95": {"$ref": "#/$defs/ci95"},
+                },
                 "additionalProperties": False,
             },
         }
@@ -98,8 +102,12 @@ class ToleranceShare(Section):
             "description": "issue 46: accuracy at tolerances that are a share of the screen's diagonal.",
             "items": {
                 "type": "object",
-                "required": ["share", "accuracy"],
-                "properties": {"share": {"type": "number", "minimum": 0}, "accuracy": SHARE},
+                "required": ["share", "accuracy", "ci95"],
+                "properties": {
+                    "share": {"type": "number", "minimum": 0},
+                    "accuracy": SHARE,
+                    "ci95": {"$ref": "#/$defs/ci95"},
+                },
                 "additionalProperties": False,
             },
         }

@@ -22,11 +22,12 @@ class Sweep:
     perturbations: tuple[Perturbation, ...] = ()
 
 
-def build_sweep(config: Any, specs: Sequence[str]) -> Sweep:
-    """The registry and the run's variants; SettingError for a bad spec."""
+def build_sweep(config: Any, specs: Sequence[str], installed: Sequence[Any] | None = None) -> Sweep:
+    """The registry and the run's variants; SettingError for a bad spec. `installed`: the group's
+    entry points when the caller has read them already (one scan of the installed packages a run)."""
     registry = builtin_registry()
     config.hook.pytest_grounding_register_perturbations.call_historic(kwargs={"registry": registry})
-    registry.register_entry_points(ENTRY_POINT_GROUP)
+    registry.register_entry_points(ENTRY_POINT_GROUP, installed)
     try:
         return Sweep(registry, tuple(parse(split_specs(specs), registry)))
     except ValueError as exc:

@@ -20,6 +20,7 @@ from ...detectors import builtin_registry as builtin_detectors
 from ...detectors.strategies import builtin_registry as builtin_strategies
 from ...detectors.strategies import check as check_strategies
 from ...evaluate.scoring import error_record
+from ...perturb import ENTRY_POINT_GROUP as PERTURBATIONS_GROUP
 from .catalog import Catalog
 from .environment import register_project_presets
 from .item_index import ItemIndex
@@ -53,7 +54,8 @@ class RunPlan:
         config.hook.pytest_grounding_register_strategies.call_historic(kwargs={"registry": strategies})
         settings = Settings.from_config(config)
         register_project_presets(config, settings.selection.presets_path)
-        installed = installed_entry_points(*(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS))
+        groups = (*(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS), PERTURBATIONS_GROUP)
+        installed = installed_entry_points(*groups)  # one scan of the installed packages
         for kind, registry in zip(ENTRY_POINT_KINDS, (formats, detectors, strategies), strict=True):
             registry.register_entry_points(f"pytest_grounding.{kind}", installed[f"pytest_grounding.{kind}"])
         notes: list[str] = []
@@ -71,7 +73,7 @@ class RunPlan:
             specs=SpecBook(detectors, strategies),
             catalog=Catalog(formats, settings.selection.language, note),
             index=ItemIndex(settings.selection.detector_specs),
-            sweep=build_sweep(config, settings.selection.perturb),
+            sweep=build_sweep(config, settings.selection.perturb, installed[PERTURBATIONS_GROUP]),
             notes=notes,
         )
 
