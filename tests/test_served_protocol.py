@@ -673,10 +673,11 @@ def test_a_server_that_shrinks_the_screen_is_one_message_before_any_sample(suite
     server = serve(engine)
     try:
         # the default synthetic set: real screen sizes (its first three: 3440x1440 and 1288x812)
-        result, _, predictions = run(suite, tmp_path, f"openai:base_url={server.url},model=m", *workers, dataset=None)
+        spec = f"openai:base_url={server.url},model=m,preset=qwen2.5-vl"
+        result, _, predictions = run(suite, tmp_path, spec, *workers, dataset=None)
         sent, written = engine.samples, predictions.exists() and read_jsonl(predictions) != []
-        spec = f"openai:base_url={server.url},model=m,probe=false"
-        _ran, report, _ = run(suite, tmp_path, spec, *workers, dataset=None)
+        spec = f"openai:base_url={server.url},model=m,preset=qwen2.5-vl,probe=false"
+        _ran, report, _ = run(suite, tmp_path, spec, "--grounding-frame-check=off", *workers, dataset=None)
     finally:
         server.close()
     assert result.ret == 4, result.stdout.str()[-2000:]  # a usage error: nothing ran

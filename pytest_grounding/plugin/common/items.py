@@ -49,7 +49,9 @@ def parametrize(metafunc: Any) -> None:
     marker = metafunc.definition.get_closest_marker("grounding")
     specs = specs_of(metafunc, marker, plan)
     if wants_detector:
-        plan.check_detector_specs(specs, f"@pytest.mark.grounding in {metafunc.definition.nodeid}", _no_progress)
+        where = f"@pytest.mark.grounding in {metafunc.definition.nodeid}"
+        plan.check_detector_specs(specs, where, _no_progress)
+        plan.check_frames(specs, where, _no_progress)
         metafunc.parametrize("grounding_detector_name", specs, ids=[spec_id(s) for s in specs])
     if wants_sample:
         samples: list[Sample] = []

@@ -113,8 +113,18 @@ class RunPlan:
 
                     run_preflight(name, factory, bound, say)  # weights, CUDA, a server: once, before workers
                     self.preflighted.add(spec)
-                    self.check_frame(spec, factory, say)
             except (UnknownName, OptionError, ValueError) as exc:
+                raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def check_frames(self, specs: Sequence[str], source: str, say: Callable[[str], None]) -> None:
+        """Each preflighted model detector's frame check, after the samples' own checks (a server
+        that shrinks the screen is named by its token count first: one request, not twelve)."""
+        for spec in specs:
+            if spec not in self.preflighted:
+                continue
+            try:
+                self.check_frame(spec, self.specs.get(spec).factory(self.detectors), say)
+            except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
     def check_frame(self, spec: str, factory: Any, say: Callable[[str], None]) -> None:
@@ -238,6 +248,7 @@ class RunPlan:
             except ValueError as exc:
                 raise SettingError(str(exc)) from None
         self.check_detector_samples(settings.selection.detector_specs, settings.selection.detector_source)
+        self.check_frames(settings.selection.detector_specs, settings.selection.detector_source, say)
         if self.controller:  # the items the workers will make from the run's datasets, by the same ids
             self.index.add(settings.selection.detector_specs, self.run_items())
         from ...render.outputs import OutputUnusable, check_all
