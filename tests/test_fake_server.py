@@ -23,7 +23,10 @@ MINI = str(FIXTURES / "mini")
 def test_each_presets_answer_is_read_back_as_the_centre(name):
     preset = all_presets()[name]
     size = (1036, 756)
-    found = extract(answer_text(preset.extractors, *centre_in_frame(preset.transform, size)), preset.extractors)
+    try:
+        found = extract(answer_text(preset.extractors, *centre_in_frame(preset.transform, size)), preset.extractors)
+    except ModuleNotFoundError as exc:  # a parser from an extra (ui-tars): the core install has none
+        pytest.skip(f"{name}: {exc}")
     assert found is not None, name
     x, y = to_pixels(*found.values[:2], Frame(original=size, model=size), preset.transform)
     assert abs(x - size[0] / 2) <= 1 and abs(y - size[1] / 2) <= 1, (name, x, y)
