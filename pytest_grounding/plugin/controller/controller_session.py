@@ -96,6 +96,8 @@ class ControllerSession:
         path = self.plan.settings.outputs.html_path
         if path is None or self.live is not None:
             return
+        if path.exists() and not path.is_file():  # a FIFO, a device: it gets the final page only, once
+            return
         from ...render.live import LivePage
 
         self.live = LivePage(path, started=self.started)
