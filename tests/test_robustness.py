@@ -357,3 +357,25 @@ class _Settings:
     def __init__(self, drops):
         self.selection = type("S", (), {"perturb": ()})()
         self.verdict = type("V", (), {"max_drops": drops})()
+
+
+@XDIST
+def test_an_axis_with_no_variant_at_all_is_said_in_the_notes(pytester, tmp_path, workers):
+    from helpers import FIXTURES
+
+    table = tmp_path / "words.jsonl"
+    table.write_text(json.dumps({"id": "no-such-sample", "instruction": "elsewhere"}) + "\n")
+    make_project(pytester)
+    report = tmp_path / "r.json"
+    result = pytester.runpytest(
+        f"--dataset={FIXTURES / 'mini'}", "--detector", "center", "--grounding-misses", "xfail",
+        "--grounding-perturb", f"invert,paraphrase:file={table}", "--grounding-json", str(report),
+        "-k", "m01 or m02", *workers,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    said = "--grounding-perturb paraphrase: no variant of any sample of this run"
+    assert result.stdout.str().count(said) >= 1
+    document = read_json(report)
+    assert any(said in note for note in document["notes"])
+    labels = {row["label"] for row in document["summary"]["center"]["robustness"]["variants"]}
+    assert labels == {"invert"}  # the axis that made variants keeps its row

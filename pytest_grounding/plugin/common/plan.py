@@ -250,7 +250,9 @@ class RunPlan:
         self.check_detector_samples(settings.selection.detector_specs, settings.selection.detector_source)
         self.check_frames(settings.selection.detector_specs, settings.selection.detector_source, say)
         if self.controller:  # the items the workers will make from the run's datasets, by the same ids
-            self.index.add(settings.selection.detector_specs, self.run_items())
+            items = self.run_items()
+            self.index.add(settings.selection.detector_specs, items)
+            self.note_empty_variants(items)
         from ...render.outputs import OutputUnusable, check_all
 
         try:
@@ -278,6 +280,22 @@ class RunPlan:
 
         chosen = self.settings.selection.detector_specs if specs is None else specs
         return with_epochs(with_variants(samples, self.sweep.perturbations), self.epochs_for(chosen))
+
+    def note_empty_variants(self, items: Sequence[Sample]) -> None:
+        """A --grounding-perturb variant that made no variant of any sample has no row in the
+        robustness table: said once, in the header and the summary's notes."""
+        if not self.sweep.perturbations:
+            return
+        from ...analysis.robustness import NO_VARIANT_REASONS
+
+        made = {(s.extra or {}).get("variant", {}).get("label") for s in items}
+        for perturbation in self.sweep.perturbations:
+            if perturbation.label not in made:
+                reason = NO_VARIANT_REASONS.get(perturbation.axis, "samples the axis made no variant of")
+                self.note(
+                    f"--grounding-perturb {perturbation.label}: no variant of any sample of this run ({reason}), "
+                    "so it has no row in the robustness table"
+                )
 
     def run_items(self) -> list[Sample]:
         """The samples the run's own items run (shard, variants and epochs applied), as collection makes them."""
