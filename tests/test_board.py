@@ -271,3 +271,29 @@ def test_a_report_with_errata_is_a_configuration_of_its_own():
     (plain,) = runs_of("a.json", document)
     (corrected,) = runs_of("b.json", {**document, "errata": {"digest": "ab" * 32}})
     assert plain[0] != corrected[0] and corrected[0].label.endswith("+ errata abababababab")
+
+
+def test_each_cell_says_why_its_run_misses_recounted_from_the_records():
+    from pytest_grounding.analysis.board import Run, misses_of
+    from pytest_grounding.render.board import miss_text
+
+    def record(uid, outcome, distance):
+        found = {"uid": uid, "dataset": "d", "image": f"s{uid}.png", "outcome": outcome, "detector": "m"}
+        return {**found, "distance_px": distance} if distance is not None else found
+
+    distances = [None, 3.0, 7.5, 15.0, 40.0, 120.0]  # one hit, five misses at these distances
+    records = [record("0", "hit", 0.0)] + [record(str(i), "miss", d) for i, d in enumerate(distances[1:], 1)]
+    records.append(record("9", "wrong_format", None))  # no click: never within any tolerance
+    run = Run("r.json", None, 1 / 7, None, 7, "accuracy", records=tuple(records))
+    found = misses_of(run)
+    recount = {px: sum(1 for r in records if r["outcome"] == "hit" or (r.get("distance_px") or 1e9) <= px) / 7
+               for px in (0, 5, 10, 20, 50)}  # fmt: skip
+    assert {int(px): share for px, share in found["within_px"].items()} == pytest.approx(recount)
+    assert miss_text(found).startswith("0 px 14.3% · 5 px 28.6% · 10 px 42.9% · 20 px 57.1% · 50 px 71.4%")
+    assert misses_of(Run("l.json", None, None, None, 0, "accuracy", records=({"task": "locate"},))) is None
+
+
+def test_the_board_shows_why_its_runs_miss(folder, capsys):
+    assert main(["board", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "why they miss" in out and " px " in out

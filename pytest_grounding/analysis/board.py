@@ -339,6 +339,24 @@ def build(
     return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices, tuple(running))
 
 
+def misses_of(run: Run) -> dict[str, Any] | None:
+    """Why a cell's latest run misses, from its records alone (issue 46): its accuracy within
+    0, 5, 10, 20 and 50 px of the box and the frame the diagnosis found; None for a run with no
+    grounding records (the element-at-click task has no click to place)."""
+    from . import misses
+
+    grounding = [r for r in run.records if r.get("task", Task.GROUNDING) == Task.GROUNDING]
+    if not grounding:
+        return None
+    curve = misses.tolerance_curve(grounding)["px"]
+    frame = misses.diagnosis(grounding)["frame"]
+    return {
+        "within_px": {str(point["px"]): point["accuracy"] for point in curve if point["px"] <= 50},
+        "frame": frame.get("name"),
+        "suggestion": frame.get("suggestion"),
+    }
+
+
 def distinct_labels(rows: Sequence[Config]) -> tuple[Config, ...]:
     """Rows that would show the same name (one label= given to two configurations) say which
     detector each is: the tiers and the matrix know rows by their shown name."""

@@ -4,8 +4,10 @@ its sample count; with `history`, each cell's runs under the table, each against
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..analysis import board as board_mod
 from ..analysis import matrix as sample_matrix
 from ..analysis import tiers as significance
 from ..analysis.board import Benchmark, Board, Cell, Change, Config, Run
@@ -87,6 +89,7 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
         lines.append("  no report matched")
     lines += _figures_said(board)
     lines += tier_lines(board)
+    lines += _miss_lines(board)
     if history:
         lines += ["", "history (oldest first; each run against the one before it):"]
         for row in board.rows:
@@ -99,6 +102,40 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
     lines += _running_lines(board)
     lines += _skipped_lines(board)
     return [terminal_line(line) for line in lines]
+
+
+FRAME_SAID = ("as-preset", "unknown", None)  # no finding worth a line
+
+
+def miss_rows(board: Board) -> list[tuple[str, str, dict[str, Any]]]:
+    """(configuration, benchmark, why it misses) of every cell's latest run that has clicks."""
+    found = []
+    for row in board.rows:
+        for column in board.columns:
+            cell = board.cell(row, column)
+            figures = board_mod.misses_of(cell.latest) if cell is not None else None
+            if figures is not None:
+                found.append((row.label, column.label, figures))
+    return found
+
+
+def miss_text(figures: Mapping[str, Any]) -> str:
+    """`0 px 26.3% · 5 px 27.0% · ... ; frame rel1000 (rescore --frame rel1000)`."""
+    curve = " · ".join(f"{px} px {pct(share)}" for px, share in figures["within_px"].items())
+    frame = figures.get("frame")
+    if frame in FRAME_SAID:
+        return curve
+    suggestion = figures.get("suggestion")
+    hint = f" (rescore {' '.join(suggestion)})" if isinstance(suggestion, list) and suggestion else ""
+    return f"{curve}; frame found: {frame}{hint}"
+
+
+def _miss_lines(board: Board) -> list[str]:
+    found = miss_rows(board)
+    if not found:
+        return []
+    lines = ["", "why they miss (accuracy with a click within N px of its box counted; docs: why-it-misses):"]
+    return lines + [f"  {row} on {column}: {miss_text(figures)}" for row, column, figures in found]
 
 
 def _figures_said(board: Board) -> list[str]:
@@ -146,6 +183,12 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
     said = _figures_said(board)
     if said:
         lines += ["", *(f"- {markdown_text(line.strip())}" for line in said[2:])]
+    misses = miss_rows(board)
+    if misses:
+        lines += ["", "### Why they miss", "", "Accuracy with a click within N px of its box counted a hit.", ""]
+        lines += [
+            f"- **{markdown_text(r)}** on {markdown_text(c)}: {markdown_text(miss_text(f))}" for r, c, f in misses
+        ]
     if history:
         lines += ["", "### History", ""]
         for row in board.rows:
@@ -270,6 +313,7 @@ def json_document(board: Board) -> dict[str, Any]:
                     "tier": ranked.get("tier"),
                     **({"reason": ranked["reason"]} if "reason" in ranked else {}),
                     "latest": _latest(cell.latest),
+                    "misses": board_mod.misses_of(cell.latest),
                     "runs": len(cell.runs),
                 }
             )

@@ -12,7 +12,7 @@ from ...analysis.board import Board, Cell
 from ...core.numbers import pct
 from ...core.safetext import terminal_line
 from ...store.reports import write_atomic
-from ..board import PARTIAL, change_text, figure, tier_mark
+from ..board import PARTIAL, change_text, figure, miss_rows, miss_text, tier_mark
 from .assets import CSS
 from .matrix import MATRIX_CSS, MATRIX_SCRIPT, matrix_html, tiers_html
 
@@ -128,6 +128,9 @@ def render(board: Board, links: dict[str, str]) -> str:
     said = "".join(f"<li>{e(name)}: {e(kind)}</li>" for name, kind in figures if kind != "accuracy")
     skipped = "".join(f"<li><span class='mono'>{e(s.path)}</span>: {e(s.reason)}</li>" for s in board.skipped)
     running = "".join(f"<li><span class='mono'>{e(r.path)}</span>: {e(r.text)}</li>" for r in board.running)
+    misses = "".join(
+        f"<tr><th scope='row'>{e(r)}</th><td>{e(c)}</td><td>{e(miss_text(f))}</td></tr>" for r, c, f in miss_rows(board)
+    )
     sections = []
     for index, column in enumerate(board.columns):
         found, table_of = board.tiers.get(column), board.matrices.get(column)
@@ -158,6 +161,14 @@ def render(board: Board, links: dict[str, str]) -> str:
         "<p class='muted'>Each cell: the latest run's headline accuracy, its 95% interval (clustered by screen) "
         f"and the samples scored ({PARTIAL} a partial run); the trend shows every run, oldest first.</p>"
         + (f"<h2>Headline figures</h2><ul>{said}</ul>" if said else "")
+        + (
+            "<h2>Why they miss</h2><p class='muted'>Accuracy with a click within N px of its box counted a hit; "
+            "a frame the diagnosis found (docs: why it misses).</p>"
+            f'<table id="misses"><thead><tr><th>configuration</th><th>benchmark</th><th>within N px</th></tr></thead>'
+            f"<tbody>{misses}</tbody></table>"
+            if misses
+            else ""
+        )
         + (f'<h2>Running</h2><ul id="running">{running}</ul>' if running else "")
         + "".join(sections)
         + (f'<h2>Not on the board</h2><ul id="skipped">{skipped}</ul>' if skipped else "")
