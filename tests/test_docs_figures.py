@@ -72,3 +72,23 @@ def test_the_readme_quick_start_is_the_ocr_run_then_the_tests_as_ci_runs_them():
     ci = [line for line in ci if line and not line.startswith("#")]
     assert ci[-1] == f"python -m {test_command}", (ci[-1], test_command)
     assert any('-c constraints.txt -e ".[dev]"' in line for line in ci)
+
+
+def test_the_timings_are_written_by_the_benchmark_script(tmp_path, monkeypatch):
+    """benchmarks/time_commands.py times an entry's command and records it with its machine, load
+    and date: the file's figures come from a measurement, not from a hand."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("time_commands", REPO / "benchmarks" / "time_commands.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    figures = tmp_path / "_figures.json"
+    command = 'python -c "import time; time.sleep(1.2)"'
+    figures.write_text(json.dumps({"about": "x", "timings": [{"key": "nap", "command": command, "seconds": 99}]}))
+    monkeypatch.setattr(script, "FIGURES", figures)
+    monkeypatch.setattr(script, "REPO", tmp_path)
+    assert script.main(["nap", "--write"]) == 0
+    (entry,) = json.loads(figures.read_text())["timings"]
+    assert entry["seconds"] == 1 and entry["command"] == command
+    assert "cores" in entry["machine"] and "load average" in entry["load"] and entry["date"]
+    assert entry["source"].startswith("benchmarks/time_commands.py")
