@@ -67,21 +67,27 @@ def near_tolerance(size: Size) -> float:
     return max(10.0, 0.01 * min(size))
 
 
-def server_resize(size: Size, max_pixels: int) -> Size:
-    """(width, height) after a Qwen-style server resize to a pixel budget (vlm/preprocess.smart_resize)."""
-    width, height = size
-    factor = SERVER_FACTOR
+def qwen_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """(height, width) after Qwen2-VL's smart_resize: rounded to multiples of `factor`, then scaled
+    down (floor) or up (ceil) by the same ratio on both sides when the area leaves [min, max]. The
+    one copy: detectors/vlm/preprocess.smart_resize checks the aspect ratio and calls it."""
     h_bar = max(factor, round(height / factor) * factor)
     w_bar = max(factor, round(width / factor) * factor)
     if h_bar * w_bar > max_pixels:
         beta = math.sqrt(height * width / max_pixels)
         h_bar = max(factor, math.floor(height / beta / factor) * factor)
         w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < SERVER_MIN_PIXELS:
-        beta = math.sqrt(SERVER_MIN_PIXELS / (height * width))
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
         h_bar = math.ceil(height * beta / factor) * factor
         w_bar = math.ceil(width * beta / factor) * factor
-    return w_bar, h_bar
+    return h_bar, w_bar
+
+
+def server_resize(size: Size, max_pixels: int) -> Size:
+    """(width, height) after a Qwen-style server resize to a pixel budget."""
+    height, width = qwen_resize(size[1], size[0], SERVER_FACTOR, SERVER_MIN_PIXELS, max_pixels)
+    return width, height
 
 
 def shrunk_by(size: Size, params: Mapping[str, float]) -> Size:

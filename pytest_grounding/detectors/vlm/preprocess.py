@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...core.frames import qwen_resize
+
 if TYPE_CHECKING:
     from PIL.Image import Image
 
@@ -50,17 +52,7 @@ def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixe
     (floor) or up (ceil) by the same ratio on both sides when the area leaves [min, max]."""
     if max(height, width) / min(height, width) > 200:
         raise ValueError(f"aspect ratio of {width}x{height} is over 200, which smart_resize refuses")
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt(height * width / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
+    return qwen_resize(height, width, factor, min_pixels, max_pixels)
 
 
 def _resized(image: Image, frame: Frame) -> Image:
