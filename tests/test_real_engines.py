@@ -204,12 +204,15 @@ def test_transformers_serve_serves_every_sample_the_same_way_serially_and_with_x
         seen = four_runs(
             tmp_path, lambda c: f"openai:base_url={server.url},preset={family},concurrency={c},max_new_tokens={TOKENS}"
         )
-        # a preset that sends top_k under greedy decoding: dropped with one line, a clean run
-        report, _, stdout = scored_run(
-            tmp_path, "gui-owl", f"openai:base_url={server.url},preset=gui-owl-1.5,max_new_tokens={TOKENS}"
-        )
-        (info,) = report["run"]["detectors"].values()
-        assert info["dropped_fields"] == ["top_k"] and "left out: top_k" in stdout
+        # a preset that sends top_k under greedy decoding: dropped with one line, a clean run. GUI-Owl-1.5
+        # is a Qwen3-VL model: on the Qwen2.5-VL checkpoint its 32-pixel frame is not the server's
+        # 28-pixel one, and the probe rightly stops that run (issue 48's resized-screen check)
+        if family == "qwen3-vl":
+            report, _, stdout = scored_run(
+                tmp_path, "gui-owl", f"openai:base_url={server.url},preset=gui-owl-1.5,max_new_tokens={TOKENS}"
+            )
+            (info,) = report["run"]["detectors"].values()
+            assert info["dropped_fields"] == ["top_k"] and "left out: top_k" in stdout
         # a preset that needs a field the server refuses: one message before the run, no sample run
         done, out = suite_run(tmp_path, "os-atlas", f"openai:base_url={server.url},preset=os-atlas-7b")
     finally:
