@@ -178,6 +178,10 @@ def test_paired_difference_matches_a_cluster_bootstrap_and_sits_beside_mcnemar()
     assert abs((found.high - found.low) - (b_high - b_low)) < 0.03
     same = intervals.difference([True, False] * 5, [True, False] * 5, range(10))
     assert (same.delta, same.low, same.high) == (0.0, 0.0, 0.0)
+    # changes on one screen: no spread between screens to read, so no bound narrower than the whole range
+    one = intervals.difference([False] * 4, [True, True, True, False], [7] * 4)
+    assert (one.delta, one.low, one.high, one.clusters) == (0.75, -1.0, 1.0, 1)
+    assert one.bounds() == "95% CI -100.0 to +100.0 points (1 screen)"
 
 
 def test_detectable_difference_is_the_power_multiple_of_the_standard_error():

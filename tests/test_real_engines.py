@@ -344,7 +344,7 @@ class LoggingProxy:
     """Forwards every request to the real server and keeps each chat answer's finish_reason under
     the prompt's text: what the server really cut, to hold the records' `truncated` against."""
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, answer=None):
         import json
         import urllib.error
         import urllib.request
@@ -353,6 +353,7 @@ class LoggingProxy:
 
         self.root = upstream[: -len("/v1")]
         self.finished = []  # (prompt text, finish_reason)
+        self.prompts = []  # every chat request's prompt text
 
         def reply(handler):
             length = int(handler.headers.get("Content-Length") or 0)
@@ -364,9 +365,17 @@ class LoggingProxy:
                     status, payload = response.status, response.read().decode()
             except urllib.error.HTTPError as exc:
                 status, payload = exc.code, exc.read().decode()
-            if handler.path.endswith("/chat/completions") and status == 200:
-                text = " ".join(prompt_texts(json.loads(data)["messages"]))
-                self.finished.append((text, json.loads(payload)["choices"][0].get("finish_reason")))
+            if handler.path.endswith("/chat/completions"):
+                messages = json.loads(data)["messages"]
+                text = " ".join(prompt_texts(messages))
+                self.prompts.append(text)
+                if status == 200:
+                    self.finished.append((text, json.loads(payload)["choices"][0].get("finish_reason")))
+                    if answer is not None:  # the server's own reply (its usage, its engine), another model's words
+                        reply = json.loads(payload)
+                        reply["choices"][0]["message"]["content"] = answer(messages)
+                        reply["choices"][0]["finish_reason"] = "stop"  # its answer is whole
+                        payload = json.dumps(reply)
             return status, payload
 
         self.server = LoopbackServer(reply, answer_probes=False)
@@ -449,5 +458,93 @@ def test_the_llamacpp_detector_compares_a_quantized_model_with_its_full_weights(
         assert "--image-max-tokens 16384" in info["server"]["command"]
         kinds[info["engine"]["settings"]["model_alias"]] = info["engine"]["settings"]["model_ftype"]
     assert set(kinds) == {"model", "model-Q8_0"} and "Q8_0" in kinds["model-Q8_0"]
-    # `compare --by-slice` on this report: main's report schema refuses the samples' `truncated` today
     assert llama_processes(str(gguf)) == []
+    # the two compared paired, slice by slice (cut answers and all: `truncated` is in the report's schema)
+    command = [sys.executable, "-m", "pytest_grounding", "compare", str(out / "report.json"), "--by-slice"]
+    compared = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert compared.returncode == 0, compared.stdout[-2000:] + compared.stderr[-2000:]
+    assert "paired against the first method" in compared.stdout and ", by slice (paired" in compared.stdout
+
+
+def test_an_interrupted_llamacpp_run_leaves_no_server_behind(gguf, engine_env, tmp_path):
+    installed(LLAMA_SERVER, "llama.cpp")
+    spec = f"llamacpp:model={gguf / 'model.gguf'},preset=qwen2.5-vl,server={LLAMA_SERVER},concurrency=1"
+    command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "--detector", spec]
+    command += ["--basetemp", str(tmp_path / "t"), "-n", "2"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in process.stdout:  # until the server answers and samples are under way
+        lines.append(line)
+        if "ready in" in line:
+            break
+    assert llama_processes(str(gguf)), "".join(lines)
+    time.sleep(5)
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=120)
+    assert "KeyboardInterrupt" in rest or "Interrupted" in rest or "interrupted" in rest, rest[-2000:]
+    deadline = time.monotonic() + 30
+    while llama_processes(str(gguf)) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert llama_processes(str(gguf)) == []
+
+
+TINY_IMAGE_TOKENS = 64  # --image-max-tokens: llama-server shrinks every screen to this many tokens
+
+
+def shrunk_model(messages):
+    """What a model would answer on the image the server really kept: the seeing model's click on
+    the calibration screen shrunk to the server's token budget (28 px per token side), in pixels of
+    that shrunk image, written as Qwen2.5-VL writes a point ([x, y]). Random weights answer garbage, so the model's words are this; the image
+    handling and the token counts are llama-server's."""
+    import numpy as np
+    import seeing_model
+
+    from helpers import decode_data_url
+    from pytest_grounding.detectors.vlm.preprocess import smart_resize
+
+    content = messages[-1]["content"]
+    text = " ".join(part.get("text") or "" for part in content if isinstance(part, dict))
+    urls = [part["image_url"]["url"] for part in content if isinstance(part, dict) and part.get("type") == "image_url"]
+    if seeing_model.CALIBRATION not in text or not urls:
+        return "[1, 1]"
+    image = decode_data_url(urls[0])
+    height, width = smart_resize(image.height, image.width, 28, 4 * 28 * 28, TINY_IMAGE_TOKENS * 28 * 28)
+    found = seeing_model.squares(np.asarray(image.resize((width, height))).astype(int))
+    if "red" not in found:
+        return "[1, 1]"
+    x1, y1, x2, y2 = found["red"]
+    return f"[{round((x1 + x2) / 2)}, {round((y1 + y2) / 2)}]"
+
+
+def test_a_llama_server_that_shrinks_the_screen_is_caught_by_the_probe_and_the_frame_check(gguf, engine_env, tmp_path):
+    """llama-server started with --image-max-tokens 64: the token probe stops the run before any
+    sample with one message naming the server's setting; without the probe, the frame check finds
+    the same thing from the clicks (the server resized the screen). Neither sends a sample."""
+    import seeing_model
+
+    from pytest_grounding.detectors.served_checks import PROBE_INSTRUCTION
+
+    installed(LLAMA_SERVER, "llama.cpp")
+    server = start_llama(gguf, tmp_path, args=f"--image-max-tokens {TINY_IMAGE_TOKENS}")
+    proxy = LoggingProxy(server.plan.base_url, answer=shrunk_model)
+
+    def samples():
+        return [t for t in proxy.prompts if PROBE_INSTRUCTION not in t and seeing_model.CALIBRATION not in t]
+
+    try:
+        spec = f"openai:base_url={proxy.url},model={server.plan.served_name},preset=qwen2.5-vl,max_new_tokens={TOKENS}"
+        probed, probed_out = suite_run(tmp_path, "probed", spec)
+        sent_probed = samples()
+        framed, framed_out = suite_run(tmp_path, "framed", spec + ",probe=false", "-n", "2")
+        sent_framed = samples()
+    finally:
+        proxy.close()
+        server.stop()
+    message = probed.stderr
+    assert probed.returncode == 4, probed.stdout[-2000:] + message[-2000:]
+    assert message.count("the server shrank the screen") == 1 and "--image-max-tokens" in message, message[-2000:]
+    assert "llama.cpp b11434" in message and sent_probed == [] and not (probed_out / "report.json").exists()
+    text = framed.stdout + framed.stderr
+    assert framed.returncode == 4, text[-3000:]
+    assert "answers in frame 'resized-by-server" in text and "No dataset sample was sent" in text, text[-3000:]
+    assert sent_framed == [] and not (framed_out / "report.json").exists()

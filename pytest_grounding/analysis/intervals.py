@@ -95,7 +95,8 @@ class Difference:
 
     def bounds(self) -> str:
         """`95% CI -1.2 to +7.8 points (64 screens)`."""
-        return f"95% CI {self.low * 100:+.1f} to {self.high * 100:+.1f} points ({self.clusters} screens)"
+        screens = "1 screen" if self.clusters == 1 else f"{self.clusters} screens"
+        return f"95% CI {self.low * 100:+.1f} to {self.high * 100:+.1f} points ({screens})"
 
 
 # Student's t at 0.975 for 1..10 degrees of freedom; beyond, the Cornish-Fisher expansion (error < 0.001).
@@ -307,7 +308,8 @@ def difference(before: Sequence[bool], after: Sequence[bool], screens: Sequence[
     """The paired difference after - before (hit rates on the same samples), clustered by screen:
     the same clustered variance of the mean of the per-sample differences, and Student's t with
     C - 1 degrees of freedom over C screens (a difference can be negative: no Wilson; t, not the
-    normal, so that a few screens give a wide interval). No changed sample: [delta, delta]."""
+    normal, so that a few screens give a wide interval). No changed sample: [delta, delta]; changes
+    on one screen only: the whole range (one cluster has no spread to read an interval from)."""
     import numpy as np
 
     n = len(before)
@@ -319,6 +321,8 @@ def difference(before: Sequence[bool], after: Sequence[bool], screens: Sequence[
     delta = float(change.mean())
     variance, clusters = _variance((change - delta) / n, screen)
     se = math.sqrt(variance)
+    if clusters < 2 and change.any():
+        return Difference(delta, -1.0, 1.0, se, n, clusters)
     t = t975(clusters - 1)
     return Difference(delta, max(-1.0, delta - t * se), min(1.0, delta + t * se), se, n, clusters)
 
