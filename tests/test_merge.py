@@ -297,3 +297,24 @@ def test_check_refuses_what_is_not_a_share_of_the_same_run(other, message):
 
     with pytest.raises(MergeError, match=re.escape(message)):
         check([shard_document(1, 2, "abc")(), other()])
+
+
+@pytest.mark.slow
+def test_merged_shards_with_errata_give_the_whole_runs_corrected_figure(project, tmp_path, capsys):
+    from test_errata import MINI_ERRATA
+
+    path = tmp_path / "errata.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in MINI_ERRATA))
+    applied = f"--grounding-errata={path}"
+    whole = whole_run(project, tmp_path, applied)
+    code, merged = merge(tmp_path, run_shards(project, tmp_path, 2, applied))
+    assert merged is not None and merged["errata"] == whole["errata"]  # the same corrected figures, the same file
+    assert merged["errata"]["detectors"]["center"]["dropped"] + merged["errata"]["detectors"]["center"]["refixed"]
+    # a shard corrected with other errata (or none) was scored against other boxes: refused, saying which
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "errata.jsonl").write_text(json.dumps({"id": MINI_ERRATA[0]["id"], "action": "drop"}) + "\n")
+    mixed = run_shards(project, other, 2, f"--grounding-errata={other / 'errata.jsonl'}")
+    code, refused = merge(other, [tmp_path / "shard-1.json", mixed[1]])
+    assert code == 2 and refused is None
+    assert "the shards applied different errata" in capsys.readouterr().err

@@ -171,7 +171,19 @@ def block(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str, Any
         "drops": sum(1 for e in errata.entries if e.action == "drop"),
         "fixes": sum(1 for e in errata.entries if e.action == "fix"),
         "detectors": corrected(records, errata),
+        "corrections": [e.as_dict() for e in errata.entries],  # what merge needs to correct the shards as one
     }
+
+
+def from_block(errata_block: Mapping[str, Any]) -> Errata | None:
+    """The errata a report's block was made with (its `corrections`), None where the block does not
+    list them (a report written before they were kept): merge applies them to the merged records."""
+    rows = errata_block.get("corrections")
+    if not isinstance(rows, list):
+        return None
+    data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    parsed = parse(data, "the report's errata block")
+    return Errata(parsed.entries, str(errata_block.get("digest") or parsed.digest), str(errata_block.get("file") or ""))
 
 
 def summary_lines(errata_block: Mapping[str, Any]) -> list[str]:

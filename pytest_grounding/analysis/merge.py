@@ -28,6 +28,7 @@ from ..core.types import EPOCH_SUFFIX
 from ..core.variants import SEPARATOR, base_uid
 from . import cost as cost_mod
 from . import document as document_mod
+from . import errata as errata_mod
 from . import gates as gates_mod
 from . import reproduce, robustness
 
@@ -431,6 +432,29 @@ def scoring_of(
     )
 
 
+def shards_errata(kept: Sequence[Part]) -> tuple[errata_mod.Errata | None, list[str]]:
+    """The errata every shard applied (--grounding-errata), to correct the merged records with: the
+    same file (digest) for all, or none. Shards that applied different errata, or some none, were
+    scored against different boxes and are refused."""
+    blocks = {part.name: part.document.get("errata") for part in kept}
+    digests = {name: (b or {}).get("digest") for name, b in blocks.items()}
+    if not any(digests.values()):
+        return None, []
+    if len(set(digests.values())) > 1:
+        said = ", ".join(f"{name}: {str(d)[:12] if d else 'none'}" for name, d in digests.items())
+        raise MergeError(
+            f"the shards applied different errata ({said}): run every shard with the same --grounding-errata file"
+        )
+    first = next(iter(blocks.values())) or {}
+    applied = errata_mod.from_block(first)
+    if applied is None:
+        return None, [
+            f"the shards applied errata {str(first.get('digest'))[:12]}, but their reports do not list its "
+            "corrections (written by an older version): the merged report gives the official figure only"
+        ]
+    return applied, []
+
+
 def merged_document(
     parts: Sequence[Part],
     *,
@@ -457,6 +481,9 @@ def merged_document(
     # misses classified again against every shard's elements of a screen (issue 46: wrong_element)
     records = classified([record for part in kept for record in part.document.get("samples", [])])
     scoring = scoring_of(kept[0], gates=gates, max_errors=max_errors, published=published)
+    applied, errata_notes = shards_errata(kept)
+    if applied is not None:
+        scoring = replace(scoring, errata=applied)
     found_datasets: dict[str, dict[str, Any]] = {}
     detector_info: dict[str, Any] = {}
     for part in kept:
@@ -478,7 +505,7 @@ def merged_document(
             registered=registered,
         )
     said = list(notes)  # the caller's (how records were re-scored)
-    notes = [*chosen.notes, *said]
+    notes = [*chosen.notes, *said, *errata_notes]
     kept_ids = {id(part) for part in kept}
     notes += [note for part, rescored in checked if id(part) in kept_ids for note in rescored]
     noted = set(notes)

@@ -100,6 +100,22 @@ SCHEMA = {
         "entries": _COUNT,
         "drops": _COUNT,
         "fixes": _COUNT,
+        "corrections": {
+            "description": "the errata file's entries as applied (one per sample id), so that merge corrects the "
+            "merged records with the same file",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "action"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "action": {"enum": ["fix", "drop"]},
+                    "bbox": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
+                    "instruction": {"type": "string"},
+                    "reason": {"type": "string"},
+                },
+            },
+        },
         "detectors": {
             "type": "object",
             "additionalProperties": {
