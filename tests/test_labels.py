@@ -109,6 +109,37 @@ def test_labels_name_the_detectors_everywhere(project, tmp_path, workers, capsys
     assert any(line.startswith("paint · strategy") for line in rows.splitlines()), rows
 
 
+PINNED_SUITE = """
+import pytest
+
+
+@pytest.mark.grounding(dataset={mini!r}, detector=["center:label=floor", "colour+zoom:min_size=32,label=paint"])
+def test_pinned(grounding_sample, grounding_detector, grounding_check):
+    grounding_check(grounding_sample, grounding_detector)
+"""
+
+
+@XDIST
+def test_a_suites_marker_takes_labels_too(project, tmp_path, workers):
+    project.makepyfile(test_pinned=PINNED_SUITE.format(mini=MINI))
+    report = tmp_path / "pinned.json"
+    result = project.runpytest("test_pinned.py", "--grounding-json", str(report), "--grounding-runs-dir=off", *workers)
+    text = result.stdout.str()
+    assert "detector floor = center" in text and "detector paint = colour+zoom:min_size=32" in text, text[-3000:]
+    document = read_json(report)
+    assert {r["detector"] for r in document["samples"]} == {"center", "colour+zoom:min_size=32"}
+    assert document["summary"]["center"]["label"] == "floor"
+    assert document["run"]["detectors"]["colour+zoom:min_size=32"]["label"] == "paint"
+
+
+def test_a_marker_label_that_clashes_is_one_collection_error(project):
+    project.makepyfile(test_pinned=PINNED_SUITE.format(mini=MINI))
+    result = project.runpytest("test_pinned.py", "--detector", "colour:label=floor")
+    text = result.stdout.str()
+    assert result.ret != 0 and "label 'floor' names two detectors" in text, text[-3000:]
+    assert "Traceback" not in text and "SettingError" not in text
+
+
 def test_duplicate_labels_are_one_usage_error(project, tmp_path):
     result = project.runpytest(f"--dataset={MINI}", "--detector", "center:label=x", "--detector", "colour:label=x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

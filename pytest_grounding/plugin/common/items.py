@@ -14,6 +14,7 @@ from ...datasets import DatasetError, sharding
 from ..compat.pytest_compat import name_groups
 from ..sessions import is_worker, local_worker, plan_of
 from .item_index import spec_id
+from .settings import split_labels
 
 
 def item_params(item: Any) -> dict[str, Any]:
@@ -50,6 +51,10 @@ def parametrize(metafunc: Any) -> None:
     specs = specs_of(metafunc, marker, plan)
     if wants_detector:
         where = f"@pytest.mark.grounding in {metafunc.definition.nodeid}"
+        try:
+            specs = pinned_labels(specs, plan, where)
+        except ValueError as exc:  # a collection error naming the test function, no traceback
+            pytest.fail(str(exc), pytrace=False)
         plan.check_detector_specs(specs, where, _no_progress)
         plan.check_frames(specs, where, _no_progress)
         metafunc.parametrize("grounding_detector_name", specs, ids=[spec_id(s) for s in specs])
@@ -88,6 +93,21 @@ def specs_of(metafunc: Any, marker: Any, plan: Any) -> list[str]:
     if "grounding_detector_name" not in metafunc.fixturenames:
         return list(plan.settings.selection.detector_specs)
     return marker_list(marker, "detector") or list(plan.settings.selection.detector_specs)
+
+
+def pinned_labels(specs: list[str], plan: Any, where: str) -> list[str]:
+    """A marker's specs without their `label=`, each label kept in the plan (the worker's detector
+    record carries it to the reports): the same rules as --detector's labels, across the run."""
+    plain, labels = split_labels(tuple(specs), where)
+    known = {**plan.settings.selection.detector_labels, **plan.marker_labels}
+    for spec, label in labels.items():
+        if known.get(spec, label) != label:
+            raise ValueError(f"{where}: detector {spec!r} is labelled {known[spec]!r} elsewhere, not {label!r}")
+        other = next((s for s, name in known.items() if name == label and s != spec), None)
+        if other is not None:
+            raise ValueError(f"{where}: label {label!r} names two detectors ({other!r} and {spec!r})")
+    plan.marker_labels.update(labels)
+    return list(plain)
 
 
 def _no_progress(line: str) -> None:

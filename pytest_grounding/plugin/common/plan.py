@@ -44,6 +44,7 @@ class RunPlan:
     sweep: Sweep  # --grounding-perturb: the axes' registry and the run's variants, parsed once
     notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
     preflighted: set[str] = field(default_factory=set)  # specs whose preflight passed
+    marker_labels: dict[str, str] = field(default_factory=dict)  # label= of specs pinned by a suite's marker
     frame_checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what its frame check found
 
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ...core.record import plain
@@ -20,8 +21,9 @@ class DetectorLoadError(Exception):
 class DetectorPool:
     """Detectors loaded once per process (per xdist worker) and reused for every sample."""
 
-    def __init__(self, specs: SpecBook, answer_store: Any = None) -> None:
+    def __init__(self, specs: SpecBook, answer_store: Any = None, labels: Mapping[str, str] | None = None) -> None:
         self.specs = specs
+        self.labels = labels if labels is not None else {}  # label= of marker-pinned specs (filled at collection)
         self.answer_store = answer_store  # --grounding-cache: handed to each detector that keeps answers
         self._loaded: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
@@ -45,6 +47,8 @@ class DetectorPool:
                 self._failed[spec] = f"detector {spec!r} could not be loaded: {type(exc).__name__}: {exc}"
                 raise DetectorLoadError(self._failed[spec]) from exc
             self.info[spec] = plain({**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)})
+            if spec in self.labels:
+                self.info[spec]["label"] = self.labels[spec]
         return self._loaded[spec]
 
     @property

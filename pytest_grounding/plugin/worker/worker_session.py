@@ -31,7 +31,9 @@ class WorkerSession:
     def open(cls, plan: RunPlan) -> WorkerSession:
         from ...store.answers import open_store
 
-        return cls(plan=plan, pool=DetectorPool(plan.specs, open_store(plan.settings.outputs.answer_cache)))
+        return cls(
+            plan=plan, pool=DetectorPool(plan.specs, open_store(plan.settings.outputs.answer_cache), plan.marker_labels)
+        )
 
     def expect(self, expected: Mapping[baseline_mod.Key, str]) -> None:
         """The checked baseline's outcomes: every record made from now on carries its verdict."""
