@@ -103,9 +103,10 @@ def test_pytest_benchmark_table_is_left_out_unless_asked_but_its_json_keeps_ever
 @XDIST
 def test_progress_says_samples_rate_and_eta(project, workers):
     result = project.runpytest(
-        f"--dataset={MINI}", "--detector", "colour", "--detector", "center", "--grounding-progress", "on", *workers
-    )
-    result.stdout.fnmatch_lines(["grounding progress: 16/16 samples (100%) in *, done; center 8 (*/s)  colour 8 (*/s)"])
+        f"--dataset={MINI}", "--detector", "colour", "--detector", "center:label=mid", "--grounding-progress", "on",
+        *workers,
+    )  # fmt: skip
+    result.stdout.fnmatch_lines(["grounding progress: 16/16 samples (100%) in *, done; colour 8 (*/s)  mid 8 (*/s)"])
     quiet = project.runpytest(f"--dataset={MINI}", "--detector", "colour", *workers)  # not a terminal: off
     assert "grounding progress" not in quiet.stdout.str()
 

@@ -494,8 +494,9 @@ TINY_IMAGE_TOKENS = 64  # --image-max-tokens: llama-server shrinks every screen 
 def shrunk_model(messages):
     """What a model would answer on the image the server really kept: the seeing model's click on
     the calibration screen shrunk to the server's token budget (28 px per token side), in pixels of
-    that shrunk image, written as Qwen2.5-VL writes a point ([x, y]). Random weights answer garbage, so the model's words are this; the image
-    handling and the token counts are llama-server's."""
+    that shrunk image, written as Qwen2.5-VL writes a point ([x, y]). Random weights answer
+    garbage, so the model's words are this; the image handling and the token counts are
+    llama-server's."""
     import numpy as np
     import seeing_model
 
