@@ -35,14 +35,14 @@ def paced():
     server.close()
 
 
-def run(suite, server, tmp_path, *args, name="r", concurrency=8):
+def run(suite, server, tmp_path, *args, name="r", concurrency=8, frame_check="off"):
     report, predictions = tmp_path / f"{name}.json", tmp_path / "p.jsonl"
     result = suite.runpytest(
         f"--dataset=pointerbench:{default_dataset_dir()}",
         f"--grounding-limit={LIMIT}",
         "--detector",
         f"openai:base_url={server.url},model=paced,preset=uitars-1.5-point,retries=0,concurrency={concurrency}",
-        "--grounding-frame-check=off",  # the stub counts every request it gets: only the samples' here
+        f"--grounding-frame-check={frame_check}",  # off: the stub counts only the samples' requests
         "--grounding-json",
         str(report),
         "--grounding-predictions",
@@ -106,19 +106,41 @@ def check_schema(document):
 def test_a_request_budget_sends_no_more_and_leaves_the_rest_not_run(suite, paced, tmp_path, workers):
     model, server = paced
     result, document = run(suite, server, tmp_path, "--grounding-budget=requests=5", *workers)
-    assert len(model.chats) <= 5  # counted where they arrive
-    assert len(document["samples"]) == len(model.chats) >= (4 if workers else 5)
+    assert len(model.chats) + server.probes <= 5  # counted where they arrive: the probe's completion too
+    assert server.probes >= 1 and document["budget"]["startup_requests"] == server.probes
+    assert len(document["samples"]) == len(model.chats) >= (5 - server.probes - 1 if workers else 5 - server.probes)
     assert all(record["outcome"] != "error" for record in document["samples"])
     assert len(document["not_run"]) == LIMIT - len(document["samples"])
     assert document["partial"] is True
     budget = document["budget"]
     assert budget["limits"] == {"requests": 5} and budget["ended"] == "requests=5"
-    assert budget["spent"]["requests"] == len(model.chats)
+    assert budget["spent"]["requests"] == len(model.chats) + server.probes
     assert budget["per_worker"] is bool(workers)
     check_schema(document)
     result.stdout.fnmatch_lines(
         ["grounding budget: requests=5*", "*not run: * of 12 samples (the budget requests=5 was spent)*"]
     )
+
+
+@XDIST
+def test_the_frame_checks_requests_are_the_budgets_too(suite, paced, tmp_path, workers):
+    """Every chat request the model gets counts: the frame check's 12 calibration screens are taken
+    off the budget before the samples' share; a budget too small for both skips the check, saying so."""
+    model, server = paced
+    result, document = run(suite, server, tmp_path, "--grounding-budget=requests=30", *workers, frame_check="warn")
+    assert 12 < len(model.chats) + server.probes <= 30, result.stdout.str()[-2000:]
+    assert sum("Click the red square." in text for text in model.chats) == 12
+    budget = document["budget"]
+    assert budget["startup_requests"] == 12 + server.probes and budget["spent"]["requests"] <= 30
+    assert len(document["samples"]) == len(model.chats) - 12
+    assert len(document["samples"]) + len(document.get("not_run", [])) == LIMIT
+    check_schema(document)
+    model.chats.clear()
+    server.probes = 0
+    result, document = run(suite, server, tmp_path, "--grounding-budget=requests=20", *workers, frame_check="warn")
+    assert len(model.chats) + server.probes <= 20
+    assert not any("Click the red square." in text for text in model.chats)
+    assert "frame check" in result.stdout.str() and "too few for its 12 calibration requests" in result.stdout.str()
 
 
 def test_a_seconds_budget_stops_a_slow_run_and_resume_continues_it(suite, tmp_path):
@@ -136,6 +158,16 @@ def test_a_seconds_budget_stops_a_slow_run_and_resume_continues_it(suite, tmp_pa
         assert "budget" not in whole
     finally:
         server.close()
+
+
+def test_a_budget_the_probe_spends_sends_no_sample(suite, paced, tmp_path):
+    model, server = paced
+    result, document = run(suite, server, tmp_path, "--grounding-budget=requests=1", frame_check="fail")
+    assert server.probes == 1 and model.chats == []  # the probe's one completion, then nothing
+    assert document["samples"] == [] and len(document["not_run"]) == LIMIT
+    assert document["budget"]["spent"]["requests"] == 1 and document["budget"]["startup_requests"] == 1
+    assert "too few for its 12 calibration requests" in result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
 def test_a_bad_budget_is_one_usage_error(suite):

@@ -10,7 +10,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 KEYS = ("requests", "tokens", "seconds", "cost")
@@ -39,6 +39,12 @@ class Budget:
         """`requests=5`: one of the limits as it is written on the command line."""
         value = getattr(self, kind)
         return f"{kind}={value}" if isinstance(value, int) else f"{kind}={value:g}"
+
+    def after_requests(self, spent: int) -> Budget:
+        """The budget left once `spent` requests went (the start-up checks'); never below zero."""
+        if self.requests is None or spent <= 0:
+            return self
+        return replace(self, requests=max(0, self.requests - spent))
 
     def share(self, index: int, count: int) -> Budget:
         """Worker `index` of `count`'s part: the requests, tokens and cost split so the parts add up

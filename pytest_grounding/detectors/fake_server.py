@@ -120,6 +120,7 @@ class FakeServer:
         self.model = model or f"fake/{preset}"  # a model id the detector's preset=auto matches
         self.delay, self.errors, self.cut = delay, errors, cut
         self.requests = 0
+        self.probes = 0  # the served detectors' probe completions it answered itself
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._preset: Any = None
@@ -128,6 +129,7 @@ class FakeServer:
 
             self._preset = get_preset(preset)  # an unknown name fails here, with "did you mean"
         answer = reply or self.answer
+        server = self
 
         class Handler(BaseHTTPRequestHandler):
             def _serve(self) -> None:
@@ -138,6 +140,8 @@ class FakeServer:
                     data = self.rfile.read(length)
                     self.rfile = io.BytesIO(data)  # the reply reads it again
                     if answer_probes and PROBE_INSTRUCTION.encode() in data:
+                        with server._lock:
+                            server.probes += 1
                         return self._send(200, PROBE_REPLY)
                 status, payload = answer(self)
                 self._send(status, payload)

@@ -289,7 +289,7 @@ class HttpClient:
             if self.refused is not None:  # a 401/403 before: nothing more is sent
                 raise AuthError(self.refused, status=self.refused_status)
             meter = budget.current()
-            if meter is not None:
+            if meter is not None and data is not None:  # a model call (a GET for /models is metadata)
                 meter.send_http()  # BudgetSpent past --grounding-budget requests=N: nothing more is sent
             base = self._url()
             url = (server_root(base) if root else base) + path

@@ -70,6 +70,7 @@ def pytest_configure(config) -> None:
         served_session.adopt(told.served)  # the controller's servers and probes
         assert worker is not None
         worker.done_keys = frozenset(told.done)
+        worker.plan.startup_requests.append(told.startup_requests)  # spent of the budget before any worker
         if told.baseline is not None:  # the controller read and checked the baseline; workers judge with it
             worker.expect(baseline.expectations_from(told.baseline))
         config.pluginmanager.register(Worker(config, worker), "grounding-worker")

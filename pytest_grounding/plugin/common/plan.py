@@ -45,6 +45,8 @@ class RunPlan:
     notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
     preflighted: set[str] = field(default_factory=set)  # specs whose preflight passed
     marker_labels: dict[str, str] = field(default_factory=dict)  # label= of specs pinned by a suite's marker
+    startup_requests: list[int] = field(default_factory=list)  # HTTP requests the checks before the run sent
+    frame_skipped: set[str] = field(default_factory=set)  # specs whose frame check the request budget left out
     frame_checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what its frame check found
 
     @classmethod
@@ -135,13 +137,26 @@ class RunPlan:
         from ...detectors.frame_check import needs_check
 
         mode = self.settings.selection.frame_check
-        if mode == "off" or spec in self.frame_checks or not needs_check(factory):
+        if mode == "off" or spec in self.frame_checks or spec in self.frame_skipped or not needs_check(factory):
             return
         if self.settings.selection.task != "grounding":
             return
-        from ...detectors.frame_check import run_check
+        from ...core import budget
+        from ...detectors.frame_check import calibration_screens, run_check
         from ...store.answers import open_store
         from ..worker.pool import DetectorLoadError, DetectorPool
+
+        meter = budget.current()
+        calibration = len(calibration_screens())
+        if meter is not None and meter.budget.requests is not None:
+            left = meter.budget.requests - meter.http
+            if left < 2 * calibration:  # the samples must keep at least as much as the check takes
+                self.note(
+                    f"frame check {spec}: not run: --grounding-budget {meter.budget.label('requests')} leaves "
+                    f"{left} requests, too few for its {calibration} calibration requests and the samples"
+                )
+                self.frame_skipped.add(spec)
+                return
 
         pool = DetectorPool(self.specs, open_store(self.settings.outputs.answer_cache))
         try:
@@ -232,6 +247,25 @@ class RunPlan:
         """Fail fast, before any worker starts, on a detector or dataset named on the command line
         or in the ini file that cannot be used, or an output path that cannot be written. Loads
         the run's datasets here too, so the controller can name them under xdist."""
+        from ...core import budget
+
+        limit = self.settings.selection.budget
+        meter = budget.Meter(limit) if limit is not None and limit.requests is not None and self.controller else None
+        budget.install(meter)  # the start-up checks' requests (probes, calibration) are the budget's too
+        try:
+            self._check_run_settings(say, on_generate)
+        except budget.BudgetSpent:
+            assert limit is not None
+            raise SettingError(
+                f"--grounding-budget {limit.label('requests')} is spent by the checks before the run (the served "
+                "detectors' probes): give a larger budget, or probe=false on the detector"
+            ) from None
+        finally:
+            budget.install(None)
+            if meter is not None:
+                self.startup_requests.append(meter.http)
+
+    def _check_run_settings(self, say: Callable[[str], None], on_generate: Callable[[Path], None] | None) -> None:
         settings = self.settings
         self.check_detector_specs(settings.selection.detector_specs, settings.selection.detector_source, say)
         self.note_deterministic()

@@ -22,6 +22,7 @@ class WorkerInput:
     baseline: list[list[str]] | None = None  # the checked baseline's expectations, when one is compared
     loadgroup: bool = False  # --dist loadgroup: the worker marks each screen's samples as one group
     served: dict[str, Any] = field(default_factory=dict)  # served_session.export(): servers and probes
+    startup_requests: int = 0  # HTTP requests the controller's checks sent: spent of --grounding-budget
 
     def send(self, workerinput: dict[str, Any]) -> None:
         done = [list(key) for key in self.done]
@@ -30,6 +31,7 @@ class WorkerInput:
             "baseline": self.baseline,
             "loadgroup": self.loadgroup,
             "served": self.served,
+            "startup_requests": self.startup_requests,
         }
 
     @classmethod
@@ -40,6 +42,7 @@ class WorkerInput:
             baseline=sent.get("baseline"),
             loadgroup=bool(sent.get("loadgroup")),
             served=dict(sent.get("served") or {}),
+            startup_requests=int(sent.get("startup_requests") or 0),
         )
 
 

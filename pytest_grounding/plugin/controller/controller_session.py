@@ -236,7 +236,16 @@ class ControllerSession:
             return None
         found = merged(self.reports.budget) or {"ended": None, "spent": {}}
         ended = found["ended"] and limits.label(found["ended"])  # the run's limit, not a worker's share
-        return {"limits": limits.as_dict(), **found, "ended": ended, "per_worker": len(self.reports.budget) > 1}
+        startup = sum(self.plan.startup_requests)  # the probes' and the frame check's, sent before any sample
+        spent = {**found["spent"], "requests": found["spent"].get("requests", 0) + startup}
+        return {
+            "limits": limits.as_dict(),
+            **found,
+            "spent": spent,
+            "ended": ended,
+            "per_worker": len(self.reports.budget) > 1,
+            "startup_requests": startup,
+        }
 
     def dataset_summaries(self) -> list[dict[str, Any]]:
         """The datasets the records came from: loaded here, or (pinned by a suite under xdist)

@@ -25,12 +25,14 @@ class BudgetHooks:
         self.meter: budget.Meter | None = None
 
     def share(self) -> budget.Budget:
-        """Under -n N, this worker's part of the requests, tokens and cost (1/N each)."""
+        """What the samples may spend: the requests the checks before the run sent (probes, the
+        frame check) taken off; under -n N, this worker's part of the rest (1/N each)."""
+        left = self.budget.after_requests(sum(self.worker.plan.startup_requests))
         told = getattr(self.config, "workerinput", None)
         if told is None:
-            return self.budget
+            return left
         index = int(str(told.get("workerid", "gw0")).lstrip("gw") or 0)
-        return self.budget.share(index, int(told.get("workercount", 1)))
+        return left.share(index, int(told.get("workercount", 1)))
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: the meter covers the pipeline's whole life
     def pytest_runtestloop(self, session):
