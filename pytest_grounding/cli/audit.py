@@ -326,12 +326,20 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
+# formats whose rows carry no id: the loader numbers them by position (`<split>_<row>`), so an id names
+# another row as soon as a version reorders, adds or removes rows
+POSITIONAL_IDS = frozenset({"screenspot"})
+
+
 def run_diff(old_spec: str, new_spec: str, json_out: Path | None, ids_out: Path | None) -> int:
     from ..analysis.dataset_diff import diff, table_lines
 
     old, new = load(old_spec), load(new_spec)
-    found = diff(old.samples, new.samples)
+    by_id = not {old.format, new.format} & POSITIONAL_IDS
+    found = diff(old.samples, new.samples, ids=by_id)
     print(f"diff {old.name} ({old.fingerprint[:12]}) -> {new.name} ({new.fingerprint[:12]})")
+    if not by_id:
+        print("ids made up by the loader from row positions: rows matched by their content, not by id")
     for line in table_lines(found):
         print(terminal_line(line))
     if json_out:
@@ -340,6 +348,7 @@ def run_diff(old_spec: str, new_spec: str, json_out: Path | None, ids_out: Path 
             "kind": "audit-diff",
             "old": {"name": old.name, "path": str(old.path), "fingerprint": old.fingerprint},
             "new": {"name": new.name, "path": str(new.path), "fingerprint": new.fingerprint},
+            "matched_by_id": by_id,
             **found.summary(),
             "pairs": [p.as_dict() for p in found.pairs if p.category != "unchanged" or p.slices],
         }
