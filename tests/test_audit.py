@@ -9,7 +9,7 @@ from pathlib import Path
 import audit_screens
 import pytest
 
-from helpers import SHARED_DATA, needs_shared
+from helpers import FIXTURES, SHARED_DATA, needs_shared
 from pytest_grounding.analysis import audit as audit_mod
 from pytest_grounding.analysis.audit import Run, ScreenRead, audit, consensus, edits, geometry, metadata, named_text
 from pytest_grounding.cli.main import main
@@ -187,3 +187,16 @@ def test_screenspot_v1_geometry_and_metadata_without_ocr(tmp_path):
     assert main(["audit", "--dataset", spec, "--no-ocr", "--kinds", "geometry,metadata", "--json", str(out)]) == 0
     document = json.loads(out.read_text())
     assert document["dataset"]["samples"] == 1272
+
+
+def test_screens_that_cannot_be_read_are_listed(tmp_path, capsys):
+    """fixtures/mini: broken.png does not decode, missing.png is not there."""
+    out, page = tmp_path / "audit.json", tmp_path / "audit.html"
+    assert main(["audit", "--dataset", str(FIXTURES / "mini"), "--no-ocr", "--json", str(out), "--html", str(page)]) == 0
+    unread = {Path(e["image"]).name: e for e in json.loads(out.read_text())["unread_screens"]}
+    assert set(unread) == {"broken.png", "missing.png"}
+    assert unread["broken.png"]["samples"] == ["m07"] and unread["missing.png"]["samples"] == ["m08"]
+    assert "FileNotFoundError" in unread["missing.png"]["problem"]
+    printed = capsys.readouterr().out
+    assert "2 screens not read (2 samples" in printed and "missing.png: FileNotFoundError" in printed
+    assert "2 screens not read</h2>" in page.read_text()

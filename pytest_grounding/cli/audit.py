@@ -176,7 +176,7 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
             with Image.open(path) as opened:
                 image = opened.convert("RGB")
         except Exception as exc:  # a missing or undecodable screen is that screen's problem, not the audit's
-            screens[path] = ScreenRead(None, problem=f"{type(exc).__name__}: {exc}")
+            screens[path] = ScreenRead(None, problem=_why_unread(exc, path))
             progress(index + 1, len(images))
             continue
         texts: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()
@@ -188,6 +188,49 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
         screens[path] = ScreenRead(image.size, texts, difference_hash(image))
         progress(index + 1, len(images))
     return screens, {"screens": len(images), "ocr_seconds": round(ocr_seconds, 3)}
+
+
+def _why_unread(exc: BaseException, path: str) -> str:
+    """`FileNotFoundError: no such file`: the error without the path the line already names."""
+    said = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    said = said.replace(f"'{path}'", "").replace(path, "").strip(" :")
+    return f"{type(exc).__name__}: {said.lower() if said else 'not read'}"
+
+
+def unread_screens(samples: Sequence[Any], screens: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The screens the audit could not read (missing, undecodable, outside the dataset's folder), each
+    with why and the ids of its samples: they got only the kinds that need no pixels."""
+    from ..datasets.validate import outside_dataset
+
+    found: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        path = str(sample.image)
+        screen = screens.get(path)
+        if outside_dataset(sample):
+            problem = "outside the dataset's folder: never opened"
+        elif screen is not None and screen.problem:
+            problem = str(screen.problem)
+        else:
+            continue
+        found.setdefault(path, {"image": path, "problem": problem, "samples": []})["samples"].append(sample.id)
+    return sorted(found.values(), key=lambda entry: entry["image"])
+
+
+def unread_lines(unread: Sequence[Mapping[str, Any]], most: int = 10) -> list[str]:
+    """The terminal's lines for the screens not read: a count, then the first few."""
+    if not unread:
+        return []
+    samples = sum(len(entry["samples"]) for entry in unread)
+    lines = [
+        f"  {len(unread)} screen{'' if len(unread) == 1 else 's'} not read ({samples} samples: only the kinds "
+        "that need no pixels; the JSON's unread_screens lists them all):"
+    ]
+    for entry in unread[:most]:
+        ids = ", ".join(entry["samples"][:3]) + (" ..." if len(entry["samples"]) > 3 else "")
+        lines.append(f"    {entry['image']}: {entry['problem']} ({ids})")
+    if len(unread) > most:
+        lines.append(f"    and {len(unread) - most} more")
+    return lines
 
 
 def read_runs(paths: Sequence[Path]) -> list[Any]:
@@ -268,6 +311,9 @@ def run_audit(args: argparse.Namespace) -> int:
     tally = counts(findings)
     if tally:
         print("  " + ", ".join(f"{k} {n}" for k, n in tally.items()))
+    unread = unread_screens(samples, screens)
+    for line in unread_lines(unread):
+        print(terminal_line(line))
     for line in table_lines(findings, args.limit):
         print(terminal_line(line))
     document = {
@@ -284,6 +330,7 @@ def run_audit(args: argparse.Namespace) -> int:
         "ocr": ocr,
         "timing": {**timing, "seconds": round(elapsed, 3)},
         "counts": tally,
+        "unread_screens": unread,
         "findings": [_with_context(f.as_dict(), screens, runs) for f in findings],
     }
     if args.json:
