@@ -192,7 +192,8 @@ def test_screenspot_v1_geometry_and_metadata_without_ocr(tmp_path):
 def test_screens_that_cannot_be_read_are_listed(tmp_path, capsys):
     """fixtures/mini: broken.png does not decode, missing.png is not there."""
     out, page = tmp_path / "audit.json", tmp_path / "audit.html"
-    assert main(["audit", "--dataset", str(FIXTURES / "mini"), "--no-ocr", "--json", str(out), "--html", str(page)]) == 0
+    mini = str(FIXTURES / "mini")
+    assert main(["audit", "--dataset", mini, "--no-ocr", "--json", str(out), "--html", str(page)]) == 0
     unread = {Path(e["image"]).name: e for e in json.loads(out.read_text())["unread_screens"]}
     assert set(unread) == {"broken.png", "missing.png"}
     assert unread["broken.png"]["samples"] == ["m07"] and unread["missing.png"]["samples"] == ["m08"]

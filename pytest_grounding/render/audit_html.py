@@ -128,11 +128,15 @@ def render(document: Mapping[str, Any]) -> str:
     )
     unread = list(document.get("unread_screens") or [])
     if unread:  # their samples got only the kinds that need no pixels
-        head += f"<h2>{len(unread)} screens not read</h2><ul>" + "".join(
-            f"<li>{_e(entry.get('image'))}: {_e(entry.get('problem'))} ({_e(', '.join(entry.get('samples') or []))})"
-            "</li>"
-            for entry in unread
-        ) + "</ul>"
+        head += (
+            f"<h2>{len(unread)} screens not read</h2><ul>"
+            + "".join(
+                f"<li>{_e(entry.get('image'))}: {_e(entry.get('problem'))} ({_e(', '.join(entry.get('samples') or []))})"
+                "</li>"
+                for entry in unread
+            )
+            + "</ul>"
+        )
     more = len(document.get("findings") or []) - len(findings)
     tail = f"<p>{more} more findings in the JSON.</p>" if more > 0 else ""
     body = "".join(parts[i] for i in range(len(findings)))
