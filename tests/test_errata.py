@@ -266,3 +266,21 @@ def test_rescore_carries_the_errata_and_takes_another_file(project, tmp_path, ca
     bad.write_text('{"id": "m01", "action": "remove"}\n')
     assert main(["rescore", str(plain), "--errata", str(bad), "--json", str(tmp_path / "x.json")]) == 2
     assert "line 1: action must be one of fix, drop" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "document, said",
+    [
+        ({"summary": {}, "samples": [], "run": {}}, "is a run's report (--grounding-json"),
+        ({"kind": "audit-diff", "counts": {}, "pairs": []}, "is an `audit --diff` of two dataset versions"),
+        ([1, 2], "is not an audit (a JSON list)"),
+        ({"dataset": {"path": "/x"}, "findings": [{"id": "a"}]}, "finding 1 has no instruction, bbox"),
+        ({"kind": "audit", "findings": []}, "the audit names no dataset path"),
+    ],
+)
+def test_review_names_a_file_that_is_no_audit(tmp_path, capsys, document, said):
+    path = tmp_path / "r1.json"
+    path.write_text(json.dumps(document))
+    assert errata_review.run(path, tmp_path / "errata.jsonl", mode="file", out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert said in err and "error: review --audit:" in err

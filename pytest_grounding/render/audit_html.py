@@ -128,15 +128,11 @@ def render(document: Mapping[str, Any]) -> str:
     )
     unread = list(document.get("unread_screens") or [])
     if unread:  # their samples got only the kinds that need no pixels
-        head += (
-            f"<h2>{len(unread)} screens not read</h2><ul>"
-            + "".join(
-                f"<li>{_e(entry.get('image'))}: {_e(entry.get('problem'))} ({_e(', '.join(entry.get('samples') or []))})"
-                "</li>"
-                for entry in unread
-            )
-            + "</ul>"
+        items = "".join(
+            f"<li>{_e(e.get('image'))}: {_e(e.get('problem'))} ({_e(', '.join(e.get('samples') or []))})</li>"
+            for e in unread
         )
+        head += f"<h2>{len(unread)} screens not read</h2><ul>{items}</ul>"
     more = len(document.get("findings") or []) - len(findings)
     tail = f"<p>{more} more findings in the JSON.</p>" if more > 0 else ""
     body = "".join(parts[i] for i in range(len(findings)))
