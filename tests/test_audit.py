@@ -201,3 +201,28 @@ def test_screens_that_cannot_be_read_are_listed(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "2 screens not read (2 samples" in printed and "missing.png: FileNotFoundError" in printed
     assert "2 screens not read</h2>" in page.read_text()
+
+
+def test_runs_of_another_dataset_are_refused_and_stray_ids_left_out(tmp_path, capsys):
+    mini = str(FIXTURES / "mini")
+    other = tmp_path / "other.jsonl"  # the same ids, made on other annotation files
+    other.write_text(
+        "".join(
+            json.dumps({"id": f"m0{i}", "detector": "x", "point": [1, 1], "dataset": "v2", "fingerprint": "f" * 16})
+            + "\n"
+            for i in range(1, 7)
+        )
+    )
+    assert main(["audit", "--dataset", mini, "--runs", str(other), "--no-ocr"]) == 2
+    err = capsys.readouterr().err
+    assert "was made on another dataset: v2 (fingerprint ffffffffffffffff): 6 records, not on mini" in err
+    stranger = tmp_path / "stranger.jsonl"  # no fingerprint: known by its ids alone
+    stranger.write_text("".join(json.dumps({"id": f"pbp_{i}", "point": [1, 1]}) + "\n" for i in range(3)))
+    assert main(["audit", "--dataset", mini, "--runs", str(stranger), "--no-ocr"]) == 2
+    assert "none of its sample ids is a sample of mini" in capsys.readouterr().err
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(stranger.read_text() + json.dumps({"id": "m05", "point": [80, 60]}) + "\n")
+    out = tmp_path / "audit.json"
+    assert main(["audit", "--dataset", mini, "--runs", str(mixed), "--no-ocr", "--json", str(out)]) == 0
+    assert "3 ids are no sample of mini" in capsys.readouterr().err
+    assert json.loads(out.read_text())["runs"] == ["mixed"]

@@ -233,18 +233,26 @@ def unread_lines(unread: Sequence[Mapping[str, Any]], most: int = 10) -> list[st
     return lines
 
 
-def read_runs(paths: Sequence[Path]) -> list[Any]:
-    """One Run per detector of each report (a --grounding-json report or a predictions JSONL)."""
+def read_runs(paths: Sequence[Path], dataset: Any = None) -> list[Any]:
+    """One Run per detector of each report (a --grounding-json report or a predictions JSONL). With the
+    audited `dataset`: records of another dataset (their fingerprint, the annotation files' digest,
+    differs) and ids that are none of its samples are left out and said; a run with nothing left is
+    refused (its clicks would be judged against other rows' boxes)."""
     from ..analysis.audit import Run
     from ..store.reports import OutputError, read_report
 
     runs: list[Run] = []
     for path in paths:
+        fingerprints: dict[str, str] = {}  # a report's datasets, for records that carry no fingerprint
         if path.suffix == ".json":
             try:
-                records = list(read_report(path).get("samples") or [])
+                report = read_report(path)
             except OutputError as exc:
                 raise AuditError(str(exc)) from None
+            records = list(report.get("samples") or [])
+            for entry in (report.get("run") or {}).get("datasets") or []:
+                if isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str):
+                    fingerprints[str(entry.get("name"))] = entry["fingerprint"]
         else:
             try:
                 text = path.read_text(encoding="utf-8")
@@ -252,17 +260,60 @@ def read_runs(paths: Sequence[Path]) -> list[Any]:
             except (OSError, ValueError) as exc:
                 raise AuditError(f"run {path} cannot be read: {exc}") from None
         by_detector: dict[str, dict[str, tuple[float, float] | None]] = {}
+        other: dict[tuple[str, str], int] = {}  # (dataset, fingerprint) of records of another dataset
         for record in records:
             if not isinstance(record, dict) or "id" not in record:
                 continue
             if record.get("task", "grounding") != "grounding" or record.get("variant") is not None:
                 continue
+            made_on = record.get("fingerprint") or fingerprints.get(str(record.get("dataset")))
+            if dataset is not None and isinstance(made_on, str) and made_on not in ("unknown", dataset.fingerprint):
+                key = (str(record.get("dataset")), made_on)
+                other[key] = other.get(key, 0) + 1
+                continue
             name = str(record.get("detector") or path.stem)
             by_detector.setdefault(name, {})[str(record["id"])] = _point(record.get("point"))
+        if dataset is not None:
+            by_detector = _on_dataset(path, by_detector, other, dataset)
         for name, points in by_detector.items():
             label = name if len(paths) == 1 or len(by_detector) > 1 else f"{path.stem}"
             runs.append(Run(label if label not in {r.name for r in runs} else f"{label} [{path}]", points))
     return runs
+
+
+def _on_dataset(
+    path: Path,
+    by_detector: dict[str, dict[str, tuple[float, float] | None]],
+    other: Mapping[tuple[str, str], int],
+    dataset: Any,
+) -> dict[str, dict[str, tuple[float, float] | None]]:
+    """A run's clicks on the audited dataset's samples only: a run made on another dataset is refused,
+    records of other datasets or ids of no sample are left out with a note."""
+    audited = f"{dataset.name} (fingerprint {dataset.fingerprint})"
+    elsewhere = ", ".join(f"{name} (fingerprint {made_on}): {n} records" for (name, made_on), n in other.items())
+    if other and not by_detector:
+        raise AuditError(
+            f"run {path} was made on another dataset: {elsewhere}, not on {audited} (the fingerprint is the "
+            "annotation files' digest): audit --runs takes runs of the audited dataset"
+        )
+    if other:
+        _note(f"run {path}: records of other datasets left out ({elsewhere})")
+    ids = {s.id for s in dataset.samples}
+    unknown = sorted({sid for points in by_detector.values() for sid in points} - ids)
+    if not unknown:
+        return by_detector
+    first = ", ".join(repr(u) for u in unknown[:5])
+    if all(set(points) <= set(unknown) for points in by_detector.values()):
+        raise AuditError(
+            f"run {path}: none of its sample ids is a sample of {audited} (first: {first}): a run of another "
+            "dataset? audit --runs takes runs of the audited dataset"
+        )
+    _note(f"run {path}: {len(unknown)} ids are no sample of {audited}, left out (first: {first})")
+    return {name: {k: v for k, v in points.items() if k in ids} for name, points in by_detector.items()}
+
+
+def _note(text: str) -> None:
+    print(f"note: {terminal_line(text)}", file=sys.stderr)
 
 
 def _point(value: Any) -> tuple[float, float] | None:
@@ -293,8 +344,8 @@ def run_audit(args: argparse.Namespace) -> int:
             print("note: rapidocr is not installed (the ocr extra): no text_mismatch or typo", file=sys.stderr)
             ocr = False
     started = time.perf_counter()
-    runs = read_runs(args.runs)
     dataset = load(args.dataset)
+    runs = read_runs(args.runs, dataset)
     samples = list(dataset.samples)
     screens, timing = read_screens(samples, ocr=ocr)
     findings = audit(
