@@ -219,7 +219,7 @@ def test_ids_that_match_no_sample_are_named_and_not_counted():
     )
     report = block(RECORDS, found)
     assert (report["entries"], report["drops"], report["fixes"], report["unmatched"]) == (3, 1, 0, ["zz", "yy"])
-    assert "3 entries: 1 drop and 0 fixes applied, 2 match no sample" in summary_lines(report)[0]
+    assert "3 entries: 1 drop and 0 fixes applied, 2 not in this run" in summary_lines(report)[0]
     from pytest_grounding.analysis.errata import unmatched_note
 
     note = unmatched_note(found, {"a", "b", "c"})

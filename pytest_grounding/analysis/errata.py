@@ -224,7 +224,7 @@ def from_block(errata_block: Mapping[str, Any]) -> Errata | None:
 
 
 def applied_text(errata_block: Mapping[str, Any]) -> str:
-    """`sha256 0123456789ab, 4 entries: 1 drop and 1 fix applied, 2 match no sample`."""
+    """`sha256 0123456789ab, 4 entries: 1 drop and 1 fix applied, 2 not in this run`."""
     said = (
         f"sha256 {str(errata_block['digest'])[:12]}, {errata_block['entries']} entries: "
         f"{errata_block['drops']} drop{'' if errata_block['drops'] == 1 else 's'} and "
@@ -232,7 +232,7 @@ def applied_text(errata_block: Mapping[str, Any]) -> str:
     )
     missing = errata_block.get("unmatched")  # absent from a report written before it was kept
     if isinstance(missing, list) and missing:
-        said += f", {len(missing)} match{'es' if len(missing) == 1 else ''} no sample"
+        said += f", {len(missing)} not in this run"
     return said
 
 
