@@ -227,7 +227,8 @@ def test_ids_that_match_no_sample_are_named_and_not_counted():
     assert unmatched_note(found, {"c", "zz", "yy"}) is None
 
 
-def test_rescore_carries_the_errata_and_takes_another_file(project, tmp_path, capsys):
+@XDIST
+def test_rescore_carries_the_errata_and_takes_another_file(project, tmp_path, capsys, workers):
     """A run with errata (one id of another dataset): the note names it, the counts say what applied, the
     run record keeps the file's digest; `rescore` of that report applies the same corrections again,
     and `rescore --errata FILE` applies a file to a run made without one."""
@@ -240,7 +241,7 @@ def test_rescore_carries_the_errata_and_takes_another_file(project, tmp_path, ca
     path.write_text("".join(json.dumps(r) + "\n" for r in [*MINI_ERRATA, {"id": "zz9", "action": "drop"}]))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     plain, with_errata = tmp_path / "plain.json", tmp_path / "errata.json"
-    common = [f"--dataset={FIXTURES / 'mini'}", "--detector", "center"]
+    common = [f"--dataset={FIXTURES / 'mini'}", "--detector", "center", *workers]
     project.runpytest(*common, "--grounding-json", str(plain))
     result = project.runpytest(*common, "--grounding-json", str(with_errata), f"--grounding-errata={path}")
     run = read_report(with_errata)
