@@ -9,7 +9,7 @@ from pathlib import Path
 import audit_screens
 import pytest
 
-from helpers import SHARED_DATA, needs_shared
+from helpers import FIXTURES, SHARED_DATA, needs_shared
 from pytest_grounding.analysis import audit as audit_mod
 from pytest_grounding.analysis.audit import Run, ScreenRead, audit, consensus, edits, geometry, metadata, named_text
 from pytest_grounding.cli.main import main
@@ -187,3 +187,42 @@ def test_screenspot_v1_geometry_and_metadata_without_ocr(tmp_path):
     assert main(["audit", "--dataset", spec, "--no-ocr", "--kinds", "geometry,metadata", "--json", str(out)]) == 0
     document = json.loads(out.read_text())
     assert document["dataset"]["samples"] == 1272
+
+
+def test_screens_that_cannot_be_read_are_listed(tmp_path, capsys):
+    """fixtures/mini: broken.png does not decode, missing.png is not there."""
+    out, page = tmp_path / "audit.json", tmp_path / "audit.html"
+    mini = str(FIXTURES / "mini")
+    assert main(["audit", "--dataset", mini, "--no-ocr", "--json", str(out), "--html", str(page)]) == 0
+    unread = {Path(e["image"]).name: e for e in json.loads(out.read_text())["unread_screens"]}
+    assert set(unread) == {"broken.png", "missing.png"}
+    assert unread["broken.png"]["samples"] == ["m07"] and unread["missing.png"]["samples"] == ["m08"]
+    assert "FileNotFoundError" in unread["missing.png"]["problem"]
+    printed = capsys.readouterr().out
+    assert "2 screens not read (2 samples" in printed and "missing.png: FileNotFoundError" in printed
+    assert "2 screens not read</h2>" in page.read_text()
+
+
+def test_runs_of_another_dataset_are_refused_and_stray_ids_left_out(tmp_path, capsys):
+    mini = str(FIXTURES / "mini")
+    other = tmp_path / "other.jsonl"  # the same ids, made on other annotation files
+    other.write_text(
+        "".join(
+            json.dumps({"id": f"m0{i}", "detector": "x", "point": [1, 1], "dataset": "v2", "fingerprint": "f" * 16})
+            + "\n"
+            for i in range(1, 7)
+        )
+    )
+    assert main(["audit", "--dataset", mini, "--runs", str(other), "--no-ocr"]) == 2
+    err = capsys.readouterr().err
+    assert "was made on another dataset: v2 (fingerprint ffffffffffffffff): 6 records, not on mini" in err
+    stranger = tmp_path / "stranger.jsonl"  # no fingerprint: known by its ids alone
+    stranger.write_text("".join(json.dumps({"id": f"pbp_{i}", "point": [1, 1]}) + "\n" for i in range(3)))
+    assert main(["audit", "--dataset", mini, "--runs", str(stranger), "--no-ocr"]) == 2
+    assert "none of its sample ids is a sample of mini" in capsys.readouterr().err
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(stranger.read_text() + json.dumps({"id": "m05", "point": [80, 60]}) + "\n")
+    out = tmp_path / "audit.json"
+    assert main(["audit", "--dataset", mini, "--runs", str(mixed), "--no-ocr", "--json", str(out)]) == 0
+    assert "3 ids are no sample of mini" in capsys.readouterr().err
+    assert json.loads(out.read_text())["runs"] == ["mixed"]

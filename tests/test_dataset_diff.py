@@ -35,6 +35,56 @@ def test_rows_without_shared_ids_are_matched_on_their_screen():
     assert found.unchanged_ids() == [("desktop_1", "row_7")]
 
 
+def test_identical_rows_are_matched_before_ids():
+    """ScreenSpot's ids are row positions: v2 without its first row shifts every id by one."""
+    old = [
+        sample("desktop_0113", "open word", (0, 0, 40, 20)),
+        sample("desktop_0114", "open paint 3d", (50, 0, 90, 20)),
+        sample("desktop_0115", "open microsoft edge", (100, 0, 140, 20)),
+    ]
+    new = [
+        sample("desktop_0113", "open paint 3d", (50, 0, 90, 20)),
+        sample("desktop_0114", "open microsoft edge", (100, 0, 140, 20)),
+    ]
+    found = diff(old, new)
+    assert found.counts()["unchanged"] == 2 and found.counts()["dropped"] == 1
+    assert found.unchanged_ids() == [("desktop_0114", "desktop_0113"), ("desktop_0115", "desktop_0114")]
+
+
+def test_rows_alike_in_nothing_are_never_paired():
+    old = [sample("a", "Open Options", (315, 20, 445, 60))]
+    new = [sample("b", "Scroll down the list", (170, 150, 200, 190))]
+    counts = diff(old, new).counts()
+    assert (counts["retargeted"], counts["dropped"], counts["added"]) == (0, 1, 1)
+
+
+def write_screenspot(folder, rows):
+    folder.mkdir(parents=True)
+    (folder / "images").mkdir()
+    for name in {r["img_filename"] for r in rows}:
+        (folder / "images" / name).write_bytes(b"")
+    (folder / "screenspot_desktop.json").write_text(json.dumps(rows))
+
+
+def test_screenspot_positions_are_not_ids(tmp_path, capsys):
+    """Two rows of one screen rewritten and swapped in the file: by position they would be retargeted."""
+    row = {"img_filename": "pc_1.png", "data_type": "text", "data_source": "windows"}
+    word = dict(row, instruction="open word", bbox=[0, 0, 40, 20])
+    paint = dict(row, instruction="open paint 3d", bbox=[50, 0, 40, 20])
+    write_screenspot(tmp_path / "v1", [word, paint])
+    write_screenspot(
+        tmp_path / "v2",
+        [dict(paint, instruction="launch the paint 3d app"), dict(word, instruction="start microsoft word")],
+    )
+    out = tmp_path / "diff.json"
+    args = ["audit", "--diff", f"screenspot:{tmp_path / 'v1'}", f"screenspot:{tmp_path / 'v2'}", "--json", str(out)]
+    assert main(args) == 0
+    document = json.loads(out.read_text())
+    assert document["counts"]["rewritten"] == 2 and document["counts"]["retargeted"] == 0
+    assert document["matched_by_id"] is False
+    assert "rows matched by their content, not by id" in capsys.readouterr().out
+
+
 @pytest.fixture(scope="module")
 def versions(tmp_path_factory):
     """v1: the audit's test screens; v2: the same with known edits."""
@@ -59,15 +109,16 @@ def versions(tmp_path_factory):
         by_id[sid]["bbox"] = [x1 + 60, y1, x2 + 60, y2]
     for sid in edits["retargeted"]:
         by_id[sid]["instruction"] = "Look at the circle drawn in red"
-        by_id[sid]["bbox"] = [406, 146, 434, 174]
-        by_id[sid]["id"] = sid + "-new"
+        by_id[sid]["bbox"] = [406, 146, 434, 174]  # the same id on another element: retargeted
     for sid in edits["type"]:
         by_id[sid]["element_type"] = "icon"
     for sid in edits["renumbered"]:
         by_id[sid]["id"] = "v2-" + sid
     kept = [r for r in rows if r["id"] not in edits["dropped"]]
     added = dict(kept[0], id="added-1", instruction="Tap the red disc again", bbox=[1, 1, 30, 30])
-    (v2 / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*kept, added]))
+    # on the screen of the dropped rows, like none of them: one more added row, not one of them changed
+    unrelated = dict(by_id["s4b0"], id="added-2", instruction="Scroll down the list", bbox=[170, 150, 200, 190])
+    (v2 / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*kept, added, unrelated]))
     return root, built, len(rows), edits
 
 
@@ -87,7 +138,7 @@ def test_the_command_counts_the_changes_made(versions, tmp_path, capsys):
         "rewritten_and_moved": 0,
         "retargeted": 2,
         "dropped": 2,
-        "added": 1,
+        "added": 2,
     }
     assert document["slice_changes"] == {"element_type": 2}
     lines = ids.read_text().splitlines()

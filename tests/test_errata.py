@@ -178,7 +178,7 @@ def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(proj
     colour = block["detectors"]["colour"]
     assert colour["official"] == official["summary"]["colour"]["accuracy"] and colour["corrected_n"] == 5
     text = result.stdout.str()
-    assert f"errata {path} (sha256 {block['digest'][:12]}, 2 entries)" in text
+    assert f"errata {path} (sha256 {block['digest'][:12]}, 2 entries: 1 drop and 1 fix applied)" in text
     assert "center: official 0.0% (0/6), corrected 20.0% (1/5; 1 dropped, 1 boxes fixed, 1 verdicts changed" in text
     from pytest_grounding.render.markdown import report_markdown
 
@@ -209,3 +209,79 @@ def test_a_bad_errata_file_stops_the_run_before_any_sample(project, tmp_path):
     assert result.ret == 4  # a usage error
     assert "--grounding-errata" in result.stderr.str() + result.stdout.str()
     assert "line 1: action must be one of fix, drop" in result.stderr.str() + result.stdout.str()
+
+
+def test_ids_that_match_no_sample_are_named_and_not_counted():
+    found = errata(
+        {"id": "c", "action": "drop", "reason": "ambiguous"},
+        {"id": "zz", "action": "drop", "reason": "another version's id"},
+        {"id": "yy", "action": "fix", "bbox": [0, 0, 5, 5], "reason": "typo in the id"},
+    )
+    report = block(RECORDS, found)
+    assert (report["entries"], report["drops"], report["fixes"], report["unmatched"]) == (3, 1, 0, ["zz", "yy"])
+    assert "3 entries: 1 drop and 0 fixes applied, 2 not in this run" in summary_lines(report)[0]
+    from pytest_grounding.analysis.errata import unmatched_note
+
+    note = unmatched_note(found, {"a", "b", "c"})
+    assert note is not None and "2 of 3 entries match no sample" in note and "'zz', 'yy'" in note
+    assert unmatched_note(found, {"c", "zz", "yy"}) is None
+
+
+@XDIST
+def test_rescore_carries_the_errata_and_takes_another_file(project, tmp_path, capsys, workers):
+    """A run with errata (one id of another dataset): the note names it, the counts say what applied, the
+    run record keeps the file's digest; `rescore` of that report applies the same corrections again,
+    and `rescore --errata FILE` applies a file to a run made without one."""
+    import hashlib
+
+    from pytest_grounding.cli.main import main
+    from pytest_grounding.store.reports import read_report
+
+    path = tmp_path / "errata.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*MINI_ERRATA, {"id": "zz9", "action": "drop"}]))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    plain, with_errata = tmp_path / "plain.json", tmp_path / "errata.json"
+    common = [f"--dataset={FIXTURES / 'mini'}", "--detector", "center", *workers]
+    project.runpytest(*common, "--grounding-json", str(plain))
+    result = project.runpytest(*common, "--grounding-json", str(with_errata), f"--grounding-errata={path}")
+    run = read_report(with_errata)
+    said = f"errata {path}: 1 of 3 entries match no sample of the run's datasets and were not applied: 'zz9'"
+    assert said in run["notes"] and said in result.stdout.str()
+    assert (run["errata"]["drops"], run["errata"]["fixes"], run["errata"]["unmatched"]) == (1, 1, ["zz9"])
+    assert run["run"]["settings"]["errata"] == {"file": str(path), "digest": digest}
+    assert "errata" not in read_report(plain)["run"]["settings"]
+    capsys.readouterr()
+    again = tmp_path / "again.json"
+    assert main(["rescore", str(with_errata), "--json", str(again)]) == 0
+    rescored = read_report(again)  # checked against the schema
+    assert rescored["errata"]["detectors"] == run["errata"]["detectors"]
+    assert rescored["errata"]["digest"] == digest and rescored["run"]["settings"]["errata"]["digest"] == digest
+    assert "center: official 0.0% (0/6), corrected 20.0% (1/5" in capsys.readouterr().out
+    applied = tmp_path / "applied.json"
+    assert main(["rescore", str(plain), "--errata", str(path), "--json", str(applied)]) == 0
+    from_file = read_report(applied)
+    assert from_file["errata"]["detectors"] == run["errata"]["detectors"]
+    assert from_file["run"]["settings"]["errata"] == {"file": str(path), "digest": digest}
+    assert any("'zz9'" in note for note in from_file["notes"]) and "--errata" in from_file["run"]["args"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "m01", "action": "remove"}\n')
+    assert main(["rescore", str(plain), "--errata", str(bad), "--json", str(tmp_path / "x.json")]) == 2
+    assert "line 1: action must be one of fix, drop" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "document, said",
+    [
+        ({"summary": {}, "samples": [], "run": {}}, "is a run's report (--grounding-json"),
+        ({"kind": "audit-diff", "counts": {}, "pairs": []}, "is an `audit --diff` of two dataset versions"),
+        ([1, 2], "is not an audit (a JSON list)"),
+        ({"dataset": {"path": "/x"}, "findings": [{"id": "a"}]}, "finding 1 has no instruction, bbox"),
+        ({"kind": "audit", "findings": []}, "the audit names no dataset path"),
+    ],
+)
+def test_review_names_a_file_that_is_no_audit(tmp_path, capsys, document, said):
+    path = tmp_path / "r1.json"
+    path.write_text(json.dumps(document))
+    assert errata_review.run(path, tmp_path / "errata.jsonl", mode="file", out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert said in err and "error: review --audit:" in err

@@ -1,9 +1,11 @@
 """`audit --diff OLD NEW`: two versions of a dataset matched row by row, and what changed (pure).
 
-Rows are matched by id where the id names the same screen in both versions, else on the same screen
-(its file name) by box overlap and instruction similarity. Each matched pair is one of: unchanged,
-instruction rewritten (same box), box moved (same instruction), both changed, retargeted (another
-element of the same screen: neither box nor instruction kept); unmatched rows are dropped or added.
+Identical rows (same screen, instruction and box) are matched first, then rows by id where the id
+names the same screen in both versions (not where the loader made the ids up from row positions),
+else on the same screen (its file name) by box overlap and instruction similarity, never two rows
+that share neither. Each matched pair is one of: unchanged, instruction rewritten (same box), box
+moved (same instruction), both changed, retargeted (the same id on another element of the same
+screen: neither box nor instruction kept); unmatched rows are dropped or added.
 Slice labels (element type, app, category, platform) are compared on every matched pair apart.
 """
 
@@ -104,37 +106,60 @@ def _changed_slices(old: Sample, new: Sample) -> tuple[str, ...]:
     return tuple(f for f in SLICES if str(getattr(old, f)) != str(getattr(new, f)))
 
 
-def diff(old: Sequence[Sample], new: Sequence[Sample]) -> Diff:
+def _pairable(old: Sample, new: Sample) -> bool:
+    """Rows of one screen similar enough to be one row changed (not one dropped and another added)."""
+    return iou(old.bbox, new.bbox) >= SAME_ELEMENT_IOU or similarity(old.instruction, new.instruction) >= SIMILAR_TEXT
+
+
+def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> Diff:
+    """Matched in three passes: identical rows (same screen, instruction and box) first, whatever their ids;
+    then by id on the same screen (`ids` False: the loader made the ids up from row positions, and they name
+    other rows once rows move); then, on each screen, the closest rows first, only pairs with overlapping
+    boxes or similar instructions. A row left over is dropped or added."""
     matched: list[tuple[Sample, Sample]] = []
-    new_by_id = {s.id: s for s in new}
-    left_old: list[Sample] = []
-    taken: set[int] = set()
+    taken: set[int] = set()  # id() of the new rows matched
+    used_old: set[int] = set()
+
+    def pair(s: Sample, t: Sample) -> None:
+        matched.append((s, t))
+        used_old.add(id(s))
+        taken.add(id(t))
+
+    same_text: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    for t in new:
+        same_text[(_screen(t), norm(t.instruction))].append(t)
     for s in old:
-        twin = new_by_id.get(s.id)
-        if twin is not None and id(twin) not in taken and _screen(twin) == _screen(s):
-            matched.append((s, twin))
-            taken.add(id(twin))
-        else:
-            left_old.append(s)
+        twins = [
+            t
+            for t in same_text.get((_screen(s), norm(s.instruction)), [])
+            if id(t) not in taken and iou(s.bbox, t.bbox) >= SAME_BOX_IOU
+        ]
+        if twins:  # its own id first, then the closest box
+            pair(s, max(twins, key=lambda t: (t.id == s.id, iou(s.bbox, t.bbox))))
+    if ids:
+        new_by_id = {t.id: t for t in new}
+        for s in old:
+            twin = new_by_id.get(s.id)
+            if id(s) not in used_old and twin is not None and id(twin) not in taken and _screen(twin) == _screen(s):
+                pair(s, twin)
     by_screen: dict[str, list[Sample]] = defaultdict(list)
-    for s in new:
-        if id(s) not in taken:
-            by_screen[_screen(s)].append(s)
+    for t in new:
+        if id(t) not in taken:
+            by_screen[_screen(t)].append(t)
     # On each screen, the closest pairs first: same box and text, then the box, then the text.
     candidates = []
-    for s in left_old:
-        for t in by_screen.get(_screen(s), []):
-            score = 2.0 * iou(s.bbox, t.bbox) + similarity(s.instruction, t.instruction)
-            candidates.append((-score, s.id, t.id, id(s), s, t))
-    used_old: set[int] = set()
-    for _, _, _, key, s, t in sorted(candidates, key=lambda c: c[:3]):
-        if key in used_old or id(t) in taken:
+    for s in old:
+        if id(s) in used_old:
             continue
-        matched.append((s, t))
-        used_old.add(key)
-        taken.add(id(t))
+        for t in by_screen.get(_screen(s), []):
+            if _pairable(s, t):
+                score = 2.0 * iou(s.bbox, t.bbox) + similarity(s.instruction, t.instruction)
+                candidates.append((-score, s.id, t.id, s, t))
+    for _, _, _, s, t in sorted(candidates, key=lambda c: c[:3]):
+        if id(s) not in used_old and id(t) not in taken:
+            pair(s, t)
     pairs = [Pair(classify(a, b), a, b, _changed_slices(a, b)) for a, b in matched]
-    pairs += [Pair("dropped", s, None) for s in left_old if id(s) not in used_old]
+    pairs += [Pair("dropped", s, None) for s in old if id(s) not in used_old]
     pairs += [Pair("added", None, t) for t in new if id(t) not in taken]
     slice_changes = Counter(f for p in pairs for f in p.slices)
     return Diff(tuple(pairs), len(old), len(new), {f: slice_changes[f] for f in SLICES if slice_changes[f]})

@@ -203,4 +203,5 @@ def settings_entry(settings: Any) -> dict[str, Any]:
         "gates": [{"slice": g.label, "threshold": g.threshold, "source": g.source} for g in settings.verdict.gates],
         "gate_on_interval": settings.verdict.gate_on_interval,
         **robustness.settings_entry(settings),  # --grounding-perturb, --grounding-max-drop
+        **errata_mod.settings_entry(settings.scoring.errata),  # --grounding-errata: the file and its digest
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,14 +162,51 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
     return by_detector
 
 
+def _scored_ids(records: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the records an erratum can correct (grounding records of original samples)."""
+    return {
+        str(r.get("id"))
+        for r in records
+        if r.get("task", "grounding") == "grounding" and r.get("variant") is None and r.get("outcome") != "error"
+    }
+
+
+def unmatched(errata: Errata, ids: Iterable[str]) -> list[str]:
+    """The errata's ids that are none of `ids` (a typo, another dataset's or version's id), in file order."""
+    known = set(ids)
+    return [e.id for e in errata.entries if e.id not in known]
+
+
+def unmatched_note(errata: Errata, ids: Iterable[str], where: str = "the run's datasets") -> str | None:
+    """One line naming the errata ids that match no sample of `where` (None: every id matches)."""
+    missing = unmatched(errata, ids)
+    if not missing:
+        return None
+    shown = ", ".join(repr(i) for i in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    return (
+        f"errata {errata.path or 'file'}: {len(missing)} of {len(errata.entries)} entries match no sample of "
+        f"{where} and were not applied: {shown}"
+    )
+
+
+def settings_entry(errata: Errata | None) -> dict[str, Any]:
+    """The run record's `errata` setting: which file and its digest (the corrected figure depends on it);
+    nothing without errata."""
+    return {} if errata is None else {"errata": {"file": errata.path, "digest": errata.digest}}
+
+
 def block(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str, Any]:
-    """The report's `errata` block: which file, its digest, and each detector's two figures."""
+    """The report's `errata` block: which file, its digest, how many of its entries applied to a record of
+    this run (drops, fixes; the ids that matched none), and each detector's two figures."""
+    scored = _scored_ids(records)
+    applied = [e for e in errata.entries if e.id in scored]
     return {
         "file": errata.path,
         "digest": errata.digest,
         "entries": len(errata.entries),
-        "drops": sum(1 for e in errata.entries if e.action == "drop"),
-        "fixes": sum(1 for e in errata.entries if e.action == "fix"),
+        "drops": sum(1 for e in applied if e.action == "drop"),
+        "fixes": sum(1 for e in applied if e.action == "fix"),
+        "unmatched": unmatched(errata, scored),
         "detectors": corrected(records, errata),
         "corrections": [e.as_dict() for e in errata.entries],  # what merge needs to correct the shards as one
     }
@@ -186,12 +223,22 @@ def from_block(errata_block: Mapping[str, Any]) -> Errata | None:
     return Errata(parsed.entries, str(errata_block.get("digest") or parsed.digest), str(errata_block.get("file") or ""))
 
 
+def applied_text(errata_block: Mapping[str, Any]) -> str:
+    """`sha256 0123456789ab, 4 entries: 1 drop and 1 fix applied, 2 not in this run`."""
+    said = (
+        f"sha256 {str(errata_block['digest'])[:12]}, {errata_block['entries']} entries: "
+        f"{errata_block['drops']} drop{'' if errata_block['drops'] == 1 else 's'} and "
+        f"{errata_block['fixes']} fix{'' if errata_block['fixes'] == 1 else 'es'} applied"
+    )
+    missing = errata_block.get("unmatched")  # absent from a report written before it was kept
+    if isinstance(missing, list) and missing:
+        said += f", {len(missing)} not in this run"
+    return said
+
+
 def summary_lines(errata_block: Mapping[str, Any]) -> list[str]:
     """The terminal's lines: official and corrected accuracy side by side, per detector."""
-    lines = [
-        f"errata {errata_block['file']} (sha256 {str(errata_block['digest'])[:12]}, {errata_block['entries']} "
-        f"entries): official vs corrected accuracy"
-    ]
+    lines = [f"errata {errata_block['file']} ({applied_text(errata_block)}): official vs corrected accuracy"]
     for name, t in errata_block["detectors"].items():
         official = "-" if t["official"] is None else f"{t['official'] * 100:.1f}%"
         fixed = "-" if t["corrected"] is None else f"{t['corrected'] * 100:.1f}%"

@@ -176,7 +176,7 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
             with Image.open(path) as opened:
                 image = opened.convert("RGB")
         except Exception as exc:  # a missing or undecodable screen is that screen's problem, not the audit's
-            screens[path] = ScreenRead(None, problem=f"{type(exc).__name__}: {exc}")
+            screens[path] = ScreenRead(None, problem=_why_unread(exc, path))
             progress(index + 1, len(images))
             continue
         texts: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()
@@ -190,18 +190,69 @@ def read_screens(samples: Sequence[Any], *, ocr: bool) -> tuple[dict[str, Any], 
     return screens, {"screens": len(images), "ocr_seconds": round(ocr_seconds, 3)}
 
 
-def read_runs(paths: Sequence[Path]) -> list[Any]:
-    """One Run per detector of each report (a --grounding-json report or a predictions JSONL)."""
+def _why_unread(exc: BaseException, path: str) -> str:
+    """`FileNotFoundError: no such file`: the error without the path the line already names."""
+    said = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    said = said.replace(f"'{path}'", "").replace(path, "").strip(" :")
+    return f"{type(exc).__name__}: {said.lower() if said else 'not read'}"
+
+
+def unread_screens(samples: Sequence[Any], screens: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The screens the audit could not read (missing, undecodable, outside the dataset's folder), each
+    with why and the ids of its samples: they got only the kinds that need no pixels."""
+    from ..datasets.validate import outside_dataset
+
+    found: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        path = str(sample.image)
+        screen = screens.get(path)
+        if outside_dataset(sample):
+            problem = "outside the dataset's folder: never opened"
+        elif screen is not None and screen.problem:
+            problem = str(screen.problem)
+        else:
+            continue
+        found.setdefault(path, {"image": path, "problem": problem, "samples": []})["samples"].append(sample.id)
+    return sorted(found.values(), key=lambda entry: entry["image"])
+
+
+def unread_lines(unread: Sequence[Mapping[str, Any]], most: int = 10) -> list[str]:
+    """The terminal's lines for the screens not read: a count, then the first few."""
+    if not unread:
+        return []
+    samples = sum(len(entry["samples"]) for entry in unread)
+    lines = [
+        f"  {len(unread)} screen{'' if len(unread) == 1 else 's'} not read ({samples} samples: only the kinds "
+        "that need no pixels; the JSON's unread_screens lists them all):"
+    ]
+    for entry in unread[:most]:
+        ids = ", ".join(entry["samples"][:3]) + (" ..." if len(entry["samples"]) > 3 else "")
+        lines.append(f"    {entry['image']}: {entry['problem']} ({ids})")
+    if len(unread) > most:
+        lines.append(f"    and {len(unread) - most} more")
+    return lines
+
+
+def read_runs(paths: Sequence[Path], dataset: Any = None) -> list[Any]:
+    """One Run per detector of each report (a --grounding-json report or a predictions JSONL). With the
+    audited `dataset`: records of another dataset (their fingerprint, the annotation files' digest,
+    differs) and ids that are none of its samples are left out and said; a run with nothing left is
+    refused (its clicks would be judged against other rows' boxes)."""
     from ..analysis.audit import Run
     from ..store.reports import OutputError, read_report
 
     runs: list[Run] = []
     for path in paths:
+        fingerprints: dict[str, str] = {}  # a report's datasets, for records that carry no fingerprint
         if path.suffix == ".json":
             try:
-                records = list(read_report(path).get("samples") or [])
+                report = read_report(path)
             except OutputError as exc:
                 raise AuditError(str(exc)) from None
+            records = list(report.get("samples") or [])
+            for entry in (report.get("run") or {}).get("datasets") or []:
+                if isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str):
+                    fingerprints[str(entry.get("name"))] = entry["fingerprint"]
         else:
             try:
                 text = path.read_text(encoding="utf-8")
@@ -209,17 +260,60 @@ def read_runs(paths: Sequence[Path]) -> list[Any]:
             except (OSError, ValueError) as exc:
                 raise AuditError(f"run {path} cannot be read: {exc}") from None
         by_detector: dict[str, dict[str, tuple[float, float] | None]] = {}
+        other: dict[tuple[str, str], int] = {}  # (dataset, fingerprint) of records of another dataset
         for record in records:
             if not isinstance(record, dict) or "id" not in record:
                 continue
             if record.get("task", "grounding") != "grounding" or record.get("variant") is not None:
                 continue
+            made_on = record.get("fingerprint") or fingerprints.get(str(record.get("dataset")))
+            if dataset is not None and isinstance(made_on, str) and made_on not in ("unknown", dataset.fingerprint):
+                key = (str(record.get("dataset")), made_on)
+                other[key] = other.get(key, 0) + 1
+                continue
             name = str(record.get("detector") or path.stem)
             by_detector.setdefault(name, {})[str(record["id"])] = _point(record.get("point"))
+        if dataset is not None:
+            by_detector = _on_dataset(path, by_detector, other, dataset)
         for name, points in by_detector.items():
             label = name if len(paths) == 1 or len(by_detector) > 1 else f"{path.stem}"
             runs.append(Run(label if label not in {r.name for r in runs} else f"{label} [{path}]", points))
     return runs
+
+
+def _on_dataset(
+    path: Path,
+    by_detector: dict[str, dict[str, tuple[float, float] | None]],
+    other: Mapping[tuple[str, str], int],
+    dataset: Any,
+) -> dict[str, dict[str, tuple[float, float] | None]]:
+    """A run's clicks on the audited dataset's samples only: a run made on another dataset is refused,
+    records of other datasets or ids of no sample are left out with a note."""
+    audited = f"{dataset.name} (fingerprint {dataset.fingerprint})"
+    elsewhere = ", ".join(f"{name} (fingerprint {made_on}): {n} records" for (name, made_on), n in other.items())
+    if other and not by_detector:
+        raise AuditError(
+            f"run {path} was made on another dataset: {elsewhere}, not on {audited} (the fingerprint is the "
+            "annotation files' digest): audit --runs takes runs of the audited dataset"
+        )
+    if other:
+        _note(f"run {path}: records of other datasets left out ({elsewhere})")
+    ids = {s.id for s in dataset.samples}
+    unknown = sorted({sid for points in by_detector.values() for sid in points} - ids)
+    if not unknown:
+        return by_detector
+    first = ", ".join(repr(u) for u in unknown[:5])
+    if all(set(points) <= set(unknown) for points in by_detector.values()):
+        raise AuditError(
+            f"run {path}: none of its sample ids is a sample of {audited} (first: {first}): a run of another "
+            "dataset? audit --runs takes runs of the audited dataset"
+        )
+    _note(f"run {path}: {len(unknown)} ids are no sample of {audited}, left out (first: {first})")
+    return {name: {k: v for k, v in points.items() if k in ids} for name, points in by_detector.items()}
+
+
+def _note(text: str) -> None:
+    print(f"note: {terminal_line(text)}", file=sys.stderr)
 
 
 def _point(value: Any) -> tuple[float, float] | None:
@@ -250,8 +344,8 @@ def run_audit(args: argparse.Namespace) -> int:
             print("note: rapidocr is not installed (the ocr extra): no text_mismatch or typo", file=sys.stderr)
             ocr = False
     started = time.perf_counter()
-    runs = read_runs(args.runs)
     dataset = load(args.dataset)
+    runs = read_runs(args.runs, dataset)
     samples = list(dataset.samples)
     screens, timing = read_screens(samples, ocr=ocr)
     findings = audit(
@@ -268,6 +362,9 @@ def run_audit(args: argparse.Namespace) -> int:
     tally = counts(findings)
     if tally:
         print("  " + ", ".join(f"{k} {n}" for k, n in tally.items()))
+    unread = unread_screens(samples, screens)
+    for line in unread_lines(unread):
+        print(terminal_line(line))
     for line in table_lines(findings, args.limit):
         print(terminal_line(line))
     document = {
@@ -284,6 +381,7 @@ def run_audit(args: argparse.Namespace) -> int:
         "ocr": ocr,
         "timing": {**timing, "seconds": round(elapsed, 3)},
         "counts": tally,
+        "unread_screens": unread,
         "findings": [_with_context(f.as_dict(), screens, runs) for f in findings],
     }
     if args.json:
@@ -326,12 +424,20 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
+# formats whose rows carry no id: the loader numbers them by position (`<split>_<row>`), so an id names
+# another row as soon as a version reorders, adds or removes rows
+POSITIONAL_IDS = frozenset({"screenspot"})
+
+
 def run_diff(old_spec: str, new_spec: str, json_out: Path | None, ids_out: Path | None) -> int:
     from ..analysis.dataset_diff import diff, table_lines
 
     old, new = load(old_spec), load(new_spec)
-    found = diff(old.samples, new.samples)
+    by_id = not {old.format, new.format} & POSITIONAL_IDS
+    found = diff(old.samples, new.samples, ids=by_id)
     print(f"diff {old.name} ({old.fingerprint[:12]}) -> {new.name} ({new.fingerprint[:12]})")
+    if not by_id:
+        print("ids made up by the loader from row positions: rows matched by their content, not by id")
     for line in table_lines(found):
         print(terminal_line(line))
     if json_out:
@@ -340,6 +446,7 @@ def run_diff(old_spec: str, new_spec: str, json_out: Path | None, ids_out: Path 
             "kind": "audit-diff",
             "old": {"name": old.name, "path": str(old.path), "fingerprint": old.fingerprint},
             "new": {"name": new.name, "path": str(new.path), "fingerprint": new.fingerprint},
+            "matched_by_id": by_id,
             **found.summary(),
             "pairs": [p.as_dict() for p in found.pairs if p.category != "unchanged" or p.slices],
         }

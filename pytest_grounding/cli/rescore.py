@@ -1,7 +1,8 @@
-"""`python -m pytest_grounding rescore PREDICTIONS [--preset NAME] [--scoring PROFILE] --json OUT`:
+"""`python -m pytest_grounding rescore PREDICTIONS [--preset NAME] [--scoring PROFILE] [--errata FILE] --json OUT`:
 a run's records scored again without the model (pytest_grounding.evaluate.rescore): the raw
 answers parsed again with another preset, and every record judged by a scoring profile; written as
-the JSON report (and predictions) a fresh run with that preset and profile writes."""
+the JSON report (and predictions) a fresh run with that preset and profile writes. The errata a
+report was run with (its `errata` block's corrections) are applied again, or `--errata FILE`'s."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ DESCRIPTION = (
     "Every record of a predictions file (--grounding-predictions) or a JSON report (--grounding-json) "
     "scored again, without the model: with --preset, the raw answers of the VLM detectors are parsed again "
     "by that preset (its extractors, transform, refusal form and preprocessing's frame); with --scoring, every "
-    "record is judged by that scoring profile (default: pixel). Other records are scored from their stored "
+    "record is judged by that scoring profile (default: pixel); with --errata, that errata file's corrected "
+    "figure is given beside the official one (without it, a report's own errata are applied again). Other records "
+    "are scored from their stored "
     "answer; error records and the element-at-click task's are kept as written. Writes the records and the "
     "report that a fresh run with that preset and profile writes. Exit 0: written; 2: the file cannot be read "
     "or a record cannot be scored."
@@ -52,6 +55,13 @@ def add_command(commands: Any) -> None:
         choices=list(PROFILES),
         metavar="PROFILE",
         help=f"scoring profile: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; docs/measured.md)",
+    )
+    rescore.add_argument(
+        "--errata",
+        type=Path,
+        metavar="FILE",
+        help="an errata file (JSONL, as --grounding-errata): the corrected accuracy beside the official one; "
+        "without it, the errata a report was run with are applied again (docs: audit)",
     )
     rescore.add_argument("--json", required=True, type=Path, metavar="PATH", help="write the report here")
     rescore.add_argument("--predictions", type=Path, metavar="PATH", help="also the records as a predictions JSONL")
@@ -131,8 +141,39 @@ def _datasets(records: list[dict[str, Any]], document: dict[str, Any] | None) ->
     return [{**entry, "defects": 0, "problems": []} for _, entry in sorted(found.items())]
 
 
+def _errata(path: Path | None, source: dict[str, Any] | None) -> tuple[Any, list[str]]:
+    """The errata to apply (analysis/errata.py's Errata, or None) and what to say of them: `--errata FILE`,
+    else the corrections a report's `errata` block lists. A bad file is a ValueError naming it."""
+    from ..analysis import errata as errata_mod
+
+    if path is not None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"--errata {path}: {exc.strerror or exc}") from None
+        try:
+            return errata_mod.parse(data, f"--errata {path}", str(path)), []
+        except errata_mod.ErrataError as exc:
+            raise ValueError(str(exc)) from None
+    found = source.get("errata") if source else None
+    if not isinstance(found, Mapping):
+        return None, []
+    try:
+        applied = errata_mod.from_block(found)
+    except errata_mod.ErrataError as exc:
+        raise ValueError(f"the report's errata block cannot be applied again: {exc}") from None
+    if applied is None:
+        return None, [
+            f"the report applied errata {str(found.get('digest'))[:12]}, but does not list its corrections "
+            "(written by an older version): the rescored report gives the official figure only (--errata FILE "
+            "applies the file again)"
+        ]
+    return applied, []
+
+
 def run(args: argparse.Namespace) -> int:
     from ..analysis import document as document_mod
+    from ..analysis import errata as errata_mod
     from ..core.numbers import pct
     from ..core.profiles import get_profile
     from ..evaluate.rescore import rescore
@@ -147,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         if args.frame:
             parse = frame_parser(args.frame, parse)
         records, source = _read(args.source)
+        errata, errata_notes = _errata(args.errata, source)
         found = rescore(records, profile, parse, args.preset)
     except (OutputError, RescoreError, ValueError, LookupError) as exc:
         print(terminal_line(f"error: {exc}"), file=sys.stderr)
@@ -155,7 +197,15 @@ def run(args: argparse.Namespace) -> int:
         f"rescored from {args.source}"
         + (f" with preset {args.preset}" if args.preset else "")
         + (f" in frame {args.frame}" if args.frame else "")
+        + (f" with errata {args.errata}" if args.errata else "")
     ]
+    notes += errata_notes
+    if errata is not None:
+        from ..analysis.errata import unmatched_note
+
+        unmatched = unmatched_note(errata, {str(r.get("id")) for r in found.records}, "the rescored records")
+        if unmatched:
+            notes.append(unmatched)
     if found.cut:
         notes.append(f"{found.cut} raw answers were cut at 500 characters by an older version: parsed as they are")
     if found.not_parsed:
@@ -167,10 +217,12 @@ def run(args: argparse.Namespace) -> int:
     for spec in dict.fromkeys(str(r["detector"]) for r in found.records):
         detectors.setdefault(spec, {"name": spec, "class": "unknown (rescored from a predictions file)"})
     settings = dict(source["run"]["settings"]) if source else {}
+    settings.pop("errata", None)  # the errata applied here say themselves below
     scoring = document_mod.Scoring(
         refusal_rows=str(settings.get("refusal_rows") or "include"),
         max_errors=settings.get("max_errors", 0.1),
         profile=profile.describe(),
+        errata=errata,
     )
     figures = document_mod.figures(
         found.records, scoring, datasets=datasets, detector_info=detectors, interrupted=False
@@ -183,10 +235,11 @@ def run(args: argparse.Namespace) -> int:
             str(args.source),
             *(["--preset", args.preset] if args.preset else []),
             *(["--frame", args.frame] if args.frame else []),
+            *(["--errata", str(args.errata)] if args.errata else []),
             "--scoring",
             profile.name,
         ),
-        settings={**BARE_SETTINGS, **settings, "scoring": profile.name},
+        settings={**BARE_SETTINGS, **settings, "scoring": profile.name, **errata_mod.settings_entry(errata)},
         workers=None,
         versions=dict(source["versions"]) if source else environment_versions(),
         partial=bool(source.get("partial")) if source else False,
@@ -215,6 +268,9 @@ def run(args: argparse.Namespace) -> int:
                 f"{spec}: {block['hits']}/{block['scored']} hits, accuracy {pct(block['accuracy'])} ({profile.name})"
             )
         )
+    if "errata" in document:
+        for line in errata_mod.summary_lines(document["errata"]):
+            print(terminal_line(line))
     print(
         f"rescored {len(found.records)} records ({found.parsed} parsed again, {found.kept} kept as written): "
         f"{found.changed} outcomes changed -> {args.json}"

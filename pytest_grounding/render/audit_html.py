@@ -126,6 +126,13 @@ def render(document: Mapping[str, Any]) -> str:
         + "".join(f"<tr><td>{_e(k)}</td><td>{n}</td></tr>" for k, n in counts.items())
         + "</table>"
     )
+    unread = list(document.get("unread_screens") or [])
+    if unread:  # their samples got only the kinds that need no pixels
+        items = "".join(
+            f"<li>{_e(e.get('image'))}: {_e(e.get('problem'))} ({_e(', '.join(e.get('samples') or []))})</li>"
+            for e in unread
+        )
+        head += f"<h2>{len(unread)} screens not read</h2><ul>{items}</ul>"
     more = len(document.get("findings") or []) - len(findings)
     tail = f"<p>{more} more findings in the JSON.</p>" if more > 0 else ""
     body = "".join(parts[i] for i in range(len(findings)))

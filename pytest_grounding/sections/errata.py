@@ -36,7 +36,9 @@ def _rows(found: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _title(found: Mapping[str, Any]) -> str:
-    return f"Errata {found['file']} (sha256 {str(found['digest'])[:12]}, {found['entries']} entries)"
+    from ..analysis.errata import applied_text
+
+    return f"Errata {found['file']} ({applied_text(found)})"
 
 
 class Errata(Section):
@@ -98,8 +100,14 @@ SCHEMA = {
         "file": {"type": "string"},
         "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
         "entries": _COUNT,
-        "drops": _COUNT,
-        "fixes": _COUNT,
+        "drops": {**_COUNT, "description": "the file's drops that applied to a record of this run"},
+        "fixes": {**_COUNT, "description": "the file's fixes that applied to a record of this run"},
+        "unmatched": {
+            "description": "the file's ids that match no scored record of this run (not applied; absent from "
+            "reports written before it was kept)",
+            "type": "array",
+            "items": {"type": "string"},
+        },
         "corrections": {
             "description": "the errata file's entries as applied (one per sample id), so that merge corrects the "
             "merged records with the same file",

@@ -123,17 +123,50 @@ def screen_path(finding: Mapping[str, Any], dataset_root: Path) -> Path | None:
     return path if root == path or root in path.parents else None
 
 
+WRITTEN_BY = "the JSON that `python -m pytest_grounding audit --dataset DATASET --json OUT` writes"
+
+
+def read_audit(path: Path) -> tuple[list[dict[str, Any]], Path]:
+    """An audit's findings and its dataset's folder; any other file is a ValueError saying what it is
+    and what review --audit takes."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not JSON ({exc}): review --audit takes {WRITTEN_BY}") from None
+    if not isinstance(document, dict):
+        what = f"not an audit (a JSON {type(document).__name__})"
+        raise ValueError(f"{path} is {what}: review --audit takes {WRITTEN_BY}")
+    if document.get("kind") not in (None, "audit") or not isinstance(document.get("findings"), list):
+        if document.get("kind") == "audit-diff":
+            what = "an `audit --diff` of two dataset versions"
+        elif "samples" in document and "summary" in document:
+            what = "a run's report (--grounding-json; it goes to `audit --runs` for the consensus kind)"
+        else:
+            what = "not an audit (no kind 'audit' with a findings list)"
+        raise ValueError(f"{path} is {what}: review --audit takes {WRITTEN_BY}")
+    findings = document["findings"]
+    needed = ("id", "instruction", "bbox")  # what a decision is made on
+    for number, finding in enumerate(findings, 1):
+        missing = [k for k in needed if not isinstance(finding, dict) or finding.get(k) is None]
+        if missing:
+            raise ValueError(f"{path}: finding {number} has no {', '.join(missing)}: review --audit takes {WRITTEN_BY}")
+    dataset = document.get("dataset")
+    if not isinstance(dataset, dict) or not isinstance(dataset.get("path"), str):
+        raise ValueError(f"{path}: the audit names no dataset path (its screens are read there)")
+    return findings, Path(dataset["path"])
+
+
 def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | None = None) -> int:
     from ...core.safetext import terminal_line
     from .tui import ask_key, ask_text
 
     out = out or sys.stdout
     try:
-        document = json.loads(audit_path.read_text(encoding="utf-8"))
-        findings = list(document["findings"])
-        root = Path(str(document["dataset"]["path"]))
+        findings, root = read_audit(audit_path)
         errata, kept = load_state(errata_path)
-    except (OSError, ValueError, KeyError, TypeError, ErrataError) as exc:
+    except (OSError, ValueError, ErrataError) as exc:
         print(f"error: {terminal_line(f'review --audit: {exc}')}", file=sys.stderr)
         return 2
     review = FindingsReview.start(findings, errata, kept)

@@ -167,6 +167,7 @@ class ControllerSession:
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
             self.plan.note(self.baseline.note)
+        self._note_unmatched_errata()
         from ..common.replay import findings as replay_findings
 
         self.result = RunResult(
@@ -196,6 +197,20 @@ class ControllerSession:
             output_errors=(problem,) if problem else (),
         )
         return self.result
+
+    def _note_unmatched_errata(self) -> None:
+        """--grounding-errata: the ids that match no sample of the run's datasets (every sample, not only
+        this shard's or the --grounding-limit's), named once; the errata block counts what applied."""
+        errata = self.plan.settings.scoring.errata
+        if errata is None:
+            return
+        from ...analysis.errata import unmatched_note
+
+        ids = {s.id for dataset in self.plan.catalog.all() for s in dataset.samples}
+        ids.update(str(record.get("id")) for record in self.records)  # datasets a suite pinned on workers
+        note = unmatched_note(errata, ids)
+        if note:
+            self.plan.note(note)
 
     def _baseline_result(self) -> BaselineResult | None:
         path = self.plan.settings.verdict.baseline_path
