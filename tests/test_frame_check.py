@@ -193,3 +193,24 @@ def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_pat
     assert model.calibration_requests() == 12  # the second run's check came from the cache
     (check,) = read_json(report)["frame_check"].values()
     assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
+
+
+@pytest.mark.parametrize("model", ["wrong"], indirect=True)
+def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, project, tmp_path, model, dataset):
+    """One sample of a screen (-k): the run classifies its miss against every element of the dataset;
+    rescore and merge hold that record alone and keep its kind while its click and outcome stand."""
+    from pytest_grounding.cli.main import main
+
+    result, report, predictions = run(pytester, tmp_path, model, dataset, "-k", "wide and red")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    (record,) = read_jsonl(predictions)
+    assert record["miss_kind"] == "wrong_element"
+    for source in (predictions, report):
+        out = tmp_path / f"rescored-{source.suffix[1:]}.json"
+        assert main(["rescore", str(source), "--json", str(out)]) == 0
+        (again,) = read_json(out)["samples"]
+        assert again["miss_kind"] == "wrong_element", source
+    merged = tmp_path / "merged.json"
+    main(["merge", str(report), "--json", str(merged)])  # 1: a partial merge (-k), no verdict
+    (again,) = read_json(merged)["samples"]
+    assert again["miss_kind"] == "wrong_element"

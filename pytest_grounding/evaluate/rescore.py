@@ -110,4 +110,4 @@ def rescore(
         not_parsed += parse is not None and not reparsed
         cut += reparsed and was_cut(record.get("raw"))
         changed += fresh["outcome"] != record.get("outcome")
-    return Rescored(tuple(classified(out)), changed, parsed, kept, cut, not_parsed)
+    return Rescored(tuple(classified(out, records)), changed, parsed, kept, cut, not_parsed)
