@@ -4,8 +4,9 @@ targets (issue 46). The same fit reads the frame check's calibration answers bef
 decodes stored answers in the frame it names. Pure: no pytest, no I/O.
 
 An answer to fit is the preset's decoded click (original pixels), the model's own two numbers
-(`meta.model_coordinates`), the original image's size and the size of the image the model was
-given (`meta.model_image`). Every frame maps that to a click in original pixels:
+(`meta.model_coordinates`; for an answer no model gave here, a replayed file's, the stored click's
+own numbers), the original image's size and the size of the image the model was given
+(`meta.model_image`). Every frame maps that to a click in original pixels:
 
 - `as-preset`: the preset's own decoding;
 - `original-pixels`: the numbers are pixels of the original image (a server or model that saw the
@@ -417,10 +418,11 @@ def answer_of(record: Mapping[str, Any]) -> Answer | None:
         return None
     if record.get("task", "grounding") != "grounding" or record.get("outcome") == "error":
         return None
-    meta = record.get("meta") if isinstance(record.get("meta"), Mapping) else {}
+    meta = record.get("meta")
+    meta = meta if isinstance(meta, Mapping) else {}
     point = pair(record.get("point"))
-    model = pair(meta.get("model_image") if isinstance(meta, Mapping) else None)
-    values = values_of(meta.get("model_coordinates") if isinstance(meta, Mapping) else None)
+    model = pair(meta.get("model_image"))
+    values = numbers_of(point, meta)
     original = pair(size)
     if (point is None and values is None) or original is None:
         return None
@@ -435,16 +437,28 @@ def answer_of(record: Mapping[str, Any]) -> Answer | None:
 
 def decode_prediction_point(frame: Frame, point: Any, meta: Mapping[str, Any], size: Size) -> Point | None:
     """A stored answer's click in `frame` (`rescore --frame`): its preset's click, the model's numbers
-    and the image it was given (meta), the original size."""
+    and the image it was given (meta), the original size. An answer no model gave here is read from
+    its file's numbers (a click re-mapped before keeps them as `model_coordinates`): re-mapped once."""
     model = pair(meta.get("model_image"))
+    values = numbers_of(pair(point), meta)
     answer = Answer(
-        point=pair(point),
-        values=values_of(meta.get("model_coordinates")),
+        point=pair(point) if "model_image" in meta else values,
+        values=values,
         original=size,
         model=(int(model[0]), int(model[1])) if model is not None else None,
         target=(0.0, 0.0, 0.0, 0.0),
     )
     return frame.decode(answer)
+
+
+def numbers_of(point: Point | None, meta: Mapping[str, Any]) -> Point | None:
+    """The numbers a frame reads: the model's own (`meta.model_coordinates`), or, for an answer no
+    model gave here (a replayed file, a detector without a preset: no `meta.model_image`), the
+    stored click's, which are the numbers as the file wrote them."""
+    values = values_of(meta.get("model_coordinates"))
+    if values is None and "model_image" not in meta:
+        return point
+    return values
 
 
 def values_of(numbers: Any) -> Point | None:
