@@ -214,3 +214,37 @@ def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, projec
     main(["merge", str(report), "--json", str(merged)])  # 1: a partial merge (-k), no verdict
     (again,) = read_json(merged)["samples"]
     assert again["miss_kind"] == "wrong_element"
+
+
+@pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
+def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
+    pytester, project, tmp_path, model, dataset, frame
+):
+    """agent=crop: the episode's last click carries its numbers and its view's size, as a single
+    answer does, so the check fits every frame, not only an offset."""
+    spec = SPEC.format(url=model.url) + ",agent=crop"
+    result = pytester.runpytest(f"--dataset={dataset}", "--detector", spec, "--grounding-misses", "xfail")
+    assert result.ret == 4, result.stdout.str()[-3000:]
+    text = result.stdout.str() + result.stderr.str()
+    assert f"answers in frame '{frame}" in text
+    assert model.dataset_requests() == 0
+
+
+@pytest.mark.parametrize("model", ["rel1000"], indirect=True)
+def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(pytester, project, tmp_path, model, dataset):
+    from pytest_grounding.cli.main import main
+
+    spec = SPEC.format(url=model.url) + ",agent=crop"
+    report, predictions = tmp_path / "agent.json", tmp_path / "agent.jsonl"
+    result = pytester.runpytest(
+        f"--dataset={dataset}", "--detector", spec, "--grounding-misses", "xfail", "--grounding-frame-check=warn",
+        "--grounding-json", str(report), "--grounding-predictions", str(predictions),
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    (block,) = read_json(report)["summary"].values()
+    finding = block["diagnosis"]["frame"]
+    assert finding["name"] == "rel1000", finding
+    out = tmp_path / "rescored.json"
+    assert main(["rescore", str(predictions), *finding["suggestion"], "--json", str(out)]) == 0
+    (again,) = read_json(out)["summary"].values()
+    assert again["hits"] == again["scored"] == N

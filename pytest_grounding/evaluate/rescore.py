@@ -41,9 +41,15 @@ class Rescored:
 
 
 def is_model_answer(record: Mapping[str, Any]) -> bool:
-    """A VLM's answer (its meta names the image the model was given): one a preset can parse again."""
+    """A VLM's single answer (its meta names the image the model was given): one a preset can parse
+    again. An agent's episode (meta `agent`) is not: its last answer may be on a crop."""
     meta = record.get("meta")
-    return isinstance(meta, Mapping) and "model_image" in meta and isinstance(record.get("raw"), (str, type(None)))
+    return (
+        isinstance(meta, Mapping)
+        and "model_image" in meta
+        and "agent" not in meta
+        and isinstance(record.get("raw"), (str, type(None)))
+    )
 
 
 def was_cut(raw: Any) -> bool:
