@@ -102,6 +102,10 @@ def test_a_stored_kind_stands_while_its_click_and_outcome_do():
     assert classified([now_near], [alone])[0]["miss_kind"] == "near"
     hit = record([120.0, 110.0], "hit")
     assert "miss_kind" not in classified([hit], [alone])[0]
+    claimed = {**record([500.0, 500.0]), "miss_kind": "near"}  # a kind the record itself contradicts
+    assert classified([claimed])[0]["miss_kind"] == "empty"
+    off = {**record([900.0, 10.0]), "miss_kind": "wrong_element"}
+    assert classified([off])[0]["miss_kind"] == "off_image"
 
 
 def test_rescore_keeps_the_stored_kind_of_an_unchanged_miss():

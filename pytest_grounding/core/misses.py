@@ -21,6 +21,7 @@ from .frames import distance, near_tolerance, pair
 from .record import Record, to_json, with_fields
 
 MISS_KINDS = ("near", "wrong_element", "off_image", "empty", "no_answer")
+ELEMENT_KINDS = ("wrong_element", "empty")  # what the other elements of a screen decide
 Rect = tuple[float, float, float, float]
 
 
@@ -102,9 +103,10 @@ def classified(records: Sequence[Mapping[str, Any]], stored: Sequence[Mapping[st
 def kept_kind(record: Record, stored: Mapping[str, Any]) -> Record:
     """`record` (scored again) with the miss kind `stored` was written with, while its click and
     outcome are the stored ones: the run classified it against every element of its dataset, which
-    the records of a rescore, a merge or a resume may not show (`-k`, one shard)."""
+    the records of a rescore, a merge or a resume may not show (`-k`, one shard). Only the kinds
+    that depend on those elements (`wrong_element`, `empty`): the others the record itself decides."""
     kind = stored.get("miss_kind")
     same = record.get("outcome") == stored.get("outcome") and pair(record.get("point")) == pair(stored.get("point"))
-    if "miss_kind" in record and kind in MISS_KINDS and same and kind != record["miss_kind"]:
+    if record.get("miss_kind") in ELEMENT_KINDS and kind in ELEMENT_KINDS and same and kind != record["miss_kind"]:
         return with_fields(record, miss_kind=kind)
     return record
