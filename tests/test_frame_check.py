@@ -195,13 +195,14 @@ def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_pat
     assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
 
 
+@XDIST
 @pytest.mark.parametrize("model", ["wrong"], indirect=True)
-def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, project, tmp_path, model, dataset):
+def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, project, tmp_path, model, dataset, workers):
     """One sample of a screen (-k): the run classifies its miss against every element of the dataset;
     rescore and merge hold that record alone and keep its kind while its click and outcome stand."""
     from pytest_grounding.cli.main import main
 
-    result, report, predictions = run(pytester, tmp_path, model, dataset, "-k", "wide and red")
+    result, report, predictions = run(pytester, tmp_path, model, dataset, "-k", "wide and red", *workers)
     assert result.ret == 0, result.stdout.str()[-3000:]
     (record,) = read_jsonl(predictions)
     assert record["miss_kind"] == "wrong_element"
@@ -230,20 +231,25 @@ def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
     assert model.dataset_requests() == 0
 
 
+@XDIST
 @pytest.mark.parametrize("model", ["rel1000"], indirect=True)
-def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(pytester, project, tmp_path, model, dataset):
+def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(
+    pytester, project, tmp_path, model, dataset, workers
+):
     from pytest_grounding.cli.main import main
 
     spec = SPEC.format(url=model.url) + ",agent=crop"
     report, predictions = tmp_path / "agent.json", tmp_path / "agent.jsonl"
     result = pytester.runpytest(
         f"--dataset={dataset}", "--detector", spec, "--grounding-misses", "xfail", "--grounding-frame-check=warn",
-        "--grounding-json", str(report), "--grounding-predictions", str(predictions),
+        "--grounding-json", str(report), "--grounding-predictions", str(predictions), *workers,
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()[-3000:]
+    assert model.calibration_requests() == 12  # once per run, not per worker
     (block,) = read_json(report)["summary"].values()
     finding = block["diagnosis"]["frame"]
     assert finding["name"] == "rel1000", finding
+    assert all(r["meta"]["model_coordinates"] for r in read_jsonl(predictions))
     out = tmp_path / "rescored.json"
     assert main(["rescore", str(predictions), *finding["suggestion"], "--json", str(out)]) == 0
     (again,) = read_json(out)["summary"].values()
