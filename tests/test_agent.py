@@ -192,3 +192,25 @@ def test_the_budget_from_command_line_text():
     assert Budget.from_options(turns="6", crops=None, reclick="1") == Budget(turns=6, reclick=1)
     with pytest.raises(ValueError, match="not an integer"):
         Budget.from_options(tokens="lots")
+
+
+def test_the_last_click_carries_its_numbers_and_its_view_for_the_frame_fit():
+    """Issue 46: an episode's click on a crop names the crop, so a frame decodes the numbers on it."""
+    from pytest_grounding.core import frames
+    from pytest_grounding.detectors.vlm.agent import prediction_of
+
+    a = (200, 100, 600, 300)
+    episode = run_episode(PLAIN, "x", (800, 600), Budget(), Script(calls(a), text("(100, 50)")))
+    meta = dict(prediction_of(episode, "crop", {}).meta)
+    assert episode.point == (300.0, 150.0)
+    assert (meta["model_coordinates"], meta["model_image"], meta["model_view"]) == ([100.0, 50.0], [400, 200], list(a))
+    record = {"target": [0, 0, 1, 1], "image_size": [800, 600], "point": list(episode.point), "meta": meta}
+    answer = frames.answer_of(record)
+    assert frames.Frame("as-preset").decode(answer) == (300.0, 150.0)
+    assert frames.Frame("rel1000").decode(answer) == (200 + 40.0, 100 + 10.0)  # thousandths of the crop
+    assert frames.Frame("swapped").decode(answer) == (200 + 50.0, 100 + 100.0)
+    on_screen = run_episode(PLAIN, "x", (800, 600), Budget(), Script(text("(100, 50)")))
+    meta = dict(prediction_of(on_screen, "crop", {}).meta)
+    assert meta["model_image"] == [800, 600] and "model_view" not in meta
+    refused = run_episode(PLAIN, "x", (800, 600), Budget(), Script(text("I cannot tell")))
+    assert "model_coordinates" not in prediction_of(refused, "crop", {}).meta

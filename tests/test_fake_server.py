@@ -138,3 +138,31 @@ def test_the_command_serves_a_run_end_to_end(project, tmp_path, workers):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@needs_openai
+@pytest.mark.parametrize(
+    "frame,named",
+    [("rel1000", "rel1000"), ("swapped", "swapped"), ("resized-by-server:max_pixels=200704", "resized-by-server")],
+)
+def test_fake_server_frame_plays_a_frame_error_the_check_names(project, tmp_path, frame, named):
+    """`fake-server --frame NAME` (issue 46's worked example): the frame check finds the frame it
+    answers in and stops the run before any dataset sample."""
+    pytest.importorskip("ui_tars")  # the default preset's parser
+    with FakeServer(frame=frame) as server:
+        result = project.runpytest(f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}")
+        assert server.requests == 12  # the calibration screens only
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    assert f"answers in frame '{named}" in result.stdout.str() + result.stderr.str()
+
+
+@needs_openai
+def test_fake_server_in_the_presets_frame_passes_the_check(project, tmp_path):
+    pytest.importorskip("ui_tars")
+    with FakeServer(frame="as-preset") as server:
+        result = project.runpytest(f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}")
+    assert "answers in the preset's frame (12 requests)" in result.stdout.str(), result.stdout.str()[-2000:]
+    with pytest.raises(ValueError, match="never sees the original"):
+        FakeServer(frame="original-pixels")
+    with pytest.raises(ValueError, match="unknown frame"):
+        FakeServer(frame="sideways")

@@ -193,3 +193,64 @@ def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_pat
     assert model.calibration_requests() == 12  # the second run's check came from the cache
     (check,) = read_json(report)["frame_check"].values()
     assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
+
+
+@XDIST
+@pytest.mark.parametrize("model", ["wrong"], indirect=True)
+def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, project, tmp_path, model, dataset, workers):
+    """One sample of a screen (-k): the run classifies its miss against every element of the dataset;
+    rescore and merge hold that record alone and keep its kind while its click and outcome stand."""
+    from pytest_grounding.cli.main import main
+
+    result, report, predictions = run(pytester, tmp_path, model, dataset, "-k", "wide and red", *workers)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    (record,) = read_jsonl(predictions)
+    assert record["miss_kind"] == "wrong_element"
+    for source in (predictions, report):
+        out = tmp_path / f"rescored-{source.suffix[1:]}.json"
+        assert main(["rescore", str(source), "--json", str(out)]) == 0
+        (again,) = read_json(out)["samples"]
+        assert again["miss_kind"] == "wrong_element", source
+    merged = tmp_path / "merged.json"
+    main(["merge", str(report), "--json", str(merged)])  # 1: a partial merge (-k), no verdict
+    (again,) = read_json(merged)["samples"]
+    assert again["miss_kind"] == "wrong_element"
+
+
+@pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
+def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
+    pytester, project, tmp_path, model, dataset, frame
+):
+    """agent=crop: the episode's last click carries its numbers and its view's size, as a single
+    answer does, so the check fits every frame, not only an offset."""
+    spec = SPEC.format(url=model.url) + ",agent=crop"
+    result = pytester.runpytest(f"--dataset={dataset}", "--detector", spec, "--grounding-misses", "xfail")
+    assert result.ret == 4, result.stdout.str()[-3000:]
+    text = result.stdout.str() + result.stderr.str()
+    assert f"answers in frame '{frame}" in text
+    assert model.dataset_requests() == 0
+
+
+@XDIST
+@pytest.mark.parametrize("model", ["rel1000"], indirect=True)
+def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(
+    pytester, project, tmp_path, model, dataset, workers
+):
+    from pytest_grounding.cli.main import main
+
+    spec = SPEC.format(url=model.url) + ",agent=crop"
+    report, predictions = tmp_path / "agent.json", tmp_path / "agent.jsonl"
+    result = pytester.runpytest(
+        f"--dataset={dataset}", "--detector", spec, "--grounding-misses", "xfail", "--grounding-frame-check=warn",
+        "--grounding-json", str(report), "--grounding-predictions", str(predictions), *workers,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert model.calibration_requests() == 12  # once per run, not per worker
+    (block,) = read_json(report)["summary"].values()
+    finding = block["diagnosis"]["frame"]
+    assert finding["name"] == "rel1000", finding
+    assert all(r["meta"]["model_coordinates"] for r in read_jsonl(predictions))
+    out = tmp_path / "rescored.json"
+    assert main(["rescore", str(predictions), *finding["suggestion"], "--json", str(out)]) == 0
+    (again,) = read_json(out)["summary"].values()
+    assert again["hits"] == again["scored"] == N

@@ -89,3 +89,30 @@ def test_the_sections_render_in_markdown_html_and_the_trackers():
     assert 'id="tolerance"' in page and '<svg class="heatmap"' in page and 'id="frame-check"' in page
     (run,) = tracked.tracked_runs(document)
     assert run.metrics["tolerance.px10"] == 1.0 and run.metrics["miss_analysis.near"] == 1
+
+
+def test_a_stored_kind_stands_while_its_click_and_outcome_do():
+    """rescore and merge hold fewer elements of a screen than the run did (-k, one shard): the run's
+    wrong_element stays; a new click is classified again from the records."""
+    alone = {**record([330.0, 310.0]), "miss_kind": "wrong_element"}
+    assert classified([alone])[0]["miss_kind"] == "wrong_element"
+    moved = {**alone, "point": [500.0, 500.0]}
+    assert classified([moved], [alone])[0]["miss_kind"] == "empty"
+    now_near = record([145.0, 110.0])
+    assert classified([now_near], [alone])[0]["miss_kind"] == "near"
+    hit = record([120.0, 110.0], "hit")
+    assert "miss_kind" not in classified([hit], [alone])[0]
+    claimed = {**record([500.0, 500.0]), "miss_kind": "near"}  # a kind the record itself contradicts
+    assert classified([claimed])[0]["miss_kind"] == "empty"
+    off = {**record([900.0, 10.0]), "miss_kind": "wrong_element"}
+    assert classified([off])[0]["miss_kind"] == "off_image"
+
+
+def test_rescore_keeps_the_stored_kind_of_an_unchanged_miss():
+    from pytest_grounding.core.profiles import get_profile
+    from pytest_grounding.evaluate.rescore import rescore
+
+    stored = {**record([330.0, 310.0]), "miss_kind": "wrong_element", "id": "s1", "detector": "d",
+              "instruction": "Press it", "latency_ms": 1.0}  # fmt: skip
+    (again,) = rescore([stored], get_profile(None)).records
+    assert again["outcome"] == "miss" and again["miss_kind"] == "wrong_element"

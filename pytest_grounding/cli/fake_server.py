@@ -12,7 +12,8 @@ from typing import Any
 DESCRIPTION = (
     "A stand-in OpenAI-compatible server on 127.0.0.1 for dry runs and CI examples: /v1/models lists one model "
     "(fake/PRESET), /v1/chat/completions answers the centre of the image it is sent, in the preset's answer form "
-    "and coordinates (the center floor over HTTP: accuracy near 0, never a misread answer). Prints its URL, then "
+    "and coordinates (the center floor over HTTP: accuracy near 0, never a misread answer); with --frame it finds the "
+    "frame check's red square and answers in that frame instead (a frame error to diagnose). Prints its URL, then "
     "serves until Ctrl-C. Exit 0 on Ctrl-C; 2 for a bad option or a port in use."
 )
 
@@ -28,6 +29,14 @@ def add_command(commands: Any) -> None:
     fake.add_argument("--errors", type=float, default=0.0, metavar="RATE", help="share of requests answered HTTP 500")
     fake.add_argument("--cut", type=float, default=0.0, metavar="RATE", help="share of answers cut short (length)")
     fake.add_argument("--seed", type=int, default=0, help="seed of which requests fail or are cut")
+    fake.add_argument(
+        "--frame",
+        default=None,
+        metavar="NAME",
+        help="play a model with a frame error: answer the frame check's red square (the centre otherwise) in "
+        "this frame: as-preset, rel1000, rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L, "
+        ":scale=S), offset:DX,DY (docs: why it misses)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,11 +53,13 @@ def run(args: argparse.Namespace) -> int:
             cut=args.cut,
             port=args.port,
             seed=args.seed,
+            frame=args.frame,
         )
     except (ValueError, UnknownName, OSError) as exc:
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
-    print(f"fake-server: {server.url} (model {server.model}, answers as {args.preset}; Ctrl-C stops it)")
+    frame = f" in frame {args.frame}" if args.frame else ""
+    print(f"fake-server: {server.url} (model {server.model}, answers as {args.preset}{frame}; Ctrl-C stops it)")
     print(f'  pytest suites/ --detector "openai:base_url={server.url}" --grounding-limit 20', flush=True)
     try:
         while True:

@@ -45,7 +45,8 @@ def add_command(commands: Any) -> None:
     rescore.add_argument(
         "--frame",
         metavar="NAME",
-        help="decode the VLM answers in this coordinate frame whatever the preset says: original-pixels, rel1000, "
+        help="decode the answers (a VLM's, or a replayed file's stored clicks) in this coordinate frame whatever the "
+        "preset says: original-pixels, rel1000, "
         "rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L, :scale=S), offset:DX,DY (the report's "
         "summary[DET].diagnosis.frame.suggestion names one; docs: why it misses)",
     )
@@ -90,21 +91,27 @@ def preset_parser(name: str) -> Any:
 
 def frame_parser(spec: str, base: Any = None) -> Any:
     """The `parse(record, image_size)` that decodes a stored answer in frame `spec` (core/frames.py):
-    the answer as its preset (or `base`, another preset's parse) read it, then re-mapped."""
+    a VLM's answer as its preset (or `base`, another preset's parse) read it, any other record's
+    stored click (a replayed file's numbers) as it stands, then re-mapped. A stored click re-mapped
+    keeps its numbers as `meta.model_coordinates`, so that rescoring again is no second re-map."""
     from ..core.frames import AS_PRESET, decode_prediction_point, parse_frame
     from ..core.types import Prediction
+    from ..evaluate.rescore import is_model_answer
     from ..evaluate.resume import prediction_of
 
     frame = parse_frame(spec)
 
     def parse(record: Mapping[str, Any], size: tuple[int, int]) -> Any:
-        prediction = base(record, size) if base is not None else prediction_of(record)
+        model = is_model_answer(record)
+        prediction = base(record, size) if base is not None and model else prediction_of(record)
         if frame.name == AS_PRESET or prediction.refused:
             return prediction
         meta = dict(prediction.meta)
         point = decode_prediction_point(frame, prediction.click, meta, size)
         if point is None:
             return prediction
+        if not model and prediction.click is not None and "model_coordinates" not in meta:
+            meta["model_coordinates"] = [float(prediction.click[0]), float(prediction.click[1])]
         return Prediction(point=point, raw=prediction.raw, meta={**meta, "frame": frame.spec})
 
     return parse
@@ -189,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
             parse = frame_parser(args.frame, parse)
         records, source = _read(args.source)
         errata, errata_notes = _errata(args.errata, source)
-        found = rescore(records, profile, parse, args.preset)
+        found = rescore(records, profile, parse, args.preset, stored_clicks=bool(args.frame))
     except (OutputError, RescoreError, ValueError, LookupError) as exc:
         print(terminal_line(f"error: {exc}"), file=sys.stderr)
         return 2
@@ -208,7 +215,12 @@ def run(args: argparse.Namespace) -> int:
             notes.append(unmatched)
     if found.cut:
         notes.append(f"{found.cut} raw answers were cut at 500 characters by an older version: parsed as they are")
-    if found.not_parsed:
+    if found.not_parsed and args.frame:
+        notes.append(
+            f"{found.not_parsed} records hold no VLM answer to parse again: their stored clicks read in frame "
+            f"{args.frame}"
+        )
+    elif found.not_parsed:
         notes.append(f"{found.not_parsed} records hold no VLM answer to parse again: scored from their stored answer")
     datasets = _datasets(records, source)
     stored = dict(source["run"]["detectors"]) if source else {}

@@ -4,8 +4,10 @@ targets (issue 46). The same fit reads the frame check's calibration answers bef
 decodes stored answers in the frame it names. Pure: no pytest, no I/O.
 
 An answer to fit is the preset's decoded click (original pixels), the model's own two numbers
-(`meta.model_coordinates`), the original image's size and the size of the image the model was
-given (`meta.model_image`). Every frame maps that to a click in original pixels:
+(`meta.model_coordinates`; for an answer no model gave here, a replayed file's, the stored click's
+own numbers), the original image's size and the size of the image the model was given
+(`meta.model_image`); an agent's click on a crop names the crop (`meta.model_view`) and is
+decoded on it. Every frame maps that to a click in original pixels:
 
 - `as-preset`: the preset's own decoding;
 - `original-pixels`: the numbers are pixels of the original image (a server or model that saw the
@@ -47,6 +49,9 @@ class Answer:
     original: Size
     model: Size | None
     target: Rect
+    # the part of the screen the numbers are on (an agent's crop, screen px; None: the whole
+    # screen): `original` is then that part's size and the point lies inside it
+    region: Rect | None = None
 
     @property
     def centre(self) -> Point:
@@ -126,6 +131,13 @@ class Frame:
         return self.name
 
     def decode(self, answer: Answer) -> Point | None:
+        if answer.region is not None:  # decoded on the crop, then placed on the screen
+            ox, oy = answer.region[0], answer.region[1]
+            p = answer.point
+            local = Answer(None if p is None else (p[0] - ox, p[1] - oy), answer.values, answer.original, answer.model,
+                           answer.target)  # fmt: skip
+            found = self.decode(local)
+            return None if found is None else (found[0] + ox, found[1] + oy)
         p, v = answer.point, answer.values
         W, H = answer.original
         params = dict(self.params)
@@ -417,34 +429,64 @@ def answer_of(record: Mapping[str, Any]) -> Answer | None:
         return None
     if record.get("task", "grounding") != "grounding" or record.get("outcome") == "error":
         return None
-    meta = record.get("meta") if isinstance(record.get("meta"), Mapping) else {}
+    meta = record.get("meta")
+    meta = meta if isinstance(meta, Mapping) else {}
     point = pair(record.get("point"))
-    model = pair(meta.get("model_image") if isinstance(meta, Mapping) else None)
-    values = values_of(meta.get("model_coordinates") if isinstance(meta, Mapping) else None)
+    model = pair(meta.get("model_image"))
+    values = numbers_of(point, meta)
     original = pair(size)
     if (point is None and values is None) or original is None:
         return None
+    region = view_of(meta)
     return Answer(
         point=point,
         values=values,
-        original=(int(original[0]), int(original[1])),
+        original=(int(original[0]), int(original[1])) if region is None else region_size(region),
         model=(int(model[0]), int(model[1])) if model is not None else None,
         target=(float(target[0]), float(target[1]), float(target[2]), float(target[3])),
+        region=region,
     )
+
+
+def view_of(meta: Mapping[str, Any]) -> Rect | None:
+    """The crop an agent's last click was on (`meta.model_view`, screen px), None for the screen."""
+    found = meta.get("model_view")
+    if isinstance(found, (list, tuple)) and len(found) == 4 and all(_number(v) for v in found):
+        x1, y1, x2, y2 = (float(v) for v in found)
+        return (x1, y1, x2, y2) if x2 > x1 and y2 > y1 else None
+    return None
+
+
+def region_size(region: Rect) -> Size:
+    return int(round(region[2] - region[0])), int(round(region[3] - region[1]))
 
 
 def decode_prediction_point(frame: Frame, point: Any, meta: Mapping[str, Any], size: Size) -> Point | None:
     """A stored answer's click in `frame` (`rescore --frame`): its preset's click, the model's numbers
-    and the image it was given (meta), the original size."""
+    and the image it was given (meta), the original size. An answer no model gave here is read from
+    its file's numbers (a click re-mapped before keeps them as `model_coordinates`): re-mapped once."""
     model = pair(meta.get("model_image"))
+    values = numbers_of(pair(point), meta)
+    region = view_of(meta)
     answer = Answer(
-        point=pair(point),
-        values=values_of(meta.get("model_coordinates")),
-        original=size,
+        point=pair(point) if "model_image" in meta else values,
+        values=values,
+        original=size if region is None else region_size(region),
         model=(int(model[0]), int(model[1])) if model is not None else None,
         target=(0.0, 0.0, 0.0, 0.0),
+        region=region,
     )
     return frame.decode(answer)
+
+
+def numbers_of(point: Point | None, meta: Mapping[str, Any]) -> Point | None:
+    """The numbers a frame reads: the model's own (`meta.model_coordinates`), or, for an answer no
+    model gave here (a replayed file, a detector without a preset: no `meta.model_image`), the
+    stored click's, which are the numbers as the file wrote them."""
+    values = values_of(meta.get("model_coordinates"))
+    if values is None and "model_image" not in meta:
+        return point
+    return values
 
 
 def values_of(numbers: Any) -> Point | None:

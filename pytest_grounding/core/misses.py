@@ -21,6 +21,7 @@ from .frames import distance, near_tolerance, pair
 from .record import Record, to_json, with_fields
 
 MISS_KINDS = ("near", "wrong_element", "off_image", "empty", "no_answer")
+ELEMENT_KINDS = ("wrong_element", "empty")  # what the other elements of a screen decide
 Rect = tuple[float, float, float, float]
 
 
@@ -83,12 +84,29 @@ def screen_elements(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str
     return found
 
 
-def classified(records: Sequence[Mapping[str, Any]]) -> list[Record]:
+def classified(records: Sequence[Mapping[str, Any]], stored: Sequence[Mapping[str, Any]] | None = None) -> list[Record]:
     """Records whose misses are classified again against the other annotated elements of their
-    screens as the records themselves give them (rescore, merge)."""
+    screens as the records themselves give them (rescore, merge); each keeps the kind it was stored
+    with while its click and outcome stand (`kept_kind`; `stored`: the records as read, one for
+    each, by default the records themselves)."""
+    before = records if stored is None else stored
+    if len(before) != len(records):
+        raise ValueError("classified: one stored record for each record")
     elements = screen_elements(records)
     out: list[Record] = []
-    for record in records:
+    for record, old in zip(records, before, strict=True):
         fields = miss_fields(record, elements.get(screen_key(record), ()))
-        out.append(with_fields(to_json(record), **fields) if fields else to_json(record))
+        out.append(kept_kind(with_fields(to_json(record), **fields) if fields else to_json(record), old))
     return out
+
+
+def kept_kind(record: Record, stored: Mapping[str, Any]) -> Record:
+    """`record` (scored again) with the miss kind `stored` was written with, while its click and
+    outcome are the stored ones: the run classified it against every element of its dataset, which
+    the records of a rescore, a merge or a resume may not show (`-k`, one shard). Only the kinds
+    that depend on those elements (`wrong_element`, `empty`): the others the record itself decides."""
+    kind = stored.get("miss_kind")
+    same = record.get("outcome") == stored.get("outcome") and pair(record.get("point")) == pair(stored.get("point"))
+    if record.get("miss_kind") in ELEMENT_KINDS and kind in ELEMENT_KINDS and same and kind != record["miss_kind"]:
+        return with_fields(record, miss_kind=kind)
+    return record

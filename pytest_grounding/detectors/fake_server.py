@@ -3,7 +3,10 @@
 answers every request with the centre of the image it was sent, written in a preset's answer form
 and coordinate frame (so the `openai` detector reads it as that model's answer: the `center` floor
 over HTTP). Optional delay, a share of HTTP 500s and a share of cut answers (finish_reason
-`length`). No model, no GPU, standard library and Pillow only.
+`length`). With `frame=` (`fake-server --frame rel1000`) it plays a model with a frame error: it
+finds the frame check's red square when asked the check's question (the centre otherwise) and
+writes every answer in that frame (issue 46's worked example). No model, no GPU, standard library,
+Pillow and numpy only.
 
 `reply(handler) -> (status, payload)` replaces the preset's answer (the tests' scripted servers);
 the engine questions (`/version`, `/get_server_info`) are answered 404, as a plain OpenAI server
@@ -59,15 +62,76 @@ def answer_text(extractors: tuple[str, ...] | list[str], x: float, y: float) -> 
 
 def centre_in_frame(transform: str, size: tuple[int, int]) -> tuple[float, float]:
     """The centre of an image of `size` (what the model was sent) in a transform's values."""
+    return in_frame(transform, size, size[0] / 2, size[1] / 2)
+
+
+def in_frame(transform: str, size: tuple[int, int], x: float, y: float) -> tuple[float, float]:
+    """A point in pixels of the image sent, in a transform's values."""
     width, height = size
-    x, y = width / 2, height / 2
     for part in transform.split("+"):
         scale = {"rel1000": 1000.0, "rel999": 999.0, "rel1": 1.0}.get(part)
         if scale is not None:
-            x, y = scale / 2, scale / 2
+            x, y = x / width * scale, y / height * scale
     if "yx_swap" in transform.split("+"):
         x, y = y, x
     return x, y
+
+
+# `--frame`: the frames the stand-in can answer in (core/frames.py's names; `original-pixels` needs the
+# screen's size before the preset resized it, which a server never sees)
+ANSWER_FRAMES = "as-preset, rel1000, rel1, swapped, resized-by-server:max_pixels=N|long_edge=L|scale=S, offset:DX,DY"
+
+
+def answer_frame(spec: str | None) -> Any:
+    """The core/frames.py Frame a `--frame` names (None: the preset's own); ValueError for one the
+    stand-in cannot answer in."""
+    if spec is None:
+        return None
+    from ..core.frames import parse_frame
+
+    frame = parse_frame(spec)
+    if frame.name == "original-pixels":
+        raise ValueError(f"--frame {spec}: a server never sees the original screen; one of {ANSWER_FRAMES}")
+    return frame
+
+
+def values_in(frame: Any, transform: str, size: tuple[int, int], x: float, y: float) -> tuple[float, float]:
+    """A point in pixels of the image sent, as a model answering in `frame` writes it (None: the
+    preset's own frame)."""
+    name = "as-preset" if frame is None else frame.name
+    params = dict(frame.params) if frame is not None else {}
+    if name in ("rel1000", "rel1"):
+        scale = 1000.0 if name == "rel1000" else 1.0
+        return x / size[0] * scale, y / size[1] * scale
+    if name == "resized-by-server":  # the "server" shrank the image, the model answered on the smaller one
+        from ..core.frames import shrunk_by
+
+        shrunk = shrunk_by(size, params)
+        x, y = x * shrunk[0] / size[0], y * shrunk[1] / size[1]
+    if name == "offset":  # in pixels of the image sent (near the screen's own for a light resize)
+        x, y = x + params["dx"], y + params["dy"]
+    vx, vy = in_frame(transform, size, x, y)
+    return (vy, vx) if name == "swapped" else (vx, vy)
+
+
+def calibration_square(body: Any) -> tuple[float, float] | None:
+    """The centre of the frame check's red square in the request's image (pixels of the image sent)
+    when the request is the check's ("Click the red square."), else None."""
+    from .frame_check import INSTRUCTION, RED
+
+    text = json.dumps(body) if not isinstance(body, str) else body
+    match = re.search(r"data:image/[a-z]+;base64,([A-Za-z0-9+/=]+)", text)
+    if INSTRUCTION not in text or match is None:
+        return None
+    import numpy as np
+    from PIL import Image
+
+    with contextlib.suppress(Exception), Image.open(io.BytesIO(base64.b64decode(match.group(1)))) as image:
+        pixels = np.asarray(image.convert("RGB")).astype(int)
+        ys, xs = np.nonzero(np.all(np.abs(pixels - np.array(RED)) < 40, axis=-1))
+        if xs.size:
+            return (float(xs.min()) + float(xs.max()) + 1) / 2, (float(ys.min()) + float(ys.max()) + 1) / 2
+    return None
 
 
 def image_size(body: Any) -> tuple[int, int] | None:
@@ -108,6 +172,7 @@ class FakeServer:
         cut: float = 0.0,
         port: int = 0,
         seed: int = 0,
+        frame: str | None = None,
     ) -> None:
         from .served_checks import PROBE_INSTRUCTION
 
@@ -116,6 +181,7 @@ class FakeServer:
                 raise ValueError(f"{name}={share:g}: a share between 0 and 1")
         if delay < 0:
             raise ValueError(f"delay={delay:g}: seconds, 0 or more")
+        self.frame = answer_frame(frame)  # before the port opens: a bad name is a clear error
         self.preset_name = preset
         self.model = model or f"fake/{preset}"  # a model id the detector's preset=auto matches
         self.delay, self.errors, self.cut = delay, errors, cut
@@ -186,7 +252,11 @@ class FakeServer:
         if fail:
             return 500, {"error": {"message": "fake-server: an error, as asked (--errors)"}}
         size = image_size(body) or (1000, 1000)
-        x, y = centre_in_frame(self._preset.transform, size)
+        if self.frame is None:
+            x, y = centre_in_frame(self._preset.transform, size)
+        else:  # --frame: the frame check's square found, every answer written in that frame
+            found = calibration_square(body) or (size[0] / 2, size[1] / 2)
+            x, y = values_in(self.frame, self._preset.transform, size, *found)
         text = answer_text(self._preset.extractors, x, y)
         if cut:
             return 200, completion(text[: max(1, len(text) // 3)], self.model, finish="length")

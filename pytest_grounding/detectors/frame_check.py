@@ -118,12 +118,14 @@ def answer_of(prediction: Prediction, screen: Screen) -> frames.Answer:
     click = prediction.click
     point = (float(click[0]), float(click[1])) if click is not None and all(math.isfinite(c) for c in click) else None
     model = meta.get("model_image")
+    region = frames.view_of(meta)  # an agent's click on a crop: decoded on the crop
     return frames.Answer(
         point=point,
         values=frames.values_of(meta.get("model_coordinates")),
-        original=screen.size,
+        original=screen.size if region is None else frames.region_size(region),
         model=(int(model[0]), int(model[1])) if isinstance(model, (list, tuple)) and len(model) == 2 else None,
         target=tuple(float(v) for v in screen.square),  # type: ignore[arg-type]
+        region=region,
     )
 
 

@@ -37,13 +37,19 @@ class Rescored:
     parsed: int  # records whose raw answer was parsed again
     kept: int  # records kept as written (errors, the locate task)
     cut: int  # raw answers cut at the old 500 characters (parsed as they are)
-    not_parsed: int  # records with no model answer to parse (not a VLM's), scored from their answer
+    not_parsed: int  # records with no model answer to parse (not a VLM's), scored from their stored click
 
 
 def is_model_answer(record: Mapping[str, Any]) -> bool:
-    """A VLM's answer (its meta names the image the model was given): one a preset can parse again."""
+    """A VLM's single answer (its meta names the image the model was given): one a preset can parse
+    again. An agent's episode (meta `agent`) is not: its last answer may be on a crop."""
     meta = record.get("meta")
-    return isinstance(meta, Mapping) and "model_image" in meta and isinstance(record.get("raw"), (str, type(None)))
+    return (
+        isinstance(meta, Mapping)
+        and "model_image" in meta
+        and "agent" not in meta
+        and isinstance(record.get("raw"), (str, type(None)))
+    )
 
 
 def was_cut(raw: Any) -> bool:
@@ -62,11 +68,16 @@ def respec(spec: str, preset: str) -> str:
 
 
 def rescore_record(
-    record: Mapping[str, Any], profile: Profile, parse: Parse | None = None, preset: str | None = None
+    record: Mapping[str, Any],
+    profile: Profile,
+    parse: Parse | None = None,
+    preset: str | None = None,
+    stored_clicks: bool = False,
 ) -> tuple[Record, bool]:
     """The record a run with this profile (and, given `parse`, the preset named `preset`) writes for
     the stored answer, and whether the raw answer was parsed again (its detector spec then names the
-    preset). RescoreError for a record that cannot be."""
+    preset). `stored_clicks`: `parse` also reads the records that hold no model answer (a frame
+    re-maps any stored click: a replayed file's). RescoreError for a record that cannot be."""
     try:
         sample = sample_of(record)
     except (KeyError, TypeError, ValueError) as exc:
@@ -76,7 +87,8 @@ def rescore_record(
         raise RescoreError(f"sample {sample.id!r:.60}: no image size to score it in")
     reparse = parse is not None and is_model_answer(record)
     try:
-        prediction = parse(record, size) if parse is not None and reparse else prediction_of(record)
+        use = parse is not None and (reparse or stored_clicks)
+        prediction = parse(record, size) if parse is not None and use else prediction_of(record)
     except ValueError as exc:
         raise RescoreError(f"sample {sample.id!r:.60}: {exc}") from None
     latency = record.get("latency_ms")
@@ -94,9 +106,13 @@ def rescore_record(
 
 
 def rescore(
-    records: Sequence[Mapping[str, Any]], profile: Profile, parse: Parse | None = None, preset: str | None = None
+    records: Sequence[Mapping[str, Any]],
+    profile: Profile,
+    parse: Parse | None = None,
+    preset: str | None = None,
+    stored_clicks: bool = False,
 ) -> Rescored:
-    """Every record scored again (see the module doc)."""
+    """Every record scored again (see the module doc; `stored_clicks` as in rescore_record)."""
     out: list[Record] = []
     changed = parsed = kept = cut = not_parsed = 0
     for record in records:
@@ -104,10 +120,10 @@ def rescore(
             out.append(to_json(dict(record)))
             kept += 1
             continue
-        fresh, reparsed = rescore_record(record, profile, parse, preset)
+        fresh, reparsed = rescore_record(record, profile, parse, preset, stored_clicks)
         out.append(fresh)
         parsed += reparsed
         not_parsed += parse is not None and not reparsed
         cut += reparsed and was_cut(record.get("raw"))
         changed += fresh["outcome"] != record.get("outcome")
-    return Rescored(tuple(classified(out)), changed, parsed, kept, cut, not_parsed)
+    return Rescored(tuple(classified(out, records)), changed, parsed, kept, cut, not_parsed)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.misses import kept_kind
 from ..core.profiles import Profile
 from ..core.record import TASKS, Outcome, Record, Task, to_json, with_fields
 from ..core.types import Box, Prediction, Sample
@@ -97,9 +98,9 @@ def rescore(
         image_size=image_size,
         profile=profile,
     )
-    # fingerprint, baseline, ...; not the old answer's miss kind (issue 46: the new score has its own)
+    # fingerprint, baseline, ...; the old answer's miss kind only while the click and outcome stand
     kept = {key: value for key, value in line.items() if key not in record and key not in ("miss_kind", "distance_px")}
-    record = with_fields(record, **kept, **({"latency_ms": None} if latency is None else {}))
+    record = kept_kind(with_fields(record, **kept, **({"latency_ms": None} if latency is None else {})), line)
     note = None
     if record["outcome"] != outcome:
         note = f"{where}: stored outcome {outcome!r}, its answer scores {record['outcome']!r} (counted so)"

@@ -63,6 +63,10 @@ class Episode:
     answer: str | None = None  # the last answer's text
     crops: int = 0
     truncated: bool = False
+    # the last click's own numbers and the view they are on (the frame check and the diagnosis
+    # read them as a single answer's `model_coordinates` and `model_image`)
+    values: tuple[float, float] | None = None
+    clicked_on: int | None = None
 
     @property
     def tokens(self) -> dict[str, int]:
@@ -148,10 +152,12 @@ def run_episode(
     point: tuple[float, float] | None = None
     latest = 0  # the view the last answer's coordinates refer to
     truncated = False
+    clicked: tuple[tuple[float, float], int] | None = None  # the last click's numbers and view
 
     def done(end: str, problem: str | None = None, answer: str | None = None) -> Episode:
         final = None if end == End.REFUSAL else point  # after an earlier click, a broken turn keeps it
-        return Episode(end, final, tuple(turns), tuple(views), problem, answer, crops, truncated)
+        values, on = clicked if clicked is not None and final is not None else (None, None)
+        return Episode(end, final, tuple(turns), tuple(views), problem, answer, crops, truncated, values, on)
 
     while True:
         reply = ask(messages, offered, tuple(views))
@@ -211,14 +217,15 @@ def run_episode(
         view = views[latest]
         if len(values) == 4:  # a box answered: its centre is the click
             values = ((values[0] + values[2]) / 2.0, (values[1] + values[3]) / 2.0)
-        clicked = to_screen(view, values[0], values[1], preset.transform)
-        trace({"kind": "click", "point": [round(clicked[0], 3), round(clicked[1], 3)], "view": view.index})
-        confirmed = point is not None and math.dist(point, clicked) < 0.5
-        point = clicked
+        on_screen = to_screen(view, values[0], values[1], preset.transform)
+        trace({"kind": "click", "point": [round(on_screen[0], 3), round(on_screen[1], 3)], "view": view.index})
+        confirmed = point is not None and math.dist(point, on_screen) < 0.5
+        point = on_screen
+        clicked = ((float(values[0]), float(values[1])), view.index)
         if confirmed or reclicks >= budget.reclick or len(turns) >= budget.turns or spent >= budget.tokens:
             return done(End.CLICK, answer=reply.text)
         reclicks += 1
-        cursor = view_of(len(views), views[0].region, frame_of, source=0, cursor=clicked)
+        cursor = view_of(len(views), views[0].region, frame_of, source=0, cursor=on_screen)
         views.append(cursor)
         latest = cursor.index
         messages += [assistant_message(reply, action), after_click(cursor)]
@@ -261,6 +268,12 @@ def prediction_of(episode: Episode, mode: str, meta: dict[str, Any]) -> Predicti
         meta["reason"] = episode.problem
     if episode.truncated:
         meta["truncated"] = True
+    if episode.point is not None and episode.values is not None and episode.clicked_on is not None:
+        view = episode.views[episode.clicked_on]
+        meta["model_coordinates"] = list(episode.values)
+        meta["model_image"] = list(view.frame.model)
+        if view.region != episode.views[0].region:
+            meta["model_view"] = list(view.region)
     if episode.end == End.REFUSAL:
         return Prediction.refusal(raw=episode.answer, **meta)
     if episode.point is None:
