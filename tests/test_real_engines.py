@@ -265,27 +265,33 @@ def test_the_vllm_detector_starts_one_server_for_the_run_and_stops_it(checkpoint
     assert vllm_processes(str(folder)) == []
 
 
-def test_an_interrupted_vllm_run_leaves_no_server_behind(checkpoints, engine_env, tmp_path):
-    installed(VLLM_PYTHON, "vLLM")
-    folder = checkpoints["qwen3-vl"]
-    spec = f"vllm:model={folder},preset=qwen3-vl,server={VLLM_PYTHON},server_args='--enforce-eager',concurrency=1"
+def interrupt_once_serving(spec, tmp_path, processes, *more, settle=8):
+    """Start a suite run of `spec`, SIGINT it once its server answers and samples are under way,
+    and wait for `processes()` (the server's live processes) to be gone."""
     command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "--detector", spec]
-    command += ["--basetemp", str(tmp_path / "t")]
+    command += ["--basetemp", str(tmp_path / "t"), *more]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     for line in process.stdout:  # until the server answers and samples are under way
         lines.append(line)
         if "ready in" in line:
             break
-    assert vllm_processes(str(folder)), "".join(lines)
-    time.sleep(8)
+    assert processes(), "".join(lines)
+    time.sleep(settle)
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=120)
     assert "KeyboardInterrupt" in rest or "Interrupted" in rest or "interrupted" in rest, rest[-2000:]
     deadline = time.monotonic() + 30
-    while vllm_processes(str(folder)) and time.monotonic() < deadline:
+    while processes() and time.monotonic() < deadline:
         time.sleep(1)
-    assert vllm_processes(str(folder)) == []
+    assert processes() == []
+
+
+def test_an_interrupted_vllm_run_leaves_no_server_behind(checkpoints, engine_env, tmp_path):
+    installed(VLLM_PYTHON, "vLLM")
+    folder = checkpoints["qwen3-vl"]
+    spec = f"vllm:model={folder},preset=qwen3-vl,server={VLLM_PYTHON},server_args='--enforce-eager',concurrency=1"
+    interrupt_once_serving(spec, tmp_path, lambda: vllm_processes(str(folder)))
 
 
 def test_a_context_too_small_for_the_largest_screen_is_one_message(checkpoints, engine_env, tmp_path):
@@ -469,23 +475,7 @@ def test_the_llamacpp_detector_compares_a_quantized_model_with_its_full_weights(
 def test_an_interrupted_llamacpp_run_leaves_no_server_behind(gguf, engine_env, tmp_path):
     installed(LLAMA_SERVER, "llama.cpp")
     spec = f"llamacpp:model={gguf / 'model.gguf'},preset=qwen2.5-vl,server={LLAMA_SERVER},concurrency=1"
-    command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "--detector", spec]
-    command += ["--basetemp", str(tmp_path / "t"), "-n", "2"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    for line in process.stdout:  # until the server answers and samples are under way
-        lines.append(line)
-        if "ready in" in line:
-            break
-    assert llama_processes(str(gguf)), "".join(lines)
-    time.sleep(5)
-    process.send_signal(signal.SIGINT)
-    rest, _ = process.communicate(timeout=120)
-    assert "KeyboardInterrupt" in rest or "Interrupted" in rest or "interrupted" in rest, rest[-2000:]
-    deadline = time.monotonic() + 30
-    while llama_processes(str(gguf)) and time.monotonic() < deadline:
-        time.sleep(1)
-    assert llama_processes(str(gguf)) == []
+    interrupt_once_serving(spec, tmp_path, lambda: llama_processes(str(gguf)), "-n", "2", settle=5)
 
 
 TINY_IMAGE_TOKENS = 64  # --image-max-tokens: llama-server shrinks every screen to this many tokens
