@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core import safefile, safejson
 from ..core.safetext import terminal_line
 
 
@@ -379,9 +380,10 @@ def run_compare(
         from ..analysis.compare import on_shared_ids, shared_ids
 
         try:
-            alias = shared_ids(only_ids.read_text(encoding="utf-8"))
-        except OSError as exc:
-            print(f"error: {terminal_line(f'--only-ids {only_ids}: {exc.strerror or exc}')}", file=sys.stderr)
+            alias = shared_ids(safefile.read_text(only_ids, limit=safejson.MAX_DOCUMENT_CHARS))
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            print(f"error: {terminal_line(f'--only-ids {only_ids}: {reason}')}", file=sys.stderr)
             return 2
         methods = on_shared_ids(methods, alias)
         notes = [n for n in notes if "fingerprints" not in n]
