@@ -207,6 +207,29 @@ def run_summary(report: Path, append: Path | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The commands' one entry point. Output piped into a reader that stops early (`| head`) ends
+    the command quietly, as the Python docs' "Note on SIGPIPE" says: the rest of stdout goes to
+    /dev/null (the interpreter's last flush would raise again), exit 1, no traceback."""
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()  # a pipe closed after the last print: raised here, not at exit
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 1
+    return code
+
+
+def _stdout_to_devnull() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout with no descriptor (a test's capture)
+        pass
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "doctor":
         from .doctor import run_doctor
