@@ -145,3 +145,35 @@ def test_the_answer_cache_replaces_a_linked_entry_never_writes_through_it(tmp_pa
     assert store.put(key, {"completion": {"x": 1}})
     assert victim.read_text() == "precious" and not store.path(key).is_symlink()
     assert store.get(key)["completion"] == {"x": 1}
+
+
+def _within(seconds, function, *args):
+    """function(*args)'s result or exception, or a failure once `seconds` pass (a daemon thread: a hang fails)."""
+    import threading
+
+    outcome = []
+
+    def call():
+        try:
+            outcome.append(("value", function(*args)))
+        except Exception as exc:
+            outcome.append(("raised", exc))
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"{function.__name__} still reading after {seconds} s"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_curation_and_board_readers_refuse_a_special_file_at_once(tmp_path, kind):
+    from pytest_grounding.cli.curation import document, errata_review
+    from pytest_grounding.render import live
+
+    path = _special(tmp_path / "annotations.json", kind)
+    how, what = _within(10, document.load, path)
+    assert how == "raised" and "not a regular file" in str(what)
+    assert _within(10, live.read_running, path) == ("value", None)
+    how, what = _within(10, errata_review.load_state, path)
+    assert how == "raised" and "not a regular file" in str(what)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...analysis.errata import ErrataError, Erratum, dumps, parse
+from ...core import safefile, safejson
 
 KEYS = {
     "k": "keep (the label is right)",
@@ -103,9 +104,9 @@ def reviewed_path(errata: Path) -> Path:
 
 
 def load_state(errata: Path) -> tuple[dict[str, Erratum], list[str]]:
-    entries = parse(errata.read_bytes(), str(errata)).by_id if errata.exists() else {}
+    entries = parse(safefile.read_bytes(errata), str(errata)).by_id if errata.exists() else {}
     side = reviewed_path(errata)
-    kept = json.loads(side.read_text(encoding="utf-8")) if side.exists() else []
+    kept = safejson.read_path(side) if side.exists() else []  # regular files only, bounded
     return dict(entries), [str(k) for k in kept] if isinstance(kept, list) else []
 
 
@@ -129,7 +130,7 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
 
     out = out or sys.stdout
     try:
-        document = json.loads(audit_path.read_text(encoding="utf-8"))
+        document = safejson.read_path(audit_path)  # a regular file, bounded
         findings = list(document["findings"])
         root = Path(str(document["dataset"]["path"]))
         errata, kept = load_state(errata_path)
