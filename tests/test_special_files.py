@@ -50,7 +50,14 @@ def test_a_cli_command_given_a_special_file_says_so_in_one_line(tmp_path, kind, 
     assert f"{report}: " in result.stderr and "not a regular file" in result.stderr
 
 
-OPTIONS = ["--grounding-baseline", "--grounding-errata", "--grounding-presets", "--grounding-published"]
+OPTIONS = [
+    ("--grounding-baseline", "{}"),
+    ("--grounding-errata", "{}"),
+    ("--grounding-presets", "{}"),
+    ("--grounding-published", "{}"),
+    ("--grounding-perturb", "paraphrase:file={}"),
+    ("--detector", "replay:path={}"),
+]
 
 
 @pytest.fixture
@@ -61,16 +68,18 @@ def suite(pytester):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("option", OPTIONS)
+@pytest.mark.parametrize("option", OPTIONS, ids=[f"{flag} {v.split(':')[0]}".strip("{} ") for flag, v in OPTIONS])
 def test_an_option_naming_a_special_file_is_a_usage_error(suite, tmp_path, kind, option):
+    flag, value = option
     path = _special(tmp_path / "given.file", kind)
-    result = suite.runpytest_subprocess(
-        "--dataset", str(FIXTURES / "mini"), "--detector", "center", f"{option}={path}", timeout=90
-    )
+    detector = [] if flag == "--detector" else ["--detector", "center"]
+    args = ["--dataset", str(FIXTURES / "mini"), *detector, f"{flag}={value.format(path)}"]
+    result = suite.runpytest_subprocess(*args, timeout=90)
     err = result.stderr.str()
     assert result.ret == 4, err
     assert "INTERNALERROR" not in result.stdout.str() + err and "Traceback" not in err
-    assert option in err and "not a regular file" in err
+    assert flag in err and "not a regular file" in err
+    assert f"{path}: " in err or "/dev/zero: " in err  # a path option is resolved: the link's target is named
 
 
 @XDIST
