@@ -186,3 +186,13 @@ def test_the_curation_and_board_readers_refuse_a_special_file_at_once(tmp_path, 
     assert _within(10, live.read_running, path) == ("value", None)
     how, what = _within(10, errata_review.load_state, path)
     assert how == "raised" and "not a regular file" in str(what)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_compare_only_ids_naming_a_special_file_says_so(project, tmp_path, kind):
+    report = tmp_path / "run.json"
+    project.runpytest("--dataset", str(FIXTURES / "mini"), "--detector", "center", "--grounding-json", str(report))
+    ids = _special(tmp_path / "ids.txt", kind)
+    result = _cli("compare", str(report), str(report), "--only-ids", str(ids), cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"--only-ids {ids}: " in result.stderr and "not a regular file" in result.stderr
