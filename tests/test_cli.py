@@ -34,3 +34,40 @@ def test_module_entry_point_returns_the_validator_status(tmp_path):
         [sys.executable, "-m", "pytest_grounding", "validate", str(tmp_path)], capture_output=True, text=True
     )
     assert done.returncode == 2 and done.stdout.startswith("error: ")
+
+
+PIPED = [
+    ["board", "DIR"],
+    ["board", "--markdown", "DIR"],
+    ["compare", "R", "R"],
+    ["compare", "--markdown", "R", "R"],
+    ["rescore", "R", "--json", "OUT"],
+    ["summary", "R"],
+    ["presets"],
+]
+
+
+@pytest.mark.parametrize("command", PIPED, ids=[" ".join(c[:2]) for c in PIPED])
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(project, tmp_path, command):
+    """`... | head`: the reader is gone before the command writes; no BrokenPipeError traceback."""
+    import os
+
+    from helpers import FIXTURES, REPO
+
+    report = tmp_path / "runs" / "run.json"
+    project.runpytest("--dataset", str(FIXTURES / "mini"), "--detector", "center", "--grounding-json", str(report))
+    assert report.is_file()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    names = {"DIR": str(report.parent), "R": str(report), "OUT": str(tmp_path / "rescored.json")}
+    args = [names.get(arg, arg) for arg in command]
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "pytest_grounding", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    reader.stdout.close()  # as `head` does once it has its lines
+    try:
+        err = reader.stderr.read().decode()
+        code = reader.wait(timeout=60)
+    finally:
+        reader.kill()
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert code == 1, (code, err)

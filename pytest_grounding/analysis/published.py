@@ -207,7 +207,7 @@ def shipped_table() -> Table:
 def read_table(path: Path) -> Table:
     """A project's own figures (`--grounding-published`), in the shipped file's shape."""
     try:
-        document = safejson.loads(path.read_text(encoding="utf-8"))
+        document = safejson.read_path(path)  # a regular file, bounded
     except (OSError, UnicodeDecodeError) as exc:
         raise PublishedError(f"cannot read {path}: {exc}") from None
     except ValueError as exc:

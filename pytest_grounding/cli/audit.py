@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core import safefile, safejson
 from ..core.safetext import terminal_line
 
 SCHEMA_VERSION = 1
@@ -255,8 +256,8 @@ def read_runs(paths: Sequence[Path], dataset: Any = None) -> list[Any]:
                     fingerprints[str(entry.get("name"))] = entry["fingerprint"]
         else:
             try:
-                text = path.read_text(encoding="utf-8")
-                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+                text = safefile.read_text(path, limit=safejson.MAX_DOCUMENT_CHARS)  # a regular file, bounded
+                records = [safejson.loads(line) for line in text.splitlines() if line.strip()]
             except (OSError, ValueError) as exc:
                 raise AuditError(f"run {path} cannot be read: {exc}") from None
         by_detector: dict[str, dict[str, tuple[float, float] | None]] = {}
@@ -333,9 +334,10 @@ def run_audit(args: argparse.Namespace) -> int:
     dictionary: list[str] = []
     if args.dictionary:
         try:
-            dictionary = args.dictionary.read_text(encoding="utf-8", errors="replace").split()
-        except OSError as exc:
-            return _fail(f"--dictionary {args.dictionary}: {exc.strerror or exc}")
+            data = safefile.read_bytes(args.dictionary, limit=safejson.MAX_DOCUMENT_CHARS)  # a regular file, bounded
+            dictionary = data.decode("utf-8", errors="replace").split()
+        except (OSError, ValueError) as exc:
+            return _fail(f"--dictionary {args.dictionary}: {getattr(exc, 'strerror', None) or exc}")
     ocr = not args.no_ocr and bool({"text_mismatch", "typo"} & set(kinds))
     if ocr:
         from importlib.util import find_spec

@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core import safefile, safejson
 from ..core.safetext import terminal_line
 
 
@@ -206,6 +207,29 @@ def run_summary(report: Path, append: Path | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The commands' one entry point. Output piped into a reader that stops early (`| head`) ends
+    the command quietly, as the Python docs' "Note on SIGPIPE" says: the rest of stdout goes to
+    /dev/null (the interpreter's last flush would raise again), exit 1, no traceback."""
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()  # a pipe closed after the last print: raised here, not at exit
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 1
+    return code
+
+
+def _stdout_to_devnull() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout with no descriptor (a test's capture)
+        pass
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "doctor":
         from .doctor import run_doctor
@@ -379,9 +403,10 @@ def run_compare(
         from ..analysis.compare import on_shared_ids, shared_ids
 
         try:
-            alias = shared_ids(only_ids.read_text(encoding="utf-8"))
-        except OSError as exc:
-            print(f"error: {terminal_line(f'--only-ids {only_ids}: {exc.strerror or exc}')}", file=sys.stderr)
+            alias = shared_ids(safefile.read_text(only_ids, limit=safejson.MAX_DOCUMENT_CHARS))
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            print(f"error: {terminal_line(f'--only-ids {only_ids}: {reason}')}", file=sys.stderr)
             return 2
         methods = on_shared_ids(methods, alias)
         notes = [n for n in notes if "fingerprints" not in n]

@@ -6,8 +6,8 @@ clear ValueError, never a RecursionError, an OverflowError or an exhausted memor
 - a number literal longer than MAX_NUMBER_CHARS characters (a 400-digit integer overflows a float
   wherever it is used as a coordinate; Python refuses ints past 4,300 digits anyway), or a float
   outside the doubles (1e999); NaN and Infinity (not JSON, but some exporters write them) read as null;
-- a document longer than the reader's limit (`max_chars`; `read_path` checks the file's size before
-  reading it).
+- a document longer than the reader's limit (`max_chars`; `read_path` reads a regular file only, at
+  most that much of it: core/safefile.py).
 
 Pure but for `read_path`, which reads the one file it is given."""
 
@@ -82,10 +82,13 @@ def loads(text: str | bytes, *, max_chars: int = MAX_DOCUMENT_CHARS, numbers_bey
 def read_path(path: Path, *, max_chars: int = MAX_DOCUMENT_CHARS) -> Any:
     """The JSON document a file holds: its size checked before it is read (OSError, UnicodeDecodeError
     and ValueError as reading and parsing raise them)."""
-    size = Path(path).stat().st_size
-    if size > max_chars * 4:  # UTF-8: at most four bytes a character
-        raise TooLarge(f"{path} holds {size:,} bytes, more than a JSON file this tool reads")
-    return loads(Path(path).read_text(encoding="utf-8"), max_chars=max_chars)
+    from . import safefile
+
+    try:  # UTF-8: at most four bytes a character; a FIFO or a device is refused (safefile)
+        text = safefile.read_text(path, limit=max_chars * 4)
+    except safefile.FileTooLarge as exc:
+        raise TooLarge(str(exc)) from None
+    return loads(text, max_chars=max_chars)
 
 
 def check_depth(document: Any, limit: int = MAX_DEPTH) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import safejson
+from ..core import safefile, safejson
 from ..core.record import OUTSIDE_DATASET
 from ..core.types import Box, Sample
 
@@ -60,8 +60,9 @@ def _ascii(text: Any) -> str:
 
 def read_json(path: Path) -> Any:
     try:
-        return safejson.loads(path.read_text(encoding="utf-8"), numbers_beyond="null")  # that row's defect
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safefile.read_text(path)  # a regular file, bounded: a FIFO or /dev/zero is refused
+        return safejson.loads(text, numbers_beyond="null")  # a number past the bounds: that row's defect
+    except (OSError, UnicodeDecodeError, safefile.FileTooLarge) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
@@ -71,8 +72,8 @@ def read_json(path: Path) -> Any:
 
 def read_jsonl(path: Path) -> list[tuple[int, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safefile.read_text(path)  # a regular file, bounded
+    except (OSError, ValueError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
     rows = []
     for lineno, line in enumerate(text.splitlines(), start=1):

@@ -75,7 +75,7 @@ def mapping_file_options(options: dict[str, str], base: Path | None) -> dict[str
     if base is not None and not file.is_absolute():
         file = base / file
     try:
-        fields = safejson.loads(file.read_text(encoding="utf-8"))
+        fields = safejson.read_path(file)
     except (OSError, ValueError) as exc:
         raise DatasetError(f"mapping file {file}: cannot read: {exc}") from None
     allowed = {"mapping", *hf_columns.FIELD_OPTIONS}

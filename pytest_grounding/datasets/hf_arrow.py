@@ -155,7 +155,7 @@ def extract_images(files: Sequence[Path], column: str, folder: Path) -> list[Any
 
 def read_manifest(manifest: Path) -> list[Any]:
     try:
-        document = safejson.loads(manifest.read_text())
+        document = safejson.read_path(manifest)
         if document.get("version") != MANIFEST_VERSION or not isinstance(document.get("rows"), list):
             raise ValueError(f"not a version {MANIFEST_VERSION} manifest")
     except (OSError, ValueError, AttributeError) as exc:

@@ -326,11 +326,11 @@ class Paraphrase(Perturbation):
 
 def read_rewordings(path: Path) -> dict[tuple[str | None, str], str]:
     """The paraphrase table: (dataset or None, id) -> instruction; a bad line is a usage error naming it."""
-    from ..core import safejson
+    from ..core import safefile, safejson
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safefile.read_text(path, limit=safejson.MAX_DOCUMENT_CHARS)  # a regular file, bounded
+    except (OSError, ValueError) as exc:
         raise ValueError(f"paraphrase file {path}: {exc}") from None
     table: dict[tuple[str | None, str], str] = {}
     for number, line in enumerate(text.splitlines(), 1):

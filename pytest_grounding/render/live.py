@@ -19,6 +19,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..core import safefile
 from ..core.numbers import pct
 from ..store.reports import write_atomic
 
@@ -139,7 +140,7 @@ def page(state: Mapping[str, Any]) -> str:
 def read_running(path: Path) -> dict[str, Any] | None:
     """A sidecar read back (`board DIR`); None when it is not one."""
     try:
-        found = json.loads(path.read_text(encoding="utf-8")[:100_000])
+        found = json.loads(safefile.read_text(path, limit=100_000))  # a regular file; a sidecar is small
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) and found.get("state") == "running" else None

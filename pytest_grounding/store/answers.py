@@ -44,23 +44,23 @@ class FileAnswerStore:
             return None
         return entry
 
+    def _inside(self, path: Path) -> None:
+        """OSError unless the entry's folder is the store's own (answers/ab linked elsewhere is refused:
+        never read from nor written through)."""
+        answers = (self.folder / "answers").resolve()
+        if path.parent.is_symlink() or path.parent.resolve().parent != answers:
+            raise OSError(f"{path.parent} leads outside the cache")
+
     def _read(self, path: Path) -> str:
         """An entry's text: a regular file inside the store only (a link, a FIFO, a device or a
         folder linked out of the store is OSError: a miss), at most ENTRY_LIMIT characters read."""
-        import os
-        import stat
+        from ..core import safefile
 
-        answers = (self.folder / "answers").resolve()
-        if path.parent.resolve().parent != answers:  # answers/ab linked elsewhere
-            raise OSError(f"{path.parent} leads outside the cache")
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        descriptor = os.open(path, flags)  # O_NONBLOCK: a FIFO opens at once, and is refused below
-        with os.fdopen(descriptor, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise OSError(f"{path} is not a regular file")
-            data = file.read(ENTRY_LIMIT * 4 + 1)  # UTF-8: at most four bytes a character
-        if len(data) > ENTRY_LIMIT * 4:
-            raise ValueError(f"{path} is larger than a cache entry")
+        self._inside(path)
+        try:  # UTF-8: at most four bytes a character; a link itself is refused (O_NOFOLLOW)
+            data = safefile.read_bytes(path, limit=ENTRY_LIMIT * 4, follow_links=False)
+        except safefile.FileTooLarge as exc:
+            raise ValueError(str(exc)) from None
         return data.decode("utf-8")
 
     @staticmethod
@@ -83,6 +83,7 @@ class FileAnswerStore:
         from .reports import write_atomic
 
         try:
+            self._inside(self.path(key))  # an entry folder linked out of the store: never written through
             self._clear(self.path(key))
             write_atomic(self.path(key), json.dumps({"format": FORMAT, "key": key, **entry}, sort_keys=True))
         except (OSError, TypeError, ValueError):

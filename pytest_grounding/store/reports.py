@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ..core import safejson
+from ..core import safefile, safejson
 from ..core.record import SCHEMA_VERSION
 from ..core.safetext import terminal_line
 
@@ -167,12 +167,8 @@ def read_predictions(path: Path) -> list[tuple[int, Any]]:
     """(line number, parsed line) for each line; a torn last line (the run died while writing it)
     is dropped, a bad line elsewhere is an OutputError."""
     try:
-        if path.stat().st_size > safejson.MAX_DOCUMENT_CHARS:
-            raise OutputError(
-                f"{path} holds {path.stat().st_size:,} bytes, more than a predictions file this tool reads"
-            )
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safefile.read_text(path, limit=safejson.MAX_DOCUMENT_CHARS)  # a regular file, bounded
+    except (OSError, ValueError) as exc:
         raise OutputError(f"cannot read {path}: {exc}") from None
     rows = text.splitlines()
     out = []

@@ -99,7 +99,7 @@ def iter_elements(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], di
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        document = safejson.loads(path.read_text(encoding="utf-8"))
+        document = safejson.read_path(path)  # a regular file, bounded
     except FileNotFoundError:
         raise CurationError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...analysis.errata import ErrataError, Erratum, dumps, parse
+from ...core import safefile, safejson
 
 KEYS = {
     "k": "keep (the label is right)",
@@ -103,9 +104,9 @@ def reviewed_path(errata: Path) -> Path:
 
 
 def load_state(errata: Path) -> tuple[dict[str, Erratum], list[str]]:
-    entries = parse(errata.read_bytes(), str(errata)).by_id if errata.exists() else {}
+    entries = parse(safefile.read_bytes(errata), str(errata)).by_id if errata.exists() else {}
     side = reviewed_path(errata)
-    kept = json.loads(side.read_text(encoding="utf-8")) if side.exists() else []
+    kept = safejson.read_path(side) if side.exists() else []  # regular files only, bounded
     return dict(entries), [str(k) for k in kept] if isinstance(kept, list) else []
 
 
@@ -130,7 +131,7 @@ def read_audit(path: Path) -> tuple[list[dict[str, Any]], Path]:
     """An audit's findings and its dataset's folder; any other file is a ValueError saying what it is
     and what review --audit takes."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = safejson.read_path(path)  # a regular file, bounded
     except OSError as exc:
         raise ValueError(f"{path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core import safejson
+from ...core import safefile, safejson
 from ...core.record import RAW_LIMIT, SCORED, Outcome
 
 Pair = tuple[float, float]
@@ -139,10 +139,8 @@ def read_replay_file(
 def _rows(path: Path) -> tuple[list[tuple[int, Any]], str | None, Mapping[str, Any] | None]:
     """(row number, row) pairs, the format a JSON container names, and its metrics."""
     try:
-        if path.stat().st_size > safejson.MAX_DOCUMENT_CHARS:
-            raise ReplayError(f"replay file {path}: {path.stat().st_size:,} bytes, more than a predictions file holds")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safefile.read_text(path, limit=safejson.MAX_DOCUMENT_CHARS)  # a regular file, bounded
+    except (OSError, ValueError) as exc:
         raise ReplayError(f"replay file {path}: cannot read it: {exc}") from None
     if not text.strip():
         raise ReplayError(f"replay file {path} is empty")

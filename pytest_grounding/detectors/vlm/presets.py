@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ...core import safefile
 from ...core.registry import Registry
 from . import prompts
 from .library import PRESETS
@@ -20,6 +21,7 @@ from .preprocess import PREPROCESSORS, Capped, Preprocess, SmartResize, make_pre
 from .preset import Decoding, Preset
 
 _PROJECT: dict[str, Preset] = {}  # presets a project registered (conftest hook, TOML file)
+PRESETS_FILE_LIMIT = 16 << 20  # bytes: a file of thousands of presets fits many times
 
 
 def register_preset(preset: Preset, *, origin: str | None = None) -> None:
@@ -255,8 +257,8 @@ def presets_from_toml(path: str | Path) -> list[Preset]:
 
     path = Path(path)
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        document = tomllib.loads(safefile.read_text(path, limit=PRESETS_FILE_LIMIT))
+    except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError and FileTooLarge too
         raise ValueError(f"presets file {path}: {exc}") from None
     tables = document.get("presets")
     if not isinstance(tables, dict) or not tables:

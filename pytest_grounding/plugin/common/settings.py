@@ -17,7 +17,7 @@ from ...analysis import cost as cost_mod
 from ...analysis import errata as errata_mod
 from ...analysis import gates as gates_mod
 from ...analysis import robustness
-from ...core import identity
+from ...core import identity, safefile
 from ...core.budget import Budget, parse_budget
 from ...core.profiles import Profile, get_profile
 from ...core.record import MAX_EPOCHS
@@ -237,9 +237,11 @@ def read_errata(value: Any, source: str) -> errata_mod.Errata | None:
         return None
     path = Path(str(value)).expanduser()
     try:
-        data = path.read_bytes()
+        data = safefile.read_bytes(path, limit=safefile.MAX_FILE_BYTES)  # a regular file, bounded
     except OSError as exc:
         raise ValueError(f"{source}: {path}: {exc.strerror or exc}") from None
+    except safefile.FileTooLarge as exc:
+        raise ValueError(f"{source}: {exc}") from None
     try:
         return errata_mod.parse(data, f"{source} {path}", str(path))
     except errata_mod.ErrataError as exc:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...analysis import baseline as baseline_mod
+from ...core import safefile
 from ...core.record import Record
 from ...store.reports import OutputError, check_writable, write_atomic
 from ..common.settings import SettingError, Settings
@@ -46,8 +47,8 @@ class BaselineCheck:
                 raise SettingError(f"--grounding-baseline: {exc}") from None
             return
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = safefile.read_text(path)  # a regular file, bounded
+        except (OSError, ValueError) as exc:
             raise SettingError(f"--grounding-baseline: cannot read {path}: {exc}") from None
         try:
             baseline = baseline_mod.loads(text, str(path))

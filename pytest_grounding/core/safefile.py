@@ -1,0 +1,76 @@
+"""The one reader of a file a user names (reports, predictions, baselines, presets, errata, dataset
+annotations, cache entries): a regular file only, read up to a limit, so that a link to /dev/zero
+is refused instead of read until memory runs out, and a FIFO is refused instead of waited on.
+
+The file is opened with O_NONBLOCK (opening a FIFO with no writer returns at once instead of
+blocking), then its kind is taken from the opened descriptor (fstat: no window between a check
+and the open), and at most `limit` bytes are read, whatever the size the file claims.
+
+Pure but for the one file it is given."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+MAX_FILE_BYTES = 4 << 30  # 4 GiB: safejson's longest document at four UTF-8 bytes a character
+
+
+class NotRegularFile(OSError):
+    """A FIFO, a device, a socket or a folder where a file was expected."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+class FileTooLarge(ValueError):
+    """A file longer than its reader's limit."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bytes(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: bool = True) -> bytes:
+    """At most `limit` bytes of a regular file: NotRegularFile (an OSError) for anything else,
+    FileTooLarge (a ValueError) past the limit, OSError as opening raises it. `follow_links=False`:
+    a link itself is refused (O_NOFOLLOW; the cache's entries)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise NotRegularFile(errno.ELOOP, "is a link", str(path)) from None
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing
+            raise NotRegularFile(errno.ENXIO, "not a regular file", str(path)) from None
+        raise
+    try:
+        mode = os.fstat(descriptor).st_mode
+    except OSError:
+        os.close(descriptor)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise NotRegularFile(errno.EINVAL, f"{_kind(mode)}, not a regular file", str(path))
+    with os.fdopen(descriptor, "rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(f"{path} holds more than {limit:,} bytes, more than this tool reads from it")
+    return data
+
+
+def read_text(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: bool = True) -> str:
+    """read_bytes decoded as UTF-8 (UnicodeDecodeError, a ValueError, for other bytes)."""
+    return read_bytes(path, limit=limit, follow_links=follow_links).decode("utf-8")
