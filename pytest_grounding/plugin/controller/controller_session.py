@@ -194,6 +194,7 @@ class ControllerSession:
             replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
+            shard=self.shard_entry(),
         )
         return self.result
 
@@ -226,6 +227,18 @@ class ControllerSession:
                     self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable, reason=reason
                 )
             )
+
+    def shard_entry(self) -> dict[str, Any] | None:
+        """The report's `shard` (None: not a shard): K/N and per dataset what this shard was to score."""
+        settings = self.plan.settings
+        if settings.selection.shard is None:
+            return None
+        fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
+        for name, summary in self.reports.datasets.items():
+            fingerprints.setdefault(name, summary.get("fingerprint"))
+        return sharding.document(
+            settings.selection.shard, self.reports.shard_planned, fingerprints, settings.selection.detector_specs
+        )
 
     def budget_entry(self) -> dict[str, Any] | None:
         """The report's `budget`: the limits, what the run spent, which budget ended it (None: none set)."""
@@ -297,12 +310,7 @@ class ControllerSession:
         if settings.selection.budget is not None:
             extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:
-            fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
-            for name, summary in self.reports.datasets.items():
-                fingerprints.setdefault(name, summary.get("fingerprint"))
-            extra["shard"] = sharding.document(
-                settings.selection.shard, self.reports.shard_planned, fingerprints, settings.selection.detector_specs
-            )
+            extra["shard"] = self.shard_entry()
         header = document_mod.Header(
             started=self.started,
             duration_s=time.time() - self.started,
