@@ -193,3 +193,24 @@ def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_pat
     assert model.calibration_requests() == 12  # the second run's check came from the cache
     (check,) = read_json(report)["frame_check"].values()
     assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
+
+
+@pytest.mark.parametrize("model", ["right"], indirect=True)
+def test_a_labelled_detector_is_named_by_its_label_in_the_check_and_header_lines(
+    pytester, project, tmp_path, model, dataset
+):
+    """label= (issue 51): the frame check's header line and note, and the detector's header line, name
+    the label, not the long spec with its URL."""
+    spec = SPEC.format(url=model.url)
+    report = tmp_path / "labelled.json"
+    result = pytester.runpytest(
+        f"--dataset={dataset}", "--detector", f"{spec},label=seeing", "--grounding-json", str(report),
+        "--grounding-misses", "xfail",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    lines = result.stdout.str().splitlines()
+    check = [line for line in lines if "frame check" in line]
+    assert check and all("frame check seeing:" in line and "base_url" not in line for line in check), check
+    assert any(line.startswith("grounding: detector seeing: ") for line in lines), lines[:20]
+    assert not any(line.startswith("grounding: detector openai:") for line in lines)
+    assert spec in read_json(report)["frame_check"]  # the report keys on the spec

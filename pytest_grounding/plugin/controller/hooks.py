@@ -68,9 +68,7 @@ class Controller:
         if record is not None and is_record_report(report):
             if not self.session.add_record(record, report.nodeid, crash=report.when == "???"):
                 return  # the item was counted already (xdist ran it again)
-            selection = self.session.plan.settings.selection
-            spec = record["detector"]
-            name = selection.detector_labels.get(spec) or self.session.plan.marker_labels.get(spec) or spec
+            name = self.session.plan.name_of(record["detector"])
             line = self.progress.advance(name, in_flight_of(report))  # a label= names it (issue 51)
             if line:
                 write_own_line(self.config.pluginmanager.get_plugin("terminalreporter"), terminal_line(line))
