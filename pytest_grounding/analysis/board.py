@@ -138,6 +138,8 @@ class Running:
     def text(self) -> str:
         accuracy = "-" if self.accuracy is None else f"{self.accuracy * 100:.1f}%"
         left = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
+        if not self.total and not self.done:
+            return f"running since {self.started}: starting (loading the datasets and the detectors)"
         return (
             f"running since {self.started}: {self.done} of {self.total} samples, accuracy so far {accuracy}, "
             f"time left {left}"

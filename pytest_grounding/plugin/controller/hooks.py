@@ -53,13 +53,17 @@ class Controller:
             return
         self.session.ledger.expect(item.nodeid for item in session.items)
         writer = config.pluginmanager.get_plugin("terminalreporter")
+        specs = detector_specs_of(session.items)
+        if specs:  # the running page before the detectors load (a model's weights take minutes)
+            self.session.start_live(len(session.items))
+        else:  # no grounding item: the page begun at the start goes (the run's folder with it)
+            self.session.close_live()
         try:
-            lines = self.local.detector_lines(detector_specs_of(session.items))
+            lines = self.local.detector_lines(specs)
         except DetectorLoadError as exc:
             raise pytest.UsageError(f"grounding: {exc}") from None
         for line in lines:
             writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
-        self.session.start_live(len(session.items))  # once the detectors loaded: a failed load leaves no page
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.when in ("call", "???") or (report.when == "setup" and not report.passed):
@@ -181,8 +185,12 @@ class XdistHooks:
         if not self.session.ledger.expected:  # a replacement worker collects the same items again
             controller.progress.expect(len(ids))
         self.session.ledger.expect(ids)
-        if not self.config.option.collectonly:
+        if self.config.option.collectonly:
+            return
+        if self.session.plan.index.identify(ids):
             self.session.start_live(len(ids))
+        else:  # no grounding item: the page begun at the start goes (the run's folder with it)
+            self.session.close_live()
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = WorkerOutput.received(getattr(node, "workeroutput", {}))
