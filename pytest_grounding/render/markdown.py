@@ -11,6 +11,7 @@ from ..analysis.intervals import span
 from ..core.identity import display_name
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.numbers import points
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
 from ..sections import LATENCY, sections
@@ -24,7 +25,7 @@ def _word(passed: bool) -> str:
 
 
 def _change(before: float | None, now: float | None) -> str:
-    return "-" if before is None or now is None else f"{(now - before) * 100:+.1f}"
+    return "-" if before is None or now is None else f"{points(now - before)}"
 
 
 def _cell(text: Any) -> str:
