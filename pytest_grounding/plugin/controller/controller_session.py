@@ -111,7 +111,7 @@ class ControllerSession:
         selection = self.plan.settings.selection
         asked = self.plan.settings.outputs.html_path is not None
         named = selection.detector_source != "default" or selection.dataset_source != "default"
-        if self.plan.config.option.collectonly or not (asked or named):
+        if getattr(getattr(self.plan.config, "option", None), "collectonly", False) or not (asked or named):
             return
         self.start_live(0)
 
