@@ -4,6 +4,7 @@ into docs/figures.md; tests/test_docs_figures.py keeps every other page from quo
 
     python benchmarks/time_commands.py smoke              # time one entry, print it
     python benchmarks/time_commands.py smoke --write      # ... and record it in docs/_figures.json
+    python docs/_hooks/grounding_docs.py                  # ... and its table in docs/figures.md
 
 Each entry keeps its command; the run records the seconds, the machine (cores, GPU or not), the load
 average before it started and the date, so a figure measured on a busy machine says so."""
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{entry['key']}: {entry['command']}: {seconds:.0f} s on {entry['machine']}, {before}")
     if args.write:
         FIGURES.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {FIGURES.relative_to(REPO)}")
+        print(f"wrote {FIGURES.relative_to(REPO)}; then `python docs/_hooks/grounding_docs.py` writes its table")
     return 0
 
 

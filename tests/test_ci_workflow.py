@@ -65,6 +65,12 @@ def report(**baseline):
     }
 
 
+def test_a_run_with_no_gate_is_not_said_to_pass():
+    ungated = report_markdown({**report(), "gates": []})
+    assert "**passed**" not in ungated and "**no gates**: nothing judged this run" in ungated
+    assert "**passed**" in report_markdown({**report(), "gates": [], "robustness_gates": [{"passed": True}]})
+
+
 def test_markdown_says_the_verdict_and_names_what_failed():
     passed = report_markdown(report())
     assert "**passed**" in passed and "| d | 50.0% | - | 1/2 | 1 | 0 | 0 | 1.00 | 2.00 |" in passed  # core/numbers.ms

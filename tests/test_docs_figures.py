@@ -1,7 +1,8 @@
-"""One source for every duration the docs quote (docs/_figures.json, rendered into docs/figures.md by
-the docs hook): the README and the pages a new user reads first quote none of their own, so they
-cannot disagree; the README's two commands are the quick start's (the `ocr` extra, then `[dev]` and
-the tests) and `.ci/run` runs exactly the README's test command."""
+"""One source for every duration the docs quote (docs/_figures.json, written into docs/figures.md
+as a checked-in table that cannot drift): the README and the pages a new user reads first quote
+none of their own, and no page quotes a duration next to a timed command that is not the file's;
+the README's two commands are the quick start's (the `ocr` extra, then `[dev]` and the tests) and
+`.ci/run` runs exactly the README's test command."""
 
 import json
 import re
@@ -46,9 +47,43 @@ def test_the_figures_page_renders_every_timing_from_the_file():
     page = (REPO / "docs" / "figures.md").read_text(encoding="utf-8")
     assert hooks.TIMINGS_MARKER in page
     rendered = hooks.on_page_markdown(page, None, None, None)
-    for timing in FIGURES["timings"]:
-        assert f'id="timing-{timing["key"]}"' in rendered
-        assert hooks.duration(timing["seconds"]) in rendered
+    for text in (page, rendered):  # the checked-in page (GitHub shows it as is) and the built one
+        for timing in FIGURES["timings"]:
+            assert f'id="timing-{timing["key"]}"' in text
+            assert hooks.duration(timing["seconds"]) in text
+    assert rendered.count('id="timing-default_run"') == 1
+
+
+def test_the_checked_in_timings_table_is_the_one_the_file_makes():
+    """docs/figures.md holds the table of docs/_figures.json; drift fails here (regenerate: python
+    docs/_hooks/grounding_docs.py)."""
+    hooks = load_hooks()
+    page = (REPO / "docs" / "figures.md").read_text(encoding="utf-8")
+    found = hooks.checked_in_block(page, hooks.TIMINGS_MARKER, hooks.TIMINGS_END)
+    assert found == hooks.timings_block(), "run: python docs/_hooks/grounding_docs.py"
+
+
+EVERY_PAGE = sorted(
+    [p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md")] + ["README.md", "CONTRIBUTING.md"]
+)
+
+
+@pytest.mark.parametrize("path", EVERY_PAGE)
+def test_no_page_quotes_a_timed_command_with_another_duration(path):
+    conflicts = load_hooks().timing_conflicts((REPO / path).read_text(encoding="utf-8"))
+    assert not conflicts, f"{path}: (quoted, timing, docs/_figures.json's) {conflicts}: link docs/figures.md instead"
+
+
+def test_the_timing_check_can_fail():
+    hooks = load_hooks()
+    said = "The suite in `tests/` runs on 2 cores (`.ci/run`, about\n  2 minutes): end to end."
+    (tests_all,) = [t["seconds"] for t in FIGURES["timings"] if t["key"] == "tests_all"]
+    assert tests_all != 120  # the quote below disagrees with the file
+    assert hooks.timing_conflicts(said) == [("about 2 minutes", "tests_all", hooks.duration(tests_all))]
+    right = f"The suite in `tests/` runs on 2 cores (`.ci/run`, {hooks.duration(tests_all)})."
+    assert hooks.timing_conflicts(right) == []
+    other = "The suite in `tests/` runs everywhere.\n\nA cached rerun took 17.5 s."  # another paragraph
+    assert hooks.timing_conflicts(other) == []
 
 
 @pytest.mark.parametrize("path", FIRST_PAGES)

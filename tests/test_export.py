@@ -127,3 +127,11 @@ def test_screenspot_pro_results_replay_to_the_same_outcomes(project, workers, tm
     overall = results["metrics"]["overall"]
     assert overall["num_total"] == len(original)
     assert overall["num_correct_action"] == sum(1 for o in original.values() if o == "hit")
+
+
+def test_a_report_with_every_item_deselected_says_it_holds_no_records(project, tmp_path, capsys):
+    report = run(project, tmp_path, "--dataset", PRO, "--detector", "colour", "-k", "no_such_item")
+    capsys.readouterr()
+    assert main(["export", str(report), "--screenspot-pro", str(tmp_path / "x")]) == 2
+    said = capsys.readouterr().err
+    assert "holds no grounding records" in said and "0 detectors" not in said, said

@@ -38,8 +38,10 @@ def test_a_model_id_picks_its_preset_and_an_unknown_one_is_refused():
     assert served_pick("openai", None, "fake/gemini-box2d").name == "gemini-box2d"  # a whole name wins
     assert served_pick("openai", "qwen3-vl", "anything").by_model is None  # named: taken as given
     assert served_pick("openai", None, None) is None  # the server's model id decides, later
-    with pytest.raises(NoPresetMatches, match=r"'my-llava-13b'.*preset=NAME \(closest: [a-z]"):
+    with pytest.raises(NoPresetMatches, match=r"no preset= given .*'my-llava-13b'.*preset=NAME \(closest: [a-z]"):
         served_pick("vllm", None, "my-llava-13b")
+    with pytest.raises(NoPresetMatches, match=r"preset=auto and no preset matches the model id 'my-llava-13b'"):
+        served_pick("vllm", "auto", "my-llava-13b")  # it was given: auto, not none
 
 
 def assert_every_answer_read(document):

@@ -254,3 +254,24 @@ def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(
     assert main(["rescore", str(predictions), *finding["suggestion"], "--json", str(out)]) == 0
     (again,) = read_json(out)["summary"].values()
     assert again["hits"] == again["scored"] == N
+
+
+@pytest.mark.parametrize("model", ["right"], indirect=True)
+def test_a_labelled_detector_is_named_by_its_label_in_the_check_and_header_lines(
+    pytester, project, tmp_path, model, dataset
+):
+    """label= (issue 51): the frame check's header line and note, and the detector's header line, name
+    the label, not the long spec with its URL."""
+    spec = SPEC.format(url=model.url)
+    report = tmp_path / "labelled.json"
+    result = pytester.runpytest(
+        f"--dataset={dataset}", "--detector", f"{spec},label=seeing", "--grounding-json", str(report),
+        "--grounding-misses", "xfail",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    lines = result.stdout.str().splitlines()
+    check = [line for line in lines if "frame check" in line]
+    assert check and all("frame check seeing:" in line and "base_url" not in line for line in check), check
+    assert any(line.startswith("grounding: detector seeing: ") for line in lines), lines[:20]
+    assert not any(line.startswith("grounding: detector openai:") for line in lines)
+    assert spec in read_json(report)["frame_check"]  # the report keys on the spec

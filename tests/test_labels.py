@@ -162,3 +162,21 @@ def test_one_label_on_two_configurations_keeps_two_board_rows_apart():
     rows = distinct_labels([Config("ocr", name="fast"), Config("center", name="fast"), Config("random", name="floor")])
     assert [row.label.split(" · ")[0] for row in rows] == ["fast [ocr]", "fast [center]", "floor"]
     assert len({row.label for row in rows}) == 3  # the tiers and the matrix key on the shown name
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_board_row_shows_the_name_its_latest_run_gave(order):
+    """A row's identity holds no label=: runs named otherwise share it, and the row shows the latest
+    run's name (the files' order does not decide)."""
+    from pytest_grounding.analysis.board import Benchmark, Config, Run, build
+
+    column = Benchmark("mini")
+    runs = [
+        (Config("center"), column, Run("old.json", "2026-01-01T00:00:00", 0.5, None, 8, "accuracy")),
+        (Config("center", name="floor"), column, Run("new.json", "2026-02-01T00:00:00", 0.5, None, 8, "accuracy")),
+        (Config("colour", name="paint"), column, Run("a.json", "2026-01-01T00:00:00", 0.2, None, 8, "accuracy")),
+        (Config("colour"), column, Run("b.json", "2026-03-01T00:00:00", 0.2, None, 8, "accuracy")),
+    ]
+    board = build(runs[::order])
+    assert sorted(row.label.split(" · ")[0] for row in board.rows) == ["colour", "floor"]
+    assert all(board.cell(row, column) is not None and len(board.cell(row, column).runs) == 2 for row in board.rows)

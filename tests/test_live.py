@@ -85,7 +85,8 @@ def test_a_slow_run_has_its_page_on_disk_marked_running_before_it_ends(workers, 
         while time.monotonic() < deadline and process.poll() is None:
             if page.is_file() and live.sidecar(page).is_file():
                 text = page.read_text()
-                if 'data-state="running"' in text:
+                counted = json.loads(live.sidecar(page).read_text())["total"]  # 0 until the items are counted
+                if 'data-state="running"' in text and counted:
                     seen = text
                     break
             time.sleep(0.1)
@@ -108,3 +109,83 @@ def test_a_slow_run_has_its_page_on_disk_marked_running_before_it_ends(workers, 
     assert not live.sidecar(page).exists()
     assert main(["board", str(runs)]) == 0
     assert "running (" not in capsys.readouterr().out
+
+
+SLOW_LOAD_CONFTEST = '''
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from pytest_grounding.cli.main import main
+from pytest_grounding.core.types import Prediction
+
+
+class SlowLoad:
+    """Its preflight stands for a model's slow start (weights, a server): what is on disk by then."""
+
+    name = "slowload"
+
+    @classmethod
+    def preflight(cls):
+        board = io.StringIO()
+        with contextlib.redirect_stdout(board):
+            code = main(["board"])
+        seen = {
+            "pages": sorted(str(p) for p in Path.cwd().rglob("*.html")),
+            "running": sorted(str(p) for p in Path.cwd().rglob("*.running.json")),
+            "board": [code, board.getvalue()],
+        }
+        Path("seen.json").write_text(json.dumps(seen))
+
+    def predict(self, query):
+        return Prediction(point=(5.0, 5.0))
+
+
+def pytest_grounding_register_detectors(registry):
+    registry.register("slowload", SlowLoad)
+'''
+
+
+@pytest.fixture
+def slow_load(pytester, monkeypatch):
+    from helpers import make_project
+    from pytest_grounding.render import run_folder
+
+    monkeypatch.delenv(run_folder.ENV_RUNS_DIR, raising=False)  # tests/conftest.py switches it off
+    return make_project(pytester, SLOW_LOAD_CONFTEST)
+
+
+def test_the_page_is_on_disk_before_the_detectors_load(slow_load):
+    """--grounding-html: the running page and its sidecar exist when a model's preflight starts."""
+    page = slow_load.path / "out" / "slow.html"
+    page.parent.mkdir()
+    result = slow_load.runpytest(f"--dataset={FIXTURES / 'mini'}", "--detector", "slowload", "--grounding-html", page)
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]
+    seen = json.loads((slow_load.path / "seen.json").read_text())
+    assert str(page) in seen["pages"] and str(live.sidecar(page)) in seen["running"], seen
+    assert not live.sidecar(page).exists() and 'data-state="running"' not in page.read_text()
+
+
+def test_a_default_run_is_running_on_the_board_before_the_detectors_load(slow_load):
+    """No --grounding-html: the run's folder holds the running page and its sidecar from the start,
+    and `board` with no argument lists the run as running; the end leaves the report, no marker."""
+    result = slow_load.runpytest(f"--dataset={FIXTURES / 'mini'}", "--detector", "slowload")
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]
+    seen = json.loads((slow_load.path / "seen.json").read_text())
+    assert [p.rsplit("/", 1)[1] for p in seen["running"]] == ["report.html.running.json"], seen
+    assert [p.rsplit("/", 1)[1] for p in seen["pages"]] == ["report.html"], seen
+    code, board = seen["board"]
+    assert code == 0 and "running (1):" in board and "report.html: running since" in board, board
+    [folder] = (slow_load.path / "grounding-runs").iterdir()
+    assert (folder / "report.json").is_file() and not live.sidecar(folder / "report.html").exists()
+    assert 'data-state="running"' not in (folder / "report.html").read_text()
+
+
+def test_a_run_stopped_before_its_first_sample_leaves_no_running_page(slow_load):
+    """A usage error after the page was begun (here: no sample selected) leaves neither the page nor
+    the run's folder made for it."""
+    result = slow_load.runpytest(f"--dataset={FIXTURES / 'mini'}", "--detector", "slowload", "-k", "no_such_item")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()[-3000:]
+    assert json.loads((slow_load.path / "seen.json").read_text())["running"]  # it was begun
+    assert not (slow_load.path / "grounding-runs").exists()

@@ -121,6 +121,9 @@ def test_board_compare_and_report_read_the_runs_folder_when_given_no_path(projec
     page = project.path / "again.html"
     assert main(["report", "--html", str(page)]) == 0
     assert newer.name in capsys.readouterr().err and page.is_file()
+    (newer / "report.html").unlink()
+    assert main(["report"]) == 0  # nothing asked for: the newest run's own page, written again
+    assert str(newer / "report.html") in capsys.readouterr().out and (newer / "report.html").is_file()
 
 
 def test_with_no_run_kept_the_commands_say_where_they_looked(tmp_path, monkeypatch, capsys):

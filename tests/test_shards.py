@@ -235,3 +235,22 @@ def test_a_bad_shard_option_is_a_usage_error(project):
     result = project.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ini grounding_shard env: none of GROUNDING_SHARD" in result.stderr.str()
+
+
+@XDIST
+def test_a_shards_summary_says_what_it_scores_of_each_set(project, tmp_path, workers):
+    """The summary's dataset lines (not only pytest's header, hidden by -q) and the page's datasets
+    table say `shard 1/2: K of N`."""
+    page = tmp_path / "shard.html"
+    result = project.runpytest(
+        *dataset_args(), "--detector", "center", "--grounding-shard", "1/2", "-q", "--grounding-html", page, *workers
+    )
+    text = result.stdout.str()
+    lines = [line for line in result.outlines if line.startswith("dataset ")]
+    assert len(lines) == len(RUN_SETS), text
+    counts = [re.search(r", shard 1/2: (\d+) of (\d+) samples", line) for line in lines]
+    assert all(counts), lines
+    assert sum(int(m.group(1)) for m in counts if m) < sum(int(m.group(2)) for m in counts if m)
+    assert sum(int(m.group(2)) for m in counts if m) == 8 + 5 + 5 + 7
+    html = page.read_text(encoding="utf-8")
+    assert html.count(">shard 1/2: ") == len(RUN_SETS), re.findall(r"<td[^>]*>[^<]*of [0-9]+</td>", html)

@@ -268,3 +268,18 @@ def test_mcnemar_holds_at_benchmark_scale():
     assert compare.mcnemar_exact(800, 800) == pytest.approx(1.0)
     assert 0 < compare.mcnemar_exact(560, 500) < 0.1
     assert compare.mcnemar_exact(1500, 81) == 0.0  # far below the smallest float: zero, not an error
+
+
+def test_a_tie_never_reads_minus_zero():
+    """Two models with the same outcomes differ by nothing: `+0.0 points, 95% CI +0.0 to +0.0`."""
+    from pytest_grounding.analysis.intervals import Difference
+    from pytest_grounding.core.numbers import points
+    from pytest_grounding.render import board as board_text
+
+    hits = vector(100, 0.5, 1)
+    found = significance.tiers([significance.Contender(name, "pixel", records(hits, name)) for name in ("a", "b")])
+    (pair,) = found.pairs
+    text = board_text._difference(pair)
+    assert "-0.0" not in text and text.startswith("+0.0 points"), text
+    assert Difference(-1e-9, -1e-9, -0.0, 0.0, 10, 2).bounds() == "95% CI +0.0 to +0.0 points (2 screens)"
+    assert (points(-0.0004), points(-0.0006), points(0.025)) == ("+0.0", "-0.1", "+2.5")

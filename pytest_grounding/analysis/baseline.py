@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.numbers import pct as _pct
+from ..core.numbers import points
 from ..core.record import Outcome
 from . import intervals, metrics
 from .baseline_file import (
@@ -153,7 +154,7 @@ class SliceVerdict:
         change = (self.now or 0.0) - (self.before or 0.0)
         return (
             f"baseline {status}: detector {self.detector} {self.label}: accuracy {_pct(self.now)} "
-            f"(baseline {_pct(self.before)}, {change * 100:+.1f} points) over {self.scored} samples; "
+            f"(baseline {_pct(self.before)}, {points(change)} points) over {self.scored} samples; "
             f"tolerance {self.tolerance * 100:.1f} points"
         )
 
@@ -199,7 +200,7 @@ class PairedChange:
     def describe(self) -> str:
         found = self.difference
         return (
-            f"baseline paired: detector {self.detector}: {found.delta * 100:+.1f} points against the baseline on "
+            f"baseline paired: detector {self.detector}: {points(found.delta)} points against the baseline on "
             f"{found.samples} samples ({self.fixed} fixed, {self.broken} broken), {found.bounds()}, "
             f"McNemar exact p = {self.p_value:.3g}"
         )

@@ -138,6 +138,8 @@ class Running:
     def text(self) -> str:
         accuracy = "-" if self.accuracy is None else f"{self.accuracy * 100:.1f}%"
         left = "-" if self.eta_s is None else f"{self.eta_s / 60:.1f} min"
+        if not self.total and not self.done:
+            return f"running since {self.started}: starting (loading the datasets and the detectors)"
         return (
             f"running since {self.started}: {self.done} of {self.total} samples, accuracy so far {accuracy}, "
             f"time left {left}"
@@ -314,17 +316,21 @@ def build(
     """The board of the runs found, filtered and sorted: every cell's runs oldest first, each with
     its change against the one before."""
     grouped: dict[tuple[Config, Benchmark], list[Run]] = {}
+    named: dict[Config, tuple[tuple[float, str], str]] = {}  # row -> its latest run's label= (when, name)
     for row, column, run in found:
         if not (filters.row(row) and filters.column(column)):
             continue
         if filters.keyword is not None and not filters.keyword(f"{row.label} {column.label}"):
             continue
         grouped.setdefault((row, column), []).append(run)
+        if row not in named or _order(run) >= named[row][0]:
+            named[row] = (_order(run), row.name)
     cells = {}
-    for key, runs in grouped.items():
+    for (row, column), runs in grouped.items():
         runs.sort(key=_order)
         changes = (None, *(change(a, b) for a, b in itertools.pairwise(runs)))
-        cells[key] = Cell(tuple(runs), changes)
+        # the name is no part of a row's identity: the row shows the one its latest run gave
+        cells[(replace(row, name=named[row][1]), column)] = Cell(tuple(runs), changes)
     columns = tuple(sorted({c for _, c in cells}))
     rows = distinct_labels(sort_rows({r for r, _ in cells}, columns, cells, sort))
     ranked, matrices = {}, {}

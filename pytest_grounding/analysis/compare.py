@@ -14,6 +14,7 @@ from typing import Any
 from ..core.identity import display_name
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.numbers import points
 from ..core.profiles import profile_of
 from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.safetext import markdown_text
@@ -261,7 +262,7 @@ def slice_lines(methods: Sequence[Method]) -> list[str]:
     for other in methods[1:]:
         lines.append(f"  {other.label} vs {methods[0].label}, by slice (paired, 95% interval clustered by screen):")
         for name, value, found in slice_pairs(methods[0], other):
-            lines.append(f"    {name} {value}: {found.delta * 100:+.1f} points on {found.samples}, {found.bounds()}")
+            lines.append(f"    {name} {value}: {points(found.delta)} points on {found.samples}, {found.bounds()}")
     return lines
 
 
@@ -286,7 +287,7 @@ def significance_lines(methods: Sequence[Method]) -> list[str]:
         )
         assert pair.difference is not None
         lines.append(
-            f"  {other.label} vs {methods[0].label}: {pair.delta * 100:+.1f} points on {pair.n} paired samples "
+            f"  {other.label} vs {methods[0].label}: {points(pair.delta)} points on {pair.n} paired samples "
             f"({pair.fixed} fixed, {pair.broken} broken), McNemar exact p = {pair.p_value:.3g}, "
             f"{pair.difference.bounds()}: {verdict}"
         )

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.numbers import points
 from ..core.record import Outcome
 
 if TYPE_CHECKING:  # numpy is imported where a figure is computed: every process imports the plugin
@@ -96,7 +97,7 @@ class Difference:
     def bounds(self) -> str:
         """`95% CI -1.2 to +7.8 points (64 screens)`."""
         screens = "1 screen" if self.clusters == 1 else f"{self.clusters} screens"
-        return f"95% CI {self.low * 100:+.1f} to {self.high * 100:+.1f} points ({screens})"
+        return f"95% CI {points(self.low)} to {points(self.high)} points ({screens})"
 
 
 # Student's t at 0.975 for 1..10 degrees of freedom; beyond, the Cornish-Fisher expansion (error < 0.001).

@@ -90,6 +90,8 @@ def pick_detector(document: Mapping[str, Any], wanted: str | None) -> str:
         if wanted not in found:
             raise PublishError(f"detector {wanted!r} is not in the report; it holds: {', '.join(found) or 'none'}")
         return wanted
+    if not found:  # every item deselected, or only element-at-click records: nothing to publish
+        raise PublishError("the report holds no grounding records (no sample was scored): nothing to export")
     if len(found) != 1:
         raise PublishError(
             f"the report holds {len(found)} detectors ({', '.join(found)}): pick the model's with --detector SPEC"

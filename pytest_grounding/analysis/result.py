@@ -61,6 +61,7 @@ class RunResult:
     replay: ReplayFindings | None = None  # replayed files' agreement and metrics (render/replay.py)
     outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
     output_errors: tuple[str, ...] = ()
+    shard: Mapping[str, Any] | None = None  # --grounding-shard: the report's `shard` entry (what it was to score)
 
     @property
     def failed_gates(self) -> list[Any]:
@@ -90,6 +91,7 @@ class RunResult:
             "partial": bool(document.get("partial")),
             "resumed": int(document.get("resumed") or 0),
             "notes": tuple(document.get("notes") or ()),
+            "shard": None if document.get("merge") else document.get("shard"),
             "view": View(
                 top_apps=(run.get("settings") or {}).get("top_apps"),
                 profile=document.get("scoring_profile") or View().profile,

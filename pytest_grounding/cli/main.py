@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The same page as --grounding-html, from a report written earlier. Each dataset the report "
         "names is read again from its recorded path, and a thumbnail is made only of an image that dataset lists "
         "as its own; any other image is not read, and its entry says why. Exit 0: written; 2: the report cannot "
-        "be read, or nothing to write.",
+        "be read, or nothing to write. Given no report and no --html or --plots, the newest run's page is written "
+        "again beside its report (grounding-runs/<run>/report.html) and its path printed.",
     )
     report.add_argument(
         "json_path",
@@ -239,7 +240,12 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         return run_generate(args.out, args.count, args.seed, args.workers)
     if args.command == "report":
         found = kept_runs([args.json_path] if args.json_path else [], 1)
-        return 2 if found is None else run_report(found[0], args.html, args.plots)
+        if found is None:
+            return 2
+        html = args.html
+        if html is None and args.plots is None and args.json_path is None:  # the newest run: its own page again
+            html = found[0].with_suffix(".html")
+        return run_report(found[0], html, args.plots)
     if args.command == "summary":
         return run_summary(args.report, args.append)
     if args.command == "presets":

@@ -90,6 +90,7 @@ def pytest_unconfigure(config) -> None:
     controller, worker = local_controller(config), local_worker(config)
     if controller is not None:
         controller.predictions.let_go()
+        controller.close_live()  # a run stopped before its first sample (a usage error) leaves no running page
     served_session.close()  # servers the harness started stop here: after Ctrl-C and INTERNALERROR too
     scored = bool(controller is not None and controller.records) or bool(worker is not None and worker.pool.loaded)
     process_exit.session_closed(scored=PLAN_KEY in config.stash and scored)
@@ -107,9 +108,11 @@ def pytest_sessionstart(session) -> None:
     def on_generate(folder: Path) -> None:
         say(f"grounding: generating the embedded synthetic benchmark into {folder} (first use; a few seconds)")
 
+    controller = local_controller(config)
+    if controller is not None:  # the running page from the start: before a model's server or weights load
+        controller.begin_live()
     try:
         plan_of(config).check_run_settings(say, on_generate=on_generate)
-        controller = local_controller(config)
         if controller is not None:
             controller.prepare(config.invocation_params.args)
             worker = local_worker(config)

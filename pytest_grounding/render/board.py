@@ -12,7 +12,7 @@ from ..analysis import matrix as sample_matrix
 from ..analysis import tiers as significance
 from ..analysis.board import Benchmark, Board, Cell, Change, Config, Run
 from ..analysis.intervals import span
-from ..core.numbers import pct
+from ..core.numbers import pct, points
 from ..core.safetext import markdown_text, terminal_line
 
 PARTIAL = "†"  # a partial run (interrupted), or a merge with shards missing
@@ -35,12 +35,12 @@ def change_text(found: Change | None) -> str:
     """The change against the run before: the headline's, then the paired difference's interval."""
     if found is None:
         return "first run"
-    head = "-" if found.delta is None else f"{found.delta * 100:+.1f} points"
+    head = "-" if found.delta is None else f"{points(found.delta)} points"
     if found.difference is None:
         return f"{head}; no sample scored by both runs: no paired interval"
     d = found.difference
     return (
-        f"{head}; paired on {found.paired} samples: {d.delta * 100:+.1f} points, {d.bounds()}, "
+        f"{head}; paired on {found.paired} samples: {points(d.delta)} points, {d.bounds()}, "
         f"{found.fixed} fixed, {found.broken} broken"
     )
 
@@ -220,7 +220,7 @@ def _verdict(pair: significance.Pair) -> str:
 
 def _difference(pair: significance.Pair) -> str:
     d = pair.difference
-    return "-" if d is None else f"{d.delta * 100:+.1f} points, {d.bounds()}"
+    return "-" if d is None else f"{points(d.delta)} points, {d.bounds()}"
 
 
 def tier_lines(board: Board) -> list[str]:

@@ -1,9 +1,10 @@
-"""--grounding-html while the run goes (issue 49): the page is written when the first item is about
-to run and rewritten every few seconds as records arrive (atomically: a reader never sees half a
-page), showing that the run is running, the samples done of the total, hits, misses, wrong
-formats and errors so far, the accuracy so far, the rate and the time left; the run's end replaces
-it with the final report page. Beside it, `PAGE.running.json` says the same for `board DIR`, and
-is removed when the final page is written.
+"""--grounding-html (or the run's folder's page) while the run goes (issue 49): the page is written
+when the run starts (before the detectors load), again when the items are counted, and rewritten
+every few seconds as records arrive (atomically: a reader never sees half a page), showing that
+the run is running, the samples done of the total, hits, misses, wrong formats and errors so far,
+the accuracy so far, the rate and the time left; the run's end replaces it with the final report
+page. Beside it, `PAGE.running.json` says the same for `board DIR`, and is removed when the final
+page is written.
 
 The cost is bounded by the interval: one small page per `EVERY_S` seconds whatever the rate
 (benchmarks/bench_live.py measures it against a run without)."""
@@ -48,8 +49,11 @@ class LivePage:
     last: float = 0.0
     writes: int = 0
     failed: str | None = None  # the first write that failed: no further tries
+    made: Path | None = None  # the topmost folder the page's writing made (the run's folder): removed if left empty
 
     def start(self, total: int, args: Any = ()) -> None:
+        """Written now: with total 0 when the run starts (the detectors not loaded, the items not
+        counted yet), again with the items' count before the first sample."""
         self.total = total
         self.args = [str(a) for a in args]
         self.write()
@@ -103,6 +107,13 @@ class LivePage:
             still_running = f'class="{MARKER}"'.encode() in page_file.read(4096)
             if still_running:
                 self.path.unlink()
+        folder = self.path.parent
+        while self.made is not None and folder.is_relative_to(self.made):  # made for the running page alone
+            try:
+                folder.rmdir()  # only when nothing else came into it
+            except OSError:
+                break
+            folder = folder.parent
 
 
 def _duration(seconds: float | None) -> str:
@@ -119,6 +130,16 @@ def page(state: Mapping[str, Any]) -> str:
     done, total = int(state.get("done") or 0), int(state.get("total") or 0)
     share = done / total if total else 0.0
     rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{v}</td></tr>" for k, v in counts.items())
+    progress = (
+        f"<b>{done}</b> of <b>{total}</b> samples ({share * 100:.1f}%) · "
+        f"accuracy so far {pct(state.get('accuracy'))} · {state.get('samples_per_s')} samples/s · "
+        f"time left {_duration(state.get('eta_s'))} · running for {_duration(state.get('elapsed_s'))}"
+    )
+    if not total and not done:  # the run has started; its items are not counted yet
+        progress = (
+            "starting: loading the datasets and the detectors (a served model's start, the frame check) "
+            f"· running for {_duration(state.get('elapsed_s'))}"
+        )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="refresh" content="{int(EVERY_S) + 2}"><title>running: pytest-grounding</title>'
@@ -127,9 +148,7 @@ def page(state: Mapping[str, Any]) -> str:
         ".bar i{display:block;height:12px;border-radius:6px;background:#3b6fd8}"
         "td,th{padding:2px 10px;text-align:left}</style></head>"
         f'<body data-state="running" class="{MARKER}"><h1>Running</h1>'
-        f'<p id="progress"><b>{done}</b> of <b>{total}</b> samples ({share * 100:.1f}%) · '
-        f"accuracy so far {pct(state.get('accuracy'))} · {state.get('samples_per_s')} samples/s · "
-        f"time left {_duration(state.get('eta_s'))} · running for {_duration(state.get('elapsed_s'))}</p>"
+        f'<p id="progress">{progress}</p>'
         f'<div class="bar"><i style="width:{share * 100:.1f}%"></i></div>'
         f"<table>{rows}</table>"
         f"<p>Updated {escape(str(state.get('updated')))}; this page reloads itself and is replaced by the report "

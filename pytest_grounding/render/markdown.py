@@ -11,6 +11,7 @@ from ..analysis.intervals import span
 from ..core.identity import display_name
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
+from ..core.numbers import points
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
 from ..sections import LATENCY, sections
@@ -24,7 +25,7 @@ def _word(passed: bool) -> str:
 
 
 def _change(before: float | None, now: float | None) -> str:
-    return "-" if before is None or now is None else f"{(now - before) * 100:+.1f}"
+    return "-" if before is None or now is None else f"{points(now - before)}"
 
 
 def _cell(text: Any) -> str:
@@ -64,10 +65,21 @@ def failures(document: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def verdict_when_clean(document: Mapping[str, Any]) -> str:
+    """Nothing failed: **passed** when something judged the run (a gate, a max-drop gate, a
+    baseline), else say that nothing did (a run with no gate did not pass one)."""
+    if document.get("gates") or document.get("robustness_gates") or document.get("baseline"):
+        return "**passed**"
+    return (
+        "**no gates**: nothing judged this run (set one with `--grounding-min-accuracy`, "
+        "`--grounding-baseline` or `--grounding-max-drop`)"
+    )
+
+
 def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchmark") -> str:
     lines = [f"## {title}", ""]
     problems = failures(document)
-    lines += [("**FAILED**: " + "; ".join(problems)) if problems else "**passed**", ""]
+    lines += [("**FAILED**: " + "; ".join(problems)) if problems else verdict_when_clean(document), ""]
     for line in profile_lines(document.get("scoring_profile")):  # none for the default profile
         lines += [md(line), ""]
     summary = document.get("summary") or {}

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.numbers import pct
+from ..core.numbers import pct, points
 from ..core.safetext import markdown_text
 
 HEAD = ("variant", "pairs", "original", "variant acc", "change (95% CI)", "McNemar p", "flips -/+", "no variant")
 
 
 def _points(value: Any) -> str:
-    return "-" if value is None else f"{float(value) * 100:+.1f}"
+    return "-" if value is None else f"{points(float(value))}"
 
 
 def _change(row: Mapping[str, Any]) -> str:

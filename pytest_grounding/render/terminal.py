@@ -144,14 +144,29 @@ def headline_lines(
     return lines
 
 
-def dataset_line(dataset: Mapping[str, Any]) -> str:
+def dataset_line(dataset: Mapping[str, Any], shard: Mapping[str, Any] | None = None) -> str:
+    """`dataset NAME: FORMAT, 300 samples, ...`; a shard's line says what it scores of the set
+    (`shard 1/2: 150 of 300 samples`), as its header does."""
     defects = f", {dataset['defects']} unusable" if dataset.get("defects") else ""
     problems = f", {len(dataset['problems'])} label problems" if dataset.get("problems") else ""
     count = f"{dataset['samples']} samples"
     if dataset.get("limit") is not None:
         count = f"{dataset['limit']} of {dataset['samples']} samples (--grounding-limit)"
+    planned = shard_planned(shard, dataset["name"])
+    if shard is not None and planned is not None:
+        cut = f" (--grounding-limit {dataset['limit']})" if dataset.get("limit") is not None else ""
+        count = f"shard {shard['index']}/{shard['count']}: {planned} of {dataset['samples']} samples{cut}"
     fingerprint = dataset["fingerprint"]
     return f"dataset {dataset['name']}: {dataset['format']}, {count}{defects}{problems}, fingerprint {fingerprint}"
+
+
+def shard_planned(shard: Mapping[str, Any] | None, name: str) -> int | None:
+    """How many of dataset `name`'s samples the shard was to score (None: not a shard, or the
+    shard entry does not list the set)."""
+    for entry in (shard or {}).get("datasets") or ():
+        if entry.get("name") == name:
+            return int(entry["planned"])
+    return None
 
 
 def profile_lines(profile: Mapping[str, Any] | None) -> list[str]:
@@ -173,7 +188,7 @@ def summary_lines(result: RunResult) -> list[str]:
     if result.resumed:
         lines.append(f"resumed: {result.resumed} samples taken from the predictions file, the rest run now")
     lines += [f"note: {note}" for note in result.notes]
-    lines += [dataset_line(dataset) for dataset in result.datasets]
+    lines += [dataset_line(dataset, result.shard) for dataset in result.datasets]
     lines += profile_lines(view.profile)
     for name, block in (result.summary or {}).items():
         lines.append("")

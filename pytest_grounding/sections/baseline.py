@@ -9,7 +9,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.tracked import _figure, _number
-from ..core.numbers import ms, pct
+from ..core.numbers import ms, pct, points
 from ..core.safetext import markdown_text as md
 from . import _examples
 from ._render import html_table, md_table
@@ -26,7 +26,7 @@ def _word(passed: bool) -> str:
 
 
 def _change(before: float | None, now: float | None) -> str:
-    return "-" if before is None or now is None else f"{(now - before) * 100:+.1f}"
+    return "-" if before is None or now is None else f"{points(now - before)}"
 
 
 def _samples(title: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -42,8 +42,8 @@ def _samples(title: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def paired_text(pair: Mapping[str, Any]) -> str:
     low, high = pair["ci95"]
     return (
-        f"{pair['delta'] * 100:+.1f} points against the baseline on {pair['samples']} "
-        f"samples (95% CI {low * 100:+.1f} to {high * 100:+.1f}, {pair['clusters']} screens; "
+        f"{points(pair['delta'])} points against the baseline on {pair['samples']} "
+        f"samples (95% CI {points(low)} to {points(high)}, {pair['clusters']} screens; "
         f"McNemar exact p = {pair['p_value']:.3g})"
     )
 

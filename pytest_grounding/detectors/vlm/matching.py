@@ -98,7 +98,8 @@ def pick(
         return Pick(found, by_model=model)
     nearest = ", ".join(closest(model, names))
     raise NoPresetMatches(
-        f"{detector}: no preset= given and no preset matches the model id {model!r}, so its answers could not be "
+        f"{detector}: {'preset=auto' if preset == AUTO else 'no preset= given'} and no preset matches the model id "
+        f"{model!r}, so its answers could not be "
         f"read in the right frame: name one with preset=NAME (closest: {nearest}; every preset: "
         "`python -m pytest_grounding presets`)"
     )

@@ -6,7 +6,7 @@ What a plan checks before any sample runs is said once, as a usage error, not on
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,10 @@ class RunPlan:
             except (UnknownName, OptionError, ValueError) as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
+    def name_of(self, spec: str) -> str:
+        """What the run calls a detector: its label= (--detector or a suite's marker), else its spec."""
+        return self.settings.selection.detector_labels.get(spec) or self.marker_labels.get(spec) or spec
+
     def check_frames(self, specs: Sequence[str], source: str, say: Callable[[str], None]) -> None:
         """Each preflighted model detector's frame check, after the samples' own checks (a server
         that shrinks the screen is named by its token count first: one request, not twelve)."""
@@ -164,8 +168,8 @@ class RunPlan:
         except DetectorLoadError:
             return  # the workers' own loading says why, once
         try:
-            say(f"grounding: frame check {spec}: calibration screens sent")
-            result = run_check(spec, detector)
+            say(f"grounding: frame check {self.name_of(spec)}: calibration screens sent")
+            result = replace(run_check(spec, detector), spec=self.name_of(spec))  # its lines name the label=
         finally:
             pool.close()
         self.frame_checks[spec] = {"mode": mode, **result.as_dict()}
@@ -174,7 +178,9 @@ class RunPlan:
             preset = getattr(getattr(detector, "preset", None), "name", None)
             if mode == "fail":
                 raise ValueError(result.message(preset if isinstance(preset, str) else None))
-            self.note(f"frame check {spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on)")
+            self.note(
+                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on)"
+            )
 
     def epochs_for(self, specs: Sequence[str]) -> int:
         """--grounding-epochs for items of these detectors: 1 when every one is deterministic."""

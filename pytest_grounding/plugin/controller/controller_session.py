@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...analysis.result import BaselineResult, RunResult, View
@@ -91,17 +92,50 @@ class ControllerSession:
             raise SettingError(f"--grounding-published: {exc}") from None
         self.published = table
 
-    def start_live(self, total: int) -> None:
-        """--grounding-html: the running page, written before the first sample (render/live.py)."""
-        path = self.plan.settings.outputs.html_path
-        if path is None or self.live is not None:
+    def live_path(self) -> Path | None:
+        """Where the running page goes: --grounding-html, else the run's folder's page (issue 51:
+        `board` with no argument shows a default run as running); None: no page, or not a file."""
+        outputs = self.plan.settings.outputs
+        path = outputs.html_path
+        if path is None and outputs.run_dir is not None:
+            path = outputs.run_dir / run_folder.REPORT_HTML
+        if path is None or (path.exists() and not path.is_file()):  # a FIFO, a device: the final page only, once
+            return None
+        return path
+
+    def begin_live(self) -> None:
+        """The running page before the detectors load (a vllm server's start, the frame check's
+        requests), its total not known yet: for --grounding-html, and for the run's folder when the
+        command line or ini names a detector or dataset (a plain test run that may hold no
+        grounding item writes nothing until collection says it does)."""
+        selection = self.plan.settings.selection
+        asked = self.plan.settings.outputs.html_path is not None
+        named = selection.detector_source != "default" or selection.dataset_source != "default"
+        if getattr(getattr(self.plan.config, "option", None), "collectonly", False) or not (asked or named):
             return
-        if path.exists() and not path.is_file():  # a FIFO, a device: it gets the final page only, once
+        self.start_live(0)
+
+    def start_live(self, total: int) -> None:
+        """The running page (render/live.py): begun early or before the first sample; a later call
+        gives it the items' count and writes it again."""
+        if self.live is not None:
+            self.live.start(total, self.plan.config.invocation_params.args)
+            return
+        path = self.live_path()
+        if path is None:
             return
         from ...render.live import LivePage
 
-        self.live = LivePage(path, started=self.started)
+        made = next((p for p in reversed(path.parents) if not p.exists()), None)  # what the page's write makes
+        self.live = LivePage(path, started=self.started, made=made)
         self.live.start(total, self.plan.config.invocation_params.args)
+
+    def close_live(self) -> None:
+        """The running page and its sidecar gone unless the final page replaced it (a run stopped
+        by a usage error before its first sample, or one with no grounding item)."""
+        if self.live is not None:
+            self.live.finish()
+            self.live = None
 
     # -- as records arrive ------------------------------------------------------------------------
 
@@ -195,6 +229,7 @@ class ControllerSession:
             replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
+            shard=self.shard_entry(),
         )
         return self.result
 
@@ -241,6 +276,18 @@ class ControllerSession:
                     self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable, reason=reason
                 )
             )
+
+    def shard_entry(self) -> dict[str, Any] | None:
+        """The report's `shard` (None: not a shard): K/N and per dataset what this shard was to score."""
+        settings = self.plan.settings
+        if settings.selection.shard is None:
+            return None
+        fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
+        for name, summary in self.reports.datasets.items():
+            fingerprints.setdefault(name, summary.get("fingerprint"))
+        return sharding.document(
+            settings.selection.shard, self.reports.shard_planned, fingerprints, settings.selection.detector_specs
+        )
 
     def budget_entry(self) -> dict[str, Any] | None:
         """The report's `budget`: the limits, what the run spent, which budget ended it (None: none set)."""
@@ -321,12 +368,7 @@ class ControllerSession:
         if settings.selection.budget is not None:
             extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:
-            fingerprints: dict[str, str | None] = dict(self.plan.catalog.fingerprints())
-            for name, summary in self.reports.datasets.items():
-                fingerprints.setdefault(name, summary.get("fingerprint"))
-            extra["shard"] = sharding.document(
-                settings.selection.shard, self.reports.shard_planned, fingerprints, settings.selection.detector_specs
-            )
+            extra["shard"] = self.shard_entry()
         header = document_mod.Header(
             started=self.started,
             duration_s=time.time() - self.started,
@@ -370,7 +412,6 @@ class ControllerSession:
                 self.interrupted_writing = True
             if errors:
                 result = result.with_output_errors((*result.output_errors, *errors))
-        if self.live is not None:
-            self.live.finish()  # the final page replaced the running one
+        self.close_live()  # the final page replaced the running one
         self.result = result
         return result

@@ -53,13 +53,17 @@ class Controller:
             return
         self.session.ledger.expect(item.nodeid for item in session.items)
         writer = config.pluginmanager.get_plugin("terminalreporter")
+        specs = detector_specs_of(session.items)
+        if specs:  # the running page before the detectors load (a model's weights take minutes)
+            self.session.start_live(len(session.items))
+        else:  # no grounding item: the page begun at the start goes (the run's folder with it)
+            self.session.close_live()
         try:
-            lines = self.local.detector_lines(detector_specs_of(session.items))
+            lines = self.local.detector_lines(specs)
         except DetectorLoadError as exc:
             raise pytest.UsageError(f"grounding: {exc}") from None
         for line in lines:
             writer.write_line(terminal_line(line))  # a headline may quote a server (its model's name)
-        self.session.start_live(len(session.items))  # once the detectors loaded: a failed load leaves no page
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.when in ("call", "???") or (report.when == "setup" and not report.passed):
@@ -68,9 +72,7 @@ class Controller:
         if record is not None and is_record_report(report):
             if not self.session.add_record(record, report.nodeid, crash=report.when == "???"):
                 return  # the item was counted already (xdist ran it again)
-            selection = self.session.plan.settings.selection
-            spec = record["detector"]
-            name = selection.detector_labels.get(spec) or self.session.plan.marker_labels.get(spec) or spec
+            name = self.session.plan.name_of(record["detector"])
             line = self.progress.advance(name, in_flight_of(report))  # a label= names it (issue 51)
             if line:
                 write_own_line(self.config.pluginmanager.get_plugin("terminalreporter"), terminal_line(line))
@@ -184,8 +186,12 @@ class XdistHooks:
         if not self.session.ledger.expected:  # a replacement worker collects the same items again
             controller.progress.expect(len(ids))
         self.session.ledger.expect(ids)
-        if not self.config.option.collectonly:
+        if self.config.option.collectonly:
+            return
+        if self.session.plan.index.identify(ids):
             self.session.start_live(len(ids))
+        else:  # no grounding item: the page begun at the start goes (the run's folder with it)
+            self.session.close_live()
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = WorkerOutput.received(getattr(node, "workeroutput", {}))

@@ -65,7 +65,7 @@ class WorkerSession:
         lines = []
         for spec in specs:
             self.pool.get(spec)
-            lines.append(f"grounding: detector {spec}: {runtime_line(self.pool.info[spec])}")
+            lines.append(f"grounding: detector {self.plan.name_of(spec)}: {runtime_line(self.pool.info[spec])}")
         return lines
 
     def served_stats(self) -> dict[str, Any]:

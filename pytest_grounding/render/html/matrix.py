@@ -14,7 +14,7 @@ from typing import Any
 
 from ...analysis import matrix as sample_matrix
 from ...analysis import tiers as significance
-from ...core.numbers import pct
+from ...core.numbers import pct, points
 from ...core.safetext import terminal_line
 from ..board import TIERS_SAID
 
@@ -141,7 +141,7 @@ def tiers_html(found: significance.Tiers) -> str:
     pairs = "".join(
         f"<tr><td>{e(p.better)}</td><td>{e(p.worse)}</td><td>{p.n}</td><td>{p.wins}</td><td>{p.losses}</td>"
         f"<td>{p.p_value:.3g}</td><td>{p.p_holm:.3g}</td>"
-        f"<td>{'-' if p.difference is None else e(f'{p.difference.delta * 100:+.1f} points, {p.difference.bounds()}')}"
+        f"<td>{'-' if p.difference is None else e(f'{points(p.difference.delta)} points, {p.difference.bounds()}')}"
         f"</td><td>{'differ' if p.significant else 'tied'}</td></tr>"
         for p in found.pairs
     )

@@ -75,6 +75,15 @@ def banner(document: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def samples_cell(dataset: Mapping[str, Any], shard: Mapping[str, Any] | None) -> str:
+    """`300`, `40 of 300` (--grounding-limit), `shard 1/2: 150 of 300` (what a shard scores)."""
+    planned = report.shard_planned(shard, dataset["name"])
+    if shard is not None and planned is not None:
+        return f"shard {num(shard['index'])}/{num(shard['count'])}: {num(planned)} of {num(dataset['samples'])}"
+    limit = dataset.get("limit")
+    return num(limit or dataset["samples"]) + (f" of {num(dataset['samples'])}" if limit else "")
+
+
 def run_section(document: Mapping[str, Any]) -> str:
     run = document.get("run") or {}
     settings = run.get("settings") or {}
@@ -90,12 +99,13 @@ def run_section(document: Mapping[str, Any]) -> str:
     ]
     out = ["<h2>Run</h2>", table(["", ""], facts)]
     datasets = run.get("datasets") or []
+    shard = None if document.get("merge") else document.get("shard")
     if datasets:
         rows = [
             [
                 e(d["name"]),
                 e(d["format"]),
-                num(d.get("limit") or d["samples"]) + (f" of {num(d['samples'])}" if d.get("limit") else ""),
+                samples_cell(d, shard),
                 f'<span class="mono">{e(d["fingerprint"])}</span>',
                 num(d.get("defects", 0)),
                 num(len(d.get("problems") or [])),

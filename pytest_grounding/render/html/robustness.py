@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from ...analysis.metrics import summary_key
+from ...core.numbers import points
 from ..robustness import HEAD, cells
 from .page import e, pictures, table
 from .svg import WIDTH
@@ -75,7 +76,7 @@ def chart(rows: Sequence[Mapping[str, Any]]) -> str:
             continue
         x1, x2 = sorted((middle, x_of(float(delta))))
         fill = "#c2413b" if delta < 0 else "#2f9e57"
-        title = escape(f"{row['label']}: {float(delta) * 100:+.1f} points over {row['pairs']} pairs")
+        title = escape(f"{row['label']}: {points(float(delta))} points over {row['pairs']} pairs")
         body.append(
             f'<rect x="{x1:.1f}" y="{y:.1f}" width="{max(x2 - x1, 0.5):.1f}" height="{bar - 2:.1f}" fill="{fill}">'
             f"<title>{title}</title></rect>"
