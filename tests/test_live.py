@@ -189,3 +189,21 @@ def test_a_run_stopped_before_its_first_sample_leaves_no_running_page(slow_load)
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()[-3000:]
     assert json.loads((slow_load.path / "seen.json").read_text())["running"]  # it was begun
     assert not (slow_load.path / "grounding-runs").exists()
+
+
+def test_an_earlier_page_at_the_path_is_back_when_the_run_writes_none(slow_load):
+    """The running page moves a finished page already at --grounding-html aside, never over it: a run
+    that stops before its own page puts the earlier one back; a run that ends replaces it."""
+    page = slow_load.path / "report.html"
+    page.write_text("<html>the earlier run's report</html>")
+    args = [f"--dataset={FIXTURES / 'mini'}", "--grounding-html", page]
+    result = slow_load.runpytest(*args, "--detector", "slowload", "--detector", "center:no_such_option=1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-3000:]
+    seen = json.loads((slow_load.path / "seen.json").read_text())
+    assert str(page) in seen["pages"]  # the running page was there meanwhile
+    assert page.read_text() == "<html>the earlier run's report</html>"
+    assert [p.name for p in slow_load.path.iterdir() if "before-run" in p.name] == []
+    result = slow_load.runpytest(*args, "--detector", "slowload")
+    assert result.ret in (0, 1), result.stdout.str()[-3000:]
+    assert "the earlier run" not in page.read_text() and 'data-state="running"' not in page.read_text()
+    assert [p.name for p in slow_load.path.iterdir() if "before-run" in p.name] == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,13 +51,25 @@ class LivePage:
     writes: int = 0
     failed: str | None = None  # the first write that failed: no further tries
     made: Path | None = None  # the topmost folder the page's writing made (the run's folder): removed if left empty
+    kept: Path | None = None  # the page that was at `path` before the run: put back if the run writes none
 
     def start(self, total: int, args: Any = ()) -> None:
         """Written now: with total 0 when the run starts (the detectors not loaded, the items not
         counted yet), again with the items' count before the first sample."""
         self.total = total
         self.args = [str(a) for a in args]
+        if self.writes == 0 and self.kept is None:
+            self.keep_previous()
         self.write()
+
+    def keep_previous(self) -> None:
+        """A finished page already at `path` (an earlier run's) is moved aside, not overwritten: a run
+        that ends before its own page is written (a usage error, nothing selected) puts it back."""
+        aside = self.path.with_name(f".{self.path.name}.before-run")
+        with contextlib.suppress(OSError):
+            if self.path.is_file() and not self.path.is_symlink() and not _is_running(self.path):
+                os.replace(self.path, aside)
+                self.kept = aside
 
     def add(self, record: Mapping[str, Any]) -> None:
         outcome = str(record.get("outcome"))
@@ -103,10 +116,15 @@ class LivePage:
         The sidecar goes in both cases."""
         with contextlib.suppress(OSError):
             sidecar(self.path).unlink(missing_ok=True)
-        with contextlib.suppress(OSError), self.path.open("rb") as page_file:
-            still_running = f'class="{MARKER}"'.encode() in page_file.read(4096)
-            if still_running:
+        with contextlib.suppress(OSError):
+            if _is_running(self.path):
                 self.path.unlink()
+        if self.kept is not None:
+            with contextlib.suppress(OSError):
+                if self.path.exists():  # this run's own page replaced it
+                    self.kept.unlink()
+                else:  # this run wrote no page: the earlier one is back where it was
+                    os.replace(self.kept, self.path)
         folder = self.path.parent
         while self.made is not None and folder.is_relative_to(self.made):  # made for the running page alone
             try:
@@ -114,6 +132,23 @@ class LivePage:
             except OSError:
                 break
             folder = folder.parent
+
+
+def _is_running(path: Path) -> bool:
+    """The file at `path` is a running page (its first bytes carry the marker). Opened without
+    blocking and read only if it is a regular file: a FIFO given as the page never hangs the run."""
+    import stat
+
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(descriptor).st_mode) and f'class="{MARKER}"'.encode() in os.read(descriptor, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def _duration(seconds: float | None) -> str:
