@@ -304,11 +304,11 @@ def test_only_ids_pairs_two_versions_on_the_rows_they_share():
     def record(sid, outcome, fingerprint):
         return {"dataset": "ss", "uid": f"ss-{sid}", "id": sid, "outcome": outcome, "fingerprint": fingerprint}
 
-    old = Method("old", {}, (record("a", "hit", "v1"), record("b", "miss", "v1"), record("c", "hit", "v1")))
-    new = Method("new", {}, (record("a", "hit", "v2"), record("row-9", "hit", "v2"), record("c", "miss", "v2")))
+    old = Method("old", {}, (record("a", "hit", "v1"), record("b", "miss", "v1"), record("c", "hit", "v1")), source="o")
+    new = Method("new", {}, (record("a", "hit", "v2"), record("row-9", "hit", "v2"), record("c", "miss", "v2")), source="n")
     assert paired(old, new).n == 0  # other versions: never paired on their own
     alias = shared_ids("a\nb\trow-9\n")
-    mine, theirs = on_shared_ids([old, new], alias)
+    mine, theirs = on_shared_ids([old, new], alias, "o")
     pair = paired(mine, theirs)
     assert (pair.n, pair.fixed, pair.broken) == (2, 1, 0)  # c is not listed: left out
 

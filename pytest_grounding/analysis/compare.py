@@ -454,26 +454,80 @@ def profile_mismatch(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str 
 # -- pairing on the rows two dataset versions share (audit --diff --unchanged-ids) ---------------------
 
 
-def shared_ids(text: str) -> dict[str, str]:
-    """An unchanged-ids file read: each id (one a line, or `OLD<TAB>NEW` where the versions number the
-    row differently) -> the one key both versions' records are paired by."""
-    alias: dict[str, str] = {}
-    for line in text.splitlines():
+IDS_HEADER = "# pytest-grounding unchanged ids: OLD<TAB>NEW"
+
+
+@dataclass(frozen=True)
+class SharedIds:
+    """An unchanged-ids file read: the pairs (old id, new id) of the rows two versions share, and which
+    version each side is (the fingerprints `audit --diff` writes in the file's header, when it does).
+    A row is keyed by its pair alone, never by an id both versions use for different rows: a version
+    that renumbers rows (ScreenSpot's ids are row positions) pairs each old row with its own new row."""
+
+    pairs: tuple[tuple[str, str], ...]
+    old_fingerprint: str | None = None
+    new_fingerprint: str | None = None
+
+    def side(self, which: str) -> dict[str, str]:
+        """id on that side ("old" or "new") -> the pair's key."""
+        return {(a if which == "old" else b): f"{a}\t{b}" for a, b in self.pairs}
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def shared_ids(text: str) -> SharedIds:
+    """The file read: `OLD<TAB>NEW` a line (or one id, the same on both sides); `# old NAME FINGERPRINT`
+    and `# new NAME FINGERPRINT` header lines name the versions. ValueError for an id listed twice on one
+    side (two rows cannot be one)."""
+    pairs: list[tuple[str, str]] = []
+    prints: dict[str, str] = {}
+    seen: dict[str, set[str]] = {"old": set(), "new": set()}
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("#"):
+            words = line[1:].split()
+            if len(words) >= 2 and words[0] in ("old", "new"):
+                prints[words[0]] = words[-1]
+            continue
         parts = [p.strip() for p in line.split("\t") if p.strip()]
-        for part in parts:
-            alias[part] = parts[-1]
-    return alias
+        if not parts:
+            continue
+        if len(parts) > 2:
+            raise ValueError(f"line {number}: {len(parts)} ids (one, or OLD<TAB>NEW)")
+        old, new = parts[0], parts[-1]
+        for which, sid in (("old", old), ("new", new)):
+            if sid in seen[which]:
+                raise ValueError(f"line {number}: the {which} id {sid[:80]!r} is listed twice")
+            seen[which].add(sid)
+        pairs.append((old, new))
+    return SharedIds(tuple(pairs), prints.get("old"), prints.get("new"))
 
 
-def on_shared_ids(methods: Sequence[Method], alias: Mapping[str, str]) -> list[Method]:
-    """Each method's records cut to the listed ids and keyed by them alone: two versions' runs pair on the
-    rows both versions share unchanged (the fingerprints differ by design, so they are not compared)."""
+def on_shared_ids(methods: Sequence[Method], ids: SharedIds, first_source: str | None = None) -> list[Method]:
+    """Each method's records cut to the listed rows and keyed by their pair: two versions' runs pair on the
+    rows both versions share unchanged (the fingerprints differ by design, so they are not compared).
+    Which side a record is on: its dataset fingerprint against the file's header; a record the header
+    does not place (no header, or a record without a fingerprint) is on the old side when its report is
+    the first one given (`first_source`), else on the new side. A record of another version (a fingerprint
+    the header names on neither side) is left out."""
+    old, new = ids.side("old"), ids.side("new")
+    known = {ids.old_fingerprint, ids.new_fingerprint} - {None}
     out = []
     for method in methods:
-        kept = tuple(
-            {**record, "dataset": "shared-ids", "uid": alias[str(record.get("id"))], "fingerprint": None}
-            for record in method.records
-            if str(record.get("id")) in alias
-        )
-        out.append(Method(method.label, method.block, kept, method.partial, method.source))
+        kept = []
+        for record in method.records:
+            fingerprint = record.get("fingerprint")
+            if fingerprint is not None and known:
+                if fingerprint == ids.old_fingerprint:
+                    alias = old
+                elif fingerprint == ids.new_fingerprint:
+                    alias = new
+                else:
+                    continue
+            else:
+                alias = old if first_source is None or method.source == first_source else new
+            key = alias.get(str(record.get("id")))
+            if key is not None:
+                kept.append({**record, "dataset": "shared-ids", "uid": key, "fingerprint": None})
+        out.append(Method(method.label, method.block, tuple(kept), method.partial, method.source))
     return out

@@ -76,8 +76,8 @@ def add_command(commands: Any) -> None:
         "--unchanged-ids",
         type=Path,
         metavar="OUT",
-        help="with --diff: write the ids of the unchanged rows (one a line; 'OLD<TAB>NEW' where they differ), "
-        "for compare --only-ids",
+        help="with --diff: write the unchanged rows as pairs 'OLD<TAB>NEW' (each version's own id of the "
+        "row) under a header naming both versions' fingerprints, for compare --only-ids",
     )
 
 
@@ -456,8 +456,11 @@ def run_diff(old_spec: str, new_spec: str, json_out: Path | None, ids_out: Path 
             return 2
         print(f"wrote {json_out}")
     if ids_out:
-        lines = [a if a == b else f"{a}\t{b}" for a, b in found.unchanged_ids()]
-        if not _write(ids_out, "".join(line + "\n" for line in lines)):
+        from ..analysis.compare import IDS_HEADER
+
+        lines = [f"{a}\t{b}" for a, b in found.unchanged_ids()]
+        header = [IDS_HEADER, f"# old {old.name} {old.fingerprint}", f"# new {new.name} {new.fingerprint}"]
+        if not _write(ids_out, "".join(line + "\n" for line in [*header, *lines])):
             return 2
         print(f"wrote {ids_out}: {len(lines)} unchanged ids")
     return 0

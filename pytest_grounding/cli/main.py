@@ -414,11 +414,16 @@ def run_compare(
             reason = getattr(exc, "strerror", None) or exc
             print(f"error: {terminal_line(f'--only-ids {only_ids}: {reason}')}", file=sys.stderr)
             return 2
-        methods = on_shared_ids(methods, alias)
+        methods = on_shared_ids(methods, alias, documents[0][0])
         notes = [n for n in notes if "fingerprints" not in n]
+        placed = (
+            "each record placed by its dataset fingerprint"
+            if alias.old_fingerprint
+            else f"{documents[0][0]} taken as the old version"
+        )
         notes.append(
-            f"paired only on the {len(set(alias.values()))} ids of {only_ids} (the rows both versions share); "
-            "the table's figures are each run's own"
+            f"paired only on the {len(alias)} ids of {only_ids} (the rows both versions share, old and new id "
+            f"paired; {placed}); the table's figures are each run's own"
         )
     if not methods:
         print("error: the reports hold no grounding results", file=sys.stderr)
