@@ -4,7 +4,33 @@ from __future__ import annotations
 
 import pytest
 
+import json
+import os
+import subprocess
+import sys
+
+from helpers import FIXTURES, REPO, read_json
 from pytest_grounding.analysis.compare import Method, on_shared_ids, paired, shared_ids
+from pytest_grounding.cli.main import main
+
+MINI = FIXTURES / "mini"
+SUITE = (REPO / "suites" / "test_grounding.py").read_text()
+
+
+def run_suite(folder, *args, env=None, timeout=120):
+    """A pytest run of the shipped suite in `folder`, in a fresh process (this checkout's package)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test_grounding.py").write_text(SUITE)
+    environ = {key: value for key, value in os.environ.items() if key != "GROUNDING_SHARD"}
+    environ.update({"PYTHONPATH": str(REPO), **(env or {})})
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_grounding.py", *args]
+    return subprocess.run(command, cwd=folder, env=environ, capture_output=True, text=True, timeout=timeout)
+
+
+def no_crash(result):
+    text = result.stdout + result.stderr
+    assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
+    return text
 
 # -- ids from a diff are pairs (old id, new id), never positions -------------------------------------------
 
@@ -44,3 +70,54 @@ def test_without_a_header_the_first_report_is_the_old_version():
 def test_an_ids_file_naming_a_row_twice_is_refused(text):
     with pytest.raises(ValueError, match="line 2|line 1"):
         shared_ids(text)
+
+
+# -- every reader of a report refuses duplicate records -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mini_report(tmp_path_factory):
+    """One real report of the mini set by a deterministic detector (made once)."""
+    folder = tmp_path_factory.mktemp("mini")
+    path = folder / "run.json"
+    result = run_suite(folder / "run", f"--dataset={MINI}", "--detector", "center", "--grounding-json", str(path))
+    assert path.is_file(), result.stdout[-2000:]
+    return path
+
+
+def _copied(tmp_path, report, position, copies):
+    document = read_json(report)
+    document["samples"] += [dict(document["samples"][position]) for _ in range(copies)]
+    path = tmp_path / f"copied-{position}-{copies}.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+READERS = {
+    "export": lambda path, out: ["export", str(path), "--hf-eval-results", str(out)],
+    "rescore": lambda path, out: ["rescore", str(path), "--json", str(out / "r.json")],
+    "summary": lambda path, out: ["summary", str(path)],
+    "compare": lambda path, out: ["compare", str(path), str(path)],
+    "board": lambda path, out: ["board", str(path.parent), "--json", str(out / "b.json")],
+    "merge": lambda path, out: ["merge", str(path), "--json", str(out / "m.json")],
+}
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+@pytest.mark.parametrize(("position", "copies"), [(0, 1), (1, 3), (-1, 2)])
+def test_every_reader_of_a_report_refuses_a_record_copied(mini_report, tmp_path, capsys, reader, position, copies):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    path = _copied(folder, mini_report, position, copies)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(READERS[reader](path, out))
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    if reader == "board":  # the board skips a report it cannot read, and says which
+        assert "a second time" in text and code in (0, 2), text
+        board = read_json(out / "b.json")
+        assert board["reports"] == 0 and board["benchmarks"] == [] and "a second time" in str(board["skipped"])
+    else:
+        assert code == 2 and "a second time" in text, text
+    assert not list((out).rglob("*.yaml")) and not (out / "r.json").exists() and not (out / "m.json").exists()

@@ -26,6 +26,7 @@ from ..core.profiles import profile_of
 from ..core.record import MAX_EPOCHS, MAX_SHARDS
 from ..core.types import EPOCH_SUFFIX
 from ..core.variants import SEPARATOR, base_uid
+from ..store.reportcheck import record_key
 from . import cost as cost_mod
 from . import document as document_mod
 from . import errata as errata_mod
@@ -162,7 +163,7 @@ def validated(part: Part, rescore: Rescore) -> tuple[Part, tuple[str, ...]]:
             why = f"task {str(record.get('task'))[:40]} is not the report's ({part.settings.get('task')})"
         elif part.shard is not None and base_uid(record) not in shares[dataset]:
             why = f"sample {uid} is outside the share shard {part.index}/{part.count} claims"
-        key = (dataset, uid, str(record.get("task", "grounding")), detector)
+        key = record_key(record)  # the key every reader of a report checks (store/reportcheck.py)
         if why is None and key in seen:
             why = "the same sample and detector a second time"
         if why is not None:

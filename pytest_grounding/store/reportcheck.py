@@ -37,3 +37,26 @@ def problems(document: Any) -> list[str]:
 def describe(problem_list: list[str]) -> str:
     more = len(problem_list) - SHOWN
     return "; ".join(problem_list[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
+
+
+def record_key(record: Any) -> tuple[str, str, str, str]:
+    """What makes a record one: its dataset, uid (epoch and variant suffixes included), task and detector."""
+    get = record.get if isinstance(record, dict) else (lambda key, default=None: default)
+    return (str(get("dataset")), str(get("uid")), str(get("task", "grounding")), str(get("detector")))
+
+
+def duplicate_record(records: Any) -> str | None:
+    """None when no two records are one sample for one detector; else the sentence naming the first copy.
+    Every reader of a report asks (read_report: export, rescore, board, compare, summary; merge): a record
+    copied three times would count its hit four times."""
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for position, record in enumerate(records if isinstance(records, list) else [], 1):
+        key = record_key(record)
+        if key in seen:
+            dataset, uid, _task, detector = key
+            return (
+                f"record {position} ({dataset[:60]} {uid[:60]}, {detector[:60]}) is the same sample and detector "
+                f"a second time (first: record {seen[key]}): a record copied or edited"
+            )
+        seen[key] = position
+    return None

@@ -198,11 +198,14 @@ def read_report(path: Path) -> dict[str, Any]:
         raise OutputError(
             f"{path} has report schema version {document.get('schema_version')!r}; this version reads {SCHEMA_VERSION}"
         )
-    from .reportcheck import describe, problems
+    from .reportcheck import describe, duplicate_record, problems
 
     found = problems(document)  # before anything renders it: a crafted report puts text where numbers go
     if found:
         raise OutputError(f"{path} does not match the report schema: {describe(found)}")
+    copied = duplicate_record(document.get("samples"))  # one check for every reader (merge's too)
+    if copied:
+        raise OutputError(f"{path} does not hold together: {copied}")
     return document
 
 
