@@ -121,3 +121,33 @@ def test_every_reader_of_a_report_refuses_a_record_copied(mini_report, tmp_path,
     else:
         assert code == 2 and "a second time" in text, text
     assert not list((out).rglob("*.yaml")) and not (out / "r.json").exists() and not (out / "m.json").exists()
+
+
+# -- merging the complete shards of an epochs run counts epochs ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("workers", "epochs"),
+    [pytest.param([], 3, id="serial-3"), pytest.param(["-n", "2"], 2, id="xdist-2", marks=pytest.mark.slow)],
+)
+def test_the_complete_shards_of_an_epochs_run_merge_whole(tmp_path, capsys, workers, epochs):
+    paths = []
+    for k in (1, 2):
+        path = tmp_path / f"shard-{k}.json"
+        result = run_suite(
+            tmp_path / f"run{k}", f"--dataset={MINI}", "--detector", "center", "--detector", "random",
+            "--grounding-epochs", str(epochs), "--grounding-shard", f"{k}/2", "--grounding-json", str(path), *workers,
+        )  # fmt: skip
+        assert path.is_file(), no_crash(result)
+        paths.append(path)
+    merged = tmp_path / "merged.json"
+    main(["merge", *map(str, paths), "--json", str(merged)])
+    out = capsys.readouterr().out
+    assert "partial" not in out and read_json(merged)["partial"] is False, out
+    # a record deleted is still a gap
+    document = read_json(paths[0])
+    document["samples"] = document["samples"][1:]
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(document))
+    main(["merge", str(cut), str(paths[1]), "--json", str(tmp_path / "m2.json")])
+    assert "partial:" in capsys.readouterr().out

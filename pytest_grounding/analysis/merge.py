@@ -333,7 +333,8 @@ def select(parts: Sequence[Part]) -> Selection:
     _check_disjoint(kept)
     missing = tuple(k for k in range(1, count + 1) if k not in chosen)
     missing_samples = []
-    gaps = {part.index: lacking(part) for part in kept}
+    once = one_epoch_detectors(kept)
+    gaps = {part.index: lacking(part, once) for part in kept}
     for name, entry in sorted(kept[0].datasets().items()):
         covered = sum(len(part.datasets()[name]["uids"]) for part in kept)
         lost = max(0, entry["samples"] - covered)
@@ -360,18 +361,33 @@ def _covers(uid: str, base: str) -> bool:
     return uid == base or uid.startswith((f"{base}{EPOCH_SUFFIX}", f"{base}{SEPARATOR}"))
 
 
-def lacking(part: Part) -> dict[str, dict[str, str]]:
+def one_epoch_detectors(parts: Sequence[Part]) -> frozenset[str]:
+    """The detectors that ran one epoch of a --grounding-epochs N run: a deterministic detector runs its
+    first epoch only (plugin/common/items.py), so no shard holds a record of a later epoch of it."""
+    detectors = {d for part in parts for d in part.detectors}
+    later = {
+        str(record.get("detector"))
+        for part in parts
+        for record in part.document.get("samples", [])
+        if isinstance(record.get("epoch"), int) and not isinstance(record.get("epoch"), bool) and record["epoch"] > 1
+    }
+    return frozenset(detectors - later)
+
+
+def lacking(part: Part, once: frozenset[str] = frozenset()) -> dict[str, dict[str, str]]:
     """dataset -> the samples of the part's share that lack a record (or an error record, or a
     not_run entry) of some detector and epoch: a record deleted, a shard cut with `-k` or `--lf`,
-    an epoch missing. Each is named `uid` (`uid epoch 2` for an epoch)."""
+    an epoch missing. Each is named `uid` (`uid epoch 2` for an epoch). A detector in `once` ran one
+    epoch (a deterministic one): its first epoch is all it owes."""
     epochs = part.settings.get("epochs")
-    wanted: tuple[int | None, ...] = (
+    every: tuple[int | None, ...] = (
         tuple(range(1, epochs + 1)) if type(epochs) is int and 1 < epochs <= MAX_EPOCHS else (None,)
     )
     have: set[tuple[str, str, str, Any]] = set()
     for record in part.document.get("samples", []):
-        epoch = record.get("epoch") if wanted != (None,) else None
-        have.add((str(record.get("detector")), str(record.get("dataset")), base_uid(record), epoch))
+        detector = str(record.get("detector"))
+        epoch = record.get("epoch") if every != (None,) and detector not in once else None
+        have.add((detector, str(record.get("dataset")), base_uid(record), epoch))
     not_run: dict[tuple[str, str], list[str]] = {}
     for entry in part.document.get("not_run", []) or []:
         if isinstance(entry, Mapping):
@@ -381,6 +397,7 @@ def lacking(part: Part) -> dict[str, dict[str, str]]:
     for name, entry in sorted(part.datasets().items()):
         for uid in entry["uids"]:
             for detector in part.detectors:
+                wanted = (None,) if detector in once else every
                 skipped = any(_covers(u, uid) for u in not_run.get((detector, name), ()))
                 gaps = [e for e in wanted if (detector, name, uid, e) not in have]
                 if gaps and not skipped:
