@@ -14,6 +14,7 @@ from pytest_grounding.analysis.compare import Method, on_shared_ids, paired, sha
 from pytest_grounding.cli.main import main
 
 MINI = FIXTURES / "mini"
+PRO = FIXTURES / "screenspot-pro"
 SUITE = (REPO / "suites" / "test_grounding.py").read_text()
 
 
@@ -151,3 +152,41 @@ def test_the_complete_shards_of_an_epochs_run_merge_whole(tmp_path, capsys, work
     cut.write_text(json.dumps(document))
     main(["merge", str(cut), str(paths[1]), "--json", str(tmp_path / "m2.json")])
     assert "partial:" in capsys.readouterr().out
+
+
+# -- a rescored or re-framed report is marked as such in every export and board cell ---------------------------
+
+
+@pytest.fixture(scope="module")
+def pro_report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pro")
+    path = folder / "reports" / "run.json"
+    path.parent.mkdir()
+    result = run_suite(folder / "run", f"--dataset={PRO}", "--detector", "center", "--grounding-json", str(path))
+    assert path.is_file(), result.stdout[-2000:]
+    return path
+
+
+@pytest.mark.parametrize("frame", ["rel1000", "offset:10,20", "rel1"])
+def test_a_reframed_report_is_its_own_configuration_named_by_its_frame(pro_report, tmp_path, capsys, frame):
+    pytest.importorskip("yaml")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    original = folder / "run.json"
+    original.write_bytes(pro_report.read_bytes())
+    framed = folder / "framed.json"
+    assert main(["rescore", str(original), "--frame", frame, "--json", str(framed)]) == 0
+    document = read_json(framed)
+    specs = {r["detector"] for r in document["samples"]}
+    assert len(specs) == 1 and f"frame={frame}" in next(iter(specs)).replace("'", "")
+    assert list(document["summary"]) == list(specs)
+    assert main(["export", str(framed), "--hf-eval-results", str(tmp_path / "hub")]) == 0
+    notes = (tmp_path / "hub" / ".eval_results" / "screenspot_pro.yaml").read_text()
+    assert "rescored offline" in notes and f"--frame {frame}" in notes
+    capsys.readouterr()
+    assert main(["board", str(folder), "--json", str(tmp_path / "board.json")]) == 0
+    board = json.dumps(read_json(tmp_path / "board.json"))
+    assert board.count("frame=") >= 1 and "center:frame=" in board.replace("\\u00b7", "")
+    assert main(["rescore", str(framed), "--frame", "rel1000", "--json", str(tmp_path / "again.json")]) == 0
+    again = {r["detector"] for r in read_json(tmp_path / "again.json")["samples"]}
+    assert again == {"center:frame=rel1000"}  # the frame replaced, never two

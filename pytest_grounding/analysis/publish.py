@@ -157,6 +157,16 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "result"
 
 
+def rescored_by(document: Mapping[str, Any]) -> str | None:
+    """`rescored offline (...)` for a report `rescore` wrote (its run.args start with `rescore`): the
+    figure is the stored answers judged again (another preset, frame, profile or errata), not the run's."""
+    args = (document.get("run") or {}).get("args") or []
+    if not args or args[0] != "rescore":
+        return None
+    how = [f"{flag} {value}" for flag, value in zip(args, args[1:], strict=False) if flag in ("--preset", "--frame")]
+    return "rescored offline from the run's stored answers" + (f" ({', '.join(how)})" if how else "")
+
+
 def notes_of(document: Mapping[str, Any], detector: str, dataset: Mapping[str, Any], errors: int) -> str:
     """The setup in one line: what decided the answers and how they were judged."""
     run = document.get("run") or {}
@@ -164,6 +174,9 @@ def notes_of(document: Mapping[str, Any], detector: str, dataset: Mapping[str, A
     config = config_of(detector, info, profile_of(document))
     version = (document.get("versions") or {}).get("pytest-grounding")
     parts = [f"pytest-grounding {version}" if version else "pytest-grounding", f"detector {detector}"]
+    rescored = rescored_by(document)
+    if rescored:
+        parts.append(rescored)
     parts += [f"{name} {value}" for name, value in config.details() if value and name != "scoring"]
     profile = document.get("scoring_profile") or {}
     parts.append(f"scoring profile {config.scoring}" + (f" ({profile['rule']})" if profile.get("rule") else ""))

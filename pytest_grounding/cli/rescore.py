@@ -197,6 +197,13 @@ def run(args: argparse.Namespace) -> int:
         records, source = _read(args.source)
         errata, errata_notes = _errata(args.errata, source)
         found = rescore(records, profile, parse, args.preset, stored_clicks=bool(args.frame))
+        if args.frame:  # every record of the run, parsed again or not: one configuration, its frame named
+            from dataclasses import replace
+
+            from ..evaluate.rescore import reframe
+
+            framed = tuple({**r, "detector": reframe(str(r["detector"]), args.frame)} for r in found.records)
+            found = replace(found, records=framed)
     except (OutputError, RescoreError, ValueError, LookupError) as exc:
         print(terminal_line(f"error: {exc}"), file=sys.stderr)
         return 2

@@ -67,6 +67,19 @@ def respec(spec: str, preset: str) -> str:
     return f"{spec}{',' if ':' in spec else ':'}preset={preset}"
 
 
+_FRAME = re.compile(r"(?<=[:,])frame=(?:'[^']*'|\"[^\"]*\"|[^,]*)")
+
+
+def reframe(spec: str, frame: str) -> str:
+    """A detector spec as it reads once its answers were decoded in another frame (`rescore --frame`):
+    `spec,frame=NAME` (quoted where the frame holds a comma), so the rescored run is a configuration of
+    its own on the board, in every export and comparison, and names its frame."""
+    value = f"'{frame}'" if "," in frame and "'" not in frame else frame
+    if _FRAME.search(spec):
+        return _FRAME.sub(lambda _: f"frame={value}", spec, count=1)
+    return f"{spec}{',' if ':' in spec else ':'}frame={value}"
+
+
 def rescore_record(
     record: Mapping[str, Any],
     profile: Profile,
