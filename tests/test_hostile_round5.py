@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from helpers import FIXTURES, REPO, read_json
 from pytest_grounding.analysis.compare import Method, on_shared_ids, paired, shared_ids
@@ -190,3 +191,117 @@ def test_a_reframed_report_is_its_own_configuration_named_by_its_frame(pro_repor
     assert main(["rescore", str(framed), "--frame", "rel1000", "--json", str(tmp_path / "again.json")]) == 0
     again = {r["detector"] for r in read_json(tmp_path / "again.json")["samples"]}
     assert again == {"center:frame=rel1000"}  # the frame replaced, never two
+
+
+# -- errata: bounded parsing, bound to their dataset, one entry per sample, boxes on the image ----------------
+
+from pytest_grounding.analysis import errata as errata_mod  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"id": "a", "action": "fix", "bbox": [' + "[" * 5_000 + "]" * 5_000 + "]}",
+        '{"id": "a", "action": "fix", "bbox": [1, 2, ' + "9" * 400 + ", 4]}",
+        '{"id": "a", "action": "fix", "bbox": [1, 2, 1e999, 40]}',
+        '{"id": "a", "action": "fix", "bbox": [1, 2, Infinity, 40]}',
+        '{"id": "a", "action": "fix", "bbox": [-5, 2, 10, 40]}',
+    ],
+)
+def test_a_hostile_errata_line_is_a_clear_error(line):
+    with pytest.raises(errata_mod.ErrataError, match="line 1"):
+        errata_mod.parse(line.encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"id": "a", "action": "drop"}\n{"id": "a", "action": "fix", "bbox": [1, 1, 5, 5]}\n',
+        '{"id": "a", "action": "drop", "dataset": "d"}\n{"id": "b", "action": "drop"}\n{"id": "a", "action": "drop", "dataset": "d"}\n',
+    ],
+)
+def test_a_second_errata_line_for_one_sample_is_refused(text):
+    with pytest.raises(errata_mod.ErrataError, match="a second entry"):
+        errata_mod.parse(text.encode())
+
+
+def _rec(dataset, sid, outcome="miss", point=(3, 3), fingerprint=None, size=(100, 100)):
+    return {"dataset": dataset, "id": sid, "uid": f"{dataset}-{sid}", "detector": "d", "outcome": outcome,
+            "point": list(point), "fingerprint": fingerprint, "image_size": list(size)}  # fmt: skip
+
+
+@pytest.mark.parametrize("bind", ['"dataset": "one"', '"fingerprint": "f1"', '"dataset": "one", "fingerprint": "f1"'])
+def test_errata_correct_only_the_dataset_they_name(bind):
+    errata = errata_mod.parse(('{"id": "s1", "action": "fix", "bbox": [0, 0, 10, 10], %s}\n' % bind).encode())
+    records = [_rec("one", "s1", fingerprint="f1"), _rec("two", "s1", fingerprint="f2")]
+    errata.check_datasets(["one", "two"])  # bound: fine in a run of several datasets
+    block = errata_mod.block(records, errata)
+    assert block["detectors"]["d"]["refixed"] == 1 and block["detectors"]["d"]["corrected_hits"] == 1
+    assert errata_mod.unmatched(errata, [_rec("two", "s1", fingerprint="f2")]) == ["s1"]
+
+
+@pytest.mark.parametrize("names", [["one", "two"], ["a", "b", "c"]])
+def test_errata_naming_no_dataset_are_refused_in_a_run_of_several(names):
+    errata = errata_mod.parse(b'{"id": "s1", "action": "drop"}\n')
+    errata.check_datasets(names[:1])  # one dataset: applies
+    with pytest.raises(errata_mod.ErrataError, match="name no dataset"):
+        errata.check_datasets(names)
+
+
+@pytest.mark.parametrize("box", [[0, 0, 101, 10], [50, 50, 60, 400]])
+def test_an_errata_box_off_the_image_is_named(box):
+    errata = errata_mod.parse(('{"id": "s1", "action": "fix", "bbox": %s}\n' % json.dumps(box)).encode())
+    assert errata_mod.off_image(errata, [_rec("one", "s1")]) and not errata_mod.off_image(errata, [_rec("one", "s2")])
+
+
+@pytest.fixture(scope="module")
+def two_dataset_report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("two")
+    path = folder / "run.json"
+    result = run_suite(
+        folder / "run", f"--dataset={MINI}", f"--dataset={PRO}", "--detector", "center", "--grounding-json", str(path)
+    )
+    assert path.is_file(), result.stdout[-2000:]
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"id": "mini-m01-blender-icon", "action": "drop"}\n', "name no dataset"),
+        ('{"id": "x", "action": "drop", "dataset": "mini"}\n{"id": "x", "action": "drop", "dataset": "mini"}\n', "a second entry"),
+        ('{"id": "a", "action": "drop"}' + "]" * 3 + "\n", "not JSON"),
+        ("[" * 100_000 + "\n", "not JSON"),
+    ],
+)
+def test_rescore_errata_refuses_with_a_message(two_dataset_report, tmp_path, capsys, content, message):
+    errata = tmp_path / "errata.jsonl"
+    errata.write_text(content)
+    code = main(["rescore", str(two_dataset_report), "--errata", str(errata), "--json", str(tmp_path / "out.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
+def test_rescore_errata_reads_a_regular_file_only(two_dataset_report, tmp_path, capsys, kind):
+    target = tmp_path / "errata.jsonl"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "devzero":
+        target = Path("/dev/zero")
+    else:
+        target.mkdir()
+    code = main(["rescore", str(two_dataset_report), "--errata", str(target), "--json", str(tmp_path / "o.json")])
+    assert code == 2 and "--errata" in capsys.readouterr().err
+
+
+def test_a_run_of_two_datasets_refuses_unbound_errata_before_any_sample(tmp_path):
+    errata = tmp_path / "errata.jsonl"
+    errata.write_text('{"id": "mini-m01-blender-icon", "action": "drop"}\n')
+    result = run_suite(
+        tmp_path / "run", f"--dataset={MINI}", f"--dataset={PRO}", "--detector", "center",
+        f"--grounding-errata={errata}",
+    )  # fmt: skip
+    text = no_crash(result)
+    assert result.returncode != 0 and "name no dataset" in text and " passed" not in text, text[-2000:]

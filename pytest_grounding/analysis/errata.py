@@ -1,7 +1,11 @@
 """Errata: reviewed corrections of a dataset's labels, and the corrected figure beside the official one (pure).
 
 An errata file is JSONL, one correction per line: `{"id", "action": "fix"|"drop", "bbox"?, "instruction"?,
-"reason"}` (`review --audit` writes it). `--grounding-errata FILE` never changes how a run is scored: the
+"reason", "dataset"?, "fingerprint"?}` (`review --audit` writes it). An entry names the dataset it corrects
+(its name, its fingerprint, or both): it corrects that dataset's sample of that id only. An entry naming
+neither applies to a one-dataset run only; a run or a report of several datasets refuses it. One entry per
+(dataset, id): a second is refused, never a silent replacement. A box must be finite, inside the image
+where the sample's size is known (checked against the records). `--grounding-errata FILE` never changes how a run is scored: the
 official figure is the run's own; the corrected one is computed from the same records afterwards:
 a dropped sample leaves the denominator, a fixed box judges the same click again (edges included),
 a fixed instruction alone cannot be judged without asking the model again: that sample keeps its
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +35,28 @@ class Erratum:
     reason: str
     bbox: tuple[float, float, float, float] | None = None
     instruction: str | None = None
+    dataset: str | None = None  # the dataset's name it corrects (None: any, in a one-dataset run only)
+    fingerprint: str | None = None  # the dataset version it corrects
+
+    @property
+    def bound(self) -> bool:
+        return self.dataset is not None or self.fingerprint is not None
+
+    def matches(self, record: Mapping[str, Any]) -> bool:
+        """Whether this entry corrects `record` (its id, and its dataset where the entry names one)."""
+        if str(record.get("id")) != self.id:
+            return False
+        if self.dataset is not None and str(record.get("dataset")) != self.dataset:
+            return False
+        fingerprint = record.get("fingerprint")
+        return self.fingerprint is None or fingerprint is None or str(fingerprint) == self.fingerprint
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "action": self.action}
+        if self.dataset is not None:
+            out["dataset"] = self.dataset
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
         if self.bbox is not None:
             out["bbox"] = list(self.bbox)
         if self.instruction is not None:
@@ -43,7 +67,7 @@ class Erratum:
 
 @dataclass(frozen=True)
 class Errata:
-    entries: tuple[Erratum, ...]  # one per sample id: a later line for the same id replaces an earlier one
+    entries: tuple[Erratum, ...]  # one per (dataset, id): a second line for one is refused
     digest: str  # sha256 of the file's bytes: which corrections a corrected figure used
     path: str = ""
 
@@ -51,23 +75,58 @@ class Errata:
     def by_id(self) -> dict[str, Erratum]:
         return {e.id: e for e in self.entries}
 
+    def entry_for(self, record: Mapping[str, Any]) -> Erratum | None:
+        """The entry that corrects `record`, or None."""
+        index = self._index()
+        return next((e for e in index.get(str(record.get("id")), ()) if e.matches(record)), None)
+
+    def _index(self) -> dict[str, list[Erratum]]:
+        found = self.__dict__.get("_by_id_list")
+        if found is None:
+            found = {}
+            for entry in self.entries:
+                found.setdefault(entry.id, []).append(entry)
+            object.__setattr__(self, "_by_id_list", found)
+        return found
+
+    def check_datasets(self, names: Iterable[str], source: str = "errata") -> None:
+        """ErrataError when the file holds entries naming no dataset and `names` are several datasets: an id
+        alone would correct every dataset's sample of that id."""
+        several = sorted(set(names))
+        unbound = [e.id for e in self.entries if not e.bound]
+        if len(several) > 1 and unbound:
+            raise ErrataError(
+                f"{source}: {len(unbound)} entries name no dataset (first: id {unbound[0][:60]!r}) but the run holds "
+                f"{len(several)} datasets ({', '.join(n[:40] for n in several[:5])}): an errata file for a run of "
+                'several datasets names each entry\'s dataset ("dataset": NAME and/or "fingerprint": FP)'
+            )
+
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def parse(data: bytes, source: str = "errata", path: str = "") -> Errata:
-    entries: dict[str, Erratum] = {}
+    from ..core import safejson
+
+    entries: dict[tuple[str | None, str | None, str], tuple[int, Erratum]] = {}
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = safejson.loads(line)  # bounded: depth and number size (a 400-digit box is refused)
         except ValueError as exc:
-            raise ErrataError(f"{source} line {number}: not JSON ({exc})") from None
+            raise ErrataError(f"{source} line {number}: not JSON this reader takes ({exc})") from None
         sid = _str(row, "id", source, number)
-        entries[sid] = _entry(row, source, number)
-    return Errata(tuple(entries.values()), digest(data), path)
+        entry = _entry(row, source, number)
+        key = (entry.dataset, entry.fingerprint, sid)
+        if key in entries:
+            raise ErrataError(
+                f"{source} line {number}: a second entry for id {sid[:60]!r} (first: line {entries[key][0]}): "
+                "one correction per sample"
+            )
+        entries[key] = (number, entry)
+    return Errata(tuple(e for _, e in entries.values()), digest(data), path)
 
 
 def _str(row: Any, key: str, source: str, number: int) -> str:
@@ -87,11 +146,14 @@ def _entry(row: dict[str, Any], source: str, number: int) -> Erratum:
         if not (
             isinstance(bbox, list)
             and len(bbox) == 4
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bbox)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bbox)
+            and min(bbox) >= 0
             and bbox[2] > bbox[0]
             and bbox[3] > bbox[1]
         ):
-            raise ErrataError(f"{source} line {number}: bbox must be [x1, y1, x2, y2] px with x2 > x1, y2 > y1")
+            raise ErrataError(
+                f"{source} line {number}: bbox must be [x1, y1, x2, y2] finite px, none negative, with x2 > x1, y2 > y1"
+            )
         box = (float(bbox[0]), float(bbox[1]), float(bbox[2]), float(bbox[3]))
     instruction = row.get("instruction")
     if instruction is not None and (not isinstance(instruction, str) or not instruction.strip()):
@@ -99,7 +161,33 @@ def _entry(row: dict[str, Any], source: str, number: int) -> Erratum:
     if action == "fix" and box is None and instruction is None:
         raise ErrataError(f"{source} line {number}: a fix needs a bbox or an instruction")
     reason = row.get("reason", "")
-    return Erratum(str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction)
+    bound = {}
+    for key in ("dataset", "fingerprint"):
+        value = row.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ErrataError(f"{source} line {number}: {key!r} must be a non-empty string")
+        bound[key] = value
+    return Erratum(
+        str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction, **bound
+    )
+
+
+def off_image(errata: Errata, records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The fixes whose box lies outside the image of a record they correct (`image_size` [w, h]):
+    `id: box [..] off the W x H image`."""
+    out = []
+    for record in records:
+        entry = errata.entry_for(record)
+        size = record.get("image_size")
+        if entry is None or entry.bbox is None or not isinstance(size, (list, tuple)) or len(size) != 2:
+            continue
+        try:
+            width, height = float(size[0]), float(size[1])
+        except (TypeError, ValueError):
+            continue
+        if entry.bbox[2] > width or entry.bbox[3] > height:
+            out.append(f"{entry.id[:60]}: box {list(entry.bbox)} off the {width:g} x {height:g} image")
+    return list(dict.fromkeys(out))
 
 
 def dumps(entries: Sequence[Erratum]) -> str:
@@ -120,7 +208,6 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
     Only grounding records of original samples count; errors stay out of both denominators, as
     the official accuracy keeps them out of its own."""
     by_detector: dict[str, dict[str, Any]] = {}
-    index = errata.by_id
     for record in records:
         if record.get("task", "grounding") != "grounding" or record.get("variant") is not None:
             continue
@@ -143,7 +230,7 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
         hit = outcome == "hit"
         tally["n"] += 1
         tally["hits"] += hit
-        entry = index.get(str(record.get("id")))
+        entry = errata.entry_for(record)
         if entry is not None and entry.action == "drop":
             tally["dropped"] += 1
             continue
@@ -162,6 +249,14 @@ def corrected(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str,
     return by_detector
 
 
+def _scored(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [
+        r
+        for r in records
+        if r.get("task", "grounding") == "grounding" and r.get("variant") is None and r.get("outcome") != "error"
+    ]
+
+
 def _scored_ids(records: Sequence[Mapping[str, Any]]) -> set[str]:
     """The ids of the records an erratum can correct (grounding records of original samples)."""
     return {
@@ -171,15 +266,22 @@ def _scored_ids(records: Sequence[Mapping[str, Any]]) -> set[str]:
     }
 
 
-def unmatched(errata: Errata, ids: Iterable[str]) -> list[str]:
-    """The errata's ids that are none of `ids` (a typo, another dataset's or version's id), in file order."""
-    known = set(ids)
-    return [e.id for e in errata.entries if e.id not in known]
+def unmatched(errata: Errata, rows: Iterable[Mapping[str, Any] | str]) -> list[str]:
+    """The errata's ids that correct none of `rows` (records, or `{id, dataset, fingerprint}` of samples; a
+    bare id stands for a sample of any dataset): a typo, another dataset's or version's id, in file order."""
+    hit: set[int] = set()
+    for row in rows:
+        entry = errata.entry_for({"id": row} if isinstance(row, str) else row)
+        if entry is not None:
+            hit.add(id(entry))
+    return [e.id for e in errata.entries if id(e) not in hit]
 
 
-def unmatched_note(errata: Errata, ids: Iterable[str], where: str = "the run's datasets") -> str | None:
+def unmatched_note(
+    errata: Errata, rows: Iterable[Mapping[str, Any] | str], where: str = "the run's datasets"
+) -> str | None:
     """One line naming the errata ids that match no sample of `where` (None: every id matches)."""
-    missing = unmatched(errata, ids)
+    missing = unmatched(errata, rows)
     if not missing:
         return None
     shown = ", ".join(repr(i) for i in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
@@ -198,15 +300,16 @@ def settings_entry(errata: Errata | None) -> dict[str, Any]:
 def block(records: Sequence[Mapping[str, Any]], errata: Errata) -> dict[str, Any]:
     """The report's `errata` block: which file, its digest, how many of its entries applied to a record of
     this run (drops, fixes; the ids that matched none), and each detector's two figures."""
-    scored = _scored_ids(records)
-    applied = [e for e in errata.entries if e.id in scored]
+    scored = _scored(records)
+    hit = {id(e) for e in map(errata.entry_for, scored) if e is not None}
+    applied = [e for e in errata.entries if id(e) in hit]
     return {
         "file": errata.path,
         "digest": errata.digest,
         "entries": len(errata.entries),
         "drops": sum(1 for e in applied if e.action == "drop"),
         "fixes": sum(1 for e in applied if e.action == "fix"),
-        "unmatched": unmatched(errata, scored),
+        "unmatched": [e.id for e in errata.entries if id(e) not in hit],
         "detectors": corrected(records, errata),
         "corrections": [e.as_dict() for e in errata.entries],  # what merge needs to correct the shards as one
     }

@@ -154,10 +154,12 @@ def _errata(path: Path | None, source: dict[str, Any] | None) -> tuple[Any, list
     from ..analysis import errata as errata_mod
 
     if path is not None:
+        from ..core import safefile
+
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ValueError(f"--errata {path}: {exc.strerror or exc}") from None
+            data = safefile.read_bytes(path, limit=safefile.MAX_FILE_BYTES)  # a regular file, bounded
+        except (OSError, safefile.FileTooLarge) as exc:
+            raise ValueError(f"--errata {path}: {getattr(exc, 'strerror', None) or exc}") from None
         try:
             return errata_mod.parse(data, f"--errata {path}", str(path)), []
         except errata_mod.ErrataError as exc:
@@ -196,6 +198,11 @@ def run(args: argparse.Namespace) -> int:
             parse = frame_parser(args.frame, parse)
         records, source = _read(args.source)
         errata, errata_notes = _errata(args.errata, source)
+        if errata is not None:
+            errata.check_datasets((str(r.get("dataset")) for r in records), f"--errata {args.errata or 'of the report'}")
+            off = errata_mod.off_image(errata, records)
+            if off:
+                raise ValueError(f"--errata {args.errata or 'of the report'}: {'; '.join(off[:3])}")
         found = rescore(records, profile, parse, args.preset, stored_clicks=bool(args.frame))
         if args.frame:  # every record of the run, parsed again or not: one configuration, its frame named
             from dataclasses import replace
@@ -217,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     if errata is not None:
         from ..analysis.errata import unmatched_note
 
-        unmatched = unmatched_note(errata, {str(r.get("id")) for r in found.records}, "the rescored records")
+        unmatched = unmatched_note(errata, found.records, "the rescored records")
         if unmatched:
             notes.append(unmatched)
     if found.cut:

@@ -35,6 +35,8 @@ class FindingsReview:
     errata: dict[str, Erratum] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)
     position: int = 0
+    dataset: str | None = None  # the audited dataset's name and fingerprint: each erratum names them
+    fingerprint: str | None = None
 
     @classmethod
     def start(
@@ -76,7 +78,9 @@ class FindingsReview:
         self.position = self._next(self.position + 1)
 
     def drop(self) -> None:
-        self.errata[self.sample_id] = Erratum(self.sample_id, "drop", self.reason())
+        self.errata[self.sample_id] = Erratum(
+            self.sample_id, "drop", self.reason(), dataset=self.dataset, fingerprint=self.fingerprint
+        )
         self.position = self._next(self.position + 1)
 
     def fix(self, bbox: tuple[float, float, float, float] | None = None, instruction: str | None = None) -> None:
@@ -85,7 +89,9 @@ class FindingsReview:
             bbox = bbox if bbox is not None else before.bbox
             instruction = instruction if instruction is not None else before.instruction
         box = tuple(round(v, 1) for v in bbox) if bbox is not None else None
-        self.errata[self.sample_id] = Erratum(self.sample_id, "fix", self.reason(), box, instruction)  # type: ignore[arg-type]
+        self.errata[self.sample_id] = Erratum(
+            self.sample_id, "fix", self.reason(), box, instruction, self.dataset, self.fingerprint  # type: ignore[arg-type]
+        )
 
     def next(self) -> None:
         """Past the current sample after its fixes (it stays decided)."""
@@ -159,6 +165,16 @@ def read_audit(path: Path) -> tuple[list[dict[str, Any]], Path]:
     return findings, Path(dataset["path"])
 
 
+def audit_dataset(path: Path) -> tuple[str | None, str | None]:
+    """The audited dataset's name and fingerprint (read_audit has checked the file)."""
+    try:
+        dataset = safejson.read_path(path).get("dataset") or {}
+    except (OSError, ValueError, AttributeError):
+        return None, None
+    name, fingerprint = dataset.get("name"), dataset.get("fingerprint")
+    return (name if isinstance(name, str) and name else None, fingerprint if isinstance(fingerprint, str) and fingerprint else None)
+
+
 def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | None = None) -> int:
     from ...core.safetext import terminal_line
     from .tui import ask_key, ask_text
@@ -171,6 +187,7 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
         print(f"error: {terminal_line(f'review --audit: {exc}')}", file=sys.stderr)
         return 2
     review = FindingsReview.start(findings, errata, kept)
+    review.dataset, review.fingerprint = audit_dataset(audit_path)
     if review.done:
         print(f"{audit_path}: nothing left to review ({len(review.errata)} errata in {errata_path})", file=out)
         return 0

@@ -283,6 +283,7 @@ class RunPlan:
         except DatasetError as exc:
             raise SettingError(f"{settings.selection.dataset_source}: {exc}") from None
         self.check_replays()
+        self.check_errata()
         if settings.selection.shard is not None:  # more shards than samples: said once, before any worker starts
             try:
                 sharding.check_count(settings.selection.shard, len(self.samples_in_order()))
@@ -344,6 +345,30 @@ class RunPlan:
         if self.settings.selection.shard is not None and self.settings.selection.shard.count <= max(1, len(samples)):
             samples = sharding.take(samples, self.settings.selection.shard)
         return self.expand(samples)
+
+    def check_errata(self) -> None:
+        """--grounding-errata: entries that name no dataset in a run of several datasets are a usage error
+        now (an id alone would correct each dataset's sample of that id); a fix's box off its image too."""
+        errata = self.settings.scoring.errata
+        if errata is None:
+            return
+        from ...analysis.errata import ErrataError, off_image
+
+        datasets = self.catalog.all()
+        try:
+            errata.check_datasets((d.name for d in datasets), f"--grounding-errata {errata.path}")
+        except ErrataError as exc:
+            raise SettingError(str(exc)) from None
+        rows = [
+            {"id": s.id, "dataset": s.dataset, "fingerprint": d.fingerprint, "image_size": s.image_size}
+            for d in datasets
+            for s in d.samples
+            if s.image_size is not None
+        ]
+        off = off_image(errata, rows)
+        if off:
+            more = f"; and {len(off) - 3} more" if len(off) > 3 else ""
+            raise SettingError(f"--grounding-errata {errata.path}: {'; '.join(off[:3])}{more}")
 
     def check_replays(self) -> None:
         """A replayed file for another benchmark is a usage error now; its answers that match no

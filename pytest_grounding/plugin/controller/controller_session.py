@@ -241,9 +241,13 @@ class ControllerSession:
             return
         from ...analysis.errata import unmatched_note
 
-        ids = {s.id for dataset in self.plan.catalog.all() for s in dataset.samples}
-        ids.update(str(record.get("id")) for record in self.records)  # datasets a suite pinned on workers
-        note = unmatched_note(errata, ids)
+        rows: list[Mapping[str, Any]] = [
+            {"id": s.id, "dataset": s.dataset, "fingerprint": dataset.fingerprint}
+            for dataset in self.plan.catalog.all()
+            for s in dataset.samples
+        ]
+        rows += self.records  # datasets a suite pinned on workers
+        note = unmatched_note(errata, rows)
         if note:
             self.plan.note(note)
 
