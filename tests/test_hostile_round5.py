@@ -305,3 +305,61 @@ def test_a_run_of_two_datasets_refuses_unbound_errata_before_any_sample(tmp_path
     )  # fmt: skip
     text = no_crash(result)
     assert result.returncode != 0 and "name no dataset" in text and " passed" not in text, text[-2000:]
+
+
+# -- one streaming bounded reader: memory follows the file, never the limit -----------------------------------
+
+
+def _limited(kib):
+    import resource
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+
+    return apply
+
+
+@pytest.mark.parametrize("size", [0, 8, 3 << 20])
+def test_the_bounded_reader_reads_under_a_4_gb_address_space(tmp_path, size):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * size)
+    code = (
+        "import sys; from pytest_grounding.core import safefile; "
+        f"data = safefile.read_bytes({str(path)!r}); assert len(data) == {size}; print('ok')"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, preexec_fn=_limited(4_000_000)
+    )
+    assert result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("claimed", [5 << 30, (4 << 30) + 1])
+def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path, claimed):
+    from pytest_grounding.core import safefile
+
+    path = tmp_path / "sparse.bin"
+    with path.open("wb") as handle:
+        handle.truncate(claimed)  # sparse: no disk, and nothing of it may be read
+    with pytest.raises(safefile.FileTooLarge):
+        safefile.read_bytes(path)
+    with pytest.raises(safefile.FileTooLarge):
+        safefile.read_bytes(path, limit=100)
+
+
+@pytest.mark.slow
+def test_a_run_and_its_report_read_back_under_a_4_gb_address_space(tmp_path):
+    path = tmp_path / "run.json"
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "test_grounding.py").write_text(SUITE)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_grounding.py", f"--dataset={MINI}",
+               "--detector", "center", "--grounding-json", str(path)]  # fmt: skip
+    result = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
+                            preexec_fn=_limited(4_000_000), timeout=300)  # fmt: skip
+    assert path.is_file(), no_crash(result)
+    no_crash(result)
+    summary = subprocess.run([sys.executable, "-m", "pytest_grounding", "summary", str(path)], env=env,
+                             capture_output=True, text=True, preexec_fn=_limited(4_000_000), timeout=120)  # fmt: skip
+    assert summary.returncode == 0, summary.stderr[-2000:]

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 MAX_FILE_BYTES = 4 << 30  # 4 GiB: safejson's longest document at four UTF-8 bytes a character
+CHUNK_BYTES = 1 << 20  # what one read asks for: memory follows the file's length, not the limit
 
 
 class NotRegularFile(OSError):
@@ -64,11 +65,30 @@ def read_bytes(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: b
     if not stat.S_ISREG(mode):
         os.close(descriptor)
         raise NotRegularFile(errno.EINVAL, f"{_kind(mode)}, not a regular file", str(path))
-    with os.fdopen(descriptor, "rb") as file:
-        data = file.read(limit + 1)
-    if len(data) > limit:
-        raise FileTooLarge(f"{path} holds more than {limit:,} bytes, more than this tool reads from it")
-    return data
+    with os.fdopen(descriptor, "rb", buffering=0) as file:
+        return _bounded(file, path, limit)
+
+
+def _too_large(path: Path | str, limit: int) -> FileTooLarge:
+    return FileTooLarge(f"{path} holds more than {limit:,} bytes, more than this tool reads from it")
+
+
+def _bounded(file: object, path: Path | str, limit: int) -> bytes:
+    """The file's bytes read CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit`."""
+    size = os.fstat(file.fileno()).st_size  # type: ignore[attr-defined]
+    if size > limit:
+        raise _too_large(path, limit)
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = file.read(min(CHUNK_BYTES, limit + 1 - total))  # type: ignore[attr-defined]
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(path, limit)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def read_text(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: bool = True) -> str:

@@ -9,7 +9,10 @@ score a click inside the box, edges included, and report accuracy with a 95% boo
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
+
+from ..core import safefile
 
 from ._common import DatasetError, DatasetRoot, Format, Loaded, row_failure
 from .rows import Row, RowSchema, finite, sample_of
@@ -52,11 +55,14 @@ def csv_file(path: Path) -> Path | None:
     return None
 
 
+MAX_CSV_BYTES = 256 << 20  # a clicks table of a few thousand rows is kilobytes
+
+
 def header(file: Path) -> list[str]:
     try:
-        with file.open(newline="", encoding="utf-8") as handle:
-            return next(csv.reader(handle), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
+        text = safefile.read_text(file, limit=MAX_CSV_BYTES)  # a regular file, bounded
+        return next(csv.reader(io.StringIO(text, newline="")), [])
+    except (OSError, ValueError, csv.Error):
         return []
 
 
@@ -69,9 +75,9 @@ def load(path: Path) -> Loaded:
     problems: list[str] = []
     samples = []
     try:
-        with file.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        text = safefile.read_text(file, limit=MAX_CSV_BYTES)  # a regular file, bounded
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except (OSError, ValueError, csv.Error) as exc:
         raise DatasetError(f"{file}: cannot read: {exc}") from None
     for index, row in enumerate(rows):
         line = index + 2  # the header is line 1

@@ -436,10 +436,17 @@ def url_opener() -> urllib.request.OpenerDirector:
 
 def read_bounded(reply: Any, limit: int = MAX_BODY_BYTES) -> bytes:
     """At most `limit` bytes of a urllib reply; ConnectionError past it."""
-    data: bytes = reply.read(limit + 1)
-    if len(data) > limit:
-        raise ConnectionError(f"the server sent more than {limit} bytes: cut")
-    return data
+    chunks: list[bytes] = []
+    total = 0
+    while True:  # in chunks: memory follows the body, never the limit
+        chunk: bytes = reply.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise ConnectionError(f"the server sent more than {limit} bytes: cut")
+    return b"".join(chunks)
 
 
 def _clip(raw: bytes, limit: int) -> str:
