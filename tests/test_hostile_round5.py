@@ -363,3 +363,28 @@ def test_a_run_and_its_report_read_back_under_a_4_gb_address_space(tmp_path):
     summary = subprocess.run([sys.executable, "-m", "pytest_grounding", "summary", str(path)], env=env,
                              capture_output=True, text=True, preexec_fn=_limited(4_000_000), timeout=120)  # fmt: skip
     assert summary.returncode == 0, summary.stderr[-2000:]
+
+
+# -- the board survives any damaged *.running.json -------------------------------------------------------------
+
+DAMAGED_SIDECARS = {
+    "done abc": '{"state": "running", "done": "abc", "total": 5}',
+    "NaN": '{"state": "running", "done": NaN, "total": 5, "accuracy": NaN}',
+    "Infinity": '{"state": "running", "done": 1, "total": Infinity, "eta_s": -Infinity}',
+    "nested": '{"state": "running", "done": {"a": [1]}, "total": [2], "accuracy": {"x": 1}, "started": {"s": 1}}',
+    "deep": '{"state": "running", "done": ' + "[" * 50_000 + "]" * 50_000 + "}",
+    "huge": '{"state": "running", "done": 1' + "0" * 400 + ', "total": 1e999}',
+    "bool": '{"state": "running", "done": true, "total": false, "accuracy": true}',
+    "escape": '{"state": "running", "done": 1, "total": 2, "started": "\\u001b]0;pwned\\u0007\\u001b[2J"}',
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED_SIDECARS))
+def test_the_board_survives_a_damaged_running_sidecar(tmp_path, capsys, damage):
+    from pytest_grounding.render.live import SUFFIX
+
+    (tmp_path / f"page{SUFFIX}").write_text(DAMAGED_SIDECARS[damage])
+    for extra in ([], ["--markdown"], ["--json", str(tmp_path / "b.json")], ["--html", str(tmp_path / "b.html")]):
+        assert main(["board", str(tmp_path), *extra]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out

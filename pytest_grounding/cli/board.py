@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -120,18 +121,28 @@ def running_under(folder: Path) -> list[Any]:
         state = read_running(path)
         if state is None:
             continue
-        accuracy, eta = state.get("accuracy"), state.get("eta_s")
+        started = state.get("started")
         out.append(
             Running(
                 path.relative_to(folder).as_posix()[: -len(SUFFIX)],
-                int(state.get("done") or 0),
-                int(state.get("total") or 0),
-                float(accuracy) if isinstance(accuracy, (int, float)) else None,
-                float(eta) if isinstance(eta, (int, float)) else None,
-                str(state.get("started") or ""),
+                int(_number(state.get("done"), 0, 10**12) or 0),
+                int(_number(state.get("total"), 0, 10**12) or 0),
+                _number(state.get("accuracy"), 0.0, 1.0, whole=False),
+                _number(state.get("eta_s"), 0.0, 10.0**9, whole=False),
+                started[:40] if isinstance(started, str) else "",
             )
         )
     return out
+
+
+def _number(value: Any, low: float, high: float, *, whole: bool = True) -> float | None:
+    """A sidecar's number as the board shows it, or None: a damaged sidecar ("abc", NaN, Infinity, a nested
+    object, a bool, a number out of range) is shown without that number, never stops the board."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or not low <= value <= high:
+        return None
+    return float(int(value)) if whole else float(value)
 
 
 def collect(folder: Path) -> tuple[list[Any], list[Any], int]:

@@ -21,7 +21,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..core import safefile
+from ..core import safefile, safejson
 from ..core.numbers import pct
 from ..store.reports import write_atomic
 
@@ -194,7 +194,8 @@ def page(state: Mapping[str, Any]) -> str:
 def read_running(path: Path) -> dict[str, Any] | None:
     """A sidecar read back (`board DIR`); None when it is not one."""
     try:
-        found = json.loads(safefile.read_text(path, limit=100_000))  # a regular file; a sidecar is small
+        text = safefile.read_text(path, limit=100_000)  # a regular file; a sidecar is small
+        found = safejson.loads(text, numbers_beyond="null")  # bounded depth and numbers; NaN reads as null
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) and found.get("state") == "running" else None
