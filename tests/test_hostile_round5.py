@@ -34,6 +34,7 @@ def no_crash(result):
     assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
     return text
 
+
 # -- ids from a diff are pairs (old id, new id), never positions -------------------------------------------
 
 
@@ -270,7 +271,10 @@ def two_dataset_report(tmp_path_factory):
     ("content", "message"),
     [
         ('{"id": "mini-m01-blender-icon", "action": "drop"}\n', "name no dataset"),
-        ('{"id": "x", "action": "drop", "dataset": "mini"}\n{"id": "x", "action": "drop", "dataset": "mini"}\n', "a second entry"),
+        (
+            '{"id": "x", "action": "drop", "dataset": "mini"}\n{"id": "x", "action": "drop", "dataset": "mini"}\n',
+            "a second entry",
+        ),
         ('{"id": "a", "action": "drop"}' + "]" * 3 + "\n", "not JSON"),
         ("[" * 100_000 + "\n", "not JSON"),
     ],
@@ -388,3 +392,73 @@ def test_the_board_survives_a_damaged_running_sidecar(tmp_path, capsys, damage):
         assert main(["board", str(tmp_path), *extra]) == 0
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out
+
+
+# -- review --audit: its terminal output escaped, screens only from the audited dataset, a bad finding refused --
+
+
+def _finding(**fields):
+    return {"id": "mini-m01-blender-icon", "kind": "geometry", "score": 0.5, "message": "small", "instruction": "Open",
+            "bbox": [1, 1, 20, 20], "image": "/etc/hostname", **fields}  # fmt: skip
+
+
+def _review(tmp_path, monkeypatch, document, keys=("d",)):
+    import io
+
+    from pytest_grounding.cli.curation import errata_review
+
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps(document))
+    keys = iter(keys)
+    monkeypatch.setattr("sys.stdin", type("Tty", (io.StringIO,), {"isatty": lambda self: True})())
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_key", lambda message, allowed: next(keys, "q"))
+    text = io.StringIO()
+    code = errata_review.run(audit, tmp_path / "errata.jsonl", mode="file", out=text)
+    return code, text.getvalue()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"score": "high"}, {"score": float("nan")}, {"bbox": ["\x1b[2J", 1, 2, 3]}, {"bbox": [1, 2, 3]}, {"id": 7},
+     {"message": {"x": 1}}],
+)  # fmt: skip
+def test_review_refuses_a_finding_audit_does_not_write(tmp_path, monkeypatch, capsys, bad):
+    code, _ = _review(tmp_path, monkeypatch, {"kind": "audit", "dataset": {"path": str(tmp_path)},
+                                              "findings": [_finding(**bad)]})  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "finding 1" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("field", ["message", "kind", "instruction", "id"])
+def test_review_escapes_what_the_audit_says(tmp_path, monkeypatch, field):
+    code, out = _review(tmp_path, monkeypatch, {"kind": "audit", "dataset": {"path": "/"},
+                                                "findings": [_finding(**{field: "\x1b]0;pwned\x07\x1b[2Jx"})]})  # fmt: skip
+    assert code == 0 and "\x1b" not in out and "\x07" not in out
+
+
+@pytest.mark.parametrize(
+    "dataset",
+    [
+        {"format": "pointerbench", "path": "/", "fingerprint": "0"},
+        {"format": "pointerbench", "path": str(MINI), "fingerprint": "not-the-audited-one"},
+        {"path": "/etc"},
+    ],
+)
+def test_review_reads_screens_only_from_the_audited_dataset(tmp_path, monkeypatch, dataset):
+    code, out = _review(tmp_path, monkeypatch, {"kind": "audit", "dataset": dataset, "findings": [_finding()]})
+    assert code == 0 and "screens not read" in out
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".png"]  # nothing copied beside the errata
+
+
+def test_review_of_a_real_audit_shows_the_datasets_own_screen(tmp_path, monkeypatch, capsys):
+    audit = tmp_path / "audit.json"
+    assert main(["audit", "--dataset", str(MINI), "--no-ocr", "--json", str(audit)]) == 0
+    document = read_json(audit)
+    if not document["findings"]:
+        pytest.skip("the mini set has no finding to review")
+    for finding in document["findings"]:
+        finding["image"] = "/etc/hostname"  # a path the file names is never what is read
+    code, out = _review(tmp_path, monkeypatch, document)
+    assert code == 0 and "screens not read" not in out and "outside" not in out, out
+    errata = errata_mod.parse((tmp_path / "errata.jsonl").read_bytes())
+    assert all(e.dataset == document["dataset"]["name"] and e.fingerprint for e in errata.entries)

@@ -9,6 +9,7 @@ asked again. The loop (`run`) reuses the curation TUI's keys, box editor and pre
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,7 +91,13 @@ class FindingsReview:
             instruction = instruction if instruction is not None else before.instruction
         box = tuple(round(v, 1) for v in bbox) if bbox is not None else None
         self.errata[self.sample_id] = Erratum(
-            self.sample_id, "fix", self.reason(), box, instruction, self.dataset, self.fingerprint  # type: ignore[arg-type]
+            self.sample_id,
+            "fix",
+            self.reason(),
+            box,
+            instruction,
+            self.dataset,
+            self.fingerprint,  # type: ignore[arg-type]
         )
 
     def next(self) -> None:
@@ -121,6 +128,61 @@ def save_state(review: FindingsReview, errata: Path) -> None:
 
     write_atomic(errata, review.text().encode("utf-8"))
     write_atomic(reviewed_path(errata), json.dumps(sorted(review.kept)).encode("utf-8"))
+
+
+def finding_problem(finding: Mapping[str, Any]) -> str | None:
+    """What in a finding is not what `audit` writes (None: it is): ids and texts are strings, the box four
+    finite numbers, the score a finite number."""
+    for key in ("id", "instruction"):
+        if not isinstance(finding.get(key), str):
+            return f"{key} is not a string"
+    for key in ("kind", "message"):
+        if key in finding and not isinstance(finding[key], str):
+            return f"{key} is not a string"
+    box = finding.get("bbox")
+    if not (
+        isinstance(box, list)
+        and len(box) == 4
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in box)
+    ):
+        return "bbox is not four finite numbers"
+    score = finding.get("score", 0.0)
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return "score is not a finite number"
+    return None
+
+
+@dataclass(frozen=True)
+class Screens:
+    """The audited dataset's screens by sample id, from the dataset itself (loaded from the audit's format and
+    path, its fingerprint the audit's), never from a path a finding names; `reason` why none are shown."""
+
+    root: Path | None
+    by_id: Mapping[str, Path]
+    reason: str = ""
+
+
+def audit_screens(path: Path) -> Screens:
+    from ..audit import AuditError, load
+
+    try:
+        dataset = safejson.read_path(path).get("dataset") or {}
+    except (OSError, ValueError, AttributeError):
+        return Screens(None, {}, "the audit cannot be read again")
+    fmt, where, fingerprint = (
+        dataset.get(k) if isinstance(dataset, dict) else None for k in ("format", "path", "fingerprint")
+    )
+    if not all(isinstance(v, str) and v for v in (fmt, where, fingerprint)):
+        return Screens(None, {}, "the audit names no dataset format, path and fingerprint: screens not read")
+    try:
+        loaded = load(f"{fmt}:{where}")
+    except (AuditError, OSError, ValueError) as exc:
+        return Screens(None, {}, f"the audited dataset cannot be loaded ({exc}): screens not read")
+    if loaded.fingerprint != fingerprint:
+        return Screens(None, {}, "the dataset at the audit's path is not the version audited: screens not read")
+    root = Path(loaded.path)
+    root = root if root.is_dir() else root.parent
+    return Screens(root, {s.id: Path(s.image) for s in loaded.samples})
 
 
 def screen_path(finding: Mapping[str, Any], dataset_root: Path) -> Path | None:
@@ -159,6 +221,9 @@ def read_audit(path: Path) -> tuple[list[dict[str, Any]], Path]:
         missing = [k for k in needed if not isinstance(finding, dict) or finding.get(k) is None]
         if missing:
             raise ValueError(f"{path}: finding {number} has no {', '.join(missing)}: review --audit takes {WRITTEN_BY}")
+        wrong = finding_problem(finding)
+        if wrong:
+            raise ValueError(f"{path}: finding {number}: {wrong}: review --audit takes {WRITTEN_BY}")
     dataset = document.get("dataset")
     if not isinstance(dataset, dict) or not isinstance(dataset.get("path"), str):
         raise ValueError(f"{path}: the audit names no dataset path (its screens are read there)")
@@ -172,7 +237,10 @@ def audit_dataset(path: Path) -> tuple[str | None, str | None]:
     except (OSError, ValueError, AttributeError):
         return None, None
     name, fingerprint = dataset.get("name"), dataset.get("fingerprint")
-    return (name if isinstance(name, str) and name else None, fingerprint if isinstance(fingerprint, str) and fingerprint else None)
+    return (
+        name if isinstance(name, str) and name else None,
+        fingerprint if isinstance(fingerprint, str) and fingerprint else None,
+    )
 
 
 def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | None = None) -> int:
@@ -181,7 +249,7 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
 
     out = out or sys.stdout
     try:
-        findings, root = read_audit(audit_path)
+        findings, _named_root = read_audit(audit_path)
         errata, kept = load_state(errata_path)
     except (OSError, ValueError, ErrataError) as exc:
         print(f"error: {terminal_line(f'review --audit: {exc}')}", file=sys.stderr)
@@ -200,9 +268,9 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
 
     attributes = preview.query_device_attributes() if mode == "auto" else None
     mode = preview.choose_mode(mode, os.environ, attributes)
-    root = root if root.is_dir() else root.parent
+    screens = audit_screens(audit_path)  # the dataset's own screens, never a folder the audit file names
     while not review.done:
-        show(review, root, errata_path, mode, out)
+        show(review, screens, errata_path, mode, out)
         key = ask_key(f"{HELP}\n> ", set(KEYS))
         if key == "q":
             break
@@ -214,7 +282,7 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
             review.skip()
             continue
         elif key == "e":
-            box = edit_box(review, root)
+            box = edit_box(review, screens)
             if box is None:
                 continue
             review.fix(bbox=box)
@@ -232,12 +300,15 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
     return 0
 
 
-def _image(review: FindingsReview, root: Path) -> Any:
+def _image(review: FindingsReview, screens: Screens) -> Any:
     from PIL import Image
 
-    path = screen_path(review.current[0], root)
+    if screens.root is None:
+        return screens.reason
+    image = screens.by_id.get(str(review.current[0]["id"]))
+    path = screen_path({"image": str(image)}, screens.root) if image is not None else None
     if path is None:
-        return "the screen lies outside the audited dataset's folder: not read"
+        return "the screen lies outside the audited dataset's folder (or the sample is none of it): not read"
     try:
         with Image.open(path) as image:
             return image.convert("RGB")
@@ -245,7 +316,7 @@ def _image(review: FindingsReview, root: Path) -> Any:
         return f"cannot read {path.name}: {type(exc).__name__}"
 
 
-def show(review: FindingsReview, root: Path, errata_path: Path, mode: str, out: TextIO) -> None:
+def show(review: FindingsReview, screens: Screens, errata_path: Path, mode: str, out: TextIO) -> None:
     from ...core.safetext import terminal_line
     from . import preview
 
@@ -253,12 +324,14 @@ def show(review: FindingsReview, root: Path, errata_path: Path, mode: str, out: 
     print("", file=out)
     where = f"[{review.position + 1}/{len(review.samples)}]"
     print(terminal_line(f"{where} {first['id']}: {first['instruction']!r}"), file=out)
-    print(f"box: {first['bbox']}", file=out)
+    print(terminal_line(f"box: {first['bbox']}"), file=out)
     for finding in review.current:
-        print(terminal_line(f"  {finding['kind']} ({finding['score']:.2f}): {finding['message']}"), file=out)
+        score = finding.get("score")
+        shown = f"{score:.2f}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "-"
+        print(terminal_line(f"  {finding.get('kind')} ({shown}): {finding.get('message')}"), file=out)
         if finding.get("clicks"):
             print(terminal_line(f"    clicks: {finding['clicks']}"), file=out)
-    screen = _image(review, root)
+    screen = _image(review, screens)
     if isinstance(screen, str):
         print(f"image: {terminal_line(screen)}", file=out)
         return
@@ -274,11 +347,11 @@ def show(review: FindingsReview, root: Path, errata_path: Path, mode: str, out: 
     out.flush()
 
 
-def edit_box(review: FindingsReview, root: Path) -> tuple[float, float, float, float] | None:
+def edit_box(review: FindingsReview, screens: Screens) -> tuple[float, float, float, float] | None:
     from .boxedit import BoxEdit, clamp_box
     from .tui import run_box_editor
 
-    screen = _image(review, root)
+    screen = _image(review, screens)
     if isinstance(screen, str):
         return None
     width, height = screen.size
