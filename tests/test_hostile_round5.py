@@ -462,3 +462,29 @@ def test_review_of_a_real_audit_shows_the_datasets_own_screen(tmp_path, monkeypa
     assert code == 0 and "screens not read" not in out and "outside" not in out, out
     errata = errata_mod.parse((tmp_path / "errata.jsonl").read_bytes())
     assert all(e.dataset == document["dataset"]["name"] and e.fingerprint for e in errata.entries)
+
+
+# -- rescore: a frame with numbers no screen has, a record with no size: clear errors -------------------------
+
+
+@pytest.mark.parametrize(
+    "frame",
+    ["offset:inf,0", "offset:0,nan", "offset:1e400,2", "offset:" + "9" * 400 + ",0", "resized-by-server:max_pixels=inf",
+     "resized-by-server:long_edge=1e300", "resized-by-server:scale=nan"],
+)  # fmt: skip
+def test_rescore_refuses_a_frame_beyond_any_screen(pro_report, tmp_path, capsys, frame):
+    code = main(["rescore", str(pro_report), "--frame", frame, "--json", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "frame" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("size", [[0, 0], [0, 100], [100, -1], [1e9, 5], [True, 5]])
+def test_rescore_names_a_record_whose_image_has_no_size(pro_report, tmp_path, capsys, size):
+    document = read_json(pro_report)
+    document["samples"][1]["image_size"] = size
+    path = tmp_path / "sized.json"
+    path.write_text(json.dumps(document))
+    code = main(["rescore", str(path), "--json", str(tmp_path / "o.json")])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code == 2 and "Traceback" not in text and ("image_size" in text or "schema" in text), text

@@ -171,6 +171,20 @@ def _num(value: float) -> str:
 _SPEC = re.compile(r"^(?P<name>[a-z0-9-]+)(?::(?P<params>.*))?$")
 
 
+MAX_OFFSET = 1e6  # pixels: far past any screen
+MAX_FRAME_PARAMETER = 1e12  # max_pixels of a 1e6 x 1e6 image
+
+
+def _finite(text: str, bound: float) -> float:
+    """A frame's number: finite and at most `bound` in size (inf, nan, 1e400 are ValueErrors)."""
+    if len(text.strip()) > 40:
+        raise ValueError(text[:40])
+    value = float(text)
+    if not math.isfinite(value) or abs(value) > bound:
+        raise ValueError(text)
+    return value
+
+
 def parse_frame(spec: str) -> Frame:
     """`rel1000`, `swapped`, `resized-by-server:max_pixels=1003520`, `offset:12,-8`; ValueError names
     the frames known."""
@@ -184,16 +198,17 @@ def parse_frame(spec: str) -> Frame:
     name, raw = found["name"], found["params"]
     try:
         if name == "offset":
-            dx, dy = (float(part) for part in (raw or "").split(","))
+            dx, dy = (_finite(part, MAX_OFFSET) for part in (raw or "").split(","))
             return Frame(name, (("dx", dx), ("dy", dy)))
         if name == "resized-by-server":
             key, _, value = (raw or "").partition("=")
-            if key == "scale" and 0 < float(value) < 1:
-                return Frame(name, ((key, float(value)),))
-            if key not in ("max_pixels", "long_edge") or float(value) < 1:
+            number = _finite(value, MAX_FRAME_PARAMETER)
+            if key == "scale" and 0 < number < 1:
+                return Frame(name, ((key, number),))
+            if key not in ("max_pixels", "long_edge") or number < 1:
                 raise ValueError
-            return Frame(name, ((key, float(int(float(value)))),))
-    except ValueError:
+            return Frame(name, ((key, float(int(number))),))
+    except (ValueError, OverflowError):
         raise ValueError(f"frame {spec!r}: parameters as in {known}") from None
     if raw:
         raise ValueError(f"frame {name!r} takes no parameters")

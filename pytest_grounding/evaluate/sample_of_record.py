@@ -51,9 +51,19 @@ def target_of_record(record: Mapping[str, Any]) -> Target | None:
     raise RescoreError(f"target kind {kind!r:.30} is none this version knows")
 
 
+def _positive_size(size: Any) -> bool:
+    return (
+        isinstance(size, list)
+        and len(size) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10**6 for v in size)
+    )
+
+
 def sample_of(record: Mapping[str, Any]) -> Sample:
     """The sample a record was made from, as far as scoring needs it."""
     size = record.get("image_size")
+    if size is not None and not _positive_size(size):
+        raise ValueError(f"image_size {str(size)[:60]} is not a size (two whole numbers of pixels, each at least 1)")
     benchmark = record.get("benchmark")
     return Sample(
         dataset=str(record["dataset"]),
