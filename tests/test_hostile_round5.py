@@ -488,3 +488,61 @@ def test_rescore_names_a_record_whose_image_has_no_size(pro_report, tmp_path, ca
     captured = capsys.readouterr()
     text = captured.out + captured.err
     assert code == 2 and "Traceback" not in text and ("image_size" in text or "schema" in text), text
+
+
+# -- audit --diff: rows of one crowded screen matched through indexes, not pair by pair ----------------------
+
+
+def _crowded(n, seed=0):
+    import random
+
+    from pytest_grounding.core.types import Box, Sample
+
+    rng = random.Random(seed)
+    words = "open close save file edit view help tools window settings button icon menu list item tab".split()
+
+    def row(i, text, box):
+        return Sample("d", f"r{i}", f"r{i}", Path("/x/one.png"), text, Box(*box))
+
+    old = []
+    for i in range(n):
+        x, y = rng.randrange(0, 1800), rng.randrange(0, 1000)
+        old.append(row(i, " ".join(rng.choice(words) for _ in range(4)) + f" number {i}", (x, y, x + 30, y + 20)))
+    new = []
+    for i, o in enumerate(old[1:]):  # the first row removed: every position shifts by one
+        b = o.bbox
+        if i % 4 == 0:  # rewritten, same box
+            new.append(row(i, "press the " + o.instruction, (b.x1, b.y1, b.x2, b.y2)))
+        elif i % 4 == 1:  # moved far, same text
+            new.append(row(i, o.instruction, (b.x1 + 900 if b.x1 < 900 else b.x1 - 900, b.y1, b.x2, b.y2)))
+        elif i % 4 == 2:  # moved a little and reworded a little
+            new.append(row(i, o.instruction + " now", (b.x1 + 4, b.y1, b.x2 + 4, b.y2)))
+        else:
+            new.append(row(i, o.instruction, (b.x1, b.y1, b.x2, b.y2)))
+    return old, new
+
+
+@pytest.mark.parametrize(("n", "seed"), [(120, 1), (200, 2)])
+def test_the_indexed_diff_finds_what_the_pair_by_pair_one_finds(monkeypatch, n, seed):
+    from pytest_grounding.analysis import dataset_diff
+
+    old, new = _crowded(n, seed)
+    indexed = dataset_diff.diff(old, new, ids=False)
+    monkeypatch.setattr(dataset_diff, "FULL_SCAN", 10**12)
+    assert dataset_diff.diff(old, new, ids=False).counts() == indexed.counts()
+    assert indexed.counts()["dropped"] == 1 and indexed.counts()["added"] == 0
+
+
+@pytest.mark.parametrize("n", [1_200, 3_000])
+def test_a_crowded_screen_is_diffed_in_seconds(n):
+    import time
+
+    from pytest_grounding.analysis.dataset_diff import diff
+
+    old, new = _crowded(n)
+    started = time.perf_counter()
+    found = diff(old, new, ids=False)
+    assert time.perf_counter() - started < 30  # pair by pair: 1,200 rows took minutes
+    counts = found.counts()
+    assert counts["dropped"] == 1 and counts["added"] == 0 and counts["retargeted"] == 0
+    assert min(counts[k] for k in ("unchanged", "rewritten", "moved", "rewritten_and_moved")) >= n // 4 - 1

@@ -11,8 +11,9 @@ Slice labels (element type, app, category, platform) are compared on every match
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -111,6 +112,84 @@ def _pairable(old: Sample, new: Sample) -> bool:
     return iou(old.bbox, new.bbox) >= SAME_ELEMENT_IOU or similarity(old.instruction, new.instruction) >= SIMILAR_TEXT
 
 
+FULL_SCAN = 4096  # pairs of one screen compared one by one up to this many; past it, through the indexes
+TEXT_CANDIDATES = 8  # per row: the rows sharing the most rare words and trigrams with it
+MAX_CELLS = 64  # a box over more grid cells than this is checked against every row
+
+
+def _near(left: Sequence[Sample], right: Sequence[Sample]) -> Iterator[tuple[Sample, Sample]]:
+    """The pairs of one screen worth scoring: every pair on a small screen; on a crowded one, the pairs
+    whose boxes overlap (a grid of the boxes) and each row's closest instructions (an index of their rare
+    words and trigrams, and the same text), so that the work grows with the rows, not with their square
+    (a screen of 1,200 rows took minutes pair by pair)."""
+    if len(left) * len(right) <= FULL_SCAN:
+        yield from ((s, t) for s in left for t in right)
+        return
+    seen: set[tuple[int, int]] = set()
+    for s, t in (*_overlapping(left, right), *_alike(left, right)):
+        key = (id(s), id(t))
+        if key not in seen:
+            seen.add(key)
+            yield s, t
+
+
+def _cells(box: Any, size: float) -> list[tuple[int, int]] | None:
+    x1, x2 = sorted((box.x1, box.x2))
+    y1, y2 = sorted((box.y1, box.y2))
+    try:
+        cx, cy = range(int(x1 // size), int(x2 // size) + 1), range(int(y1 // size), int(y2 // size) + 1)
+    except (OverflowError, ValueError):  # an infinite or NaN coordinate: checked against every row
+        return None
+    if len(cx) * len(cy) > MAX_CELLS:
+        return None
+    return [(i, j) for i in cx for j in cy]
+
+
+def _overlapping(left: Sequence[Sample], right: Sequence[Sample]) -> list[tuple[Sample, Sample]]:
+    sides = sorted(max(abs(t.bbox.x2 - t.bbox.x1), abs(t.bbox.y2 - t.bbox.y1)) for t in right)
+    size = max(sides[len(sides) // 2], 1.0) if sides else 1.0
+    if not math.isfinite(size):
+        size = 1.0
+    grid: dict[tuple[int, int], list[Sample]] = defaultdict(list)
+    everywhere: list[Sample] = []
+    for t in right:
+        cells = _cells(t.bbox, size)
+        if cells is None:
+            everywhere.append(t)
+        else:
+            for cell in cells:
+                grid[cell].append(t)
+    out = []
+    for s in left:
+        cells = _cells(s.bbox, size)
+        near = right if cells is None else [*{id(t): t for c in cells for t in grid.get(c, ())}.values(), *everywhere]
+        out += [(s, t) for t in near if iou(s.bbox, t.bbox) >= SAME_ELEMENT_IOU]
+    return out
+
+
+def _keys(text: str) -> set[str]:
+    said = norm(text)
+    padded = f"  {said} "
+    return {f"={said}", *(f"w{w}" for w in said.split()), *(f"t{padded[i : i + 3]}" for i in range(len(padded) - 2))}
+
+
+def _alike(left: Sequence[Sample], right: Sequence[Sample]) -> list[tuple[Sample, Sample]]:
+    postings: dict[str, list[int]] = defaultdict(list)
+    for k, t in enumerate(right):
+        for key in _keys(t.instruction):
+            postings[key].append(k)
+    rare = max(16, 2 * int(math.sqrt(len(right))))
+    out = []
+    for s in left:
+        shared: Counter[int] = Counter()
+        for key in _keys(s.instruction):
+            found = postings.get(key, ())
+            if len(found) <= rare or key.startswith("="):
+                shared.update(found[: 4 * rare])
+        out += [(s, right[k]) for k, _ in shared.most_common(TEXT_CANDIDATES)]
+    return out
+
+
 def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> Diff:
     """Matched in three passes: identical rows (same screen, instruction and box) first, whatever their ids;
     then by id on the same screen (`ids` False: the loader made the ids up from row positions, and they name
@@ -147,11 +226,13 @@ def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> D
         if id(t) not in taken:
             by_screen[_screen(t)].append(t)
     # On each screen, the closest pairs first: same box and text, then the box, then the text.
-    candidates = []
+    olds: dict[str, list[Sample]] = defaultdict(list)
     for s in old:
-        if id(s) in used_old:
-            continue
-        for t in by_screen.get(_screen(s), []):
+        if id(s) not in used_old:
+            olds[_screen(s)].append(s)
+    candidates = []
+    for screen, left in olds.items():
+        for s, t in _near(left, by_screen.get(screen, [])):
             if _pairable(s, t):
                 score = 2.0 * iou(s.bbox, t.bbox) + similarity(s.instruction, t.instruction)
                 candidates.append((-score, s.id, t.id, s, t))
