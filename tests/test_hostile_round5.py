@@ -546,3 +546,24 @@ def test_a_crowded_screen_is_diffed_in_seconds(n):
     counts = found.counts()
     assert counts["dropped"] >= 1 and counts["dropped"] + counts["added"] <= 5  # boxes this crowded overlap
     assert min(counts[k] for k in ("unchanged", "rewritten", "moved", "rewritten_and_moved")) >= n // 4 - 5
+
+
+# -- two rows with the same name are refused before anything starts -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [("center:label=random", "random"), ("random", "center:label=random"), ("center:label=ocr", "random:label=x", "ocr")],
+)
+def test_two_detectors_shown_under_one_name_are_refused(specs):
+    from pytest_grounding.plugin.common.settings import split_labels
+
+    with pytest.raises(ValueError, match="would both be shown as"):
+        split_labels(specs, "--detector")
+    split_labels(("center:label=a", "random"), "--detector")  # distinct names: fine
+
+
+def test_a_run_naming_two_rows_alike_stops_before_any_sample(tmp_path):
+    result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center:label=random", "--detector", "random")
+    text = no_crash(result)
+    assert result.returncode != 0 and "would both be shown as" in text and " passed" not in text, text[-2000:]

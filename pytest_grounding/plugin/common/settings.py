@@ -71,6 +71,15 @@ def split_labels(specs: tuple[str, ...], source: str) -> tuple[tuple[str, ...], 
                 raise ValueError(f"{source}: label {label!r} names two detectors: give each its own")
             labels[spec] = label
         plain.append(spec)
+    shown: dict[str, str] = {}
+    for spec in plain:  # the names rows are shown under: a label may not be another detector's name
+        name = labels.get(spec, spec)
+        if name in shown:
+            raise ValueError(
+                f"{source}: {shown[name]!r} and {spec!r} would both be shown as {name!r}: give each detector a name "
+                "of its own (another label=)"
+            )
+        shown[name] = spec
     return tuple(plain), labels
 
 
