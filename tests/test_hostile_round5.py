@@ -567,3 +567,19 @@ def test_a_run_naming_two_rows_alike_stops_before_any_sample(tmp_path):
     result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center:label=random", "--detector", "random")
     text = no_crash(result)
     assert result.returncode != 0 and "would both be shown as" in text and " passed" not in text, text[-2000:]
+
+
+# -- engines: options checked before a server starts -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"start_timeout": -1}, {"start_timeout": 0}, {"start_timeout": float("nan")}, {"start_timeout": "soon"},
+     {"slots": 100_000}, {"slots": 0}, {"slots": "many"}],
+)  # fmt: skip
+def test_llamacpp_refuses_absurd_options_before_starting(monkeypatch, options):
+    from pytest_grounding.detectors import llamacpp_server
+
+    monkeypatch.setattr(llamacpp_server, "find_server", lambda *a: pytest.fail("a server was looked for"))
+    with pytest.raises(ValueError, match="llamacpp: "):
+        llamacpp_server.LlamaCppDetector(model="m.gguf", **options)

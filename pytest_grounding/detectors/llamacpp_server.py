@@ -152,6 +152,9 @@ def beside(model: str) -> str | None:
     return str(found[0]) if len(found) == 1 else None
 
 
+MAX_SLOTS = 256  # llama-server's parallel slots: each holds a whole context; thousands is a typo
+
+
 class LlamaCppDetector(OpenAIDetector):
     """Options (``--detector "llamacpp:model=FILE.gguf,preset=NAME,..."``):
 
@@ -185,8 +188,17 @@ class LlamaCppDetector(OpenAIDetector):
             raise ValueError("llamacpp needs model=FILE.gguf or model=ORG/NAME/FILE.gguf (what llama-server loads)")
         if "base_url" in options:
             raise ValueError("llamacpp starts its own server: use the openai detector for a server at base_url=")
-        if int(slots) < 1:
-            raise ValueError(f"llamacpp: slots={slots} must be 1 or more")
+        try:
+            slots = int(slots)
+            start_timeout = float(start_timeout)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(
+                f"llamacpp: slots={str(slots)[:40]} and start_timeout={str(start_timeout)[:40]} must be numbers"
+            ) from None
+        if not 1 <= slots <= MAX_SLOTS:  # checked before any server starts
+            raise ValueError(f"llamacpp: slots={slots} must be between 1 and {MAX_SLOTS} (the server's parallel slots)")
+        if not 0 < start_timeout <= 24 * 3600:  # NaN, 0, negative or past a day: a typo
+            raise ValueError(f"llamacpp: start_timeout={start_timeout:g} is not between 0 and 86400 seconds")
         resolved = resolve_preset(preset, **{k: v for k, v in options.items() if k not in OPENAI_OPTIONS})
         key = "llamacpp:" + json.dumps(
             [model, mmproj, revision, preset, server, server_args, slots, server_max_pixels, resolved.describe()],
