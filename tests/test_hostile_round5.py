@@ -583,3 +583,14 @@ def test_llamacpp_refuses_absurd_options_before_starting(monkeypatch, options):
     monkeypatch.setattr(llamacpp_server, "find_server", lambda *a: pytest.fail("a server was looked for"))
     with pytest.raises(ValueError, match="llamacpp: "):
         llamacpp_server.LlamaCppDetector(model="m.gguf", **options)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--port", "99999"], ["--port", "-5"], ["--frame", "offset:1"], ["--frame", "offset:inf,0"], ["--frame", "bogus"],
+     ["--delay", "nan"], ["--delay", "inf"], ["--errors", "nan"], ["--cut", "-1"]],
+)  # fmt: skip
+def test_fake_server_refuses_bad_options_in_one_line(capsys, args):
+    assert main(["fake-server", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err and err.count("\n") == 1, err

@@ -177,10 +177,12 @@ class FakeServer:
         from .served_checks import PROBE_INSTRUCTION
 
         for name, share in (("errors", errors), ("cut", cut)):
-            if not 0 <= share <= 1:
+            if not 0 <= share <= 1:  # NaN too
                 raise ValueError(f"{name}={share:g}: a share between 0 and 1")
-        if delay < 0:
-            raise ValueError(f"delay={delay:g}: seconds, 0 or more")
+        if not 0 <= delay <= 3600:  # NaN too: it would drop every request
+            raise ValueError(f"delay={delay:g}: seconds, between 0 and 3600")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port={port}: a port number between 0 (a free one) and 65535")
         self.frame = answer_frame(frame)  # before the port opens: a bad name is a clear error
         self.preset_name = preset
         self.model = model or f"fake/{preset}"  # a model id the detector's preset=auto matches
