@@ -594,3 +594,22 @@ def test_fake_server_refuses_bad_options_in_one_line(capsys, args):
     assert main(["fake-server", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("budget", ["requests=1", "requests=2"])
+def test_a_budget_the_checks_spend_marks_every_sample_not_run(tmp_path, budget):
+    from pytest_grounding.detectors.fake_server import FakeServer
+
+    server = FakeServer()
+    try:
+        path = tmp_path / "run.json"
+        result = run_suite(
+            tmp_path / "run", f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}",
+            "--grounding-budget", budget, "--grounding-json", str(path),
+        )  # fmt: skip
+    finally:
+        server.close()
+    no_crash(result)
+    document = read_json(path)
+    assert document["partial"] is True and document["budget"]["ended"] == budget
+    assert len(document["samples"]) + len(document["not_run"]) == 8
