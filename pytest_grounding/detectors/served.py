@@ -379,7 +379,8 @@ class OpenAIDetector:
                 f"largest prompt needs about {short.largest_need:,} tokens (image, text and "
                 f"{p.decoding.max_new_tokens} for the answer), the server has {short.context:,} (first: {short.first})",
                 f"{detector.check.engine.headline} at {public_url(detector.urls[0])}",
-                f"restart the server with a larger context (vLLM: --max-model-len {_round_up(short.largest_need)}), "
+                f"restart the server with a larger context (vLLM: --max-model-len {_round_up(short.largest_need)}; "
+                f"llama-server: -c is shared by its -np slots, each needs {_round_up(short.largest_need)}), "
                 "lower the preset's max_pixels, or pass too_long=error to run the samples that fit",
             )
 

@@ -131,12 +131,20 @@ def engine_from(
 
 def _llamacpp(props: Mapping[str, Any], entry: Mapping[str, Any], settings: dict[str, Any]) -> EngineInfo:
     """llama-server: the build from /props (`b11434-...`, also every answer's system_fingerprint),
-    the slot's context (what one request may hold), whether a projector serves images."""
+    the slot's context (what one request may hold), whether a projector serves images. `-c` is the
+    context of all the `-np` slots together (`-c 8192 -np 4`: 2,048 tokens a slot): where /props
+    reports the whole context (the same n_ctx as /models' meta) and `total_slots` is more than one,
+    a request holds that context divided by the slots."""
     generation = props.get("default_generation_settings")
     meta = entry.get("meta")
     context = _count(generation.get("n_ctx")) if isinstance(generation, Mapping) else None
-    if context is None and isinstance(meta, Mapping):
-        context = _count(meta.get("n_ctx"))
+    total = _count(meta.get("n_ctx")) if isinstance(meta, Mapping) else None
+    if context is None:
+        context = total
+    slots = _count(props.get("total_slots"))
+    if context is not None and slots is not None and slots > 1 and context == (total or context):
+        settings["n_ctx_total"] = context
+        context = context // slots
     settings.update({k: _plain(props[k]) for k in LLAMACPP_SETTINGS if props.get(k) is not None})
     modalities = props.get("modalities")
     if isinstance(modalities, Mapping) and isinstance(modalities.get("vision"), bool):
