@@ -305,7 +305,9 @@ def test_only_ids_pairs_two_versions_on_the_rows_they_share():
         return {"dataset": "ss", "uid": f"ss-{sid}", "id": sid, "outcome": outcome, "fingerprint": fingerprint}
 
     old = Method("old", {}, (record("a", "hit", "v1"), record("b", "miss", "v1"), record("c", "hit", "v1")), source="o")
-    new = Method("new", {}, (record("a", "hit", "v2"), record("row-9", "hit", "v2"), record("c", "miss", "v2")), source="n")
+    new = Method(
+        "new", {}, (record("a", "hit", "v2"), record("row-9", "hit", "v2"), record("c", "miss", "v2")), source="n"
+    )
     assert paired(old, new).n == 0  # other versions: never paired on their own
     alias = shared_ids("a\nb\trow-9\n")
     mine, theirs = on_shared_ids([old, new], alias, "o")

@@ -143,7 +143,9 @@ def test_the_command_counts_the_changes_made(versions, tmp_path, capsys):
     assert document["slice_changes"] == {"element_type": 2}
     lines = [line for line in ids.read_text().splitlines() if not line.startswith("#")]
     assert len(lines) == old_rows - changed
-    assert "s2b4\tv2-s2b4" in lines and "s1b2\ts1b2" in lines and "s0b3\ts0b3" not in lines  # s0b3 does not exist; s0b0 was rewritten
+    assert (
+        "s2b4\tv2-s2b4" in lines and "s1b2\ts1b2" in lines and "s0b3\ts0b3" not in lines
+    )  # s0b3 does not exist; s0b0 was rewritten
     assert not any(line.startswith("s0b0") for line in lines)
     printed = capsys.readouterr().out
     assert "instruction rewritten, same box" in printed and "element_type label changed" in printed

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from helpers import FIXTURES, REPO, read_json
 from pytest_grounding.analysis.compare import Method, on_shared_ids, paired, shared_ids
@@ -71,7 +71,7 @@ def test_without_a_header_the_first_report_is_the_old_version():
 
 @pytest.mark.parametrize("text", ["a\tb\nc\tb\n", "a\tb\na\tc\n", "a\tb\tc\n"])
 def test_an_ids_file_naming_a_row_twice_is_refused(text):
-    with pytest.raises(ValueError, match="line 2|line 1"):
+    with pytest.raises(ValueError, match=r"line 2|line 1"):
         shared_ids(text)
 
 
@@ -219,7 +219,8 @@ def test_a_hostile_errata_line_is_a_clear_error(line):
     "text",
     [
         '{"id": "a", "action": "drop"}\n{"id": "a", "action": "fix", "bbox": [1, 1, 5, 5]}\n',
-        '{"id": "a", "action": "drop", "dataset": "d"}\n{"id": "b", "action": "drop"}\n{"id": "a", "action": "drop", "dataset": "d"}\n',
+        '{"id": "a", "action": "drop", "dataset": "d"}\n{"id": "b", "action": "drop"}\n'
+        '{"id": "a", "action": "drop", "dataset": "d"}\n',
     ],
 )
 def test_a_second_errata_line_for_one_sample_is_refused(text):
@@ -234,7 +235,7 @@ def _rec(dataset, sid, outcome="miss", point=(3, 3), fingerprint=None, size=(100
 
 @pytest.mark.parametrize("bind", ['"dataset": "one"', '"fingerprint": "f1"', '"dataset": "one", "fingerprint": "f1"'])
 def test_errata_correct_only_the_dataset_they_name(bind):
-    errata = errata_mod.parse(('{"id": "s1", "action": "fix", "bbox": [0, 0, 10, 10], %s}\n' % bind).encode())
+    errata = errata_mod.parse(('{"id": "s1", "action": "fix", "bbox": [0, 0, 10, 10], ' + bind + "}\n").encode())
     records = [_rec("one", "s1", fingerprint="f1"), _rec("two", "s1", fingerprint="f2")]
     errata.check_datasets(["one", "two"])  # bound: fine in a run of several datasets
     block = errata_mod.block(records, errata)
@@ -252,7 +253,7 @@ def test_errata_naming_no_dataset_are_refused_in_a_run_of_several(names):
 
 @pytest.mark.parametrize("box", [[0, 0, 101, 10], [50, 50, 60, 400]])
 def test_an_errata_box_off_the_image_is_named(box):
-    errata = errata_mod.parse(('{"id": "s1", "action": "fix", "bbox": %s}\n' % json.dumps(box)).encode())
+    errata = errata_mod.parse(('{"id": "s1", "action": "fix", "bbox": ' + json.dumps(box) + "}\n").encode())
     assert errata_mod.off_image(errata, [_rec("one", "s1")]) and not errata_mod.off_image(errata, [_rec("one", "s2")])
 
 
@@ -431,8 +432,8 @@ def test_review_refuses_a_finding_audit_does_not_write(tmp_path, monkeypatch, ca
 
 @pytest.mark.parametrize("field", ["message", "kind", "instruction", "id"])
 def test_review_escapes_what_the_audit_says(tmp_path, monkeypatch, field):
-    code, out = _review(tmp_path, monkeypatch, {"kind": "audit", "dataset": {"path": "/"},
-                                                "findings": [_finding(**{field: "\x1b]0;pwned\x07\x1b[2Jx"})]})  # fmt: skip
+    hostile = _finding(**{field: "\x1b]0;pwned\x07\x1b[2Jx"})
+    code, out = _review(tmp_path, monkeypatch, {"kind": "audit", "dataset": {"path": "/"}, "findings": [hostile]})
     assert code == 0 and "\x1b" not in out and "\x07" not in out
 
 
@@ -499,7 +500,24 @@ def _crowded(n, seed=0):
     from pytest_grounding.core.types import Box, Sample
 
     rng = random.Random(seed)
-    words = "open close save file edit view help tools window settings button icon menu list item tab".split()
+    words = [
+        "open",
+        "close",
+        "save",
+        "file",
+        "edit",
+        "view",
+        "help",
+        "tools",
+        "window",
+        "settings",
+        "button",
+        "icon",
+        "menu",
+        "list",
+        "item",
+        "tab",
+    ]
 
     def row(i, text, box):
         return Sample("d", f"r{i}", f"r{i}", Path("/x/one.png"), text, Box(*box))
@@ -553,7 +571,11 @@ def test_a_crowded_screen_is_diffed_in_seconds(n):
 
 @pytest.mark.parametrize(
     "specs",
-    [("center:label=random", "random"), ("random", "center:label=random"), ("center:label=ocr", "random:label=x", "ocr")],
+    [
+        ("center:label=random", "random"),
+        ("random", "center:label=random"),
+        ("center:label=ocr", "random:label=x", "ocr"),
+    ],
 )
 def test_two_detectors_shown_under_one_name_are_refused(specs):
     from pytest_grounding.plugin.common.settings import split_labels
@@ -564,7 +586,9 @@ def test_two_detectors_shown_under_one_name_are_refused(specs):
 
 
 def test_a_run_naming_two_rows_alike_stops_before_any_sample(tmp_path):
-    result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center:label=random", "--detector", "random")
+    result = run_suite(
+        tmp_path / "run", f"--dataset={MINI}", "--detector", "center:label=random", "--detector", "random"
+    )
     text = no_crash(result)
     assert result.returncode != 0 and "would both be shown as" in text and " passed" not in text, text[-2000:]
 
@@ -615,7 +639,9 @@ def test_a_budget_the_checks_spend_marks_every_sample_not_run(tmp_path, budget):
     assert len(document["samples"]) + len(document["not_run"]) == 8
 
 
-@pytest.mark.parametrize(("total", "slots", "per_slot"), [(8192, 4, 2048), (21504, 4, 5376), (4096, 1, 4096), (9000, 3, 3000)])
+@pytest.mark.parametrize(
+    ("total", "slots", "per_slot"), [(8192, 4, 2048), (21504, 4, 5376), (4096, 1, 4096), (9000, 3, 3000)]
+)
 def test_llama_server_context_is_checked_per_slot(total, slots, per_slot):
     from pytest_grounding.detectors.served_engine import engine_from
 
@@ -625,3 +651,30 @@ def test_llama_server_context_is_checked_per_slot(total, slots, per_slot):
     # a server whose /props already gives the slot's own context is not divided again
     props_slot = {**props, "default_generation_settings": {"n_ctx": per_slot}}
     assert engine_from(models, "m", props=props_slot).max_model_len == per_slot
+
+
+# -- no absolute home path in shared artifacts ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("relative", ["shots/a.png", "deep/er/b.png", "c.png"])
+def test_shown_paths_are_relative_to_a_root_or_the_home(tmp_path, monkeypatch, relative):
+    from pytest_grounding.core.paths import shown_path
+
+    root = tmp_path / "dataset"
+    image = root / relative
+    assert shown_path(image, [root]) == relative
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir("/")
+    assert shown_path(image) == f"~/dataset/{relative}"
+    assert str(tmp_path) not in shown_path(image)
+
+
+def test_the_junit_messages_and_the_audit_page_hold_no_absolute_path(tmp_path):
+    junit = tmp_path / "junit.xml"
+    result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--junitxml={junit}")
+    no_crash(result)
+    xml = junit.read_text()
+    assert "cannot read image" in xml and str(MINI) not in xml and str(REPO) not in xml
+    audit, page = tmp_path / "audit.json", tmp_path / "audit.html"
+    assert main(["audit", "--dataset", str(MINI), "--no-ocr", "--json", str(audit), "--html", str(page)]) == 0
+    assert str(MINI) not in page.read_text()

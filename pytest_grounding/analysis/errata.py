@@ -5,11 +5,13 @@ An errata file is JSONL, one correction per line: `{"id", "action": "fix"|"drop"
 (its name, its fingerprint, or both): it corrects that dataset's sample of that id only. An entry naming
 neither applies to a one-dataset run only; a run or a report of several datasets refuses it. One entry per
 (dataset, id): a second is refused, never a silent replacement. A box must be finite, inside the image
-where the sample's size is known (checked against the records). `--grounding-errata FILE` never changes how a run is scored: the
-official figure is the run's own; the corrected one is computed from the same records afterwards:
-a dropped sample leaves the denominator, a fixed box judges the same click again (edges included),
-a fixed instruction alone cannot be judged without asking the model again: that sample keeps its
-verdict and is counted as `instruction_only`.
+where the sample's size is known (checked against the records).
+
+`--grounding-errata FILE` never changes how a run is scored: the official figure is the run's own;
+the corrected one is computed from the same records afterwards: a dropped sample leaves the
+denominator, a fixed box judges the same click again (edges included), a fixed instruction alone
+cannot be judged without asking the model again: that sample keeps its verdict and is counted as
+`instruction_only`.
 """
 
 from __future__ import annotations
@@ -167,9 +169,7 @@ def _entry(row: dict[str, Any], source: str, number: int) -> Erratum:
         if value is not None and (not isinstance(value, str) or not value):
             raise ErrataError(f"{source} line {number}: {key!r} must be a non-empty string")
         bound[key] = value
-    return Erratum(
-        str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction, **bound
-    )
+    return Erratum(str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction, **bound)
 
 
 def off_image(errata: Errata, records: Sequence[Mapping[str, Any]]) -> list[str]:

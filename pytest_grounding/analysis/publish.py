@@ -12,6 +12,7 @@ cli/export.py writes them, render/publish.py spells them).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -163,7 +164,7 @@ def rescored_by(document: Mapping[str, Any]) -> str | None:
     args = (document.get("run") or {}).get("args") or []
     if not args or args[0] != "rescore":
         return None
-    how = [f"{flag} {value}" for flag, value in zip(args, args[1:], strict=False) if flag in ("--preset", "--frame")]
+    how = [f"{flag} {value}" for flag, value in itertools.pairwise(args) if flag in ("--preset", "--frame")]
     return "rescored offline from the run's stored answers" + (f" ({', '.join(how)})" if how else "")
 
 

@@ -199,10 +199,11 @@ def run(args: argparse.Namespace) -> int:
         records, source = _read(args.source)
         errata, errata_notes = _errata(args.errata, source)
         if errata is not None:
-            errata.check_datasets((str(r.get("dataset")) for r in records), f"--errata {args.errata or 'of the report'}")
+            named = f"--errata {args.errata or 'of the report'}"
+            errata.check_datasets((str(r.get("dataset")) for r in records), named)
             off = errata_mod.off_image(errata, records)
             if off:
-                raise ValueError(f"--errata {args.errata or 'of the report'}: {'; '.join(off[:3])}")
+                raise ValueError(f"{named}: {'; '.join(off[:3])}")
         found = rescore(records, profile, parse, args.preset, stored_clicks=bool(args.frame))
         if args.frame:  # every record of the run, parsed again or not: one configuration, its frame named
             from dataclasses import replace

@@ -13,7 +13,6 @@ import io
 from pathlib import Path
 
 from ..core import safefile
-
 from ._common import DatasetError, DatasetRoot, Format, Loaded, row_failure
 from .rows import Row, RowSchema, finite, sample_of
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.cache import cache_root
+from ..core.paths import shown_path
 from .hub import ModelUnavailable, read_json_file
 from .served import OpenAIDetector
 from .served_budget import DEFAULT_BUDGETS, server_budget
@@ -251,7 +252,7 @@ class ServerProcess:
         return {
             **self.plan.describe(),
             "pid": self.process.pid,
-            "log": str(self.log_path),
+            "log": shown_path(self.log_path),  # the report and page are shared: no home path
             "ready_s": None if self.ready_s is None else round(self.ready_s, 1),
         }
 

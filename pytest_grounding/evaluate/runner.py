@@ -7,10 +7,11 @@ import dataclasses
 import numbers
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.paths import shown_path
 from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.redact import redact
@@ -36,7 +37,7 @@ def read_image(sample: Sample) -> tuple[Any, str | None]:
             image = handle.convert("RGB")
             image.load()
     except Exception as exc:  # Pillow raises several types for broken files
-        return None, f"cannot read image {sample.image}: {type(exc).__name__}: {exc}"
+        return None, f"cannot read image {shown_path(sample.image)}: {type(exc).__name__}: {_no_home(exc)}"
     return image, None
 
 
@@ -51,7 +52,7 @@ def read_header(sample: Sample) -> tuple[Any, str | None]:
         with Image.open(sample.image) as handle:
             header = handle
     except Exception as exc:  # Pillow raises several types for broken files
-        return None, f"cannot read image {sample.image}: {type(exc).__name__}: {exc}"
+        return None, f"cannot read image {shown_path(sample.image)}: {type(exc).__name__}: {_no_home(exc)}"
     return header, None
 
 
@@ -178,7 +179,7 @@ def _open_sample(
         return None, _error(
             sample,
             detector_name,
-            f"target box {sample.bbox.as_list()} lies outside the {width}x{height} image {sample.image}",
+            f"target box {sample.bbox.as_list()} lies outside the {width}x{height} image {shown_path(sample.image)}",
         )
     return image, None
 
@@ -359,14 +360,27 @@ def _error(sample: Sample, detector_name: str, message: str) -> Evaluation:
     return Evaluation(scoring.error_record(sample, detector=detector_name, message=message))
 
 
-def explain(record: Mapping[str, Any]) -> str:
+def _no_home(exc: BaseException) -> str:
+    """An exception's text with the file it names shown as shown_path does."""
+    text = str(exc)
+    name = getattr(exc, "filename", None)
+    return text.replace(str(name), shown_path(str(name))) if name else text
+
+
+def explain(record: Mapping[str, Any], roots: Sequence[Any] = ()) -> str:
     """The failure message a person can act on: one line, safe for a terminal (data may hold
-    escape sequences or CR/LF)."""
-    return terminal_line(_explain(record))
+    escape sequences or CR/LF). Paths under one of `roots` (the sample's dataset folder) are shown
+    relative to it, others as shown_path does: the message goes into the JUnit XML, a shared file."""
+    text = _explain(record)
+    for root in roots:
+        folder = str(root).rstrip("/")
+        if folder and folder != ".":
+            text = text.replace(folder + "/", "")
+    return terminal_line(text)
 
 
 def _explain(record: Mapping[str, Any]) -> str:
-    where = f"{record['dataset']}/{record['id']} ({record['image']})"
+    where = f"{record['dataset']}/{record['id']} ({shown_path(str(record['image']))})"  # no home path in JUnit
     target = ", ".join(f"{v:g}" for v in record["target"])
     if record.get("task") == Task.LOCATE and record["outcome"] in (Outcome.MISS, Outcome.WRONG_FORMAT):
         x, y = record["point"]

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.paths import shown_path
 from .html.svg import colour
 from .html.thumbs import encode, fit, region_of
 
@@ -82,7 +83,7 @@ def picture(finding: Mapping[str, Any], image: Any) -> str:
     )
 
 
-def entry(rank: int, finding: Mapping[str, Any], image: Any, problem: str | None) -> str:
+def entry(rank: int, finding: Mapping[str, Any], image: Any, problem: str | None, root: str | None = None) -> str:
     shown = picture(finding, image) if image is not None else f"<p class=s>{_e(problem or 'no screen')}</p>"
     clicks = finding.get("clicks") or {}
     read = ", ".join(finding.get("ocr_in_box") or []) or "-"
@@ -93,7 +94,7 @@ def entry(rank: int, finding: Mapping[str, Any], image: Any, problem: str | None
         f"<div>{_e(finding['message'])}</div>",
         f"<div class=ev>box {_e(finding['bbox'])}; read in the box: {_e(read)}"
         + (f"; clicks: {_e(', '.join(f'{n} {p}' for n, p in sorted(clicks.items())))}" if clicks else "")
-        + f"; {_e(finding['image'])}</div>",
+        + f"; {_e(shown_path(str(finding['image']), [root]))}</div>",
     ]
     return f"<div class=f>{shown}<div>{''.join(lines)}</div></div>"
 
@@ -102,6 +103,8 @@ def render(document: Mapping[str, Any]) -> str:
     from PIL import Image
 
     findings = list(document.get("findings") or [])[:MOST]
+    named = (document.get("dataset") or {}).get("path")
+    root = named if isinstance(named, str) else None  # screen paths shown relative to the dataset's folder
     by_image: dict[str, list[int]] = defaultdict(list)
     for index, finding in enumerate(findings):
         by_image[finding["image"]].append(index)
@@ -114,7 +117,7 @@ def render(document: Mapping[str, Any]) -> str:
         except Exception as exc:  # a missing screen: its entries say so, the page is still written
             problem = f"screen not read: {type(exc).__name__}"
         for index in indices:
-            parts[index] = entry(index + 1, findings[index], image, problem)
+            parts[index] = entry(index + 1, findings[index], image, problem, root)
     dataset = document.get("dataset") or {}
     counts = document.get("counts") or {}
     head = (
@@ -129,7 +132,8 @@ def render(document: Mapping[str, Any]) -> str:
     unread = list(document.get("unread_screens") or [])
     if unread:  # their samples got only the kinds that need no pixels
         items = "".join(
-            f"<li>{_e(e.get('image'))}: {_e(e.get('problem'))} ({_e(', '.join(e.get('samples') or []))})</li>"
+            f"<li>{_e(shown_path(str(e.get('image')), [root]))}: {_e(e.get('problem'))} "
+            f"({_e(', '.join(e.get('samples') or []))})</li>"
             for e in unread
         )
         head += f"<h2>{len(unread)} screens not read</h2><ul>{items}</ul>"

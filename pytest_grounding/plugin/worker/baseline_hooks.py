@@ -4,7 +4,7 @@ render/baseline.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,16 @@ import pytest
 from ...analysis import baseline
 
 
-def junit_properties(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def junit_properties(record: Mapping[str, Any], roots: Sequence[Any] = ()) -> list[tuple[str, Any]]:
     """Flat name/value pairs for --junitxml (record_property's channel): a CI system that reads the XML
-    shows each sample's outcome and figures. Only built-in types: they cross xdist's wire too."""
+    shows each sample's outcome and figures. Only built-in types: they cross xdist's wire too. A path
+    under one of `roots` (the sample's dataset folder) in the error is shown relative to it."""
     point = record.get("point")
+    error = record.get("error")
+    if isinstance(error, str):
+        for root in roots:
+            folder = str(root).rstrip("/")
+            error = error.replace(folder + "/", "") if folder and folder != "." else error
     values = {
         "outcome": record["outcome"],
         "detector": record["detector"],
@@ -29,7 +35,7 @@ def junit_properties(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
         "distance_px": record.get("distance"),
         "latency_ms": record.get("latency_ms"),
         "baseline": record.get("baseline"),
-        "error": record.get("error"),
+        "error": error,
     }
     return [(f"grounding_{name}", value) for name, value in values.items() if value is not None]
 

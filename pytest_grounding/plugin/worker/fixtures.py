@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ...core.record import Outcome, Record
-from ...evaluate.runner import explain
+from ...evaluate.runner import explain as explain_record
 from ..common.wire import RECORD
 from ..sessions import is_worker, worker_of
 from .baseline_hooks import judge_miss, junit_properties
@@ -72,10 +72,17 @@ def grounding_check(request):
         # started ahead by the pipeline: the request's own time, no benchmark round
         result = prefetched or evaluator.run(sample, detector, name, around=around if measure else None)
         record = result.record
+        roots = [
+            d.path if d.path.is_dir() else d.path.parent for d in worker.plan.catalog.all() if d.name == sample.dataset
+        ]
+
+        def explain(record: Record) -> str:  # paths relative to the dataset's folder: JUnit XML is shared
+            return explain_record(record, roots)
+
         if "benchmark" in used:
             used["benchmark"].extra_info.update({k: v for k, v in record.items() if k != "meta"})
         request.node.user_properties.append((RECORD, record))
-        request.node.user_properties.extend(junit_properties(record))
+        request.node.user_properties.extend(junit_properties(record, roots))
         outcome = record["outcome"]
         if outcome == Outcome.ERROR:
             detail = f"\n\n{result.traceback}" if result.traceback else ""

@@ -1,0 +1,39 @@
+"""Paths as shared artifacts show them (JUnit messages, the HTML pages, the audit page): relative to a
+root the reader has (the dataset's folder, the run's folder), never an absolute home path. Pure."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def shown_path(path: str | os.PathLike[str], roots: Iterable[str | os.PathLike[str] | None] = ()) -> str:
+    """`path` relative to the first of `roots` (then the working directory, the run's folder) that holds it;
+    else under the home folder as `~/...`; else as it is (a path outside both names no person)."""
+    text = os.fspath(path)
+    if not text:
+        return text
+    try:
+        target = Path(text).absolute()
+    except (OSError, ValueError):
+        return text
+    for root in (*roots, Path.cwd()):
+        if root is None or not os.fspath(root):
+            continue
+        try:
+            base = Path(root).absolute()
+            base = base.parent if base.is_file() else base
+            if base == Path(base.anchor):  # the filesystem's root holds every path: no root of the run
+                continue
+            relative = target.relative_to(base)
+        except (OSError, ValueError):
+            continue
+        return relative.as_posix() or "."
+    home = os.path.expanduser("~")
+    if home and home != "~" and home != "/":
+        try:
+            return "~/" + target.relative_to(home).as_posix()
+        except ValueError:
+            pass
+    return text
