@@ -208,9 +208,10 @@ def run(args: argparse.Namespace) -> int:
         if args.frame:  # every record of the run, parsed again or not: one configuration, its frame named
             from dataclasses import replace
 
+            from ..core.record import with_fields
             from ..evaluate.rescore import reframe
 
-            framed = tuple({**r, "detector": reframe(str(r["detector"]), args.frame)} for r in found.records)
+            framed = tuple(with_fields(r, detector=reframe(str(r["detector"]), args.frame)) for r in found.records)
             found = replace(found, records=framed)
     except (OutputError, RescoreError, ValueError, LookupError) as exc:
         print(terminal_line(f"error: {exc}"), file=sys.stderr)

@@ -94,10 +94,10 @@ class FindingsReview:
             self.sample_id,
             "fix",
             self.reason(),
-            box,
+            box,  # type: ignore[arg-type]
             instruction,
             self.dataset,
-            self.fingerprint,  # type: ignore[arg-type]
+            self.fingerprint,
         )
 
     def next(self) -> None:
