@@ -678,3 +678,28 @@ def test_the_junit_messages_and_the_audit_page_hold_no_absolute_path(tmp_path):
     audit, page = tmp_path / "audit.json", tmp_path / "audit.html"
     assert main(["audit", "--dataset", str(MINI), "--no-ocr", "--json", str(audit), "--html", str(page)]) == 0
     assert str(MINI) not in page.read_text()
+
+
+# -- MLflow: artifacts beside the store, never ./mlruns of the working directory -------------------------------
+
+
+@pytest.mark.parametrize("name", ["runs.db", "deep/store.db"])
+def test_mlflow_artifacts_land_beside_the_database(tmp_path, monkeypatch, name):
+    pytest.importorskip("mlflow")
+    pytest.importorskip("sqlalchemy")
+    from pytest_grounding.render.trackers import TrackedRun, artifact_root, log_mlflow
+
+    store = tmp_path / "store"
+    (store / name).parent.mkdir(parents=True, exist_ok=True)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", f"round5-{name.replace('/', '-')}")
+    uri = f"sqlite:///{store / name}"
+    assert artifact_root(uri) == ((store / name).parent / "mlartifacts").as_uri()
+    report = tmp_path / "report.json"
+    report.write_text("{}")
+    run = TrackedRun("center", {"detector": "center"}, {"accuracy": 0.5})
+    assert log_mlflow(uri, [run], [report], {"started": "now"})
+    assert not (project / "mlruns").exists()
+    assert list(((store / name).parent / "mlartifacts").rglob("report.json"))

@@ -94,6 +94,21 @@ def log_all(document: Mapping[str, Any], targets: Sequence[Target], artifacts: S
     return notes
 
 
+def artifact_root(uri: str) -> str | None:
+    """Where a new experiment keeps its artifacts: beside a local store (`sqlite:///runs.db` ->
+    `mlartifacts/` in the database's folder), never MLflow's default `./mlruns` of whatever folder the
+    run was started in; None for a file store (its artifacts live in its own folder) or a server."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(uri)
+    if parsed.scheme == "sqlite":
+        database = uri[len("sqlite:///") :] if uri.startswith("sqlite:///") else ""
+        if not database or database == ":memory:":
+            return None
+        return (Path(database).expanduser().resolve().parent / "mlartifacts").as_uri()
+    return None
+
+
 def log_mlflow(uri: str, runs: Sequence[TrackedRun], files: Sequence[Path], document: Mapping[str, Any]) -> list[str]:
     """One MLflow run per detector through MlflowClient (no global state: the run's own process
     may use mlflow too). A file store needs MLFLOW_ALLOW_FILE_STORE=true in MLflow 3; sqlite:///
@@ -109,7 +124,10 @@ def log_mlflow(uri: str, runs: Sequence[TrackedRun], files: Sequence[Path], docu
     client = MlflowClient(tracking_uri=uri)
     experiment_name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or EXPERIMENT
     found = client.get_experiment_by_name(experiment_name)
-    experiment = found.experiment_id if found is not None else client.create_experiment(experiment_name)
+    if found is not None:
+        experiment = found.experiment_id
+    else:
+        experiment = client.create_experiment(experiment_name, artifact_location=artifact_root(uri))
     ids = []
     for run in runs:
         tags = {"mlflow.runName": run.name[:250], "pytest_grounding.started": str(document.get("started"))}
