@@ -703,3 +703,26 @@ def test_mlflow_artifacts_land_beside_the_database(tmp_path, monkeypatch, name):
     assert log_mlflow(uri, [run], [report], {"started": "now"})
     assert not (project / "mlruns").exists()
     assert list(((store / name).parent / "mlartifacts").rglob("report.json"))
+
+
+# -- the answer cache keys an external server by the weights it names, not its URL ---------------------------
+
+
+@pytest.mark.parametrize("root", ["ORG/UI-TARS-1.5-7B", "/models/model-Q8_0.gguf"])
+def test_a_server_naming_its_weights_is_keyed_by_them_not_its_port(root):
+    from pytest_grounding.detectors import answer_cache
+    from pytest_grounding.detectors.served import cache_endpoint
+
+    def key(urls, weights):
+        engine = type("Engine", (), {"name": "vllm", "version": "0.11"})()
+        body = {"model": "m", "messages": []}
+        endpoint = cache_endpoint(urls, weights, True)
+        return answer_cache.served_key(body, "<x>", {"digest": "d"}, engine=engine, preset="p", root=weights,
+                                       endpoint=endpoint)  # fmt: skip
+
+    assert key(["http://a:8000/v1"], root) == key(["http://b:9001/v1"], root)  # restarted elsewhere: a hit
+    assert key(["http://a:8000/v1"], None) != key(["http://b:9001/v1"], None)  # names nothing: keyed by URL
+    assert key(["http://a:8000/v1"], root) != key(["http://a:8000/v1"], root + "-other")
+    assert cache_endpoint(["http://u:secret@a/v1"], None, True) == ["http://a/v1"] or "secret" not in str(
+        cache_endpoint(["http://u:secret@a/v1"], None, True)
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -72,6 +73,16 @@ __all__ = [
     "public_url",
     "split_urls",
 ]
+
+
+def cache_endpoint(urls: Sequence[str], root: Any, by_endpoint: bool) -> list[str] | None:
+    """The base URL(s) an answer's key holds: none where the engine names the weights it serves (vLLM's
+    `root`, llama-server's `model_path`: the same model restarted on another port, a new pod, answers
+    from the cache), the URLs (without credentials) where it names nothing (two servers that describe
+    themselves alike are not one model), none for a detector that keys its own launch (`vllm:`)."""
+    if not by_endpoint or (isinstance(root, str) and root.strip()):
+        return None
+    return sorted(public_url(u) for u in urls)
 
 
 class OpenAIDetector:
@@ -302,7 +313,7 @@ class OpenAIDetector:
         image = cache_keys.sent_image(image_digest(query.image), self.preset.preprocess, frame, self.resize)
         engine = self.check.engine
         root = engine.settings.get("root") or engine.settings.get("model_path")  # the weights behind the name
-        endpoint = sorted(public_url(u) for u in self.urls) if self.endpoint_in_cache_key else None
+        endpoint = cache_endpoint(self.urls, root, self.endpoint_in_cache_key)
         return cache_keys.served_key(
             body, IMAGE_PLACEHOLDER, image, engine=engine, preset=self.preset.name, root=root, endpoint=endpoint
         )
