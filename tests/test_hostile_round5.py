@@ -726,3 +726,54 @@ def test_a_server_naming_its_weights_is_keyed_by_them_not_its_port(root):
     assert cache_endpoint(["http://u:secret@a/v1"], None, True) == ["http://a/v1"] or "secret" not in str(
         cache_endpoint(["http://u:secret@a/v1"], None, True)
     )
+
+
+# -- the frame check's requests in flight together, under the run's limit -------------------------------------
+
+
+class _SlowModel:
+    def __init__(self, delay, concurrency):
+        import threading
+
+        self.delay, self.concurrency, self.in_flight, self.most = delay, concurrency, 0, 0
+        self.lock = threading.Lock()
+
+    def predict(self, query):
+        import time
+
+        from pytest_grounding.core.types import Prediction
+
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        time.sleep(self.delay)
+        with self.lock:
+            self.in_flight -= 1
+        width, height = query.image.size
+        return Prediction(point=(width / 2, height / 2), raw="click")
+
+
+@pytest.mark.parametrize(("delay", "concurrency"), [(0.3, 12), (0.2, 32), (0.25, 6)])
+def test_the_calibration_requests_are_sent_together(delay, concurrency):
+    import time
+
+    from pytest_grounding.detectors.frame_check import calibration_screens, run_check
+
+    model = _SlowModel(delay, concurrency)
+    started = time.monotonic()
+    result = run_check("slow", model)
+    rounds = -(-len(calibration_screens()) // min(concurrency, len(calibration_screens())))
+    assert time.monotonic() - started < delay * rounds + 1.5  # serially: 12 round trips
+    assert model.most == min(concurrency, len(calibration_screens())) and result.failed == 0
+
+
+@pytest.mark.parametrize("limit", [0.1, 0.3])
+def test_the_calibration_requests_stop_at_the_runs_limit(limit):
+    import time
+
+    from pytest_grounding.detectors.frame_check import run_check
+
+    started = time.monotonic()
+    result = run_check("slow", _SlowModel(3.0, 12), limit_s=limit)
+    assert time.monotonic() - started < limit + 1.0
+    assert result.failed == result.requests and "no answer within" in (result.answers[0] or "")

@@ -134,21 +134,44 @@ def unread(screen: Screen) -> frames.Answer:
     return frames.Answer(None, None, screen.size, None, tuple(float(v) for v in screen.square))  # type: ignore[arg-type]
 
 
-def run_check(spec: str, detector: Any, screens: Sequence[Screen] | None = None) -> CheckResult:
-    """Each calibration screen through the detector (a failed request is an unreadable answer,
-    never the run's end), then the fit."""
+def run_check(
+    spec: str, detector: Any, screens: Sequence[Screen] | None = None, *, limit_s: float | None = None
+) -> CheckResult:
+    """The calibration screens sent through the detector together (as many in flight as its
+    `concurrency`, one for a detector without it), each answer waited for at most `limit_s` seconds
+    from the start (the run's --grounding-timeout and what its seconds budget leaves): about one round
+    trip, not twelve. A failed or late request is an unreadable answer, never the run's end; then the fit."""
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    chosen = list(screens) if screens is not None else calibration_screens()
+    width = getattr(detector, "concurrency", 1)
+    width = max(1, min(len(chosen) or 1, width if isinstance(width, int) and not isinstance(width, bool) else 1))
+
+    def ask(screen: Screen) -> Any:
+        return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
+
+    executor = ThreadPoolExecutor(max_workers=width, thread_name_prefix="frame-check")
+    try:
+        futures = [executor.submit(ask, screen) for screen in chosen]
+        wait(futures, timeout=limit_s)
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)  # a late request is not waited for
     answers: list[frames.Answer] = []
     raws: list[str | None] = []
     cached = failed = 0
-    chosen = list(screens) if screens is not None else calibration_screens()
-    for screen in chosen:
-        try:
-            prediction = detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
-        except Exception as exc:  # a broken or refusing server: that answer is unreadable
+    for screen, future in zip(chosen, futures, strict=True):
+        if not future.done():
             failed += 1
-            raws.append(f"{type(exc).__name__}: {str(exc)[:120]}")
+            raws.append(f"no answer within {limit_s:g} s (--grounding-timeout or the seconds budget)")
             answers.append(unread(screen))
             continue
+        exc = future.exception() if not future.cancelled() else None
+        if future.cancelled() or exc is not None:  # a broken or refusing server: that answer is unreadable
+            failed += 1
+            raws.append("cancelled" if exc is None else f"{type(exc).__name__}: {str(exc)[:120]}")
+            answers.append(unread(screen))
+            continue
+        prediction = future.result()
         if not isinstance(prediction, Prediction):
             failed += 1
             raws.append(None)

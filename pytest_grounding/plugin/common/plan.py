@@ -134,6 +134,14 @@ class RunPlan:
             except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
+    def _check_limit(self, meter: Any) -> float | None:
+        """How long the frame check's requests may take: the run's --grounding-timeout (one round trip: they
+        are in flight together) and no more than its seconds budget leaves; None: no limit."""
+        limits = [self.settings.scoring.timeout] if self.settings.scoring.timeout else []
+        if meter is not None and meter.budget.seconds is not None:
+            limits.append(max(0.0, meter.budget.seconds - (meter.clock() - meter.started)))
+        return min(limits) if limits else None
+
     def check_frame(self, spec: str, factory: Any, say: Callable[[str], None]) -> None:
         """The model detector's frame check (detectors/frame_check.py), once per run in the controller,
         after its preflight (a vllm server runs by then): a frame it can name stops the run with
@@ -169,7 +177,7 @@ class RunPlan:
             return  # the workers' own loading says why, once
         try:
             say(f"grounding: frame check {self.name_of(spec)}: calibration screens sent")
-            result = replace(run_check(spec, detector), spec=self.name_of(spec))  # its lines name the label=
+            result = replace(run_check(spec, detector, limit_s=self._check_limit(meter)), spec=self.name_of(spec))
         finally:
             pool.close()
         self.frame_checks[spec] = {"mode": mode, **result.as_dict()}
