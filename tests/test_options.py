@@ -2,7 +2,10 @@
 
 import pytest
 
-from pytest_grounding.plugin.common.options import OPTIONS, as_list, choice, count_or_all, positive_int, share
+from pytest_grounding.plugin.common.options import as_list, choice, count_or_all, positive_int, share
+from pytest_grounding.plugin.common.settings import all_options
+
+OPTIONS = all_options()
 
 
 def test_every_grounding_option_is_named_once_with_help():
@@ -27,8 +30,7 @@ def test_values_are_checked_and_a_bad_one_names_where_it_came_from():
 def test_each_option_is_declared_once_on_the_settings_field_it_fills():
     from dataclasses import fields
 
-    from pytest_grounding.plugin.common.options import option_groups
-    from pytest_grounding.plugin.common.settings import GROUPS
+    from pytest_grounding.plugin.common.settings import GROUPS, option_groups
 
     classes = {name: cls for name, _, cls in GROUPS}
     assert [name for name, _, _ in option_groups()] == ["selection", "scoring", "verdict", "outputs"]

@@ -19,8 +19,7 @@ from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
 from .common import hookspecs
 from .common import items as collection
-from .common.options import add_options
-from .common.settings import SettingError
+from .common.settings import SettingError, add_options
 from .common.wire import RECORD, WorkerInput, record_of
 from .compat import process_exit
 from .controller.hooks import Controller, XdistHooks

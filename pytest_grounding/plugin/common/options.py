@@ -27,7 +27,7 @@ Parse = Callable[[Any, str], Any]  # (the value as given, where it came from) ->
 @dataclass(frozen=True)
 class Option:
     """One option as declared on its settings field; `group` and `field` are filled in from where
-    it is declared (plugin/common/settings.py's OPTION_GROUPS)."""
+    it is declared (plugin/common/settings.py's option_groups())."""
 
     flag: str
     ini: str | None
@@ -92,35 +92,14 @@ def declare(
     return dataclasses.field(default=typed, metadata={"option": option})
 
 
-def option_groups() -> tuple[tuple[str, str, tuple[Option, ...]], ...]:
-    """(name, title, options) per settings group, in the order `pytest --help` and the docs show them."""
-    from .settings import declared_groups
-
-    return declared_groups()
-
-
-def all_options() -> tuple[Option, ...]:
-    return tuple(option for _, _, options in option_groups() for option in options)
-
-
-def __getattr__(name: str) -> Any:  # OPTIONS: every declared option, read from the settings' fields
-    if name == "OPTIONS":
-        return all_options()
-    raise AttributeError(name)
-
-
 def argparse_text(text: str) -> str:
     """A help text as argparse wants it: argparse %-formats help (`%(default)s`), so a literal `%`
     ("95% interval") would crash `pytest --help`. Every text passes here where it is registered."""
     return text.replace("%", "%%")
 
 
-def add_options(parser) -> None:
-    for name, title, options in option_groups():
-        _add_group(parser, parser.getgroup(f"grounding {name}", f"grounding: {name} ({title})"), options)
-
-
-def _add_group(parser, group, options: tuple[Option, ...]) -> None:
+def add_group(parser, group, options: tuple[Option, ...]) -> None:
+    """Each option on `pytest --help` (in `group`) and, where it has one, as an ini key."""
     for option in options:
         if option.switch:
             group.addoption(
@@ -141,22 +120,16 @@ def _add_group(parser, group, options: tuple[Option, ...]) -> None:
             parser.addini(option.ini, help=option.help, type=kind, default=default)
 
 
-def lookup(config, flag: str) -> tuple[Any, str]:
+def option_value(config, option: Option) -> tuple[Any, str]:
     """(value, source) for an option: the command line wins over the ini file."""
-    option = next(o for o in all_options() if o.flag == flag)
     value = config.getoption(option.dest)
     if value not in (None, []):
-        return value, flag
+        return value, option.flag
     if option.ini:
         ini_value = config.getini(option.ini)
         if ini_value not in (None, "", [], False):
             return ini_value, f"ini {option.ini}"
     return option.default, "default"
-
-
-def switch(config, flag: str) -> bool:
-    value, _ = lookup(config, flag)
-    return bool(value)
 
 
 def as_list(value: Any) -> list[str]:

@@ -32,11 +32,12 @@ from .options import (
     SCORING_PROFILES,
     TASKS,
     Option,
+    add_group,
     as_list,
     count_or_all,
     declare,
-    lookup,
     one_of,
+    option_value,
     positive_float,
     positive_int,
     share,
@@ -528,8 +529,9 @@ GROUPS = (
 
 
 @cache
-def declared_groups() -> tuple[tuple[str, str, tuple[Option, ...]], ...]:
-    """Every group's options, read from its fields' declarations (each knowing its group and field)."""
+def option_groups() -> tuple[tuple[str, str, tuple[Option, ...]], ...]:
+    """(name, title, options) per settings group, in the order `pytest --help` and the docs show them:
+    every group's options read from its fields' declarations (each knowing its group and field)."""
     return tuple(
         (
             name,
@@ -540,6 +542,21 @@ def declared_groups() -> tuple[tuple[str, str, tuple[Option, ...]], ...]:
         )
         for name, title, cls in GROUPS
     )
+
+
+def all_options() -> tuple[Option, ...]:
+    """Every declared option, in the groups' order."""
+    return tuple(option for _, _, options in option_groups() for option in options)
+
+
+def add_options(parser) -> None:
+    for name, title, options in option_groups():
+        add_group(parser, parser.getgroup(f"grounding {name}", f"grounding: {name} ({title})"), options)
+
+
+def lookup(config, flag: str) -> tuple[Any, str]:
+    """(value, source) for an option named by its flag: the command line wins over the ini file."""
+    return option_value(config, next(o for o in all_options() if o.flag == flag))
 
 
 @dataclass(frozen=True)
@@ -562,10 +579,10 @@ class Settings:
     def _from_config(cls, config) -> Settings:
         given: dict[str, dict[str, Any]] = {}
         sources: dict[str, str] = {}
-        for name, _, options in declared_groups():
+        for name, _, options in option_groups():
             given[name] = {}
             for option in options:
-                value, source = lookup(config, option.flag)
+                value, source = option_value(config, option)
                 typed = option.read(value, source, config)
                 if typed is not NOT_GIVEN and not (option.switch and not typed):
                     given[name][option.field] = typed

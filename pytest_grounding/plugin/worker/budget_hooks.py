@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ...analysis.cost import usage_of
 from ...core import budget
+from ...core.usage import usage_of
 from ..common.wire import record_of
 from .pipeline import detector_spec
 from .worker_session import WorkerSession
