@@ -66,7 +66,8 @@ def test_the_maps_other_folders_exist():
 # Every folder of the package and every module at its top, on one floor; a part imports only from its
 # own floor or lower ones (peers on a floor may import each other, without circles). `__init__.py`
 # (the public API: core's types, the Detector protocol, LocateQuery) stands beside the folders it
-# re-exports; `types.py` re-exports core alone; `__main__.py` hands over to `cli`.
+# re-exports; `types.py` re-exports core alone; `__main__.py` hands over to `cli`; `testing` (test
+# support for the tests, benchmarks and docs) stands above everything.
 LAYERS = {
     "core": 0,
     "types.py": 0,
@@ -82,6 +83,7 @@ LAYERS = {
     "plugin": 5,
     "cli": 6,
     "__main__.py": 6,
+    "testing": 7,  # test support (the tiny checkpoint): nothing in the package may import it
 }
 # Folders of data alone (no module may appear in them) and data files at the top.
 DATA = {"schema", "published.json"}
