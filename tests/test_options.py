@@ -1,5 +1,7 @@
 """plugin/common/options.py: every option with its ini twin, and the value checks that name their source."""
 
+from pathlib import Path
+
 import pytest
 
 from pytest_grounding.plugin.common.options import as_list, choice, count_or_all, positive_int, share
@@ -68,3 +70,15 @@ def test_a_declared_option_is_read_with_its_parser_and_names_its_source():
     assert declare("--grounding-y", "help", switch=True).default is False
     assert declare("--grounding-z", "help", repeat=True).default == ()
     assert declare("--grounding-w", "help", parse=positive_int, otherwise=5).default == 5
+
+
+def test_each_options_help_is_one_line_and_its_whole_text_is_on_the_options_page():
+    """`pytest --help` stays a list: one line per option, then where the rest is (the generated page)."""
+    from pytest_grounding.plugin.common.options import OPTIONS_PAGE
+
+    page = (Path(__file__).parent.parent / OPTIONS_PAGE).read_text(encoding="utf-8")
+    for option in OPTIONS:
+        assert "\n" not in option.help and len(option.help) <= 90, option.flag
+        assert len(option.doc) > len(option.help), option.flag  # the page says more than the line
+        assert option.pointer == f"{OPTIONS_PAGE}#{option.flag.lstrip('-')}"
+        assert f'id="{option.flag.lstrip("-")}"' in page, option.flag
