@@ -69,3 +69,24 @@ def test_the_sweep_is_on_the_frozen_plan_and_one_expand_makes_the_items_samples(
     ]
     assert [s.uid for s in plan.expand([sample], ["center"])] == [sample.uid, f"{sample.uid}~invert"]
     assert plan.run_items() == plan.expand(plan.samples_in_order())
+
+
+def test_the_plan_holds_settings_and_registries_only(configured):
+    """No mutable field on the frozen plan, and none of the controller's checks: what the start-up
+    checks find (preflights, frame checks, requests sent, notes) is kept by controller/startup.py."""
+    import ast
+    import dataclasses
+    from pathlib import Path
+
+    from pytest_grounding.plugin.common import plan as plan_module
+
+    config = configured(f"--dataset={MINI}", "--detector=center")
+    plan, startup = plan_of(config), startup_of(config)
+    for field in dataclasses.fields(plan):
+        assert field.default_factory is dataclasses.MISSING, field.name
+        assert not isinstance(getattr(plan, field.name), (list, set, dict)), field.name
+    tree = ast.parse(Path(plan_module.__file__).read_text(encoding="utf-8"))
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {m for m in imported if m.split(".")[0] in ("worker", "controller") or "preflight" in m}
+    startup.check_run_settings(lambda line: None)
+    assert startup.preflighted == {"center"} and startup.requests == 0 and startup.frame_checks == {}
