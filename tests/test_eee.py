@@ -124,6 +124,25 @@ def test_an_export_is_valid_eee_with_the_runs_figures_and_replays_to_the_same_ou
         assert attribution["extraction_method"] == "pytest-grounding scoring profile pixel"
         assert attribution["extracted_value"] == (json.dumps(record["point"]) if record["point"] else "")
         assert line["metadata"]["screen"].startswith("images/")
+    # the run card on the HTML page's first screen and in the markdown: the same fields the export carries
+    from html import escape
+
+    from pytest_grounding.analysis.card import card_dict
+    from pytest_grounding.render.html import render
+    from pytest_grounding.render.markdown import report_markdown
+
+    card = card_dict(document, next(iter(document["summary"])))
+    assert {f"card.{k}": v for k, v in card.items()} == aggregate["eval_library"]["additional_details"] | {
+        "card.dataset": card["dataset"], "card.samples": card["samples"], "card.accuracy": card["accuracy"]}
+    page = render(document)[0]
+    headline = page[page.index('id="headline"') : page.index("</section>", page.index('id="headline"'))]
+    markdown = report_markdown(document)
+    assert "### Run card" in markdown
+    for text in card.values():
+        assert escape(text) in headline
+    for key in ("preset", "prompt_digest", "errata", "frame_check", "harness"):
+        assert card[key].replace("|", "\\|") in markdown, key
+    assert "--detector" in card["command"] and "pytest-grounding" in card["harness"]
     # exported again: the same file names (a stable uuid)
     again = tmp_path / "again"
     assert main(["export", str(report), "--eee", str(again)]) == 0
