@@ -133,7 +133,10 @@ def test_an_export_is_valid_eee_with_the_runs_figures_and_replays_to_the_same_ou
 
     card = card_dict(document, next(iter(document["summary"])))
     assert {f"card.{k}": v for k, v in card.items()} == aggregate["eval_library"]["additional_details"] | {
-        "card.dataset": card["dataset"], "card.samples": card["samples"], "card.accuracy": card["accuracy"]}
+        "card.dataset": card["dataset"],
+        "card.samples": card["samples"],
+        "card.accuracy": card["accuracy"],
+    }
     page = render(document)[0]
     headline = page[page.index('id="headline"') : page.index("</section>", page.index('id="headline"'))]
     markdown = report_markdown(document)

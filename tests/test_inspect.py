@@ -8,10 +8,10 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 
 import numpy as np
 import pytest
+import tomllib
 from PIL import Image
 from seeing_model import COLOURS, SeeingModel
 
@@ -19,7 +19,7 @@ from helpers import REPO, read_json
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra is not installed"),
-    pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the inspect extra (openai) is not installed"),
+    pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="no openai client"),
     pytest.mark.skipif(importlib.util.find_spec("ui_tars") is None, reason="the openai extra is not installed"),
 ]
 

@@ -110,9 +110,10 @@ def card_fields(document: Mapping[str, Any], key: str, dataset: str | None = Non
     datasets = [d for d in run.get("datasets") or [] if isinstance(d, Mapping)]
     if dataset is not None:
         datasets = [d for d in datasets if d.get("name") == dataset]
-    out["dataset"] = "; ".join(
-        f"{d.get('name')} ({d.get('samples')} samples, fingerprint {d.get('fingerprint')})" for d in datasets
-    ) or "none"
+    out["dataset"] = (
+        "; ".join(f"{d.get('name')} ({d.get('samples')} samples, fingerprint {d.get('fingerprint')})" for d in datasets)
+        or "none"
+    )
 
     counts: Mapping[str, Any] = summary
     if dataset is not None:
@@ -123,9 +124,8 @@ def card_fields(document: Mapping[str, Any], key: str, dataset: str | None = Non
         for r in document.get("not_run") or []
         if isinstance(r, Mapping) and r.get("detector") == spec and (dataset is None or r.get("dataset") == dataset)
     ]
-    out["samples"] = (
-        f"{counts.get('scored', 0)} scored, {counts.get('errors', 0)} errors, {len(not_run)} not run"
-        + (" (the run is partial)" if document.get("partial") else "")
+    out["samples"] = f"{counts.get('scored', 0)} scored, {counts.get('errors', 0)} errors, {len(not_run)} not run" + (
+        " (the run is partial)" if document.get("partial") else ""
     )
     interval = span(counts.get("ci95"))
     out["accuracy"] = f"{pct(counts.get('accuracy'))}, 95% CI {interval} ({METHOD}, clustered by screen)"
@@ -153,7 +153,8 @@ def card_fields(document: Mapping[str, Any], key: str, dataset: str | None = Non
     harness = versions.get("pytest-grounding")
     pytest_version = versions.get("pytest")
     out["harness"] = (
-        f"pytest-grounding {harness or 'unknown'}" + (f", pytest {pytest_version}" if pytest_version else "")
+        f"pytest-grounding {harness or 'unknown'}"
+        + (f", pytest {pytest_version}" if pytest_version else "")
         + f", report schema {document.get('schema_version')}, scoring {document.get('scoring_version')}"
     )
     out["command"] = command_line(document)

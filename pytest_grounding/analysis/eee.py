@@ -311,7 +311,8 @@ def eee_files(
                     "min_score": 0.0,
                     "max_score": 1.0,
                     "additional_details": {
-                        k: str(v) for k, v in (("rule", profile_info.get("rule")), ("source", profile_info.get("source")))
+                        k: str(v)
+                        for k, v in (("rule", profile_info.get("rule")), ("source", profile_info.get("source")))
                         if v
                     },
                 },

@@ -17,8 +17,9 @@ DESCRIPTION = (
     "documented layout (https://huggingface.co/docs/hub/eval-results); the other benchmarks are named, not "
     "written. --screenspot-pro DIR writes ScreenSpot-Pro's official results JSON (details + metrics) of each "
     "ScreenSpot-Pro dataset in the report. --eee DIR writes Every Eval Ever files (schema 0.3.0): per detector "
-    "and dataset (and per --grounding-perturb variant) an aggregate DIR/data/<benchmark>/<developer>/<model>/<uuid>.json "
-    "and its samples sidecar <uuid>_samples.jsonl, as the EEE datastore lays them out. A report of several detectors needs --detector. Exit 0: written; "
+    "and dataset (and per --grounding-perturb variant) an aggregate "
+    "DIR/data/<benchmark>/<developer>/<model>/<uuid>.json and its samples sidecar <uuid>_samples.jsonl, as the EEE "
+    "datastore lays them out. A report of several detectors needs --detector. Exit 0: written; "
     "1: nothing to write (every benchmark said why); 2: the report cannot be read, or the request not met."
 )
 

@@ -150,9 +150,7 @@ def point_in_box(preset: str = DEFAULT_PRESET, scoring: str | None = None) -> An
 
 
 @task
-def grounding(
-    dataset: str, limit: int | None = None, preset: str = DEFAULT_PRESET, scoring: str | None = None
-) -> Task:
+def grounding(dataset: str, limit: int | None = None, preset: str = DEFAULT_PRESET, scoring: str | None = None) -> Task:
     """GUI grounding on a dataset the plugin reads (`-T dataset=PATH`, any `--dataset` spec:
     FORMAT:PATH, hf:NAME...), its first `limit` samples by uid, prompted and decoded with `preset`,
     judged by the scoring profile `scoring` (default pixel)."""

@@ -46,9 +46,7 @@ class Card(Section):
     def card(self, document: Mapping[str, Any], key: str) -> str:
         from ..analysis.card import card_fields
 
-        items = "".join(
-            f"<dt>{escape(f.label)}</dt><dd>{escape(f.text)}</dd>" for f in card_fields(document, key)
-        )
+        items = "".join(f"<dt>{escape(f.label)}</dt><dd>{escape(f.text)}</dd>" for f in card_fields(document, key))
         return (
             f'<details class="run-card" data-card="{escape(key, quote=True)}"><summary>run card</summary>'
             f'<dl style="margin:4px 0;display:grid;grid-template-columns:auto 1fr;gap:2px 8px;font-size:12px">'

@@ -19,7 +19,7 @@ KEYS = frozenset({"evaluation_id", "sample_id", "answer_attribution", "evaluatio
 
 
 def is_eee(keys: set[str]) -> bool:
-    return KEYS <= keys
+    return keys >= KEYS
 
 
 def _terminal(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
