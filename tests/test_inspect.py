@@ -17,11 +17,13 @@ from seeing_model import COLOURS, SeeingModel
 
 from helpers import REPO, read_json
 
-pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra is not installed"),
-    pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="no openai client"),
-    pytest.mark.skipif(importlib.util.find_spec("ui_tars") is None, reason="the openai extra is not installed"),
-]
+needs_inspect = pytest.mark.skipif(
+    importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra is not installed"
+)
+needs_model = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("inspect_ai", "openai", "ui_tars")),
+    reason="the inspect extra (inspect_ai, openai) and the openai extra (ui-tars) are needed",
+)
 
 PRESET = "uitars-1.5-point"
 # name -> size, {colour: square}; each screen is also asked for a colour it lacks (a miss: the model
@@ -84,6 +86,7 @@ def entry_point_path(tmp_path):
 
 
 @pytest.mark.slow
+@needs_model
 def test_inspect_eval_gives_the_pytest_runs_verdicts(project, tmp_path, dataset, model):
     report = tmp_path / "run.json"
     spec = f"openai:base_url={model.url},model=seeing,preset={PRESET}"
@@ -124,3 +127,15 @@ def test_the_core_install_imports_the_package_without_inspect_ai():
     code = "import sys; sys.modules['inspect_ai'] = None; import pytest_grounding.inspect as m; print(m.__all__)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0 and "grounding" in done.stdout, done.stderr
+
+
+@needs_inspect
+def test_the_task_reads_a_dataset_the_plugin_reads_with_its_limit_preset_and_profile():
+    from pytest_grounding.inspect import grounding
+
+    task = grounding(dataset=str(REPO / "fixtures" / "screenspot-pro"), limit=2, preset="uitars-1.5-point")
+    assert len(task.dataset) == 2
+    assert task.metadata == {"preset": "uitars-1.5-point", "scoring_profile": "pixel"}
+    assert task.config.max_tokens == 128 and task.config.temperature == 0
+    with pytest.raises(ValueError, match="unknown scoring profile"):
+        grounding(dataset=str(REPO / "fixtures" / "screenspot-pro"), scoring="nosuch")
