@@ -41,7 +41,9 @@ class Card(Section):
             return []
         cards = {key: card_dict(document, key) for key in keys}
         rows = [[label, *(cards[key][field] for key in keys)] for field, label in FIELDS.items()]
-        return ["### Run card", "", *md_table(["", *keys], rows)]
+        from ..core.safetext import markdown_text
+
+        return ["### Run card", "", *md_table(["", *(markdown_text(k) for k in keys)], rows)]
 
     def card(self, document: Mapping[str, Any], key: str) -> str:
         from ..analysis.card import card_fields
