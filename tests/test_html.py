@@ -277,7 +277,7 @@ def visible(dom):
     return [attrs for attrs in ENTRY.findall(dom) if " hidden" not in attrs]
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_browser_shows_the_gallery_and_filters_it(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html(real_report, page)
@@ -296,6 +296,7 @@ def test_browser_shows_the_gallery_and_filters_it(real_report, tmp_path):
     assert len(visible(dom)) == sum(1 for r in expected if r["outcome"] == "error" and r["detector"] == "random")
 
 
+@pytest.mark.browser
 def test_browser_sorts_by_distance(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html(real_report, page)
@@ -305,6 +306,7 @@ def test_browser_sorts_by_distance(real_report, tmp_path):
     assert distances == sorted(distances, reverse=True) and len(set(distances)) > 1
 
 
+@pytest.mark.browser
 def test_browser_shows_the_partial_marker(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html({**real_report, "partial": True}, page)

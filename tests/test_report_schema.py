@@ -73,20 +73,9 @@ def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
     assert problems(validator, document) == []
 
 
-@pytest.fixture(scope="module")
-def default_set_cache():
-    """The embedded default, generated once before the runs (as ci/ does): pytester gives each run a
-    fresh HOME, so without this each run would generate its own copy."""
-    from pytest_grounding.datasets.synth import default_dataset_dir
-
-    return default_dataset_dir().parent
-
-
 @XDIST
-def test_report_on_the_embedded_default_validates(
-    project, validator, workers, tmp_path, default_set_cache, monkeypatch
-):
-    monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(default_set_cache))
+def test_report_on_the_embedded_default_validates(project, validator, workers, tmp_path):
+    # the session's default set (tests/conftest.py links it into pytester's HOME): not drawn again
     document = report_of(project, tmp_path, "--detector", "center", "--grounding-limit", "3", *workers)
     assert document["summary"]["center"]["samples"] == 3
     assert problems(validator, document) == []
