@@ -63,7 +63,12 @@ _SLOW_IN_FAST_TIER: list[tuple[str, float, float]] = []
 
 def pytest_runtest_logreport(report):
     # On the controller (xdist workers' reports included): the call phase of a passed, unmarked test.
-    if report.when == "call" and report.passed and report.duration >= FAST_TIER_LIMIT_S and "slow" not in report.keywords:
+    if (
+        report.when == "call"
+        and report.passed
+        and report.duration >= FAST_TIER_LIMIT_S
+        and "slow" not in report.keywords
+    ):
         limit = _fast_tier_limit()
         if report.duration >= limit:
             _SLOW_IN_FAST_TIER.append((report.nodeid, report.duration, limit))

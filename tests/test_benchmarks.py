@@ -8,7 +8,7 @@ from importlib.resources import files
 
 import pytest
 
-from helpers import FIXTURES, XDIST, assert_counts, read_json
+from helpers import FIXTURES, SERIAL, assert_counts, read_json
 from pytest_grounding.datasets import DatasetError, load_dataset
 from pytest_grounding.datasets.validate import validate_path
 
@@ -81,7 +81,7 @@ OSWORLD = {
 }  # og-7's box is broken: an error, not scored
 
 
-@XDIST
+@SERIAL
 def test_osworld_g_scored_as_its_authors(project, workers):
     result, document = run(project, FIXTURES / "osworld-g", OSWORLD, *workers)
     assert_counts(result, passed=3, missed=3, errors=1)
@@ -157,7 +157,7 @@ def test_osworld_g_refined_file_and_bad_policy(project):
 # -- UI-Vision, MMBench-GUI -----------------------------------------------------------------------
 
 
-@XDIST
+@SERIAL
 def test_ui_vision_mean_of_splits(project, workers):
     answers = {
         "Click the red square": [20, 10],  # basic: the corner of a box given with reversed corners: hit
@@ -175,7 +175,7 @@ def test_ui_vision_mean_of_splits(project, workers):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_mmbench_gui_mean_of_basic_and_advanced(project, workers):
     answers = {
         "Click the red button": [40, 30],  # basic, windows: hit
@@ -212,7 +212,7 @@ VARIANTS = {
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_screenspot_variants_styles_and_negatives(project, workers):
     result, document = run(project, FIXTURES / "screenspot-v2-variants", VARIANTS, *workers)
     assert_counts(result, passed=7, missed=4)
@@ -242,7 +242,7 @@ def test_screenspot_variants_one_style_by_keyword(project):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_screenspot_pro_in_chinese(project, workers):
     answers = {"打开红色菜单": [30, 20], "按下蓝色按钮": [0, 0], "Open the red menu": [0, 0]}
     result, document = run(project, FIXTURES / "screenspot-pro-cn", answers, "--grounding-language", "cn", *workers)
@@ -266,7 +266,7 @@ def test_chinese_on_a_dataset_without_translations_is_a_usage_error(project):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_showdown_clicks_with_bootstrap_interval(project, workers):
     answers = {
         "Click the red button": [10, 10],  # corner: hit
@@ -300,7 +300,7 @@ CUACTSPOT = {
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_cuactspot_mean_over_modalities(project, workers):
     result, document = run(project, FIXTURES / "cuactspot", CUACTSPOT, *workers)
     assert_counts(result, passed=4, missed=3)

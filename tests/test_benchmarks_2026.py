@@ -4,14 +4,14 @@ each gets its own headline line, named apart, scored as counted by hand; serial 
 import pytest
 from test_benchmarks import OSWORLD, run
 
-from helpers import FIXTURES, XDIST
+from helpers import FIXTURES, SERIAL
 
 # The refined fixture holds the original's rows with "Refined: " before each instruction.
 REFINED = {f"Refined: {k}": v for k, v in OSWORLD.items()}
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_osworld_g_refined_and_original_are_never_pooled(project, workers):
     original = FIXTURES / "osworld-g" / "OSWorld-G.json"
     refined = f"osworld-g:{FIXTURES / 'osworld-g' / 'OSWorld-G_refined.json'}"

@@ -107,7 +107,7 @@ def test_the_readme_quick_start_is_the_ocr_run_then_the_tests_as_ci_runs_them():
     ci = [line for line in ci if line and not line.startswith("#")]
     # .ci/run runs the README's command as its two tiers, the fast one first: each test once.
     assert test_command == "pytest tests/ -n 2"
-    assert ci[-1] == 'python -m pytest tests/ -n 2 -m slow --durations=25', ci[-1]
+    assert ci[-1] == "python -m pytest tests/ -n 2 -m slow --durations=25", ci[-1]
     assert 'python -m pytest tests/ -n 2 -m "not slow" --durations=25' in ci[:-1]
     assert any('-c constraints.txt -e ".[dev]"' in line for line in ci)
 

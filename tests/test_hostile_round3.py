@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from helpers import FIXTURES, REPO, XDIST, read_json
+from helpers import FIXTURES, REPO, SERIAL, XDIST, read_json
 from pytest_grounding.cli.main import main
 
 MINI = FIXTURES / "mini"
@@ -46,12 +46,11 @@ def no_crash(result):
 # -- merge: records validated, re-scored, bounded ---------------------------------------------------------
 
 
-@pytest.fixture(
-    scope="module",
-    params=[pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)],
-)
-def workers(request):
-    return request.param
+@pytest.fixture(scope="module")
+def workers():
+    """Serial shards: `merge` reads the same document whichever way a shard ran (tests/test_shards.py
+    runs shards under xdist; the refusals below are usage errors raised before any worker starts)."""
+    return []
 
 
 @pytest.fixture(scope="module")
@@ -330,7 +329,7 @@ def hostile_replay(tmp_path, kind):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_a_hostile_replay_row_is_that_rows_outcome_never_the_runs_end(tmp_path, workers):
     report = tmp_path / "r.json"
     path = hostile_replay(tmp_path, "digits")
@@ -462,7 +461,7 @@ def test_doctor_reads_a_hostile_cache_without_a_traceback(tmp_path, monkeypatch,
         (["--grounding-shard", "9/9"], None, "9 shards of 8 samples"),
     ],
 )
-@XDIST
+@SERIAL
 def test_shard_counts_are_bounded_by_the_samples(tmp_path, args, env, message, workers):
     started = time.monotonic()
     result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center", *args, *workers, env=env)
@@ -487,7 +486,7 @@ FULL = "/dev/full"
 
 @pytest.mark.skipif(not os.path.exists(FULL), reason="no /dev/full here")
 @pytest.mark.parametrize("option", ["--grounding-json", "--grounding-html", "--grounding-predictions"])
-@XDIST
+@SERIAL
 def test_an_output_that_cannot_be_written_fails_the_run_in_one_line(tmp_path, option, workers):
     result = run_suite(
         tmp_path / "run", f"--dataset={MINI}", "--detector", "center", "--grounding-misses", "xfail",

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, XDIST, read_json
 from pytest_grounding.cli.main import main
 
 PRO, MINI = str(FIXTURES / "screenspot-pro"), str(FIXTURES / "mini")
@@ -21,7 +21,7 @@ def _run(project, tmp_path, *args, workers=(), name="run.json"):
 # --- exports publish the benchmark's own samples, never a variant, an epoch or a local path ---------------------
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("sweep", ["downscale:long_edge=64,jpeg:quality=20", "invert,occlude"])
 def test_an_export_of_a_sweep_publishes_the_original_samples_only(project, tmp_path, capsys, workers, sweep):
     plain = _run(project, tmp_path, "--detector", "colour", workers=workers, name="plain.json")
@@ -71,7 +71,7 @@ def test_an_image_outside_the_dataset_is_never_published_as_a_path():
 SELECTIONS = [["-k", "not pro_m03"], ["-k", "pro_m01 or pro_odd"], ["--grounding-shard", "1/2"]]
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("selection", SELECTIONS)
 def test_a_selection_is_never_published_as_the_benchmark(project, tmp_path, capsys, workers, selection):
     report = _run(project, tmp_path, "--detector", "colour", *selection, workers=workers)
@@ -115,7 +115,7 @@ def _drop(path, which):
     return dropped
 
 
-@XDIST
+@SERIAL
 def test_a_merge_of_shards_lacking_an_epoch_or_a_record_is_partial_and_names_them(project, tmp_path, capsys, workers):
     paths = _shards(project, tmp_path, "--grounding-epochs", "3", workers=workers)
     whole = _merged(tmp_path, paths, capsys)
@@ -130,7 +130,7 @@ def test_a_merge_of_shards_lacking_an_epoch_or_a_record_is_partial_and_names_the
     assert main(["export", str(tmp_path / "merged.json"), "--screenspot-pro", str(out)]) == 1
 
 
-@XDIST
+@SERIAL
 def test_a_merge_of_a_cut_shard_is_partial(project, tmp_path, capsys, workers):
     paths = _shards(project, tmp_path, workers=workers)
     cut = read_json(paths[1])["samples"][0]["id"]
@@ -201,7 +201,7 @@ def _schema_problems(path):
     return problems(read_json(path))
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("kind", ["served", "sweep-epochs-cache", "locate", "replay"])
 def test_reports_of_every_kind_of_run_fit_the_schema_and_read_back(project, tmp_path, capsys, chat, workers, kind):
     pytest.importorskip("httpx")
@@ -238,7 +238,7 @@ def test_reports_of_every_kind_of_run_fit_the_schema_and_read_back(project, tmp_
     assert "error:" not in capsys.readouterr().err
 
 
-@XDIST
+@SERIAL
 def test_an_agentic_report_fits_the_schema(pytester, tmp_path, workers):
     pytest.importorskip("httpx")
     from scripted_agent import ScriptedAgent
@@ -359,7 +359,7 @@ class NestedServer:
         self.url = self.server.url
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize(("where", "depth"), [("models", 100_000), ("chat", 5_000), ("engine", 30_000)])
 def test_nested_json_from_a_server_is_one_clear_outcome(project, tmp_path, workers, where, depth):
     pytest.importorskip("httpx")
@@ -481,7 +481,7 @@ def test_a_cache_folder_linked_out_of_the_store_is_not_read(tmp_path):
     assert elsewhere.get(key) is not None and store.get(key) is None
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
 def test_a_run_over_a_cache_of_special_files_asks_the_model_again(project, tmp_path, ok_model, workers, kind):
     pytest.importorskip("httpx")
@@ -749,7 +749,7 @@ def test_hostile_crop_arguments_are_an_invalid_action_never_an_exception(argumen
 # --- huge numbers in a sweep's parameters are refused by name ---------------------------------------------------
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize(
     "spec",
     ["downscale:max_pixels=" + "9" * 400, "downscale:long_edge=10000000000", "jpeg:quality=" + "1" * 60,

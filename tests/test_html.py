@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, REPO, XDIST, read_json
+from helpers import FIXTURES, REPO, SERIAL, XDIST, read_json
 from pytest_grounding.analysis.figures import design_figures, slice_figure
 from pytest_grounding.cli.main import main
 from pytest_grounding.render.html import render, write_html
@@ -180,7 +180,7 @@ def test_plots_are_pngs(real_report, tmp_path):
 # -- the plugin ----------------------------------------------------------------------------------
 
 
-@XDIST
+@SERIAL
 def test_plugin_writes_the_page_of_its_json(project, workers, tmp_path):
     page, report = tmp_path / "out" / "page.html", tmp_path / "r.json"
     result = project.runpytest(

@@ -7,7 +7,7 @@ from importlib.resources import files
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -31,7 +31,7 @@ def report_of(project, tmp_path, *args):
     return read_json(path)
 
 
-@XDIST
+@SERIAL
 def test_report_with_hits_wrong_format_errors_and_gates_validates(project, validator, workers, tmp_path):
     document = report_of(
         project,
@@ -73,7 +73,7 @@ def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
     assert problems(validator, document) == []
 
 
-@XDIST
+@SERIAL
 def test_report_on_the_embedded_default_validates(project, validator, workers, tmp_path):
     # the session's default set (tests/conftest.py links it into pytester's HOME): not drawn again
     document = report_of(project, tmp_path, "--detector", "center", "--grounding-limit", "3", *workers)
@@ -184,7 +184,7 @@ def test_open_places_accept_new_fields(validator, document):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_report_with_a_baseline_written_then_compared_validates(project, validator, workers, tmp_path):
     baseline = tmp_path / "baseline.json"
     args = (f"--dataset={MINI}", "--detector", "colour", "--grounding-limit", "6", f"--grounding-baseline={baseline}")
