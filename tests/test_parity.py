@@ -22,7 +22,11 @@ VOLATILE = ("time", "latency", "seconds", "duration", "started", "finished", "el
 
 def timing(key):
     key = key.lower()
-    return key.endswith(("_ms", "_s", "_per_s")) or key in ("ms", "s", "throughput") or any(word in key for word in VOLATILE)
+    return (
+        key.endswith(("_ms", "_s", "_per_s"))
+        or key in ("ms", "s", "throughput")
+        or any(word in key for word in VOLATILE)
+    )
 
 
 def stable(value, key=""):
