@@ -127,6 +127,6 @@ def test_the_timings_are_written_by_the_benchmark_script(tmp_path, monkeypatch):
     monkeypatch.setattr(script, "REPO", tmp_path)
     assert script.main(["nap", "--write"]) == 0
     (entry,) = json.loads(figures.read_text())["timings"]
-    assert entry["seconds"] == 1 and entry["command"] == command
+    assert 1 <= entry["seconds"] <= 120 and entry["command"] == command  # 1.2 s of sleep, on a machine of any load
     assert "cores" in entry["machine"] and "load average" in entry["load"] and entry["date"]
     assert entry["source"].startswith("benchmarks/time_commands.py")

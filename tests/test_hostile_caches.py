@@ -215,7 +215,6 @@ def test_cache_write_errors_are_counted_and_an_unusable_folder_refused(project, 
 
 @pytest.mark.parametrize("kind", ["link out of the cache", "mixed index", "weights deleted"])
 def test_doctor_never_lists_an_incomplete_repo_as_runnable(tmp_path, monkeypatch, capsys, kind):
-    from test_hostile_round3 import hostile_cache
 
     _, cache, snapshot = hostile_cache(tmp_path, "link out of the cache" if kind == "weights deleted" else kind)
     if kind == "weights deleted":

@@ -32,6 +32,12 @@ def no_crash(result):
     return text
 
 
+@pytest.fixture
+def workers():
+    """Serial runs: the refusals here are usage errors raised before any worker starts."""
+    return []
+
+
 # -- one predictions file, one run ---------------------------------------------------------------------------
 
 

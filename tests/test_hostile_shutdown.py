@@ -174,8 +174,6 @@ patched.{function} = {function}
 def test_ctrl_c_at_the_runs_end_loses_no_output(tmp_path, workers, module, function):
     import importlib.util
 
-    from test_hostile_round3 import no_crash, run_suite
-
     if module == "tracked" and importlib.util.find_spec("mlflow") is None:
         pytest.skip("needs the mlflow extra")
     folder = tmp_path / "run"
