@@ -52,6 +52,7 @@ def _fast_tier(config) -> bool:
     return "not slow" in (config.getoption("markexpr", "") or "")
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves these out
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("slow") is None and any(item.get_closest_marker(m) for m in TIER_MARKERS):
