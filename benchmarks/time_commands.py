@@ -7,7 +7,10 @@ into docs/figures.md; tests/test_docs_figures.py keeps every other page from quo
     python docs/_hooks/grounding_docs.py                  # ... and its table in docs/figures.md
 
 Each entry keeps its command; the run records the seconds, the machine (cores, GPU or not), the load
-average before it started and the date, so a figure measured on a busy machine says so."""
+average before it started and the date, so a figure measured on a busy machine says so. An entry with
+`collect` (a pytest command line) also counts the tests it selects (`--collect-only -q`) and writes
+the count into its `what` (`what_template`, "{tests}" standing for the count); `--count-only` counts
+without timing (a test tier's count stays current without running the tier)."""
 
 from __future__ import annotations
 
@@ -46,15 +49,42 @@ def timed(command: str) -> float:
     return took
 
 
+def collected(command: str) -> int:
+    """How many tests a pytest command line selects (its `--collect-only -q` summary line)."""
+    done = subprocess.run(
+        [*shlex.split(command), "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    last = (done.stdout.strip().splitlines() or [""])[-1]  # "1776/2302 tests collected (526 deselected) in 24.42s"
+    words = last.split()
+    if done.returncode != 0 or "collected" not in words:
+        raise SystemExit(f"{command!r} --collect-only exited {done.returncode}: {last!r}")
+    return int(words[0].split("/")[0])
+
+
+def count(entry: dict) -> None:
+    tests = collected(entry["collect"])
+    entry["tests"] = tests
+    entry["what"] = entry["what_template"].replace("{tests}", f"{tests:,}")
+    print(f"{entry['key']}: {entry['collect']}: {tests:,} tests")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     document = json.loads(FIGURES.read_text(encoding="utf-8"))
     keys = [entry["key"] for entry in document["timings"]]
     parser.add_argument("keys", nargs="+", choices=keys, help="the entries to time")
     parser.add_argument("--write", action="store_true", help="record the measurements in docs/_figures.json")
+    parser.add_argument("--count-only", action="store_true", help="count the tests of `collect` entries, time nothing")
     args = parser.parse_args(argv)
     for entry in document["timings"]:
         if entry["key"] not in args.keys:
+            continue
+        if "collect" in entry:
+            count(entry)
+        if args.count_only:
             continue
         before = load()
         seconds = timed(entry["command"])

@@ -9,6 +9,7 @@ import pytest
 
 import pytest_grounding
 from helpers import FIXTURES, make_project
+from pytest_grounding.core.cache import cache_root
 from pytest_grounding.render import run_folder
 
 # pytester's in-process runs restore sys.modules afterwards, so a module first imported inside one
@@ -24,18 +25,22 @@ for _name in ("httpx", "httpcore"):
 
 pytest_plugins = ["pytester"]
 
-# The fast tier (`pytest tests/ -m "not slow" -n 2`) leaves out what is marked slow on the tests
-# themselves: every scenario's xdist twin (helpers.XDIST), the documented commands, real models on
-# real screens, tiny checkpoints on torch, the terminal/X11 drivers, and any test that takes 10 s or
-# more. In the fast tier such an unmarked test fails, naming itself, so a slow test never rejoins it.
-# The limit is for an idle machine: on a loaded one (more runnable processes than cores) it grows by
-# the load's ratio, so another job on the machine does not fail a test.
+# The tiers (markers registered in pyproject.toml, described in CONTRIBUTING.md): the fast tier
+# (`pytest tests/ -m "not slow" -n 2`) is every test not marked `slow`; `slow` marks what it leaves
+# out: the xdist twins (helpers.XDIST), the parity runs, the documented commands, real models on real
+# screens, tiny checkpoints on torch, and any test that takes 10 s or more. `engines` (the real
+# serving engines), `browser` (headless chromium) and `desktop` (the X11/terminal drivers) name the
+# tests that need a program outside Python; each of them is slow too (added here at collection).
+TIER_MARKERS = ("engines", "browser", "desktop", "parity")
+
+# The fast tier's duration guard: an unmarked test that runs 10 s or more is listed at the end of
+# the fast tier's run ("slow tests in the fast tier"), never failed: a timed test would turn CI red
+# on a loaded machine. The limit is for an idle machine: on a loaded one (more runnable processes
+# than cores) it grows by the load's ratio.
 FAST_TIER_LIMIT_S = 10.0
 
 
 def _fast_tier_limit() -> float:
-    import os
-
     try:
         load = os.getloadavg()[0] / (os.cpu_count() or 1)
     except OSError:
@@ -47,23 +52,35 @@ def _fast_tier(config) -> bool:
     return "not slow" in (config.getoption("markexpr", "") or "")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves these out
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("slow") is None and any(item.get_closest_marker(m) for m in TIER_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
+
+_SLOW_IN_FAST_TIER: list[tuple[str, float, float]] = []
+
+
+def pytest_runtest_logreport(report):
+    # On the controller (xdist workers' reports included): the call phase of a passed, unmarked test.
     if (
-        call.when == "call"
+        report.when == "call"
         and report.passed
-        and call.duration >= FAST_TIER_LIMIT_S
-        and _fast_tier(item.config)
-        and item.get_closest_marker("slow") is None
-        and call.duration >= (limit := _fast_tier_limit())
+        and report.duration >= FAST_TIER_LIMIT_S
+        and "slow" not in report.keywords
     ):
-        report.outcome = "failed"
-        report.longrepr = (
-            f"{item.nodeid} took {call.duration:.1f} s in the fast tier (limit {limit:.0f} s at this load): "
-            "mark it @pytest.mark.slow"
-        )
+        limit = _fast_tier_limit()
+        if report.duration >= limit:
+            _SLOW_IN_FAST_TIER.append((report.nodeid, report.duration, limit))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _fast_tier(config) or not _SLOW_IN_FAST_TIER:
+        return
+    terminalreporter.section("slow tests in the fast tier")
+    for nodeid, took, limit in sorted(_SLOW_IN_FAST_TIER, key=lambda row: -row[1]):
+        terminalreporter.write_line(f"{nodeid}: {took:.1f} s (limit {limit:.0f} s at this load): mark it slow?")
 
 
 # Every run keeps its report (render/run_folder.py) in ./grounding-runs unless told otherwise: the
@@ -155,6 +172,39 @@ def pytest_grounding_register_detectors(registry):
     registry.register("interrupting", Interrupting)
     registry.register("broken", broken_factory)
 """
+
+
+# The project's cache as this session found it, before any pytester moves HOME.
+PROJECT_CACHE = cache_root()
+
+
+@pytest.fixture(scope="session")
+def shared_default_set():
+    """The embedded synthetic default (300 screens), generated once for the test session (and kept
+    for the next one) in the project's cache ($PYTEST_GROUNDING_CACHE, else ~/.cache/pytest-grounding,
+    read before pytester moves HOME). xdist workers take a lock, so one draws it and the other waits;
+    the package's own rename into place keeps a half-written set from ever being seen."""
+    import fcntl
+
+    from pytest_grounding.datasets.synth import default_dataset_dir
+
+    root = PROJECT_CACHE
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".tests-synthetic.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return default_dataset_dir(root)
+
+
+@pytest.fixture
+def pytester(pytester, shared_default_set):
+    """pytester with its HOME's project cache holding a link to the session's synthetic default: a
+    run on the default set reads it instead of drawing 300 screens again (about 25 s). The rest of
+    that cache stays the test's own; a test that sets $PYTEST_GROUNDING_CACHE (the first use,
+    test_first_hour.py) gets its own folder and draws the set there."""
+    cache = pytester.path / ".cache" / "pytest-grounding"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / shared_default_set.name).symlink_to(shared_default_set, target_is_directory=True)
+    return pytester
 
 
 @pytest.fixture

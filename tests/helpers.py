@@ -18,10 +18,17 @@ needs_shared = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"{SHARED_DAT
 needs_openai = pytest.mark.skipif(
     importlib.util.find_spec("httpx") is None, reason="the openai extra (httpx) is not installed"
 )
-# Each scenario serially and under xdist; the xdist twin is slow (the fast tier keeps the serial run).
+# Each scenario serially and under xdist, for the scenarios whose path distribution changes: the
+# wire and the controller's aggregation, crashes and rescheduling, shards, resume, budgets shared
+# among workers, baselines and served sessions sent to workers, prefetch. The xdist twin is slow (the
+# fast tier keeps the serial run).
 XDIST = pytest.mark.parametrize(
     "workers", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)]
 )
+# The other scenarios run serially only (the same `workers` argument, so a scenario can move back to
+# XDIST in one word); each feature family's whole document is compared serial against `-n 2` once,
+# in tests/test_parity.py. A usage error raised before any worker starts needs no twin.
+SERIAL = pytest.mark.parametrize("workers", [pytest.param([], id="serial")])
 SUITE = REPO / "suites" / "test_grounding.py"
 
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import FIXTURES, NO_FRAME_CHECK, XDIST, LoopbackServer, make_project, needs_openai, read_json
+from helpers import FIXTURES, NO_FRAME_CHECK, SERIAL, LoopbackServer, make_project, needs_openai, read_json
 from pytest_grounding.analysis import cache_counts
 from pytest_grounding.core.identity import split_label
 from pytest_grounding.core.record import CACHE_META, CacheUse
@@ -445,7 +445,7 @@ def test_a_cached_rerun_sends_no_request_and_gives_the_same_records_xdist(pytest
 
 
 @needs_openai
-@XDIST
+@SERIAL
 def test_errors_and_cut_answers_are_asked_again_and_a_new_image_misses(pytester, model, tmp_path, workers):
     pytest.importorskip("ui_tars")
     make_project(pytester, ini=NO_FRAME_CHECK)  # the model counts its requests

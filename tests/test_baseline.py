@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from helpers import FIXTURES, XDIST, assert_counts, read_json
+from helpers import FIXTURES, SERIAL, XDIST, assert_counts, read_json
 from pytest_grounding.analysis import baseline as bl
 
 MINI = str(FIXTURES / "mini")
@@ -203,7 +203,7 @@ def test_first_run_writes_and_fails_second_passes_regression_fails_update_rewrit
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_an_improvement_passes_and_is_reported(tuned, workers, tmp_path, monkeypatch):
     path = tmp_path / "baseline.json"
     monkeypatch.setenv("GROUNDING_TEST_BLIND", "blue")
@@ -277,7 +277,7 @@ def test_verdicts_identical_with_and_without_xdist(tuned, tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_another_dataset_version_or_detector_spec_is_a_usage_error(tuned, workers, tmp_path):
     data = tmp_path / "mini"
     shutil.copytree(MINI, data)
@@ -327,7 +327,7 @@ def test_baseline_from_the_ini_file_is_relative_to_it(tuned, tmp_path):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_junit_xml_carries_each_samples_outcome_and_figures(tuned, workers, tmp_path, monkeypatch):
     path, xml = tmp_path / "baseline.json", tmp_path / "junit.xml"
     run(tuned, path)

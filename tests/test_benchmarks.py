@@ -8,7 +8,7 @@ from importlib.resources import files
 
 import pytest
 
-from helpers import FIXTURES, XDIST, assert_counts, read_json
+from helpers import FIXTURES, SERIAL, assert_counts, read_json
 from pytest_grounding.datasets import DatasetError, load_dataset
 from pytest_grounding.datasets.validate import validate_path
 
@@ -81,7 +81,7 @@ OSWORLD = {
 }  # og-7's box is broken: an error, not scored
 
 
-@XDIST
+@SERIAL
 def test_osworld_g_scored_as_its_authors(project, workers):
     result, document = run(project, FIXTURES / "osworld-g", OSWORLD, *workers)
     assert_counts(result, passed=3, missed=3, errors=1)
@@ -157,7 +157,7 @@ def test_osworld_g_refined_file_and_bad_policy(project):
 # -- UI-Vision, MMBench-GUI -----------------------------------------------------------------------
 
 
-@XDIST
+@SERIAL
 def test_ui_vision_mean_of_splits(project, workers):
     answers = {
         "Click the red square": [20, 10],  # basic: the corner of a box given with reversed corners: hit
@@ -175,7 +175,7 @@ def test_ui_vision_mean_of_splits(project, workers):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_mmbench_gui_mean_of_basic_and_advanced(project, workers):
     answers = {
         "Click the red button": [40, 30],  # basic, windows: hit
@@ -212,7 +212,7 @@ VARIANTS = {
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_screenspot_variants_styles_and_negatives(project, workers):
     result, document = run(project, FIXTURES / "screenspot-v2-variants", VARIANTS, *workers)
     assert_counts(result, passed=7, missed=4)
@@ -242,7 +242,7 @@ def test_screenspot_variants_one_style_by_keyword(project):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_screenspot_pro_in_chinese(project, workers):
     answers = {"打开红色菜单": [30, 20], "按下蓝色按钮": [0, 0], "Open the red menu": [0, 0]}
     result, document = run(project, FIXTURES / "screenspot-pro-cn", answers, "--grounding-language", "cn", *workers)
@@ -266,7 +266,7 @@ def test_chinese_on_a_dataset_without_translations_is_a_usage_error(project):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_showdown_clicks_with_bootstrap_interval(project, workers):
     answers = {
         "Click the red button": [10, 10],  # corner: hit
@@ -300,7 +300,7 @@ CUACTSPOT = {
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_cuactspot_mean_over_modalities(project, workers):
     result, document = run(project, FIXTURES / "cuactspot", CUACTSPOT, *workers)
     assert_counts(result, passed=4, missed=3)
@@ -504,3 +504,35 @@ def test_a_broken_classification_file_is_named(tmp_path):
     (tmp_path / "classification_result.json").write_text(json.dumps({"classified": ["og-1"]}))
     with pytest.raises(DatasetError, match=r"classification_result\.json: expected"):
         load_dataset(str(tmp_path))
+
+
+# -- the OSWorld-G refined split as its own benchmark (issue 28): beside the original in one run, each
+# its own headline line, named apart, scored as counted by hand.
+
+# The refined fixture holds the original's rows with "Refined: " before each instruction.
+REFINED = {f"Refined: {k}": v for k, v in OSWORLD.items()}
+
+
+@pytest.mark.slow
+@SERIAL
+def test_osworld_g_refined_and_original_are_never_pooled(project, workers):
+    original = FIXTURES / "osworld-g" / "OSWorld-G.json"
+    refined = f"osworld-g:{FIXTURES / 'osworld-g' / 'OSWorld-G_refined.json'}"
+    # the original answered as in test_benchmarks (3 hits of 6 scored); the refined with only its first two
+    answers = {**OSWORLD, **{k: v for k, v in list(REFINED.items())[:2]}}
+    result, document = run(project, original, answers, f"--dataset={refined}", *workers)
+    assert result.ret in (0, 1), result.stdout.str()
+    benches = {b["benchmark"]: b for b in document["summary"]["table"]["benchmarks"]}
+    assert set(benches) == {"osworld-g", "osworld-g-refined"}
+    assert benches["osworld-g"]["dataset"] == "osworld-g-original" and benches["osworld-g"]["value"] == pytest.approx(
+        3 / 6
+    )
+    # refined: og-1 hit, og-2 miss (one pixel left), og-3..og-6 unanswered (wrong format: misses), og-7 an error
+    assert benches["osworld-g-refined"]["dataset"] == "osworld-g-refined"
+    assert benches["osworld-g-refined"]["value"] == pytest.approx(1 / 6)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*osworld-g-original (osworld-g) headline 50.0%: accuracy over all rows, refusal rows included*",
+            "*osworld-g-refined (osworld-g-refined) headline 16.7%: accuracy over all rows of the REFINED split*",
+        ]
+    )

@@ -9,7 +9,7 @@ from fnmatch import fnmatch
 import pytest
 from test_benchmarks import check_schema, outcomes, run
 
-from helpers import FIXTURES, XDIST, assert_counts
+from helpers import FIXTURES, SERIAL, assert_counts
 from pytest_grounding.datasets import DatasetError, load_dataset
 from pytest_grounding.datasets.validate import validate_path
 
@@ -30,7 +30,7 @@ VENUS = {
 }  # "Check out the basket" (functional) is not in the table: wrong format, a miss in the denominator
 
 
-@XDIST
+@SERIAL
 def test_venusbench_gd_scored_as_its_authors(project, workers):
     result, document = run(project, FIXTURES / "venusbench-gd", VENUS, *workers)
     assert_counts(result, passed=4, missed=3)
@@ -77,7 +77,7 @@ VENUS_CN = {
 }  # "Create a new note" has no instruction_zh: an error under cn
 
 
-@XDIST
+@SERIAL
 def test_venusbench_gd_in_chinese(project, workers):
     result, document = run(project, FIXTURES / "venusbench-gd", VENUS_CN, "--grounding-language", "cn", *workers)
     assert_counts(result, passed=5, missed=1, errors=1)
@@ -110,7 +110,7 @@ WINDESK = {
 }  # "the settings gear" (the target window's box) is not in the table: wrong format, counted
 
 
-@XDIST
+@SERIAL
 def test_windeskground_counts_only_the_rows_its_authors_count(project, workers):
     result, document = run(project, FIXTURES / "windeskground", WINDESK, *workers)
     assert_counts(result, passed=3, missed=3, errors=3)
@@ -159,7 +159,7 @@ CAGUI = {
 }  # fun2point "用于发送消息的按钮。" is unanswered: wrong format; text2point-2's abs_position is broken: an error
 
 
-@XDIST
+@SERIAL
 def test_cagui_mean_of_fun2point_and_text2point(project, workers):
     result, document = run(project, FIXTURES / "cagui-grounding", CAGUI, *workers)
     assert_counts(result, passed=3, missed=2, errors=1)

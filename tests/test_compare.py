@@ -7,7 +7,7 @@ from importlib.resources import files
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.analysis.compare import (
     Method,
     cells,
@@ -192,7 +192,7 @@ def _comparison(result):
     return text.split("comparison of methods:")[1].split("grounding JSON report")[0]
 
 
-@XDIST
+@SERIAL
 def test_a_multi_detector_run_ends_with_the_comparison_table(project, tmp_path, workers):
     specs = ["--detector", "center", "--detector", "colour", "--detector", "colour+zoom:min_size=32"]
     result, report = _run(project, tmp_path, "run", *specs, *workers)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import XDIST, assert_counts
+from helpers import SERIAL, assert_counts
 from pytest_grounding.cli.curation import annotate, document, preview, record
 from pytest_grounding.cli.curation.boxedit import BoxEdit, clamp_box, default_box
 from pytest_grounding.cli.curation.review import Review, to_normalized, to_pixels
@@ -436,7 +436,7 @@ def test_record_without_a_display_says_so(tmp_path, monkeypatch, capsys):
     assert "needs an X11 display" in capsys.readouterr().out
 
 
-@XDIST
+@SERIAL
 def test_a_recorded_dataset_runs_under_the_suite(tmp_path, project, workers):
     """The same schema from the recorder's pure side, under the suite with and without -n 2 (no X needed)."""
     from PIL import Image

@@ -16,7 +16,7 @@ from helpers import REPO, assert_counts
 from pytest_grounding.datasets.validate import validate_path
 
 pytestmark = [
-    pytest.mark.slow,  # the fast tier leaves this file out
+    pytest.mark.desktop,  # an X11 app or a terminal driven from outside: slow, out of the fast tier
     pytest.mark.skipif(
         shutil.which("Xvfb") is None or shutil.which("xdotool") is None,
         reason="Xvfb and xdotool are not installed (Debian: apt-get install xvfb xdotool)",

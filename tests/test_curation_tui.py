@@ -20,7 +20,7 @@ from helpers import REPO, SHARED_DATA, needs_shared
 from pytest_grounding.datasets.validate import validate_path
 
 pytestmark = [
-    pytest.mark.slow,  # the fast tier leaves this file out
+    pytest.mark.desktop,  # an X11 app or a terminal driven from outside: slow, out of the fast tier
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(
         importlib.util.find_spec("prompt_toolkit") is None, reason="prompt_toolkit (the curation extra) is absent"

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, SHARED_DATA, XDIST, assert_counts, needs_shared, read_json, read_jsonl
+from helpers import FIXTURES, SERIAL, SHARED_DATA, assert_counts, needs_shared, read_json, read_jsonl
 from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import DatasetError, load_dataset
 
@@ -97,7 +97,7 @@ def test_duplicate_ids_get_distinct_test_ids(tmp_path):
     assert len(set(uids)) == 2 and uids[1].endswith("-dup2")
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("name, expected", [("screenspot", 5), ("screenspot-pro", 6), ("harness", 5)])
 def test_every_format_runs_end_to_end_with_exact_boxes(project, workers, name, expected, tmp_path):
     report = tmp_path / "r.json"
@@ -124,7 +124,7 @@ def test_shared_screenspot_v1_in_its_original_format(project):
 
 @pytest.mark.slow
 @needs_shared
-@XDIST
+@SERIAL
 def test_shared_screenagent_accuracy_matches_an_independent_scorer(project, workers, tmp_path):
     path = SHARED_DATA / "screenagent-dev"
     predictions, report = tmp_path / "p.jsonl", tmp_path / "r.json"

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import pytest
 
-from helpers import FIXTURES, NO_FRAME_CHECK, XDIST, LoopbackServer, make_project, needs_openai, read_json, read_jsonl
+from helpers import FIXTURES, NO_FRAME_CHECK, SERIAL, LoopbackServer, make_project, needs_openai, read_json, read_jsonl
 from pytest_grounding.analysis import epochs
 from pytest_grounding.core.types import Box, Sample, epoch_of, sample_uid, with_epochs
 
@@ -158,7 +158,7 @@ def independent(records):
 
 
 @needs_openai
-@XDIST
+@SERIAL
 def test_epochs_against_a_server_answering_at_random(pytester, served, workers, tmp_path):
     pytest.importorskip("ui_tars")
     model, server = served

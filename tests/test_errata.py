@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST
+from helpers import FIXTURES, SERIAL
 from pytest_grounding.analysis.errata import ErrataError, block, corrected, parse, summary_lines
 from pytest_grounding.cli.curation import errata_review
 from pytest_grounding.cli.curation.errata_review import FindingsReview
@@ -153,7 +153,7 @@ MINI_ERRATA = [
 ]
 
 
-@XDIST
+@SERIAL
 def test_a_run_with_errata_keeps_the_official_figure_and_adds_the_corrected(project, tmp_path, workers):
     import hashlib
 
@@ -227,7 +227,7 @@ def test_ids_that_match_no_sample_are_named_and_not_counted():
     assert unmatched_note(found, {"c", "zz", "yy"}) is None
 
 
-@XDIST
+@SERIAL
 def test_rescore_carries_the_errata_and_takes_another_file(project, tmp_path, capsys, workers):
     """A run with errata (one id of another dataset): the note names it, the counts say what applied, the
     run record keeps the file's digest; `rescore` of that report applies the same corrections again,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.cli.main import main
 
 yaml = pytest.importorskip("yaml")
@@ -99,7 +99,7 @@ ANSWERS = [
 ]
 
 
-@XDIST
+@SERIAL
 def test_screenspot_pro_results_replay_to_the_same_outcomes(project, workers, tmp_path, capsys):
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(row) + "\n" for row in ANSWERS))

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, XDIST, make_project, needs_openai, read_json
+from helpers import FIXTURES, SERIAL, make_project, needs_openai, read_json
 from pytest_grounding.detectors.fake_server import FakeServer, answer_text, centre_in_frame
 from pytest_grounding.detectors.vlm.matching import NoPresetMatches
 from pytest_grounding.detectors.vlm.parse import extract, to_pixels
@@ -58,7 +58,7 @@ def project(pytester):
 
 
 @needs_openai
-@XDIST
+@SERIAL
 def test_a_run_against_the_stand_in_with_no_preset_says_which_the_model_id_picked(project, tmp_path, workers):
     with FakeServer(preset="qwen2.5-vl") as server:
         report = tmp_path / "r.json"
@@ -119,7 +119,7 @@ def test_bad_options_are_refused():
 
 
 @needs_openai
-@XDIST
+@SERIAL
 def test_the_command_serves_a_run_end_to_end(project, tmp_path, workers):
     command = [sys.executable, "-m", "pytest_grounding", "fake-server", "--preset", "uitars-1.5-point", "--delay", "0"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

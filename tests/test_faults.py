@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import XDIST, assert_counts, make_project
+from helpers import SERIAL, XDIST, assert_counts, make_project
 
 RED = (220, 30, 30)
 HUGE = 10**400  # an integer that no float holds
@@ -243,7 +243,7 @@ def by_id(document, detector):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_hostile_dataset_every_row_recorded_nothing_read_outside(faults, workers, tmp_path):
     dataset = hostile_dataset(tmp_path)
     report, predictions = tmp_path / "out" / "r.json", tmp_path / "out" / "p.jsonl"
@@ -290,7 +290,7 @@ ANSWERS = {
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_odd_answers_are_scored_or_errors_never_lost_or_repaired(faults, workers, tmp_path):
     dataset = good_dataset(tmp_path, count=3)
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
@@ -341,7 +341,7 @@ def test_a_worker_that_dies_leaves_an_error_record(faults, tmp_path):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_the_same_dataset_twice_runs_once(faults, workers, tmp_path):
     dataset = good_dataset(tmp_path, count=3)
     report, predictions = tmp_path / "r.json", tmp_path / "p.jsonl"
@@ -413,7 +413,7 @@ def test_a_missing_extra_is_one_usage_error_naming_the_install(faults, tmp_path,
     )
 
 
-@XDIST
+@SERIAL
 def test_a_report_that_cannot_be_written_at_the_end_keeps_the_run_and_the_summary(
     faults, workers, tmp_path, monkeypatch
 ):

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, REPO, XDIST, assert_counts, read_json
+from helpers import FIXTURES, REPO, SERIAL, XDIST, assert_counts, read_json
 
 MINI = str(FIXTURES / "mini")
 
@@ -56,7 +56,7 @@ def test_the_embedded_default_is_named_the_same_with_and_without_xdist(project, 
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, workers):
     result = project.runpytest(f"--dataset={MINI}", "--detector", "center", "--grounding-show-misses", "3", *workers)
     assert_counts(result, missed=6, errors=2)

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from seeing_model import COLOURS, SeeingModel
 
-from helpers import XDIST, read_json, read_jsonl
+from helpers import SERIAL, read_json, read_jsonl
 from pytest_grounding.core.cache import CACHE_ENV
 
 pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
@@ -98,7 +98,7 @@ def test_a_wrong_frame_stops_the_run_before_any_dataset_request(pytester, projec
     assert not report.exists()
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
 def test_warn_runs_names_the_frame_and_its_suggestion_gives_the_samples_back(
     pytester, project, tmp_path, model, dataset, frame, workers
@@ -122,7 +122,7 @@ def test_warn_runs_names_the_frame_and_its_suggestion_gives_the_samples_back(
     assert again["diagnosis"]["frame"]["name"] == "as-preset"
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("model", ["right"], indirect=True)
 def test_the_right_frame_gets_no_finding(pytester, project, tmp_path, model, dataset, workers):
     result, report, _ = run(pytester, tmp_path, model, dataset, *workers)
@@ -195,7 +195,7 @@ def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_pat
     assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("model", ["wrong"], indirect=True)
 def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, project, tmp_path, model, dataset, workers):
     """One sample of a screen (-k): the run classifies its miss against every element of the dataset;
@@ -231,7 +231,7 @@ def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
     assert model.dataset_requests() == 0
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("model", ["rel1000"], indirect=True)
 def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(
     pytester, project, tmp_path, model, dataset, workers

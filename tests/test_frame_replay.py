@@ -7,7 +7,7 @@ import json
 import pytest
 from PIL import Image
 
-from helpers import XDIST, read_json, read_jsonl
+from helpers import SERIAL, read_json, read_jsonl
 from pytest_grounding.cli.main import main
 from pytest_grounding.core import frames
 
@@ -47,7 +47,7 @@ def answers(centres, frame):
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("frame,suggestion", [("rel1000", "rel1000"), ("offset", "offset:40,25")])
 def test_a_replayed_files_frame_is_named_and_its_suggestion_gives_the_samples_back(
     project, tmp_path, dataset, frame, suggestion, workers

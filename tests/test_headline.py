@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from helpers import FIXTURES, XDIST, make_project, read_json
+from helpers import FIXTURES, SERIAL, make_project, read_json
 from pytest_grounding.render.html import render
 
 MINI = str(FIXTURES / "mini")
@@ -28,7 +28,7 @@ def page_of(project, tmp_path, *args):
     return result, read_json(report), page.read_text(encoding="utf-8")
 
 
-@XDIST
+@SERIAL
 def test_the_page_opens_with_a_card_per_detector_and_the_run_folded(project, tmp_path, workers):
     _, document, page = page_of(
         project, tmp_path, "--detector", "colour", "--detector", "center", "--grounding-min-accuracy", "0.5", *workers
@@ -68,7 +68,7 @@ def test_a_card_holds_a_slot_for_a_sections_diagnosis():
     assert render({"summary": {}, "samples": []})[0].count('id="headline"') == 1
 
 
-@XDIST
+@SERIAL
 def test_a_gated_run_ends_with_its_verdict_after_pytests_counts(project, tmp_path, workers):
     page = tmp_path / "r.html"
     result = project.runpytest(

@@ -24,7 +24,7 @@ from hf_tables import (
     write_table,
 )
 
-from helpers import XDIST, assert_counts, read_json
+from helpers import SERIAL, assert_counts, read_json
 from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import DatasetError, load_dataset
 
@@ -287,7 +287,7 @@ def test_validate_reports_bad_rows_by_row(tmp_path):
     assert done.returncode == 0 and "3 samples on 2 images: 0 errors" in done.stdout, done.stdout
 
 
-@XDIST
+@SERIAL
 def test_suite_runs_on_a_parquet_mirror(project, workers, tmp_path):
     rows = pro_rows(6, screens=2)
     rows[5]["image"] = image_cell(None, None)
@@ -304,7 +304,7 @@ def test_suite_runs_on_a_parquet_mirror(project, workers, tmp_path):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_suite_runs_on_a_sniffed_folder_with_the_center_floor(project, workers, tmp_path):
     write_table(tmp_path / "v2" / "train-00000-of-00001.parquet", v2_rows())
     result = project.runpytest(f"--dataset={tmp_path / 'v2'}", "--detector", "center", *workers)

@@ -16,7 +16,7 @@ pytest.importorskip("pyarrow", reason="the hf extra is not installed")
 from hf_tables import OSWORLD_ROWS, SIZE, osworld_rows, pro_rows, write_table
 from test_benchmarks import run
 
-from helpers import FIXTURES, XDIST, assert_counts
+from helpers import FIXTURES, SERIAL, assert_counts
 from pytest_grounding.core.targets import RAY, Absent, AnyOf, Polygon
 from pytest_grounding.core.types import Box
 from pytest_grounding.datasets import DatasetError, hf_files, load_dataset, with_language
@@ -102,7 +102,7 @@ OSWORLD_ANSWERS = {
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_suite_scores_the_osworld_g_mirror_as_its_authors(project, workers, tmp_path):
     table = osworld_table(tmp_path / "OSWorld-G")
     classes = classification_file(tmp_path / "classification_result.json")

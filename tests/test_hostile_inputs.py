@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.cli.main import main
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -95,7 +95,7 @@ def test_summary_of_a_report_that_breaks_the_schema_is_exit_2(real_report, tmp_p
     assert main(["summary", str(path)]) == 0
 
 
-@XDIST
+@SERIAL
 def test_deeply_nested_dataset_and_baseline_are_clear_errors(pytester, tmp_path, workers):
     pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")

@@ -3,7 +3,7 @@ that ends the session (serial and under xdist)."""
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, XDIST, read_json
 
 BROKEN_DESCRIBE = """
 from pytest_grounding.core.types import Prediction
@@ -25,7 +25,7 @@ def pytest_grounding_register_detectors(registry):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_a_detector_whose_describe_raises_is_a_note(pytester, tmp_path, workers):
     pytester.makeconftest(BROKEN_DESCRIBE)
     pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())
@@ -81,7 +81,7 @@ def test_resume_rescores_tampered_lines_and_runs_again_what_does_not_fit(pyteste
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_baselines_with_bad_values_are_clear_errors(pytester, tmp_path, workers):
     import json
 

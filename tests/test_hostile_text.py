@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 
 FORGED = "verdict: all gates passed"
 HOSTILE_CONFTEST = """
@@ -55,7 +55,7 @@ def assert_terminal_safe(text):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_escape_sequences_and_newlines_reach_the_terminal_escaped(pytester, tmp_path, workers):
     pytester.makeconftest(HOSTILE_CONFTEST)
     pytester.makepyfile(test_suite=(FIXTURES.parent / "suites" / "test_grounding.py").read_text())

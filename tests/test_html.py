@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, REPO, XDIST, read_json
+from helpers import FIXTURES, REPO, SERIAL, XDIST, read_json
 from pytest_grounding.analysis.figures import design_figures, slice_figure
 from pytest_grounding.cli.main import main
 from pytest_grounding.render.html import render, write_html
@@ -180,7 +180,7 @@ def test_plots_are_pngs(real_report, tmp_path):
 # -- the plugin ----------------------------------------------------------------------------------
 
 
-@XDIST
+@SERIAL
 def test_plugin_writes_the_page_of_its_json(project, workers, tmp_path):
     page, report = tmp_path / "out" / "page.html", tmp_path / "r.json"
     result = project.runpytest(
@@ -277,7 +277,7 @@ def visible(dom):
     return [attrs for attrs in ENTRY.findall(dom) if " hidden" not in attrs]
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 def test_browser_shows_the_gallery_and_filters_it(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html(real_report, page)
@@ -296,6 +296,7 @@ def test_browser_shows_the_gallery_and_filters_it(real_report, tmp_path):
     assert len(visible(dom)) == sum(1 for r in expected if r["outcome"] == "error" and r["detector"] == "random")
 
 
+@pytest.mark.browser
 def test_browser_sorts_by_distance(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html(real_report, page)
@@ -305,6 +306,7 @@ def test_browser_sorts_by_distance(real_report, tmp_path):
     assert distances == sorted(distances, reverse=True) and len(set(distances)) > 1
 
 
+@pytest.mark.browser
 def test_browser_shows_the_partial_marker(real_report, tmp_path):
     page = tmp_path / "page.html"
     write_html({**real_report, "partial": True}, page)

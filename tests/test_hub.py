@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import FIXTURES, REPO, XDIST, read_json
+from helpers import FIXTURES, REPO, SERIAL, XDIST, read_json
 
 pytest.importorskip("ui_tars")
 pytest.importorskip("torch")
@@ -255,7 +255,7 @@ def test_the_cards_command_with_the_default_model_in_the_cache_scores_every_samp
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_qwenvl_by_hub_id(suite, offline, tmp_path, workers):
     report = tmp_path / "r.json"
     spec = f"qwenvl:model={QWEN3_ID},max_new_tokens=4"
@@ -316,7 +316,7 @@ MISSING = {
 }
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("case", list(MISSING))
 def test_a_detector_that_cannot_be_built_is_one_message(suite, offline, monkeypatch, case, workers):
     spec, message = MISSING[case]

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from helpers import XDIST, read_json
+from helpers import SERIAL, read_json
 from pytest_grounding.analysis import intervals, metrics
 from pytest_grounding.analysis.compare import Method, paired
 
@@ -264,7 +264,7 @@ def accuracies(node, path="$"):
             yield from accuracies(value, f"{path}[{index}]")
 
 
-@XDIST
+@SERIAL
 def test_every_accuracy_of_the_report_carries_its_clustered_interval(project, tmp_path, workers):
     root = screens_dataset(tmp_path / "screens")
     report = tmp_path / "report.json"

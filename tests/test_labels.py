@@ -6,7 +6,7 @@ from importlib.resources import files
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.cli.main import main
 from pytest_grounding.core.identity import display_name, identity_of, split_label
 from pytest_grounding.plugin.common.settings import split_labels
@@ -68,7 +68,7 @@ def _run(project, tmp_path, name, *args):
     return result, report, page
 
 
-@XDIST
+@SERIAL
 def test_labels_name_the_detectors_everywhere(project, tmp_path, workers, capsys):
     result, report, page = _run(project, tmp_path, "run", "--detector", FLOOR, "--detector", PAINT, *workers)
     text = result.stdout.str()
@@ -119,7 +119,7 @@ def test_pinned(grounding_sample, grounding_detector, grounding_check):
 """
 
 
-@XDIST
+@SERIAL
 def test_a_suites_marker_takes_labels_too(project, tmp_path, workers):
     project.makepyfile(test_pinned=PINNED_SUITE.format(mini=MINI))
     report = tmp_path / "pinned.json"

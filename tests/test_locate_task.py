@@ -3,12 +3,12 @@ JSON, gates and resume, serial and under xdist."""
 
 import json
 
-from helpers import FIXTURES, XDIST, assert_counts, read_json
+from helpers import FIXTURES, SERIAL, assert_counts, read_json
 
 MINI = str(FIXTURES / "mini")
 
 
-@XDIST
+@SERIAL
 def test_locate_task_summarises_hit_rate_false_positives_and_attempts(project, tmp_path, workers):
     report = tmp_path / "r.json"
     result = project.runpytest(
@@ -68,7 +68,7 @@ def test_locate_summary_is_the_same_with_and_without_xdist(project, tmp_path):
     assert summaries[0] == summaries[1]
 
 
-@XDIST
+@SERIAL
 def test_a_gate_on_the_locate_task_reads_the_hit_rate(project, workers):
     passed = project.runpytest(
         f"--dataset={MINI}",

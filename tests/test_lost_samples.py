@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import XDIST, make_project, read_json, read_jsonl
+from helpers import SERIAL, XDIST, make_project, read_json, read_jsonl
 
 # A detector that finds the red square and reads the sample's id from the end of its instruction
 # (never the target): it kills its process on the id in $GROUNDING_KILL, answers off target on
@@ -172,7 +172,7 @@ def test_an_interrupted_run_says_how_many_were_not_run(lost):
     assert not_run == IDS[IDS.index("p12") :]  # collection order: where it stopped, and all after
 
 
-@XDIST
+@SERIAL
 def test_deselected_samples_are_not_listed_as_not_run(lost, workers):
     result, document, lines = lost("-k", "p0 or p1", "--grounding-limit", "6", *workers)
     _, not_run = accounted(result, document, lines, expected=["p00", "p01", "p02", "p03", "p10", "p11"])

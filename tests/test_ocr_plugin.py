@@ -3,7 +3,7 @@ collection (without xdist), and is in the summary and the JSON report, with and 
 
 import pytest
 
-from helpers import XDIST, read_json
+from helpers import SERIAL, XDIST, read_json
 
 pytestmark = pytest.mark.slow  # the fast tier leaves this file out
 
@@ -38,7 +38,7 @@ def test_ocr_runs_in_the_suite_and_reports_its_provider(project, workers, screen
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_parallel_line_recognition_gives_the_points_of_one_line_at_a_time(
     project, workers, screens, tmp_path, monkeypatch
 ):

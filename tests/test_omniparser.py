@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from helpers import REPO, SHARED_DATA, XDIST, read_json
+from helpers import REPO, SERIAL, SHARED_DATA, read_json
 
 pytestmark = pytest.mark.slow  # the fast tier leaves this file out
 
@@ -366,7 +366,7 @@ def test_selector_gets_the_numbered_list_and_the_picture_and_answers_an_element(
         OmniParserDetector(model=str(tiny), ocr=False, selector_url="http://127.0.0.1:1/v1")
 
 
-@XDIST
+@SERIAL
 def test_omniparser_runs_in_the_suite_and_reports_its_provider(project, workers, tiny, tmp_path):
     from pytest_grounding.datasets.synth import generate
 

@@ -13,6 +13,7 @@ import pytest
 from helpers import (
     FIXTURES,
     NO_FRAME_CHECK,
+    SERIAL,
     XDIST,
     LoopbackServer,
     decode_data_url,
@@ -162,7 +163,7 @@ def test_model_from_the_server_listing_and_round_robin_over_two_servers(suite, m
     assert not any("Authorization" in r["headers"] for r in model.requests)
 
 
-@XDIST
+@SERIAL
 def test_5xx_and_429_are_retried_then_succeed(suite, server, model, workers, tmp_path):
     model.script = [503, 429, 500]
     result, records, _, _ = run(
@@ -210,7 +211,7 @@ def test_garbage_answer_is_wrong_format_and_garbage_body_an_error(suite, server,
     )
 
 
-@XDIST
+@SERIAL
 def test_a_server_refusing_at_start_stops_the_run_with_one_message(suite, workers, tmp_path):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))

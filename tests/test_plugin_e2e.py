@@ -2,7 +2,7 @@
 
 import pytest
 
-from helpers import FIXTURES, XDIST, assert_counts, read_json, read_jsonl
+from helpers import FIXTURES, SERIAL, XDIST, assert_counts, read_json, read_jsonl
 
 MINI = str(FIXTURES / "mini")
 
@@ -92,7 +92,7 @@ def test_totals_identical_with_and_without_xdist(project, tmp_path):
     assert summaries[0]["center"]["hits"] == 0
 
 
-@XDIST
+@SERIAL
 def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, workers):
     result = run(project, "--detector", "colour", "--detector", "center", "--grounding-limit", "6", *workers)
     assert_counts(result, passed=5, missed=7)
@@ -102,7 +102,7 @@ def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, w
     result.stdout.fnmatch_lines(["detector colour*", "*accuracy 83.3%*(5/6 scored*"])
 
 
-@XDIST
+@SERIAL
 def test_gate_passes_and_misses_become_xfail(project, workers):
     result = run(project, "--detector", "colour", "--grounding-limit", "6", "--grounding-min-accuracy", "0.8", *workers)
     assert_counts(result, passed=5, xfailed=1)
@@ -110,7 +110,7 @@ def test_gate_passes_and_misses_become_xfail(project, workers):
     result.stdout.fnmatch_lines(["gate passed: detector colour overall: accuracy 83.3% of 6 >= threshold 80.0%"])
 
 
-@XDIST
+@SERIAL
 def test_gate_failure_sets_exit_status_and_names_slice(project, workers):
     result = run(
         project,

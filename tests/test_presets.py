@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, make_project, needs_openai, read_json
+from helpers import FIXTURES, SERIAL, LoopbackServer, decode_data_url, json_body, make_project, needs_openai, read_json
 from pytest_grounding.detectors.vlm import (
     all_presets,
     answer_to_prediction,
@@ -511,7 +511,7 @@ def suite(pytester):
     return pytester
 
 
-@XDIST
+@SERIAL
 @pytest.mark.skipif(
     importlib.util.find_spec("ui_tars") is None, reason="the openai detector needs its extra (ui-tars) in a run"
 )

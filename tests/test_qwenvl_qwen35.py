@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, make_project, read_json
+from helpers import FIXTURES, SERIAL, make_project, read_json
 
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -151,7 +151,7 @@ def test_a_qwen3_5_by_hub_id_sees_the_presets_frame_and_maps_the_answer_back(
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_qwen3_5_through_the_suite_by_hub_id(pytester, offline35, workers, tmp_path, monkeypatch):
     # mini's screens are 160x120: within the qwen3.5 preset's 1,024..8,294,400 px, rounded to 32 px:
     # 160x128, 10x8 patches of 16 px. (125, 166) of 1000 is (20, 19.92) on the screen: m01's square.
@@ -208,7 +208,7 @@ def write_dataset(folder):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_batch_4_gives_batch_1s_answers_through_the_suite(pytester, offline35, workers, tmp_path):
     make_project(pytester, conftest=CONFTEST)
     dataset = write_dataset(tmp_path / "sizes")

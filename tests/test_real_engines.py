@@ -25,7 +25,7 @@ from helpers import read_json, read_jsonl
 
 pytest.importorskip("httpx")
 pytest.importorskip("transformers")
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.engines  # the real serving engines: slow, out of the fast tier
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")

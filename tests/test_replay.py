@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from helpers import FIXTURES, XDIST, assert_counts, read_json, read_jsonl
+from helpers import FIXTURES, SERIAL, assert_counts, read_json, read_jsonl
 
 MINI = str(FIXTURES / "mini")
 PRO = str(FIXTURES / "screenspot-pro")
@@ -39,7 +39,7 @@ POINTERBENCH_ROWS = [
 ]
 
 
-@XDIST
+@SERIAL
 def test_pointerbench_predictions_scored_as_counted_by_hand(project, workers, tmp_path):
     predictions = write_jsonl(tmp_path / "preds.jsonl", POINTERBENCH_ROWS)
     report = tmp_path / "r.json"
@@ -98,7 +98,7 @@ def test_an_unknown_file_shape_says_what_it_expected(project, tmp_path):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_own_predictions_and_report_replay_to_the_same_outcomes(project, workers, tmp_path):
     first_json, predictions = tmp_path / "first.json", tmp_path / "p.jsonl"
     project.runpytest(
@@ -218,7 +218,7 @@ PRO_METRICS = {
 }
 
 
-@XDIST
+@SERIAL
 def test_screenspot_pro_results_file_and_its_metrics_reproduced_exactly(project, workers, tmp_path):
     from pytest_grounding.analysis.official_metrics import compare_metrics, official_metrics
 
@@ -266,7 +266,7 @@ def test_a_metrics_block_that_does_not_add_up_is_reported(project, tmp_path):
     )
 
 
-@XDIST
+@SERIAL
 def test_omniparser_log_rows_disagreements_listed_with_reasons(project, workers, tmp_path):
     rows = [dict(row, idx=i) for i, row in enumerate(PRO_DETAILS)]
     # pro_m01: an integer click on the right edge the other harness called wrong

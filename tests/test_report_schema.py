@@ -7,7 +7,7 @@ from importlib.resources import files
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -31,7 +31,7 @@ def report_of(project, tmp_path, *args):
     return read_json(path)
 
 
-@XDIST
+@SERIAL
 def test_report_with_hits_wrong_format_errors_and_gates_validates(project, validator, workers, tmp_path):
     document = report_of(
         project,
@@ -73,20 +73,9 @@ def test_report_of_detectors_that_fail_validates(project, validator, tmp_path):
     assert problems(validator, document) == []
 
 
-@pytest.fixture(scope="module")
-def default_set_cache():
-    """The embedded default, generated once before the runs (as ci/ does): pytester gives each run a
-    fresh HOME, so without this each run would generate its own copy."""
-    from pytest_grounding.datasets.synth import default_dataset_dir
-
-    return default_dataset_dir().parent
-
-
-@XDIST
-def test_report_on_the_embedded_default_validates(
-    project, validator, workers, tmp_path, default_set_cache, monkeypatch
-):
-    monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(default_set_cache))
+@SERIAL
+def test_report_on_the_embedded_default_validates(project, validator, workers, tmp_path):
+    # the session's default set (tests/conftest.py links it into pytester's HOME): not drawn again
     document = report_of(project, tmp_path, "--detector", "center", "--grounding-limit", "3", *workers)
     assert document["summary"]["center"]["samples"] == 3
     assert problems(validator, document) == []
@@ -195,7 +184,7 @@ def test_open_places_accept_new_fields(validator, document):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_report_with_a_baseline_written_then_compared_validates(project, validator, workers, tmp_path):
     baseline = tmp_path / "baseline.json"
     args = (f"--dataset={MINI}", "--detector", "colour", "--grounding-limit", "6", f"--grounding-baseline={baseline}")

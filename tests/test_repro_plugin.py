@@ -10,7 +10,17 @@ import threading
 import numpy as np
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, make_project, read_json, read_jsonl
+from helpers import (
+    FIXTURES,
+    SERIAL,
+    XDIST,
+    LoopbackServer,
+    decode_data_url,
+    json_body,
+    make_project,
+    read_json,
+    read_jsonl,
+)
 from pytest_grounding.render.markdown import report_markdown
 
 pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
@@ -224,7 +234,7 @@ def test_a_known_benchmark_is_reproduced_or_not(suite, server, model, tiny, tmp_
     assert '<h3 id="reproduction">Reproduction</h3>' in page and "tokens  prompt 1,000  completion 35" in page
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize(
     "args, reason",
     [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, make_project, read_json, read_jsonl
+from helpers import FIXTURES, SERIAL, LoopbackServer, make_project, read_json, read_jsonl
 
 pytest.importorskip("httpx")
 
@@ -65,7 +65,7 @@ def by_id(records):
     return {r["id"]: (r["outcome"], r["point"], r["refusal"]) for r in records}
 
 
-@XDIST
+@SERIAL
 def test_rescore_with_another_preset_and_profile_gives_the_fresh_runs_records(pytester, tmp_path, server, workers):
     make_project(pytester)
     _, _, first = fresh(pytester, tmp_path, server, "uitars-1.5-point", "a", *workers)

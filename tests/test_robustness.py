@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from helpers import XDIST, LoopbackServer, decode_data_url, json_body, make_project, read_json, read_jsonl
+from helpers import SERIAL, LoopbackServer, decode_data_url, json_body, make_project, read_json, read_jsonl
 from pytest_grounding.analysis import robustness
 from pytest_grounding.core.cache import CACHE_ENV
 from pytest_grounding.render.markdown import report_markdown
@@ -139,7 +139,7 @@ def exact_p(a, b):
     return 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, k) for k in range(min(a, b) + 1)) / 2**n)
 
 
-@XDIST
+@SERIAL
 def test_a_sweep_maps_boxes_and_reports_changes_and_flips_as_recounted(pytester, server, dataset, tmp_path, workers):
     make_project(pytester)
     result, document, lines = run(pytester, tmp_path, server, dataset, *workers)
@@ -359,7 +359,7 @@ class _Settings:
         self.verdict = type("V", (), {"max_drops": drops})()
 
 
-@XDIST
+@SERIAL
 def test_an_axis_with_no_variant_at_all_is_said_in_the_notes(pytester, tmp_path, workers):
     from helpers import FIXTURES
 

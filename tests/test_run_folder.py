@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from helpers import FIXTURES, XDIST, make_project, read_json, read_jsonl
+from helpers import FIXTURES, SERIAL, make_project, read_json, read_jsonl
 from pytest_grounding.cli.main import main
 from pytest_grounding.render import run_folder
 
@@ -28,7 +28,7 @@ def folders(root):
     return sorted(p for p in (root / "grounding-runs").iterdir()) if (root / "grounding-runs").is_dir() else []
 
 
-@XDIST
+@SERIAL
 def test_a_run_keeps_its_report_in_a_folder_it_names(project, workers):
     result = project.runpytest(*FEW, "--dataset", MINI, "--detector", "colour", *workers)
     [kept] = folders(project.path)

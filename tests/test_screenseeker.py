@@ -8,7 +8,7 @@ import threading
 import pytest
 from PIL import Image
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, needs_openai, read_json
+from helpers import FIXTURES, SERIAL, LoopbackServer, decode_data_url, json_body, needs_openai, read_json
 from pytest_grounding.core.types import Box, Prediction, Query
 from pytest_grounding.detectors.strategies.screenseeker import (
     ELSEWHERE,
@@ -306,7 +306,7 @@ def test_the_openai_planner_saying_no_target_ends_the_search(planner):
 
 
 @needs_openai
-@XDIST
+@SERIAL
 def test_screenseeker_through_the_plugin_with_both_planners(project, planner, tmp_path, workers):
     report = tmp_path / "r.json"
     small = "min_width=64,min_height=48"

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from helpers import FIXTURES, XDIST, LoopbackServer, make_project, needs_openai, read_json
+from helpers import FIXTURES, SERIAL, LoopbackServer, make_project, needs_openai, read_json
 from pytest_grounding.analysis import metrics, tracked
 from pytest_grounding.render.html import render
 from pytest_grounding.render.markdown import report_markdown
@@ -174,7 +174,7 @@ def pytest_grounding_register_sections(registry):
 """
 
 
-@XDIST
+@SERIAL
 def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path, workers):
     make_project(pytester, conftest=PROJECT_SECTION)
     report = tmp_path / "r.json"
@@ -221,7 +221,7 @@ def pytest_grounding_register_sections(registry):
 """
 
 
-@XDIST
+@SERIAL
 def test_a_project_section_that_raises_leaves_its_part_out_and_the_run_whole(pytester, tmp_path, workers):
     make_project(pytester, conftest=BROKEN_SECTION)
     report, page = tmp_path / "r.json", tmp_path / "r.html"
@@ -280,7 +280,7 @@ def served():
 
 @pytest.mark.slow  # a pytest process of its own that imports MLflow: ~10 s
 @needs_openai
-@XDIST
+@SERIAL
 def test_epochs_sweep_and_cache_show_in_every_output(pytester, served, tmp_path, monkeypatch, workers):
     pytest.importorskip("ui_tars")
     if importlib.util.find_spec("mlflow") is None:  # never imported here: MLflow must not enter the test process

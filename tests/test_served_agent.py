@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scripted_agent import ScriptedAgent, pattern_screen, plan
 
-from helpers import XDIST, read_json
+from helpers import SERIAL, read_json
 
 pytest.importorskip("httpx")
 
@@ -120,7 +120,7 @@ def expected_turns(name, size, target):
     return 1 if name in ("too-many-at-once", "malformed", "outside", "zero-size") else 2
 
 
-@XDIST
+@SERIAL
 def test_scripted_crops_map_every_click_to_the_intended_pixel(pytester, model, tmp_path, workers):
     if workers:
         pytest.importorskip("xdist")

@@ -16,6 +16,7 @@ import pytest
 
 from helpers import (
     FIXTURES,
+    SERIAL,
     XDIST,
     LoopbackServer,
     image_prompt_tokens,
@@ -317,7 +318,7 @@ def test_cut_answers_are_marked_counted_and_named_and_the_engine_is_recorded(sui
     assert info["engine"]["max_model_len"] == 16384 and "vLLM 0.32.0" in info["headline"]
 
 
-@XDIST
+@SERIAL
 def test_a_field_the_server_refuses_is_one_message_or_one_line(suite, workers, tmp_path):
     engine = Engine(refuses=True)
     server = serve(engine)
@@ -337,7 +338,7 @@ def test_a_field_the_server_refuses_is_one_message_or_one_line(suite, workers, t
     assert [r["outcome"] for r in read_json(report)["samples"]].count("error") == 0
 
 
-@XDIST
+@SERIAL
 def test_a_refused_key_is_one_message_and_no_sample_is_sent(suite, workers, tmp_path, monkeypatch):
     monkeypatch.setenv("GROUNDING_WRONG_KEY", "sk-wrong-Zq81")
     engine = Engine(key="sk-right")
@@ -357,7 +358,7 @@ def test_a_refused_key_is_one_message_and_no_sample_is_sent(suite, workers, tmp_
     assert "sk-wrong-Zq81" not in result.stdout.str() + result.stderr.str()
 
 
-@XDIST
+@SERIAL
 def test_a_context_too_small_is_one_message_and_too_long_error_runs_what_fits(suite, workers, tmp_path):
     engine = Engine(context=500)  # the probe's 400 prompt tokens fit; a real screen's do not
     server = serve(engine)
@@ -668,7 +669,7 @@ class LocalEngine:
         }
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("kind", ["llamacpp", "lmstudio"])
 def test_a_server_that_shrinks_the_screen_is_one_message_before_any_sample(suite, workers, tmp_path, kind):
     engine = LocalEngine(kind)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from helpers import FIXTURES, REPO, XDIST
+from helpers import FIXTURES, REPO, SERIAL
 
 KINDS = ["dev-zero", "fifo"]
 
@@ -82,7 +82,7 @@ def test_an_option_naming_a_special_file_is_a_usage_error(suite, tmp_path, kind,
     assert f"{path}: " in err or "/dev/zero: " in err  # a path option is resolved: the link's target is named
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("kind", KINDS)
 def test_resume_from_a_special_file_is_a_usage_error(suite, tmp_path, kind, workers):
     path = _special(tmp_path / "preds.jsonl", kind)
@@ -103,7 +103,7 @@ def _dataset_with(tmp_path, kind):
     return dataset, annotation
 
 
-@XDIST
+@SERIAL
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_dataset_whose_annotation_file_is_special_is_one_dataset_error(suite, tmp_path, kind, workers):
     dataset, annotation = _dataset_with(tmp_path, kind)

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from PIL import Image
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.core.types import Box, Prediction, Query
 from pytest_grounding.detectors.strategies import Chain, ChainError, builtin_registry, split_chain
 from pytest_grounding.detectors.strategies.geometry import (
@@ -295,7 +295,7 @@ def _predictions(project, dataset, report, detectors, workers):
 
 
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_moved_boxes_give_identical_predictions(project, tmp_path, workers):
     _, first = _predictions(project, FIXTURES / "mini", tmp_path / "a.json", WRAPPED, workers)
     moved = _moved_copy(tmp_path, "moved", 17, 9)
@@ -321,7 +321,7 @@ def test_moved_boxes_give_identical_predictions(project, tmp_path, workers):
     assert sum(r["outcome"] == "hit" for r in first.values()) > sum(r["outcome"] == "hit" for r in second.values())
 
 
-@XDIST
+@SERIAL
 def test_wrapped_detectors_run_with_attempts_in_the_summary(project, tmp_path, workers):
     result, _ = _predictions(project, FIXTURES / "mini", tmp_path / "r.json", ["colour", *WRAPPED], workers)
     summary = read_json(tmp_path / "r.json")["summary"]

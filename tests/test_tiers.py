@@ -11,7 +11,7 @@ import zlib
 
 import pytest
 
-from helpers import XDIST
+from helpers import SERIAL
 from pytest_grounding.analysis import compare
 from pytest_grounding.analysis import tiers as significance
 from pytest_grounding.cli.main import main
@@ -184,7 +184,7 @@ def write_dataset_and_answers(root, n=160, screens=10):
     return root / "bench", rows, answers
 
 
-@XDIST
+@SERIAL
 def test_four_replayed_models_fall_into_their_tiers_on_the_board(project, workers, tmp_path, capsys):
     four_models_on_the_board(project, workers, tmp_path, capsys)
 

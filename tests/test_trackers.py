@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import pytest
 
-from helpers import FIXTURES, XDIST, read_json
+from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.analysis import tracked
 from pytest_grounding.render import trackers
 
@@ -140,7 +140,7 @@ def mlflow_runs(uri, download=None):
 
 @pytest.mark.slow  # a pytest process of its own that imports MLflow: 6 s
 @needs_mlflow
-@XDIST
+@SERIAL
 def test_a_run_logged_to_a_local_mlflow_file_store_reads_back_with_the_report_s_figures(
     project, tmp_path, monkeypatch, workers
 ):

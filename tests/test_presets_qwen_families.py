@@ -1,4 +1,5 @@
-"""The 2026 presets (issue 28) as the shipped twenty are tested: each family's literal answers mapped
+"""The presets of the Qwen-based GUI families added in issue 28 (MAI-UI, EvoCUA, GroundNext, Holo3, Holo2, KV-Ground,
+Qwen3.5), tested as the shipped twenty are: each family's literal answers mapped
 to pixels worked out by hand on 1024x768 and 5120x1440, its prompt byte-compared with the text
 rebuilt from its source (tests/data/preset_prompts_2026.json), end to end through `openai` against
 a loopback server; and provider frames: a 6016x3384 screen sent within the frame and mapped back."""

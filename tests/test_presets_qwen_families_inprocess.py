@@ -1,6 +1,6 @@
-"""The 2026 presets whose models are Qwen2.5-VL, Qwen3-VL or Qwen3.5 checkpoints, in-process with `qwenvl` on
-tiny random checkpoints built offline: the preset's prompt reaches the chat template in its order,
-the image is the preset's frame, and a forced answer in the family's format lands where it should."""
+"""The Qwen-family presets (tests/test_presets_qwen_families.py) on Qwen2.5-VL, Qwen3-VL or Qwen3.5 checkpoints,
+in-process with `qwenvl` on tiny random checkpoints built offline: the preset's prompt reaches the chat template in
+its order, the image is the preset's frame, and a forced answer in the family's format lands where it should."""
 
 import json
 

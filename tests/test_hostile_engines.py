@@ -1,0 +1,115 @@
+"""Hostile inputs (issue 52; docs/security.md says what each class guarantees). The vllm detector's own settings
+and files, and a tracker's time, are bounded.
+"""
+
+import pytest
+
+from helpers import FIXTURES, read_json
+
+PRO, MINI = str(FIXTURES / "screenspot-pro"), str(FIXTURES / "mini")
+
+
+class OkModel:
+    def __init__(self):
+        import threading
+
+        from helpers import LoopbackServer
+
+        self.chats = 0
+        lock = threading.Lock()
+
+        def reply(handler):
+            if handler.path.endswith("/models"):
+                return 200, {"data": [{"id": "m", "owned_by": "vllm"}]}
+            if not handler.path.endswith("/chat/completions"):
+                return 404, {"detail": "Not Found"}
+            with lock:
+                self.chats += 1
+            choice = {"index": 0, "message": {"content": "(60,40)"}, "finish_reason": "stop"}
+            return 200, {"choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+
+        self.server = LoopbackServer(reply)
+        self.url = self.server.url
+        self.spec = (
+            f"openai:base_url={self.url},model=m,"
+            "preset=uitars-1.5-point,retries=0,probe=false,preprocess=none,transform=abs"
+        )
+
+
+# --- the vllm detector's own settings and files ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "1e9", "soon"])
+def test_a_start_timeout_no_server_can_have_is_refused(project, tmp_path, value):
+    result = project.runpytest("--dataset", MINI, "--detector", f"vllm:model={tmp_path},start_timeout={value}")
+    assert result.ret == 4
+    assert "start_timeout" in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.parametrize("blocker", ["file", "fifo"])
+def test_an_unwritable_cache_folder_for_the_server_log_is_one_message(project, tmp_path, monkeypatch, blocker):
+    import os
+
+    from test_served_protocol import fake_vllm
+
+    server = fake_vllm(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if blocker == "file":
+        (cache / "servers").write_text("a file where the folder should be")
+    else:
+        os.mkfifo(cache / "servers")
+    monkeypatch.setenv("PYTEST_GROUNDING_CACHE", str(cache))
+    result = project.runpytest(
+        "--dataset", MINI, "--detector", f"vllm:model={tmp_path},server={server},preset=qwen2.5-vl", "-k", "m01"
+    )
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text and "the server's log cannot be written" in text
+
+
+def test_two_endpoints_that_describe_themselves_alike_never_share_answers(project, tmp_path):
+    pytest.importorskip("httpx")
+    first, second = OkModel(), OkModel()
+    try:
+        cache = ["--grounding-cache", str(tmp_path / "cache"), "--dataset", MINI, "-k", "m01 or m02"]
+        cache += ["--grounding-frame-check=off"]  # the model counts the samples' requests only
+        project.runpytest("--detector", first.spec, *cache)
+        report = tmp_path / "r.json"
+        spec = second.spec.replace(second.url, second.url + "/")  # another server, another spelling
+        project.runpytest("--detector", spec, *cache, "--grounding-json", str(report))
+        assert first.chats == 2 and second.chats == 2
+        assert not any(r.get("cached") for r in read_json(report)["samples"])
+        project.runpytest("--detector", first.spec, *cache, "--grounding-json", str(report))
+        assert first.chats == 2 and all(r.get("cached") for r in read_json(report)["samples"])
+    finally:
+        first.server.close()
+        second.server.close()
+
+
+# --- a tracker's time is bounded -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["mlflow", "wandb"])
+def test_a_tracker_that_never_answers_is_one_note_in_bounded_time(monkeypatch, kind):
+    import importlib.util
+    import threading
+    import time
+
+    from pytest_grounding.render import trackers
+
+    if importlib.util.find_spec(kind) is None:  # not importorskip: importing mlflow here breaks later pytester runs
+        pytest.skip(f"needs the {kind} extra")
+    release = threading.Event()
+
+    def hangs(*args):
+        release.wait(30)
+        return ["never"]
+
+    monkeypatch.setitem(trackers.LOGGERS, kind, hangs)
+    monkeypatch.setattr(trackers, "TRACKER_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    target = trackers.parse_target(f"{kind}:somewhere" if kind == "mlflow" else f"{kind}:project", "test")
+    notes = trackers.log_all({"summary": {}, "samples": []}, [target], [])
+    release.set()
+    assert time.monotonic() - started < 5
+    assert len(notes) == 1 and "not logged: TimeoutError: no answer within 0.5 s" in notes[0]
