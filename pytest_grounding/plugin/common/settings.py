@@ -178,9 +178,9 @@ class Selection:
         "--grounding-shard",
         "run only the K-th of N disjoint shares of the samples (1-based; a screen's samples stay together; "
         "the same shares on every machine), for CI matrices and clusters; merge the N JSON reports with "
-        "`python -m pytest_grounding merge`. env: read K/N from GROUNDING_SHARD (K/N), Slurm's "
-        "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or Kubernetes' JOB_COMPLETION_INDEX with "
-        "GROUNDING_SHARD_COUNT (docs: running across machines).",
+        "`python -m pytest_grounding merge`. env: read K/N from GROUNDING_SHARD (K/N) or the scheduler's "
+        "variables (Slurm, Kubernetes, AWS Batch, Google Cloud Batch, SkyPilot, GitLab, CircleCI, Buildkite; "
+        "docs: running across machines).",
         ini="grounding_shard",
         metavar="K/N|env",
         parse=shard_of,
