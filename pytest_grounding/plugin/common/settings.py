@@ -427,6 +427,14 @@ class OutputSettings:
         metavar="PATH",
         path=True,
     )
+    batch_out: Path | None = declare(
+        "--grounding-batch-out",
+        "instead of sending, an openai: detector writes one OpenAI Batch request line per sample to FILE "
+        "(and FILE.manifest.json; a shard's file has the shard in its name); the items are not run here: "
+        "score the engine's results with --detector replay:path=RESULTS,requests=FILE (docs: running across machines).",
+        metavar="FILE",
+        path=True,
+    )
     resume: bool = declare(
         "--grounding-resume",
         "with --grounding-predictions: skip the samples already in that file (same detector spec and dataset "
@@ -586,6 +594,8 @@ class Settings:
         budget = selection.get("budget")
         if budget is not None and budget.cost is not None and given["scoring"].get("price") is None:
             raise ValueError("--grounding-budget cost=X needs --grounding-price (what a token costs)")
+        if "batch_out" in outputs and selection.get("epochs", 1) > 1:
+            raise ValueError("--grounding-batch-out writes one request per sample: not with --grounding-epochs")
         if outputs.get("resume") and "predictions_path" not in outputs:
             raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
         if "baseline_path" not in verdict:
