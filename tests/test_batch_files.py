@@ -57,6 +57,7 @@ def write_requests(pytester, dataset, path, *args):  # noqa: F811
     return pytester.runpytest(f"--dataset={dataset}", "--detector", WRITE, "--grounding-batch-out", str(path), *args)
 
 
+@pytest.mark.slow
 @XDIST
 def test_batch_results_replayed_give_the_live_runs_outcomes(pytester, project, tmp_path, model, dataset, workers):  # noqa: F811
     live = tmp_path / "live.json"
@@ -101,6 +102,7 @@ def test_the_same_file_serially_and_with_two_workers(pytester, project, tmp_path
     assert one.read_bytes() == two.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_shard_writes_its_own_file(pytester, project, tmp_path, dataset):  # noqa: F811
     requests = tmp_path / "requests.jsonl"
     counts = 0
@@ -110,6 +112,7 @@ def test_a_shard_writes_its_own_file(pytester, project, tmp_path, dataset):  # n
     assert counts == N and not requests.exists()
 
 
+@pytest.mark.slow
 def test_missing_and_error_lines_are_those_samples_errors_and_a_foreign_file_is_refused(
     pytester,
     project,
