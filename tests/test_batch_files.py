@@ -155,3 +155,55 @@ def test_a_detector_that_starts_its_own_server_is_refused(pytester, project, tmp
     )
     assert result.ret == 4  # a usage error
     assert "only an openai: detector" in result.stderr.str()
+
+
+# -- the files alone (no run) ---------------------------------------------------------------------
+
+
+def written(tmp_path, ids=("a", "b")):
+    from pytest_grounding.detectors import batch_files
+
+    requests = tmp_path / "requests.jsonl"
+    writer = batch_files.Writer(requests, "main")
+    writer.start()
+    for custom_id in reversed(ids):  # written out of order: joined in the run's order
+        body = {"model": "m", "messages": []}
+        writer.write(custom_id, body, {"size": [10, 10], "sent": [28, 28]}, {"model": "m", "preset_name": PRESET})
+    manifest = batch_files.join_parts(requests, list(ids), {"datasets": []})
+    return requests, manifest
+
+
+def test_parts_are_joined_in_the_runs_order_with_the_files_sha256(tmp_path):
+    requests, manifest = written(tmp_path)
+    lines = [json.loads(t) for t in requests.read_text().splitlines()]
+    assert [line["custom_id"] for line in lines] == ["a", "b"]
+    assert manifest["sha256"] == hashlib.sha256(requests.read_bytes()).hexdigest()
+    assert manifest["detector"] == {"model": "m", "preset_name": PRESET} and manifest["lines"] == 2
+    assert not list(tmp_path.glob("*.part-*"))
+
+
+def test_results_are_read_line_by_line_and_foreign_ones_refused(tmp_path):
+    from pytest_grounding.detectors.batch_files import BatchError, read_results
+
+    requests, _ = written(tmp_path)
+    ok = {"status_code": 200, "body": {"model": "m", "choices": []}}
+    results = tmp_path / "results.jsonl"
+    rows = [
+        {"custom_id": "a", "response": ok, "error": None},
+        {"custom_id": "b", "response": {"status_code": 500, "body": {"error": "boom"}}, "error": None},
+        {"custom_id": "zz", "response": ok, "error": None},
+    ]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    found = read_results(results, requests)
+    assert found.by_id["a"].problem is None and "status 500" in found.by_id["b"].problem
+    assert found.foreign == ("zz",)
+
+    results.write_text(json.dumps({"custom_id": "a", "response": {"status_code": 200, "body": {"model": "other"}}}))
+    with pytest.raises(BatchError, match="answered by model 'other'"):
+        read_results(results, requests)
+    results.write_text(json.dumps({"custom_id": "zz", "response": ok}))
+    with pytest.raises(BatchError, match="answers none of the 2 requests"):
+        read_results(results, requests)
+    results.write_text("not json\n")
+    with pytest.raises(BatchError, match="line 1: not JSON"):
+        read_results(results, requests)
