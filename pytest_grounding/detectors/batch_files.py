@@ -10,7 +10,7 @@ the parts in sample order into FILE (request lines only) and writes `FILE.manife
 sample's id, size and the size it was sent at). Shards write one file each (the shard in its name).
 
 Reading: a results line is `{"custom_id", "response": {"status_code", "body"}, "error"}`; the
-body is decoded by the served detector's own code (`served.decode_reply`) in the frame the
+body is decoded by the served detector's own code (`served.decode_reply`, in replay/batch.py) in the frame the
 manifest names, so a batch run and a live run of the same model give the same records. Pure but
 for the files."""
 
@@ -24,8 +24,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ..core.types import Prediction, Query
 
 URL = "/v1/chat/completions"
 MANIFEST_SUFFIX = ".manifest.json"
@@ -265,73 +263,6 @@ def _result(custom_id: str, number: int, row: Mapping[str, Any]) -> Result:
     if not isinstance(body, dict):
         return Result(custom_id, number, problem="the response's body is not a chat completion")
     return Result(custom_id, number, body=body)
-
-
-class BatchReplay:
-    """`replay:path=RESULTS,requests=FILE`: each sample's answer from a batch engine's results,
-    decoded as the served detector that wrote FILE would have decoded it live."""
-
-    needs_image = False  # the answer is in the file: the image is opened for its size only
-    deterministic = True
-
-    def __init__(self, path: str, requests: str, name: str = "replay") -> None:
-        from .served import offline_preset
-
-        self.name = name
-        self.path = Path(path)
-        self.requests = Path(requests)
-        try:
-            self.results = read_results(self.path, self.requests)
-        except OSError as exc:
-            raise BatchError(f"{exc}") from None
-        detector = self.results.manifest.get("detector") or {}
-        self.detector = detector
-        self.preset = offline_preset(
-            str(detector.get("preset_name")), detector.get("preset_options") or {}, detector.get("pixel_budget")
-        )
-
-    def predict(self, query: Query) -> Prediction:
-        from ..evaluate.runner import CannotAnswer
-        from .served import decode_reply
-
-        sample = query.sample
-        if sample is None:
-            raise CannotAnswer(f"replay of {self.path} answers dataset samples only (this query names none)")
-        custom_id = batch_id(sample.uid, query.epoch)
-        entry = self.results.samples.get(custom_id)
-        if entry is None:
-            raise CannotAnswer(f"{self.requests} holds no request for {custom_id!r}: not in the batch that was written")
-        result = self.results.by_id.get(custom_id)
-        if result is None:
-            raise CannotAnswer(f"{self.path} holds no result for {custom_id!r} (request of {self.requests})")
-        if result.problem is not None:
-            raise CannotAnswer(f"{self.path} line {result.line} ({custom_id}): {result.problem}")
-        frame = self.preset.preprocess.frame(query.image.size)
-        sent = entry.get("sent")
-        if sent is not None and list(frame.model) != list(sent):
-            raise CannotAnswer(
-                f"{custom_id}: the screen is {query.image.size[0]}x{query.image.size[1]} here and was sent at "
-                f"{sent[0]}x{sent[1]}, not {frame.model[0]}x{frame.model[1]}: another version of the screen"
-            )
-        meta = {"batch_line": result.line, "pixel_budget": self.detector.get("pixel_budget")}
-        return decode_reply(self.preset, result.body, frame, meta)
-
-    def describe(self) -> dict[str, Any]:
-        found = self.results
-        return {
-            "name": self.name,
-            "kind": "replay",
-            "file": str(self.path),
-            "format": "openai-batch",
-            "requests": str(self.requests),
-            "answers": len(found.by_id),
-            "foreign": len(found.foreign),
-            "model": self.detector.get("model"),
-            "preset": self.preset.describe(),
-            "headline": f"batch results {self.path.name} of {self.requests.name} ({self.detector.get('model')}, "
-            f"preset {self.preset.name}), {len(found.by_id)} of {len(found.samples)} answered"
-            + (f", {len(found.foreign)} results of other requests ignored" if found.foreign else ""),
-        }
 
 
 def batch_id(uid: str, epoch: int | None) -> str:

@@ -29,7 +29,7 @@ class ReplayDetector:
     def __new__(cls, *args: Any, requests: str = "", **kwargs: Any) -> Any:
         """requests=FILE: a batch engine's results for FILE (detectors/batch_files.py) instead."""
         if requests:
-            from ..batch_files import BatchReplay
+            from .batch import BatchReplay
 
             path, name = kwargs.get("path", args[0] if args else ""), kwargs.get("name", "replay")
             if set(kwargs) - {"path", "name"}:
