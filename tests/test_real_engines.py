@@ -553,14 +553,14 @@ def test_vllm_run_batch_answers_the_harness_request_file_and_the_replay_scores_e
 
     installed(VLLM_PYTHON, "vLLM")
     folder = checkpoints["qwen2.5-vl"]
+    plan = launch_plan(str(folder), resolve_preset("qwen2.5-vl"), port=0, server=str(VLLM_PYTHON))
     requests = tmp_path / "batch" / "requests.jsonl"
-    spec = f"openai:model={folder},preset=qwen2.5-vl,max_new_tokens={TOKENS}"
+    spec = f"openai:model={plan.served_name},preset=qwen2.5-vl,max_new_tokens={TOKENS}"  # the name it serves
     done, _ = suite_run(tmp_path, "write", spec, "--grounding-batch-out", str(requests))
     assert done.returncode == 0 and "not run here: written to" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     lines = requests.read_text().splitlines()
     assert len(lines) == int(LIMIT)
 
-    plan = launch_plan(str(folder), resolve_preset("qwen2.5-vl"), port=0, server=str(VLLM_PYTHON))
     argv = list(plan.argv[plan.argv.index("--model") :])
     for flag in ("--host", "--port"):
         at = argv.index(flag)
