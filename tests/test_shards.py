@@ -11,7 +11,7 @@ import pytest
 from helpers import FIXTURES, XDIST, read_json
 from pytest_grounding.core.types import Box, Sample
 from pytest_grounding.datasets import load_dataset
-from pytest_grounding.datasets.sharding import BALANCE, Shard, bound, parse_shard, plan, take
+from pytest_grounding.datasets.sharding import BALANCE, SCHEDULERS, Shard, bound, parse_shard, plan, take
 
 FORMATS = ["mini", "screenspot", "screenspot-pro", "harness", "osworld-g", "showdown-clicks", "cuactspot"]
 COUNTS = [1, 2, 3, 7]
@@ -111,6 +111,39 @@ def test_k_of_n_from_the_engines_environment(env, expected):
     shard = parse_shard("env", "--grounding-shard", env)
     assert (shard.index, shard.count) == expected
     assert all(name in shard.source for name in env)
+
+
+@pytest.mark.parametrize("engine, index_name, count_name, base", SCHEDULERS, ids=[row[0] for row in SCHEDULERS])
+def test_each_schedulers_variables_pick_the_samples_of_k_of_n(fixture_samples, engine, index_name, count_name, base):
+    """Every task of a 3-task array, with only the scheduler's own variables set (its index 0- or
+    1-based as its docs say), takes exactly the samples of --grounding-shard K/3."""
+    count = 3
+    for k in range(1, count + 1):
+        env = {index_name: str(k - 1 + base), count_name: str(count)}
+        shard = parse_shard("env", "--grounding-shard", env)
+        assert (shard.index, shard.count) == (k, count), engine
+        assert index_name in shard.source and count_name in shard.source
+        by_k_of_n = take(fixture_samples, parse_shard(f"{k}/{count}", "--grounding-shard"))
+        assert [s.uid for s in take(fixture_samples, shard)] == [s.uid for s in by_k_of_n]
+    past = {index_name: str(count + base), count_name: str(count)}  # one past the last task
+    with pytest.raises(ValueError, match="1 <= K <= N"):
+        parse_shard("env", "--grounding-shard", past)
+    with pytest.raises(ValueError, match=f"needs {count_name}"):
+        parse_shard("env", "--grounding-shard", {index_name: str(base)})
+    with pytest.raises(ValueError, match="is not an integer"):
+        parse_shard("env", "--grounding-shard", {index_name: "first", count_name: "3"})
+
+
+def test_gitlab_total_without_an_index_is_not_a_shard():
+    """GitLab sets CI_NODE_TOTAL=1 in every job, CI_NODE_INDEX only in a `parallel:` one: the total
+    alone names no shard."""
+    with pytest.raises(ValueError, match="none of GROUNDING_SHARD"):
+        parse_shard("env", "--grounding-shard", {"CI_NODE_TOTAL": "1"})
+
+
+def test_the_harness_own_variables_win_over_a_schedulers():
+    env = {"GROUNDING_SHARD": "2/2", "CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "2"}
+    assert parse_shard("env", "--grounding-shard", env).index == 2
 
 
 @pytest.mark.parametrize(

@@ -152,9 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .fake_server import add_command as add_fake_server
     from .merge import add_command as add_merge
     from .rescore import add_command as add_rescore
+    from .submit import add_command as add_submit
 
     add_commands(commands)
     add_merge(commands)
+    add_submit(commands)
     add_rescore(commands)
     add_board(commands)
     add_export(commands)
@@ -254,6 +256,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         from .merge import run as run_merge
 
         return run_merge(args)
+    if args.command == "submit":
+        from .submit import run as run_submit
+
+        return run_submit(args)
     if args.command == "rescore":
         from .rescore import run as run_rescore
 

@@ -67,9 +67,26 @@ def check_count(shard: Shard, samples: int) -> None:
         )
 
 
+# Schedulers that give a task its index and the number of tasks in two variables:
+# (name, index variable, count variable, base of the index). Each checked against its scheduler's docs:
+# AWS Batch array jobs (docs.aws.amazon.com/batch/latest/userguide/job_env_vars.html), Google Cloud
+# Batch task groups (TaskGroup.taskEnvironments: "0 through BATCH_TASK_COUNT - 1"), SkyPilot
+# (docs.skypilot.co, distributed jobs), GitLab `parallel:` (1-based), CircleCI `parallelism`
+# (circleci.com/docs/variables: "0 to CIRCLE_NODE_TOTAL - 1"), Buildkite `parallelism` (0-based).
+SCHEDULERS: tuple[tuple[str, str, str, int], ...] = (
+    ("AWS Batch", "AWS_BATCH_JOB_ARRAY_INDEX", "AWS_BATCH_JOB_ARRAY_SIZE", 0),
+    ("Google Cloud Batch", "BATCH_TASK_INDEX", "BATCH_TASK_COUNT", 0),
+    ("SkyPilot", "SKYPILOT_NODE_RANK", "SKYPILOT_NUM_NODES", 0),
+    ("GitLab CI", "CI_NODE_INDEX", "CI_NODE_TOTAL", 1),
+    ("CircleCI", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0),
+    ("Buildkite", "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0),
+)
+
+
 def shard_from_env(environ: Mapping[str, str], source: str) -> Shard:
     """GROUNDING_SHARD=K/N (any engine; the GitHub Actions example), else Slurm's array variables,
-    else Kubernetes' JOB_COMPLETION_INDEX (0-based) with GROUNDING_SHARD_COUNT."""
+    else Kubernetes' JOB_COMPLETION_INDEX (0-based) with GROUNDING_SHARD_COUNT, else the first of
+    SCHEDULERS whose index variable is set (its count variable required)."""
     where = f"{source} env"
     if environ.get(ENV_SHARD, "").strip():
         text = environ[ENV_SHARD].strip()
@@ -90,22 +107,29 @@ def shard_from_env(environ: Mapping[str, str], source: str) -> Shard:
         said = " ".join(f"{k}={v}" for k, v in values.items() if v)
         return _k_of_n(f"{(task - low) // step + 1}/{count}", f"{where}: {said}", said)
     if environ.get("JOB_COMPLETION_INDEX", "").strip():
-        index = environ["JOB_COMPLETION_INDEX"].strip()
-        count_text = environ.get(ENV_COUNT, "").strip()
-        if not count_text:
-            raise ValueError(
-                f"{where}: JOB_COMPLETION_INDEX={index} (Kubernetes) needs {ENV_COUNT} set to the job's completions"
-            )
-        try:
-            position = int(index)
-        except ValueError:
-            raise ValueError(f"{where}: JOB_COMPLETION_INDEX={index!r} is not an integer") from None
-        said = f"JOB_COMPLETION_INDEX={index} {ENV_COUNT}={count_text}"
-        return _k_of_n(f"{position + 1}/{count_text}", f"{where}: {said}", said)
+        return _indexed(environ, where, "Kubernetes", "JOB_COMPLETION_INDEX", ENV_COUNT, 0)
+    for engine, index_name, count_name, base in SCHEDULERS:
+        if environ.get(index_name, "").strip():
+            return _indexed(environ, where, engine, index_name, count_name, base)
+    others = ", ".join(f"{index} with {count}" for _, index, count, _ in SCHEDULERS)
     raise ValueError(
-        f"{where}: none of {ENV_SHARD} (K/N), SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or "
-        f"JOB_COMPLETION_INDEX with {ENV_COUNT} is set"
+        f"{where}: none of {ENV_SHARD} (K/N), SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, "
+        f"JOB_COMPLETION_INDEX with {ENV_COUNT}, {others} is set"
     )
+
+
+def _indexed(environ: Mapping[str, str], where: str, engine: str, index_name: str, count_name: str, base: int) -> Shard:
+    """K/N from a scheduler's index variable (0- or 1-based) and its count variable."""
+    index = environ[index_name].strip()
+    count_text = environ.get(count_name, "").strip()
+    if not count_text:
+        raise ValueError(f"{where}: {index_name}={index[:40]} ({engine}) needs {count_name} set to the number of tasks")
+    try:
+        position = int(index[:20])
+    except ValueError:
+        raise ValueError(f"{where}: {index_name}={index[:40]!r} ({engine}) is not an integer") from None
+    said = f"{index_name}={index[:40]} {count_name}={count_text[:40]}"
+    return _k_of_n(f"{position - base + 1}/{count_text}", f"{where}: {said} ({engine})", said)
 
 
 def bound(total: int, count: int) -> int:

@@ -36,7 +36,9 @@ MODES = ("fail", "warn", "off")
 
 
 def needs_check(factory: Any) -> bool:
-    return getattr(factory, "frame_check", False) is True
+    from .batch_files import writing
+
+    return getattr(factory, "frame_check", False) is True and writing() is None  # --grounding-batch-out: no server
 
 
 @dataclass(frozen=True)

@@ -96,12 +96,13 @@ def openai(base_url: Any = None, **options: Any) -> None:
     """Each server answers GET /models at start; then the detector is built once here, so its probe
     (served_checks.py: a refused key or field, the engine, the prompt's size) runs before any worker
     starts and what it finds is handed to them."""
+    from .batch_files import writing
     from .http import ServerError
     from .served import BASE_URL_ENV, OpenAIDetector, public_url, split_urls
 
     urls = base_url or os.environ.get(BASE_URL_ENV)
-    if not urls:
-        return  # the detector's own message says what to pass
+    if not urls or writing() is not None:
+        return  # the detector's own message says what to pass; --grounding-batch-out asks no server
     servers_answer(split_urls(urls))
     try:
         OpenAIDetector(base_url=base_url, **options).close()

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..core.redact import redact
 from ..core.types import Prediction, Query
 from . import answer_cache as cache_keys
+from . import batch_files
 from .devices import worker_index
 from .encoding import EncodingCache, data_url, data_url_bytes, image_digest
 from .http import (
@@ -137,7 +138,8 @@ class OpenAIDetector:
         self.agent = ServedAgent(self, *setting) if setting else None
         chosen = served_pick(self.name, preset, None)  # None: the model id picks it, below
         resolve_preset(chosen.name if chosen else DEFAULT_PRESET, **overrides)  # bad options: before any request
-        urls = base_url or os.environ.get(BASE_URL_ENV)
+        self.batch = batch_files.writing()  # --grounding-batch-out: requests written, no server asked
+        urls = base_url or os.environ.get(BASE_URL_ENV) or (OFFLINE_URL if self.batch else None)
         if not urls:
             raise ValueError(f"openai needs base_url=URL (or ${BASE_URL_ENV}), e.g. http://127.0.0.1:8000/v1")
         try:
@@ -165,19 +167,27 @@ class OpenAIDetector:
         if str(too_long) not in TOO_LONG:
             raise ValueError(f"openai: too_long={too_long!r}: one of {', '.join(TOO_LONG)}")
         self.too_long = str(too_long)
+        if self.batch is not None and self.agent is not None:
+            raise ValueError("openai: --grounding-batch-out writes single requests; agent=crop holds a conversation")
+        if self.batch is not None and not model:
+            raise ValueError(
+                "openai: --grounding-batch-out writes the requests without asking a server: give model=NAME "
+                "(the name the batch engine serves) and preset=NAME"
+            )
         self.model = model or self._first_model()
         self.preset_pick = chosen or served_pick(self.name, preset, self.model)
         # never more pixels than the server's processor keeps as they are (served_budget.py)
         self.pixel_budget = server_budget(resolve_preset(self.preset_pick.name, **overrides), server_max_pixels)
         self.preset = within_budget(resolve_preset(self.preset_pick.name, **overrides), self.pixel_budget)
+        self.preset_options = {k: v for k, v in overrides.items()}  # the preset's parts (a batch manifest)
         self.fields = decoding_fields(self.preset.decoding)
-        self.check = self._check_server(_flag(probe))
+        self.check = ServerCheck() if self.batch is not None else self._check_server(_flag(probe))
         self.fields = {k: v for k, v in self.fields.items() if k not in self.check.dropped}
 
     @property
     def concurrency(self) -> int:
         """How many predictions the run may start ahead (the pipeline's window): the limit now."""
-        return self.client.limiter.limit
+        return 1 if self.batch is not None else self.client.limiter.limit
 
     @property
     def timeout(self) -> float:
@@ -237,6 +247,25 @@ class OpenAIDetector:
         body, url, _ = self._body_and_frame(query)
         return json.loads(json_bytes(body, {IMAGE_PLACEHOLDER: url}))
 
+    def batch_request(self, query: Query) -> tuple[dict[str, Any], Any]:
+        """--grounding-batch-out: the body `predict` would send for this query (the same builder,
+        the image inline as its data URL, an epoch's seed) and the frame it is sent in."""
+        body, url, frame = self._body_and_frame(query)
+        return json.loads(json_bytes(self._seeded(body, query), {IMAGE_PLACEHOLDER: url})), frame
+
+    def batch_manifest(self) -> dict[str, Any]:
+        """What a batch replay needs to decode the results as this detector would (the manifest's `detector`)."""
+        return {
+            "name": self.name,
+            "model": self.model,
+            "preset_name": self.preset.name,
+            "preset_options": {k: str(v) for k, v in self.preset_options.items()},
+            "pixel_budget": self.pixel_budget,
+            "resize": self.resize,
+            "fields": dict(self.fields),
+            "preset": self.preset.describe(),
+        }
+
     def _screen(self, image: Any) -> tuple[tuple[bytes, Any], float]:
         """The data URL sent (ASCII bytes) and the frame (model size) of a screen, resized and
         encoded once; and the seconds spent waiting for another sample's encoding of the same screen."""
@@ -278,14 +307,7 @@ class OpenAIDetector:
         reply = cache_keys.cached_completion(
             self.answer_cache, self._cache_key(query, frame), lambda: self._send(query, waits)
         )
-        document = reply.document
-        answer = redact(_content(document))
-        meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
-        if _finish_reason(document) == "length":  # the engine stopped it at max_tokens or the context's end
-            meta["truncated"] = True
-        usage = document.get("usage")
-        if isinstance(usage, dict):
-            meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
+        meta: dict[str, Any] = {"pixel_budget": self.pixel_budget}
         if reply.cache:
             meta[cache_keys.META] = reply.cache
         queue_ms = reply.queue_ms + 1000.0 * sum(waits)
@@ -293,13 +315,16 @@ class OpenAIDetector:
             meta["queue_ms"] = round(queue_ms, 3)
         if reply.attempts > 1:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
-        return self.preset.parse(answer if isinstance(answer, str) else None, frame, meta)
+        return decode_reply(self.preset, reply.document, frame, meta)
 
     def _send(self, query: Query, waits: list[float]) -> Any:
         body, url, _ = self._body_and_frame(query, waits)
-        if query.epoch is not None:  # --grounding-epochs: each epoch its own sampling seed
-            body = {**body, "seed": query.epoch}
-        return self.client.request("/chat/completions", body, verbatim={IMAGE_PLACEHOLDER: url})
+        return self.client.request("/chat/completions", self._seeded(body, query), verbatim={IMAGE_PLACEHOLDER: url})
+
+    @staticmethod
+    def _seeded(body: dict[str, Any], query: Query) -> dict[str, Any]:
+        """--grounding-epochs: each epoch its own sampling seed."""
+        return body if query.epoch is None else {**body, "seed": query.epoch}
 
     def _cache_key(self, query: Query, frame: Any) -> str | None:
         """--grounding-cache: this request's key (detectors/answer_cache.py), None without a cache.
@@ -373,6 +398,8 @@ class OpenAIDetector:
         screen (`check_screen`), or a sample's prompt cannot fit the server's context (unless
         too_long=error). `samples`: (id, (width, height), instruction)."""
         samples = list(samples)
+        if batch_files.writing() is not None:
+            return  # --grounding-batch-out: no server to check
         detector = cls(**options)
         try:
             p = detector.preset
@@ -401,10 +428,14 @@ class OpenAIDetector:
         where = urls[0] if len(urls) == 1 else f"{len(urls)} servers ({urls[0]}, ...)"
         engine = self.check.engine
         left_out = f", left out: {', '.join(self.check.dropped)} (the server refuses it)" if self.check.dropped else ""
+        served = f"at {where} ({engine.headline})"
+        if self.batch is not None:
+            served = f"requests written to {self.batch.path}, not sent"
         return {
-            "headline": f"{self.model} at {where} ({engine.headline}), {preset_headline(p)}{self.preset_pick.note}"
-            f"{left_out}, "
-            f"concurrency {self.setting}" + (f", {self.agent.headline()}" if self.agent else ""),
+            "headline": f"{self.model} {served}, {preset_headline(p)}{self.preset_pick.note}"
+            f"{left_out}"
+            + (f", concurrency {self.setting}" if self.batch is None else "")
+            + (f", {self.agent.headline()}" if self.agent else ""),
             "engine": engine.describe(),
             "agent": self.agent.describe() if self.agent else None,
             "dropped_fields": list(self.check.dropped),
@@ -449,8 +480,30 @@ def decoding_fields(decoding: Decoding) -> dict[str, Any]:
     return fields
 
 
+def decode_reply(preset: Any, document: Any, frame: Any, meta: dict[str, Any]) -> Prediction:
+    """A chat completion to a prediction in `frame`: the answer's text (keys redacted), truncation,
+    usage, then the preset's parse. Live answers and a batch engine's results (batch_files.py) both
+    come through here, so the same answer gives the same record."""
+    document = document if isinstance(document, dict) else {}
+    answer = redact(_content(document))
+    meta = {"model_image": list(frame.model), **meta}
+    if _finish_reason(document) == "length":  # the engine stopped it at max_tokens or the context's end
+        meta["truncated"] = True
+    usage = document.get("usage")
+    if isinstance(usage, dict):
+        meta["usage"] = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
+    return preset.parse(answer if isinstance(answer, str) else None, frame, meta)
+
+
+def offline_preset(name: str, options: Mapping[str, Any], pixel_budget: Any) -> Any:
+    """The preset a served detector built from these options (a batch manifest's), without a server."""
+    budget = int(pixel_budget) if isinstance(pixel_budget, int) else None
+    return within_budget(resolve_preset(name, **dict(options)), budget)
+
+
 _content = completion_content
 TOO_LONG = ("stop", "error")
+OFFLINE_URL = "http://batch-requests.invalid/v1"  # --grounding-batch-out: never asked
 
 
 def _finish_reason(document: dict[str, Any]) -> Any:

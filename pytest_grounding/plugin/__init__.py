@@ -24,7 +24,7 @@ from .common.wire import RECORD, WorkerInput, record_of
 from .compat import process_exit
 from .controller.hooks import Controller, XdistHooks
 from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
-from .worker import budget_hooks, prefetch
+from .worker import batch_hooks, budget_hooks, prefetch
 from .worker.fixtures import (
     GroundingExpectedMiss,
     GroundingMiss,
@@ -60,7 +60,8 @@ def pytest_configure(config) -> None:
     if not is_worker(config):  # the figures are made where results gather: the project's sections too
         config.stash[SECTIONS_KEY] = report_sections.configure(config)
     try:
-        open_sessions(config)
+        plan = open_sessions(config)
+        batch_hooks.register(config, plan, local_worker(config), local_controller(config))
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     worker, controller = local_worker(config), local_controller(config)

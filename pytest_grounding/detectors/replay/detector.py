@@ -19,10 +19,23 @@ COORDS = ("pixels", "normalized")
 class ReplayDetector:
     """Options: path=FILE (required), name=LABEL, format=NAME (force one), detector=SPEC (one
     detector's rows of a pytest-grounding file), id_field/point_field/box_field/correct_field
-    (a user mapping, dotted paths), coords=pixels|normalized."""
+    (a user mapping, dotted paths), coords=pixels|normalized; requests=FILE: path= is a batch
+    engine's results for that requests file (--grounding-batch-out), decoded as the served
+    detector would (batch_files.BatchReplay)."""
 
     needs_image = False  # the answer is in the file: the image is opened for its size only
     deterministic = True  # one stored answer per sample: --grounding-epochs replays it once
+
+    def __new__(cls, *args: Any, requests: str = "", **kwargs: Any) -> Any:
+        """requests=FILE: a batch engine's results for FILE (detectors/batch_files.py) instead."""
+        if requests:
+            from .batch import BatchReplay
+
+            path, name = kwargs.get("path", args[0] if args else ""), kwargs.get("name", "replay")
+            if set(kwargs) - {"path", "name"}:
+                raise ValueError("replay with requests=FILE takes path=RESULTS and name= only")
+            return BatchReplay(path, requests, name)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -35,6 +48,7 @@ class ReplayDetector:
         box_field: str = "",
         correct_field: str = "",
         coords: str = "pixels",
+        requests: str = "",
     ) -> None:
         if not path:
             raise ValueError("replay needs path=FILE: the predictions file to score")

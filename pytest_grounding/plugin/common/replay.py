@@ -29,7 +29,12 @@ def labelled_first(spec: str) -> str:
 
 
 def replay_specs(specs: Sequence[str]) -> list[str]:
-    return [spec for spec in specs if spec.partition(":")[0].strip() == REPLAY]
+    """Replays of predictions files (a batch engine's results, `requests=`, have no verdicts of their own)."""
+    return [spec for spec in specs if spec.partition(":")[0].strip() == REPLAY and not _batch(spec)]
+
+
+def _batch(spec: str) -> bool:
+    return any(part.partition("=")[0].strip() == "requests" for part in spec.partition(":")[2].split(","))
 
 
 def load(spec: str) -> ReplayFile:

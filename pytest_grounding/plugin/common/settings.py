@@ -206,9 +206,9 @@ class Selection:
         doc=(
             "run only the K-th of N disjoint shares of the samples (1-based; a screen's samples stay together; "
             "the same shares on every machine), for CI matrices and clusters; merge the N JSON reports with "
-            "`python -m pytest_grounding merge`. env: read K/N from GROUNDING_SHARD (K/N), Slurm's "
-            "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or Kubernetes' JOB_COMPLETION_INDEX with "
-            "GROUNDING_SHARD_COUNT (docs: running across machines)."
+            "`python -m pytest_grounding merge`. env: read K/N from GROUNDING_SHARD (K/N) or the scheduler's "
+            "variables (Slurm, Kubernetes, AWS Batch, Google Cloud Batch, SkyPilot, GitLab, CircleCI, Buildkite; "
+            "docs: running across machines)."
         ),
         ini="grounding_shard",
         metavar="K/N|env",
@@ -516,6 +516,18 @@ class OutputSettings:
         metavar="PATH",
         path=True,
     )
+    batch_out: Path | None = declare(
+        "--grounding-batch-out",
+        "write an openai: detector's requests to FILE (OpenAI Batch JSONL) instead of sending them",
+        doc=(
+            "instead of sending, an openai: detector writes one OpenAI Batch request line per sample to FILE "
+            "(and FILE.manifest.json; a shard's file has the shard in its name); the items are not run here: "
+            "score the engine's results with --detector replay:path=RESULTS,requests=FILE "
+            "(docs: running across machines)."
+        ),
+        metavar="FILE",
+        path=True,
+    )
     resume: bool = declare(
         "--grounding-resume",
         "with --grounding-predictions: skip the samples already in that file",
@@ -718,6 +730,8 @@ class Settings:
         budget = selection.get("budget")
         if budget is not None and budget.cost is not None and given["scoring"].get("price") is None:
             raise ValueError("--grounding-budget cost=X needs --grounding-price (what a token costs)")
+        if "batch_out" in outputs and selection.get("epochs", 1) > 1:
+            raise ValueError("--grounding-batch-out writes one request per sample: not with --grounding-epochs")
         if outputs.get("resume") and "predictions_path" not in outputs:
             raise ValueError("--grounding-resume needs --grounding-predictions PATH (the file it resumes from)")
         if "baseline_path" not in verdict:

@@ -277,6 +277,11 @@ class ControllerSession:
             crashes = self.ledger.crashes
             ended = (self.budget_entry() or {}).get("ended")
             reason = f"the budget {ended} was spent" if ended else None
+            batch = self.plan.settings.outputs.batch_out
+            if batch is not None and reason is None:
+                from ...detectors.batch_files import continue_line, sharded_path
+
+                reason = continue_line(sharded_path(Path(batch), self.plan.settings.selection.shard))
             self.startup.notes.add(
                 not_run_line(
                     self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable, reason=reason
