@@ -2,6 +2,7 @@
 imports may take: the map cannot drift, and a pure part cannot start importing pytest."""
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -98,6 +99,27 @@ PENDING = {
     # sections/agentic.py, baseline.py, replay.py, robustness.py import render/ for their text
     ("sections", "render"),
 }
+# Inside a folder with subfolders, its rooms on floors the same way: each subfolder, and "" for the
+# folder's own modules. A module imports only from its own room or a lower floor; two rooms on one
+# floor never import each other. A new subfolder fails until it is placed here.
+ROOMS = {
+    # compat: the hosts' internals (pytest, xdist, pytest-benchmark); common: what every process shares
+    # (the plan, settings, specs, the detector pool, the wire); controller and worker: the two sides of
+    # a run, peers that never import each other (what they share is in common/ or crosses the wire);
+    # plugin's own modules on top: the hooks, the stash keys, collection and fixtures that wire them.
+    "plugin": {"compat": 0, "common": 1, "controller": 2, "worker": 2, "": 3},
+    # vlm: the prompts, parsers and presets of vision-language models; replay: recorded answers;
+    # strategies wrap any detector.
+    "detectors": {"vlm": 0, "replay": 0, "": 1, "strategies": 2},
+    "datasets": {"synth": 0, "": 1},
+    # draw: the kit (canvas, widgets, themes, fonts); archetypes: the screens made from it; the generator on top.
+    "datasets/synth": {"draw": 0, "archetypes": 1, "": 2},
+    "render": {"html": 0, "": 1},
+    "cli": {"curation": 0, "": 1},
+}
+# The same, for rooms: the upward imports from render/html/ into render/ (board, terminal,
+# robustness) that the render change removes (issue 55). Delete once gone.
+PENDING_ROOMS = {("render/html", "render")}
 # A lazy import by name ("pytest_grounding.x.y:attr"): the registries' built-in targets.
 LAZY_TARGET = re.compile(r"pytest_grounding(?:\.\w+)+(?::[\w.]+)?")
 
@@ -146,6 +168,7 @@ def imports_of(path: Path, modules) -> set[tuple[str, ...]]:
     return found
 
 
+@functools.cache
 def import_graph():
     modules = package_modules()
     return {module: imports_of(path, modules) for module, path in modules.items()}
@@ -277,3 +300,82 @@ def test_importing_the_plugin_leaves_what_only_some_runs_use_unimported():
     script = f"import sys, pytest, pytest_grounding.plugin\nprint([m for m in {lazy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
+
+
+def folder_of(module: tuple[str, ...]) -> str:
+    """The deepest folder a module is in, below the package ("" for the package's own modules); a
+    package's __init__ is in its own folder."""
+    is_package = (PACKAGE.parent.joinpath(*module)).is_dir()
+    return "/".join(module[1:] if is_package else module[1:-1])
+
+
+def room_of(folder: str, parent: str) -> str | None:
+    """Which room of `parent` a folder is in ("" for parent's own modules), None when outside it."""
+    if folder == parent:
+        return ""
+    prefix = f"{parent}/" if parent else ""
+    if not folder.startswith(prefix):
+        return None
+    return folder[len(prefix) :].split("/")[0]
+
+
+def pending(here: str, there: str) -> bool:
+    """An import from folder `here` to folder `there` that a PENDING entry allows for now."""
+    top = (here.split("/")[0] or "__init__.py", there.split("/")[0] or "__init__.py")
+    return top in PENDING or any(room_of(here, a) is not None and there == b for a, b in PENDING_ROOMS)
+
+
+def folder_imports() -> dict[tuple[str, str], list[str]]:
+    """Imports between two folders (a package's __init__ imported from inside it does not count: Python
+    imports it first anyway)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for module, targets in import_graph().items():
+        here = folder_of(module)
+        for target in targets:
+            there = folder_of(target)
+            inside = module[: len(target)] == target and PACKAGE.parent.joinpath(*target).is_dir()
+            if there != here and not inside:
+                found.setdefault((here, there), []).append(f"{'.'.join(module)} imports {'.'.join(target)}")
+    return found
+
+
+def test_every_subfolder_has_a_room():
+    """Every folder with subfolders orders them in ROOMS, and names each of them there."""
+    folders = {"/".join(p.parent.relative_to(PACKAGE).parts) for p in PACKAGE.rglob("__init__.py")}
+    with_rooms = {f.rpartition("/")[0] for f in folders if "/" in f}
+    assert with_rooms == set(ROOMS), "a folder with subfolders and no ROOMS entry (or one gone)"
+    for parent, rooms in ROOMS.items():
+        subfolders = {f.rpartition("/")[2] for f in folders if f.rpartition("/")[0] == parent}
+        assert set(rooms) == subfolders | {""}, parent
+
+
+def test_imports_go_down_the_rooms_of_every_folder():
+    """plugin/'s controller and worker never import each other; compat/ and common/ import neither;
+    and so on for every folder with subfolders."""
+    wrong = []
+    for (here, there), lines in sorted(folder_imports().items()):
+        for parent, rooms in ROOMS.items():
+            a, b = room_of(here, parent), room_of(there, parent)
+            if a is None or b is None or a == b or pending(here, there):
+                continue
+            if rooms[b] >= rooms[a]:
+                wrong += [f"{parent or 'pytest_grounding'}: {a or '.'} -> {b or '.'}: {line}" for line in lines]
+    assert wrong == []
+
+
+def test_pending_room_imports_still_exist():
+    """PENDING_ROOMS names only what still imports upward: delete an entry once its imports are gone."""
+    imported = folder_imports()
+    for a, b in PENDING_ROOMS:
+        assert any(room_of(h, a) is not None and t == b for h, t in imported), f"{a} no longer imports {b}"
+
+
+def test_no_circle_between_any_two_folders():
+    """Two folders never import each other, directly or round a loop: plugin/controller and
+    plugin/worker, datasets/synth and its archetypes, a folder and its subfolders, anywhere."""
+    graph: dict[str, set[str]] = {}
+    for here, there in folder_imports():
+        if not pending(here, there):
+            graph.setdefault(here, set()).add(there)
+            graph.setdefault(there, set())
+    assert circles(graph) == []

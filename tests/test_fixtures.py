@@ -1,4 +1,4 @@
-"""plugin/worker/fixtures.py: grounding_check turns a sample's outcome into its item's: a hit passes, a
+"""plugin/fixtures.py: grounding_check turns a sample's outcome into its item's: a hit passes, a
 miss fails with its one-line explanation (xfails under --grounding-misses xfail), an error is an
 error naming the sample."""
 

@@ -1,4 +1,4 @@
-"""plugin/common/items.py: samples and detectors as parametrized items: readable ids, the epochs of a
+"""plugin/items.py: samples and detectors as parametrized items: readable ids, the epochs of a
 detector that samples, a deterministic detector's later epochs deselected, a suite's pinned set."""
 
 from helpers import FIXTURES, make_project

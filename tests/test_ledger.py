@@ -1,7 +1,8 @@
 """plugin/controller/ledger.py: one record per item, whatever xdist reports twice or never."""
 
 from pytest_grounding.core.record import Outcome
-from pytest_grounding.plugin.controller.ledger import Ledger, NotRun, item_key
+from pytest_grounding.plugin.compat.xdist_compat import item_key
+from pytest_grounding.plugin.controller.ledger import Ledger, NotRun
 from pytest_grounding.render.notes import not_run_line
 
 

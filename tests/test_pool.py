@@ -1,12 +1,12 @@
-"""plugin/worker/pool.py: each detector built once per process; one that cannot be built is one message,
+"""plugin/common/pool.py: each detector built once per process; one that cannot be built is one message,
 said again (never rebuilt) for every item that asks."""
 
 import pytest
 
 from pytest_grounding.detectors import builtin_registry
 from pytest_grounding.detectors.strategies import builtin_registry as strategies
+from pytest_grounding.plugin.common.pool import DetectorLoadError, DetectorPool
 from pytest_grounding.plugin.common.specs import SpecBook
-from pytest_grounding.plugin.worker.pool import DetectorLoadError, DetectorPool
 
 BUILT: list[str] = []
 

@@ -1,7 +1,6 @@
-"""plugin/worker/prefetch.py: what a call report says of the predictions in flight in its process."""
+"""plugin/common/wire.py: what a call report says of the predictions in flight in its process."""
 
-from pytest_grounding.plugin.worker.pipeline import IN_FLIGHT
-from pytest_grounding.plugin.worker.prefetch import in_flight_of
+from pytest_grounding.plugin.common.wire import IN_FLIGHT, in_flight_of
 
 
 def test_a_report_of_a_prefetching_process_names_its_process_and_count():

@@ -28,7 +28,7 @@ from pytest_grounding.datasets.synth import (
 )
 from pytest_grounding.datasets.synth import default as default_set
 from pytest_grounding.datasets.synth.archetypes import ARCHETYPES
-from pytest_grounding.datasets.synth.themes import PLATFORMS
+from pytest_grounding.datasets.synth.draw.themes import PLATFORMS
 from pytest_grounding.datasets.validate import check_dataset
 
 ROW_KEYS = {

@@ -4,8 +4,8 @@ outcomes taken in, the evaluator built from the run's settings."""
 import pytest
 
 from helpers import FIXTURES
+from pytest_grounding.plugin.common.pool import DetectorLoadError
 from pytest_grounding.plugin.sessions import plan_of, worker_of
-from pytest_grounding.plugin.worker.pool import DetectorLoadError
 
 MINI = str(FIXTURES / "mini")
 

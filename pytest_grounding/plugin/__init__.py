@@ -17,21 +17,21 @@ from ..datasets import gc_paused
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
+from . import items as collection
 from .common import hookspecs
-from .common import items as collection
 from .common.settings import SettingError, add_options
 from .common.wire import RECORD, WorkerInput, record_of
 from .compat import process_exit
 from .controller.hooks import Controller, XdistHooks
-from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
-from .worker import batch_hooks, budget_hooks, prefetch
-from .worker.fixtures import (
+from .fixtures import (
     GroundingExpectedMiss,
     GroundingMiss,
     GroundingSampleError,
     grounding_check,
     grounding_detector,
 )
+from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
+from .worker import batch_hooks, budget_hooks, prefetch
 from .worker.hooks import Worker
 
 __all__ = ["grounding_check", "grounding_detector"]  # fixtures: pytest finds them in this module
@@ -79,7 +79,12 @@ def pytest_configure(config) -> None:
         config.pluginmanager.register(Controller(config, controller, worker), "grounding-controller")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(XdistHooks(config, controller), "grounding-xdist")
-    prefetch.register(config, worker, controller)
+    if worker is not None:  # prefetching where predictions run; the only process keeps what an interruption left
+        prefetch.register(config, worker, controller.keep_unscored if controller is not None else None)
+    elif controller is not None:  # an xdist controller keeps each worker's queue deep enough for its window
+        from .controller.scheduling import SchedulerHooks
+
+        config.pluginmanager.register(SchedulerHooks(config, controller.plan), "grounding-prefetch-scheduler")
     budget_hooks.register(config, worker)
 
 

@@ -20,11 +20,11 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from .archetypes import ARCHETYPES, ARCHETYPES_BY_NAME, Archetype, open_menu_for
-from .canvas import Canvas, Key, Phrase, Recorded, Rect, text_width
+from .draw.canvas import Canvas, Key, Phrase, Recorded, Rect, text_width
+from .draw.phrases import icon_spec, other_spec, text_spec
+from .draw.themes import DARK_THEMES, LIGHT_THEMES, PLATFORMS, RESOLUTIONS, THEMES, mix
+from .draw.widgets import UI
 from .identity import GENERATOR_VERSION, METADATA, SPLIT
-from .phrases import icon_spec, other_spec, text_spec
-from .themes import DARK_THEMES, LIGHT_THEMES, PLATFORMS, RESOLUTIONS, THEMES, mix
-from .widgets import UI
 
 TARGETS_PER_SCREEN = (3, 4, 5, 5, 6, 7)
 TYPE_WEIGHTS = (("icon", 0.4), ("text", 0.35), ("other", 0.25))

@@ -8,8 +8,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ...core.types import Sample
+
+
+def item_params(item: Any) -> dict[str, Any]:
+    return getattr(getattr(item, "callspec", None), "params", {})
+
+
+def detector_specs_of(items: Any) -> list[str]:
+    return list(
+        dict.fromkeys(
+            item_params(item)["grounding_detector_name"]
+            for item in items
+            if "grounding_detector_name" in item_params(item)
+        )
+    )
+
 
 LOADGROUP = "@"  # xdist's loadgroup suffix: "...[params]@group"
 

@@ -11,6 +11,7 @@ from typing import Any
 from ...core.record import Record
 
 RECORD = "grounding_record"  # a test report's user property that holds the sample's record
+IN_FLIGHT = "grounding_in_flight"  # a call report's property: predictions in flight in its process
 _KEY = "grounding"  # the one key of this plugin in workerinput and in workeroutput
 
 
@@ -89,4 +90,13 @@ def record_of(report: Any) -> Record | None:
         name, value = entry[0], entry[1]
         if name == RECORD:
             return value
+    return None
+
+
+def in_flight_of(report: Any) -> tuple[str, int] | None:
+    """(process, predictions in flight there) from a call report of a prefetching process."""
+    for entry in getattr(report, "user_properties", ()):
+        if entry[0] == IN_FLIGHT:
+            node = getattr(getattr(report, "node", None), "gateway", None)
+            return (str(getattr(node, "id", "main")), int(entry[1]))
     return None

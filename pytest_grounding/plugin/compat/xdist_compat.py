@@ -26,7 +26,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..controller.ledger import item_key
+
+def item_key(nodeid: str) -> str:
+    """An item's identity across processes: its test id without xdist's loadgroup suffix and with
+    the file named from its own folder (a replacement worker may see the same file from another
+    rootdir: `tests0/test_suite.py::...` for `test_suite.py::...`)."""
+    if "@" in nodeid.rpartition("]")[2]:  # "...[params]@group"
+        nodeid = nodeid[: nodeid.rindex("@")]
+    path, sep, rest = nodeid.partition("::")
+    return path.rpartition("/")[2] + sep + rest
+
 
 SCOPE_MODES = ("loadscope", "loadfile", "loadgroup")
 MODES = (*SCOPE_MODES, "each")

@@ -13,16 +13,13 @@ from ...datasets import sharding
 from ...detectors import served_session
 from ...render import terminal as report
 from ...sections import registry as section_registry
-from ..common.items import detector_specs_of
-from ..common.wire import RECORD, WorkerInput, WorkerOutput, record_of
-from ..compat.benchmark_compat import hide_benchmark_group
+from ..common.item_index import detector_specs_of
+from ..common.pool import DetectorLoadError, LocalWorker
+from ..common.wire import RECORD, WorkerInput, WorkerOutput, in_flight_of, record_of
+from ..compat.benchmark_compat import BENCHMARK_GROUP, hide_benchmark_group
 from ..compat.pytest_compat import write_own_line
 from ..compat.xdist_compat import MODES as CRASH_ONCE_MODES
 from ..compat.xdist_compat import make_crash_scheduler
-from ..worker.fixtures import BENCHMARK_GROUP
-from ..worker.pool import DetectorLoadError
-from ..worker.prefetch import in_flight_of
-from ..worker.worker_session import WorkerSession
 from .controller_session import ControllerSession
 from .progress import Progress
 
@@ -35,7 +32,7 @@ class Controller:
     """Hooks of the process that sees every result: the xdist controller, or the only process
     (which predicts too: `local` is its worker session)."""
 
-    def __init__(self, config: Any, session: ControllerSession, local: WorkerSession | None) -> None:
+    def __init__(self, config: Any, session: ControllerSession, local: LocalWorker | None) -> None:
         self.config = config
         self.session = session
         self.local = local

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...core.record import Record
 from ...core.types import Sample
+from ..compat.xdist_compat import item_key
 
 
 @dataclass(frozen=True)
@@ -34,16 +35,6 @@ class NotRun:
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)
-
-
-def item_key(nodeid: str) -> str:
-    """An item's identity across processes: its test id without xdist's loadgroup suffix and with
-    the file named from its own folder (a replacement worker may see the same file from another
-    rootdir: `tests0/test_suite.py::...` for `test_suite.py::...`)."""
-    if "@" in nodeid.rpartition("]")[2]:  # "...[params]@group"
-        nodeid = nodeid[: nodeid.rindex("@")]
-    path, sep, rest = nodeid.partition("::")
-    return path.rpartition("/")[2] + sep + rest
 
 
 @dataclass

@@ -151,7 +151,7 @@ class Startup:
         from ...core import budget
         from ...detectors.frame_check import calibration_screens, run_check
         from ...store.answers import open_store
-        from ..worker.pool import DetectorLoadError, DetectorPool
+        from ..common.pool import DetectorLoadError, DetectorPool
 
         meter = budget.current()
         calibration = len(calibration_screens())

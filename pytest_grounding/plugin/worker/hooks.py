@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from ..common.items import detector_specs_of
+from ..common.item_index import detector_specs_of
+from ..common.pool import DetectorLoadError
 from ..common.wire import WorkerOutput
-from .pool import DetectorLoadError
 from .worker_session import WorkerSession
 
 

@@ -29,8 +29,8 @@ from typing import Any
 from ...core import budget
 from ...core.record import Outcome, Record
 from ...evaluate.runner import Evaluation
+from ..common.pool import DetectorLoadError
 from .pipeline_parts import BatchGroup, Lane, Slot, Workers, lane_width
-from .pool import DetectorLoadError
 from .worker_session import WorkerSession
 
 # Answers may wait for their items up to a second window: pytest's thread takes them one item at a
@@ -38,7 +38,6 @@ from .worker_session import WorkerSession
 # (measured: the suite serially 1.38x the bare client with one window, 1.15x with two).
 AHEAD = 2
 HORIZON = 4096  # items looked at ahead of the current one when filling the windows
-IN_FLIGHT = "grounding_in_flight"  # a call report's property: predictions in flight in its process
 
 
 Peek = Callable[[int], tuple[Sequence[int], bool]]  # current index -> (indices after it, known to be all)

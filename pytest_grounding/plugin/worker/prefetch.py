@@ -1,28 +1,30 @@
 """The prefetch pipeline's hooks, registered where predictions run (the only process, or each
 xdist worker): the pipeline made once collection and deselection are final, each item's slot
-moved along or dropped, and what an interruption left kept (pipeline.py has the planning); on an
-xdist controller, the scheduler that keeps each worker's queue a window deep (scheduling.py)."""
+moved along or dropped, and what an interruption left kept (pipeline.py has the planning). On an
+xdist controller, the scheduler that keeps each worker's queue a window deep is the controller's
+(controller/scheduling.py); the plugin registers the one or the other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from ...core.record import Record
+from ..common.wire import IN_FLIGHT
 from ..compat.xdist_compat import find_interactor, worker_peek
-from ..controller.controller_session import ControllerSession
-from .pipeline import IN_FLIGHT, Pipeline, serial_peek
+from .pipeline import Pipeline, serial_peek
 from .worker_session import WorkerSession
 
 
 class PrefetchHooks:
     """Registered in the process that predicts: the only one, or each xdist worker."""
 
-    def __init__(self, config: Any, worker: WorkerSession, controller: ControllerSession | None) -> None:
+    def __init__(self, config: Any, worker: WorkerSession, keep: Callable[[list[Record]], None] | None) -> None:
         self.config = config
         self.worker = worker
-        self.controller = controller  # the only process: it keeps what an interruption left
+        self.keep = keep  # the only process: its controller session keeps what an interruption left
         self.leftovers: list[Record] = []
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)  # innermost: done before the run's records close
@@ -45,8 +47,8 @@ class PrefetchHooks:
         # another worker: those run there, and their answers here are not kept).
         if outcome.excinfo is not None or session.shouldstop or session.shouldfail:
             self.leftovers = finished  # made whole by the evaluator (fingerprint, baseline verdict)
-            if self.leftovers and self.controller is not None:
-                self.controller.keep_unscored(self.leftovers)
+            if self.leftovers and self.keep is not None:
+                self.keep(self.leftovers)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -67,21 +69,7 @@ class PrefetchHooks:
             outcome.get_result().user_properties.append((IN_FLIGHT, pipeline.in_flight()))
 
 
-def in_flight_of(report: Any) -> tuple[str, int] | None:
-    """(process, predictions in flight there) from a call report of a prefetching process."""
-    for entry in getattr(report, "user_properties", ()):
-        if entry[0] == IN_FLIGHT:
-            node = getattr(getattr(report, "node", None), "gateway", None)
-            return (str(getattr(node, "id", "main")), int(entry[1]))
-    return None
-
-
-def register(config: Any, worker: WorkerSession | None, controller: ControllerSession | None) -> None:
-    """Prefetching where predictions run; on an xdist controller, the scheduler that keeps each
-    worker's queue deep enough for its window."""
-    if worker is not None:
-        config.pluginmanager.register(PrefetchHooks(config, worker, controller), "grounding-prefetch")
-    elif controller is not None:
-        from ..controller.scheduling import SchedulerHooks
-
-        config.pluginmanager.register(SchedulerHooks(config, controller.plan), "grounding-prefetch-scheduler")
+def register(config: Any, worker: WorkerSession, keep: Callable[[list[Record]], None] | None) -> None:
+    """Prefetching where predictions run (the only process, or each xdist worker); `keep` takes what
+    an interruption left, in the only process."""
+    config.pluginmanager.register(PrefetchHooks(config, worker, keep), "grounding-prefetch")

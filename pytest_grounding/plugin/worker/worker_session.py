@@ -12,7 +12,7 @@ from ...analysis import baseline as baseline_mod
 from ...core.record import Record
 from ...evaluate.evaluator import Evaluator
 from ..common.plan import RunPlan
-from .pool import DetectorPool
+from ..common.pool import DetectorPool
 from .screens import ScreenReader
 
 

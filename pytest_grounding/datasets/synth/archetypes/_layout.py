@@ -7,8 +7,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..canvas import Rect, text_width
-from ..widgets import UI
+from ..draw.canvas import Rect, text_width
+from ..draw.widgets import UI
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..widgets import UI
+from ..draw.widgets import UI
 
 # What an open menu holds, with the near-identical labels that make good distractors.
 MENU_ITEMS: dict[str, tuple[tuple[str, str, str | None], ...]] = {

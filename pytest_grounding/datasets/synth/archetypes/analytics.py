@@ -3,11 +3,11 @@ buttons and time range, filter chips, KPI cards, a line chart, a bar chart and a
 
 from __future__ import annotations
 
-from ..canvas import Rect, text_width
-from ..phrases import icon_spec, text_spec
-from ..themes import PALETTE, mix
-from ..typefaces import font
-from ..widgets import UI, Icon
+from ..draw.canvas import Rect, text_width
+from ..draw.phrases import icon_spec, text_spec
+from ..draw.themes import PALETTE, mix
+from ..draw.typefaces import font
+from ..draw.widgets import UI, Icon
 from ._layout import Archetype, rng_names
 
 NAV_ANALYTICS = (

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
-from ..canvas import Rect, text_width
-from ..phrases import icon_spec, other_spec, text_spec
-from ..themes import RGB, mix, text_on
-from ..widgets import UI, Icon
+from ..draw.canvas import Rect, text_width
+from ..draw.phrases import icon_spec, other_spec, text_spec
+from ..draw.themes import RGB, mix, text_on
+from ..draw.widgets import UI, Icon
 from ._layout import Archetype, DialogSpec, quick_dialog, rng_names
 
 ROOMS = (

@@ -3,11 +3,11 @@ waveforms on an arrangement, a device chain; sometimes the Export Audio dialog."
 
 from __future__ import annotations
 
-from ..canvas import Rect, fit, text_width
-from ..phrases import icon_spec, other_spec, text_spec
-from ..themes import PALETTE, RGB, mix, text_on
-from ..typefaces import font
-from ..widgets import SEPARATOR, UI, Field, Icon, Label, ToolItem
+from ..draw.canvas import Rect, fit, text_width
+from ..draw.phrases import icon_spec, other_spec, text_spec
+from ..draw.themes import PALETTE, RGB, mix, text_on
+from ..draw.typefaces import font
+from ..draw.widgets import SEPARATOR, UI, Field, Icon, Label, ToolItem
 from ._layout import Archetype, DialogSpec, quick_dialog, rng_names
 
 TRACKS = (

@@ -4,10 +4,10 @@ coordinate, scale and CRS; sometimes the Export Map dialog."""
 
 from __future__ import annotations
 
-from ..canvas import Rect, fit, text_width
-from ..phrases import text_spec
-from ..themes import PALETTE, mix
-from ..widgets import SEPARATOR, UI, Icon, Label
+from ..draw.canvas import Rect, fit, text_width
+from ..draw.phrases import text_spec
+from ..draw.themes import PALETTE, mix
+from ..draw.widgets import SEPARATOR, UI, Icon, Label
 from ._layout import Archetype, DialogSpec, quick_dialog, rng_names
 
 LAYERS_GIS = (

@@ -7,9 +7,9 @@ import random
 import re
 from collections.abc import Sequence
 
-from ..canvas import Rect, fit, text_width
-from ..themes import RGB, Theme, mix
-from ..widgets import UI, Icon
+from ..draw.canvas import Rect, fit, text_width
+from ..draw.themes import RGB, Theme, mix
+from ..draw.widgets import UI, Icon
 from ._layout import SOURCE_FILES, Archetype, DialogSpec, quick_dialog, rng_names
 
 PROJECT_DIRS = ("src", "tests", "docs", "scripts", "config", "assets", "migrations", "notebooks", "benchmarks", "tools")

@@ -3,11 +3,11 @@ panels, rulers around a poster on the canvas, document tabs; sometimes the Expor
 
 from __future__ import annotations
 
-from ..canvas import Rect
-from ..phrases import icon_spec, text_spec
-from ..themes import PALETTE, mix
-from ..typefaces import font
-from ..widgets import UI, Icon
+from ..draw.canvas import Rect
+from ..draw.phrases import icon_spec, text_spec
+from ..draw.themes import PALETTE, mix
+from ..draw.typefaces import font
+from ..draw.widgets import UI, Icon
 from ._layout import Archetype, DialogSpec, quick_dialog, rng_names
 
 LAYERS_IMG = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ..canvas import Rect, text_width
-from ..typefaces import font
-from ..widgets import UI
+from ..draw.canvas import Rect, text_width
+from ..draw.typefaces import font
+from ..draw.widgets import UI
 from ._layout import Archetype
 
 SETTINGS_PAGES = (

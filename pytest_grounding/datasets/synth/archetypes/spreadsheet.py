@@ -3,10 +3,10 @@ cell, sheet tabs, a status bar with sums; sometimes the Print dialog."""
 
 from __future__ import annotations
 
-from ..canvas import Rect, text_width
-from ..phrases import icon_spec, other_spec, text_spec
-from ..themes import mix
-from ..widgets import SEPARATOR, UI, Icon, Label
+from ..draw.canvas import Rect, text_width
+from ..draw.phrases import icon_spec, other_spec, text_spec
+from ..draw.themes import mix
+from ..draw.widgets import SEPARATOR, UI, Icon, Label
 from ._layout import Archetype, DialogSpec, quick_dialog, rng_names
 
 SHEETS = ("Summary", "Q1", "Q2", "Q3", "Q4", "Data", "Pivot", "Forecast", "Notes")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from ..canvas import Rect, fit, text_width
-from ..phrases import icon_spec, text_spec
-from ..widgets import UI, Icon
+from ..draw.canvas import Rect, fit, text_width
+from ..draw.phrases import icon_spec, text_spec
+from ..draw.widgets import UI, Icon
 from ._layout import SOURCE_FILES, Archetype, rng_names
 
 ShellLine = tuple[str, str | None]  # text, and a clickable tail such as a file name or a URL

@@ -9,26 +9,12 @@ from typing import Any
 
 import pytest
 
-from ...core.types import Sample, epoch_of
-from ...datasets import DatasetError, sharding
-from ..compat.pytest_compat import name_groups
-from ..sessions import is_worker, local_startup, local_worker, plan_of
-from .item_index import spec_id
-from .settings import split_labels
-
-
-def item_params(item: Any) -> dict[str, Any]:
-    return getattr(getattr(item, "callspec", None), "params", {})
-
-
-def detector_specs_of(items: Any) -> list[str]:
-    return list(
-        dict.fromkeys(
-            item_params(item)["grounding_detector_name"]
-            for item in items
-            if "grounding_detector_name" in item_params(item)
-        )
-    )
+from ..core.types import Sample, epoch_of
+from ..datasets import DatasetError, sharding
+from .common.item_index import item_params, spec_id
+from .common.settings import split_labels
+from .compat.pytest_compat import name_groups
+from .sessions import is_worker, local_startup, local_worker, plan_of
 
 
 def marker_list(marker, key: str) -> list:
@@ -133,7 +119,7 @@ def groups_screens(config: Any) -> bool:
 
 
 def grouped(samples, workers: int) -> list:
-    from ...datasets import screen_groups
+    from ..datasets import screen_groups
 
     marks: dict[str, Any] = {}
     params = []

@@ -7,14 +7,13 @@ from typing import Any
 
 import pytest
 
-from ...core.record import Outcome, Record
-from ...evaluate.runner import explain as explain_record
-from ..common.wire import RECORD
-from ..sessions import is_worker, worker_of
-from .baseline_hooks import judge_miss, junit_properties
-from .pool import DetectorLoadError
-
-BENCHMARK_GROUP = "grounding"
+from ..core.record import Outcome, Record
+from ..evaluate.runner import explain as explain_record
+from .common.pool import DetectorLoadError
+from .common.wire import RECORD
+from .compat.benchmark_compat import BENCHMARK_GROUP
+from .sessions import is_worker, worker_of
+from .worker.baseline_hooks import judge_miss, junit_properties
 
 
 class GroundingSampleError(Exception):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from ...core.record import plain
 from ...detectors import bind_options, describe
 from ...detectors import close as close_detector
 from ...detectors.answer_cache import KeepsAnswers
 from ...detectors.strategies import wrap as wrap_strategies
-from ..common.specs import SpecBook
+from .specs import SpecBook
 
 
 class DetectorLoadError(Exception):
@@ -67,3 +67,15 @@ class DetectorPool:
         for detector in self._loaded.values():
             close_detector(detector)
         self._loaded.clear()
+
+
+class LocalWorker(Protocol):
+    """What the controller reads from the worker session of its own process (a run without xdist,
+    where the one process predicts and gathers): the worker's session itself, seen through this."""
+
+    pool: DetectorPool
+    shard_planned: dict[str, dict[str, Any]]
+
+    def detector_lines(self, specs: Sequence[str]) -> list[str]: ...
+
+    def served_stats(self) -> dict[str, Any]: ...
