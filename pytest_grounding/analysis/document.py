@@ -8,11 +8,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
-from ..sections import sections
 from . import cost as cost_mod
 from . import errata as errata_mod
 from . import gates as gates_mod
@@ -41,11 +40,41 @@ class Scoring:
 
 
 @dataclass(frozen=True)
+class RunRecords:
+    """What a run-level section computes its figures from (Section.run_figures): the run's records,
+    how it is scored, the detector blocks already summarized."""
+
+    records: Sequence[Mapping[str, Any]]
+    scoring: Scoring
+    summary: Mapping[str, Any]
+    datasets: Sequence[Mapping[str, Any]]
+    detector_info: Mapping[str, Mapping[str, Any]]
+    interrupted: bool
+
+
+class ReportSection(Protocol):
+    """A report section as the figures see it (sections.Section is one; analysis imports no section)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def level(self) -> str: ...
+
+    def figures(self, found: Any) -> Any | None: ...
+
+    def run_figures(self, found: RunRecords) -> Any | None: ...
+
+    def judge(self, summary: Mapping[str, Any], scoring: Any) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
 class Figures:
     summary: dict[str, Any]
     cost: dict[str, dict[str, Any]]
     reproductions: tuple[reproduce.Reproduction, ...] = ()
     verdicts: tuple[Any, ...] = ()  # gates_mod.Verdict | gates_mod.ErrorVerdict
+    run: Mapping[str, Any] = field(default_factory=dict)  # run-level sections' figures: the report's key -> value
 
 
 def figures(
@@ -56,9 +85,13 @@ def figures(
     detector_info: Mapping[str, Mapping[str, Any]],
     interrupted: bool,
     registered: Callable[[str], Mapping[str, Any] | None] | None = None,
+    sections: Sequence[ReportSection] = (),
 ) -> Figures:
-    """Every figure of the report; the gates are judged only on a complete run."""
-    summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows)
+    """Every figure of the report; the gates are judged only on a complete run. `sections`: the
+    run's report sections (sections/registry.py), each asked for its figures (detector-level: into
+    each summary block; run-level: a key of the report) and its gates, in their order."""
+    detector_level = [s for s in sections if s.level == "detector"]
+    summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows, figures=detector_level)
     for name, block in summary.items():  # a detector's label= (issue 51), on its block for the renderers
         label = (detector_info.get(block.get("detector", name)) or {}).get("label")
         if label:
@@ -80,9 +113,16 @@ def figures(
         verdicts = gates_mod.judge(
             list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
         )
-        for section in sections():  # each feature's own gates (--grounding-max-drop: robustness)
+        for section in sections:  # each feature's own gates (--grounding-max-drop: robustness)
             verdicts += section.judge(summary, scoring)
-    return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
+    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted)
+    run: dict[str, Any] = {}
+    for section in sections:  # each whole-run feature's figures (--grounding-errata: the corrected figure)
+        if section.level != "detector":
+            made = section.run_figures(found)
+            if made is not None:
+                run[section.name] = made
+    return Figures(summary, cost, tuple(reproductions), tuple(verdicts), run)
 
 
 def dataset_entries(
@@ -180,7 +220,7 @@ def build(
         "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
         "cost": cost_mod.document(found.cost if found else {}, scoring.price),
         "samples": sorted(records, key=metrics.record_order),
-        **({"errata": errata_mod.block(records, scoring.errata)} if scoring.errata else {}),
+        **(dict(found.run) if found else {}),  # the run-level sections' figures (errata)
         **header.extra,
     }
 

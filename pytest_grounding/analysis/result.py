@@ -28,7 +28,6 @@ class View:
     gated: bool = False  # accuracy gates were asked for
     price: cost_mod.Price | None = None
     profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
-    errata: Any = None  # --grounding-errata: an errata.Errata; the corrected figure shown beside the official
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,10 @@ class RunResult:
     outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
     output_errors: tuple[str, ...] = ()
     shard: Mapping[str, Any] | None = None  # --grounding-shard: the report's `shard` entry (what it was to score)
+    # the run-level sections' figures by their report key (document.Figures.run); read back from a
+    # report: the report itself (each section reads its own key)
+    run: Mapping[str, Any] = field(default_factory=dict)
+    sections: tuple[Any, ...] = ()  # the report sections the outputs loop over (empty: the installed ones)
 
     @property
     def failed_gates(self) -> list[Any]:
@@ -79,11 +82,14 @@ class RunResult:
     def of_report(cls, document: Mapping[str, Any], **figures: Any) -> RunResult:
         """A result read back from a JSON report (`merge`, a benchmark script): its records, summary
         and run facts; `figures` (cost, verdicts, reproductions, view, ...) given by the caller."""
+        from .cost import Price
+
         run = document["run"]
+        spent = document.get("cost") if isinstance(document.get("cost"), Mapping) else {}
         found: dict[str, Any] = {
             "records": tuple(document.get("samples") or ()),
             "summary": document.get("summary"),
-            "cost": {},
+            "cost": dict(spent.get("detectors") or {}),
             "verdicts": (),
             "reproductions": (),
             "datasets": tuple(run.get("datasets") or ()),
@@ -92,8 +98,10 @@ class RunResult:
             "resumed": int(document.get("resumed") or 0),
             "notes": tuple(document.get("notes") or ()),
             "shard": None if document.get("merge") else document.get("shard"),
+            "run": document,
             "view": View(
                 top_apps=(run.get("settings") or {}).get("top_apps"),
+                price=Price.from_dict(spent.get("price")),
                 profile=document.get("scoring_profile") or View().profile,
             ),
         }

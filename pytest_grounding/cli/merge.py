@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from ..plugin.common.environment import registered_preset
     from ..plugin.common.options import share
     from ..render import terminal as report
+    from ..sections import sections
     from ..store.reports import OutputError, interrupts_held, read_report
 
     try:
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             registered=registered_preset,
             rescore=targets.rescore,
             notes=targets.notes,
+            sections=sections(),
         )
     except (OutputError, MergeError, ValueError) as exc:  # PublishedError is a ValueError
         print(f"error: {terminal_line(exc)}", file=sys.stderr)

@@ -186,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluate.rescore import rescore
     from ..evaluate.sample_of_record import RescoreError
     from ..plugin.common.environment import versions as environment_versions
+    from ..sections import sections
     from ..store.reports import OutputError, PredictionsWriter, write_json
 
     started = time.time()
@@ -237,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
         errata=errata,
     )
     figures = document_mod.figures(
-        found.records, scoring, datasets=datasets, detector_info=detectors, interrupted=False
+        found.records, scoring, datasets=datasets, detector_info=detectors, interrupted=False, sections=sections()
     )
     header = document_mod.Header(
         started=started,

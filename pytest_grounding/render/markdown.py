@@ -14,7 +14,7 @@ from ..core.numbers import pct as _pct
 from ..core.numbers import points
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
-from ..sections import LATENCY, sections
+from ..sections import LATENCY, ordered
 from .terminal import profile_lines
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
@@ -76,7 +76,9 @@ def verdict_when_clean(document: Mapping[str, Any]) -> str:
     )
 
 
-def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchmark") -> str:
+def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchmark", sections: Any = None) -> str:
+    """The markdown summary of a report document; `sections`: the report sections (default: the
+    installed ones)."""
     lines = [f"## {title}", ""]
     problems = failures(document)
     lines += [("**FAILED**: " + "; ".join(problems)) if problems else verdict_when_clean(document), ""]
@@ -100,7 +102,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
         ]
         header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
         lines += _table(header, rows)
-    found = sections()
+    found = ordered(sections)
     for section in found:  # each feature's own part (pytest_grounding/sections): the detectors' first
         if section.order < LATENCY:
             lines += section.markdown(document)

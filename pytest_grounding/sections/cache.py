@@ -8,7 +8,6 @@ from typing import Any
 
 from ..analysis import cache_counts
 from ..analysis.tracked import _numbers
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -46,6 +45,8 @@ class Cache(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         records = [
             _examples.record("s1", "hit", meta={"answer_cache": "hit"}),
             _examples.record("s2", "miss", meta={"answer_cache": "stored"}),

@@ -8,7 +8,6 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.tracked import _number, name
-from . import _examples
 from ._render import md_table
 from .base import RUN, HtmlPage, Section
 
@@ -102,6 +101,8 @@ class Reproduction(Section):
         return SCHEMA_DEFS
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         entry = {
             "detector": _examples.KEY,
             "dataset": "ds",

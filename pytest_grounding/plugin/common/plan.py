@@ -21,6 +21,7 @@ from ...detectors.strategies import builtin_registry as builtin_strategies
 from ...detectors.strategies import check as check_strategies
 from ...evaluate.scoring import error_record
 from ...perturb import ENTRY_POINT_GROUP as PERTURBATIONS_GROUP
+from ...sections import registry as section_registry
 from .catalog import Catalog
 from .environment import register_project_presets
 from .item_index import ItemIndex
@@ -42,6 +43,7 @@ class RunPlan:
     catalog: Catalog
     index: ItemIndex
     sweep: Sweep  # --grounding-perturb: the axes' registry and the run's variants, parsed once
+    sections: section_registry.SectionRegistry  # the report sections: built-ins, the hook's, entry points'
     notes: list[str] = field(default_factory=list)  # said once, in the header and the summary
     preflighted: set[str] = field(default_factory=set)  # specs whose preflight passed
     marker_labels: dict[str, str] = field(default_factory=dict)  # label= of specs pinned by a suite's marker
@@ -77,6 +79,7 @@ class RunPlan:
             catalog=Catalog(formats, settings.selection.language, note),
             index=ItemIndex(settings.selection.detector_specs),
             sweep=build_sweep(config, settings.selection.perturb, installed[PERTURBATIONS_GROUP]),
+            sections=section_registry.configure(config),
             notes=notes,
         )
 

@@ -197,6 +197,7 @@ class ControllerSession:
                 detector_info=detector_info,
                 interrupted=interrupted,
                 registered=registered_preset,
+                sections=self.plan.sections.sections(),
             )
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
@@ -223,13 +224,14 @@ class ControllerSession:
                 gated=bool(settings.verdict.gates or settings.verdict.max_drops),  # --grounding-max-drop too
                 price=settings.scoring.price,
                 profile=settings.scoring.profile.describe(),
-                errata=settings.scoring.errata,
             ),
             baseline=self._baseline_result(),
             replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
             shard=self.shard_entry(),
+            run=found.run if found else {},
+            sections=tuple(self.plan.sections.sections()),
         )
         return self.result
 
@@ -361,7 +363,7 @@ class ControllerSession:
         config, settings = self.plan.config, self.plan.settings
         found = None
         if result.summary is not None:
-            found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts)
+            found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts, result.run)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
         if self.plan.frame_checks:  # --grounding-frame-check: what each model detector's check found
             extra["frame_check"] = dict(self.plan.frame_checks)
@@ -404,8 +406,9 @@ class ControllerSession:
                 from ...render.trackers import log_report
 
                 document = self.document(result)
-                errors = write_all(document, outputs, kept=kept)
-                notes = log_report(document, outputs, errors)  # --grounding-log: a failure is a note
+                errors = write_all(document, outputs, kept=kept, sections=self.plan.sections)
+                # --grounding-log: a failure is a note
+                notes = log_report(document, outputs, errors, self.plan.sections)
             if notes:
                 result = replace(result, notes=(*result.notes, *notes))
             if taken:
