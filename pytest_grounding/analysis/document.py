@@ -50,6 +50,7 @@ class RunRecords:
     datasets: Sequence[Mapping[str, Any]]
     detector_info: Mapping[str, Mapping[str, Any]]
     interrupted: bool
+    registered: Callable[[str], Mapping[str, Any] | None] | None = None  # a preset's registered description
 
 
 class ReportSection(Protocol):
@@ -72,7 +73,6 @@ class ReportSection(Protocol):
 class Figures:
     summary: dict[str, Any]
     cost: dict[str, dict[str, Any]]
-    reproductions: tuple[reproduce.Reproduction, ...] = ()
     verdicts: tuple[Any, ...] = ()  # gates_mod.Verdict | gates_mod.ErrorVerdict
     run: Mapping[str, Any] = field(default_factory=dict)  # run-level sections' figures: the report's key -> value
 
@@ -97,17 +97,6 @@ def figures(
         if label:
             block["label"] = label
     cost = cost_mod.summarize(records, scoring.price, key=metrics.summary_key)
-    reproductions: list[reproduce.Reproduction] = []
-    if scoring.published is not None:
-        reproductions = reproduce.check(
-            records,
-            datasets,
-            detector_info,
-            scoring.published,
-            interrupted=interrupted,
-            limit=scoring.limit,
-            registered=registered,
-        )
     verdicts: list[Any] = []
     if not interrupted:
         verdicts = gates_mod.judge(
@@ -115,14 +104,14 @@ def figures(
         )
         for section in sections:  # each feature's own gates (--grounding-max-drop: robustness)
             verdicts += section.judge(summary, scoring)
-    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted)
+    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted, registered)
     run: dict[str, Any] = {}
     for section in sections:  # each whole-run feature's figures (--grounding-errata: the corrected figure)
         if section.level != "detector":
             made = section.run_figures(found)
             if made is not None:
                 run[section.name] = made
-    return Figures(summary, cost, tuple(reproductions), tuple(verdicts), run)
+    return Figures(summary, cost, tuple(verdicts), run)
 
 
 def dataset_entries(
@@ -217,12 +206,57 @@ def build(
         "errors_check": error_entries(found.verdicts) if found else [],
         **robustness.gates_entry(found.verdicts if found else ()),  # --grounding-max-drop
         "baseline": None if header.baseline is None else dict(header.baseline),
-        "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
+        "reproduction": [],  # the reproduction section's figures (below) where --grounding-published applies
         "cost": cost_mod.document(found.cost if found else {}, scoring.price),
         "samples": sorted(records, key=metrics.record_order),
         **(dict(found.run) if found else {}),  # the run-level sections' figures (errata)
         **header.extra,
     }
+
+
+def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The verdicts a report holds (`gates`, `errors_check`, `robustness_gates`), in the order
+    `figures` judged them: per detector its failed error share, then its gates; then the max-drop
+    gates. What `merge`, `rescore` and a report read back print, as the run printed them."""
+    summary = document.get("summary") or {}
+    errors = {e["detector"]: e for e in document.get("errors_check") or [] if not e.get("passed", True)}
+    found: list[Any] = []
+    for detector, block in summary.items():
+        too_many = errors.get(detector)
+        if too_many is not None:
+            found.append(
+                gates_mod.ErrorVerdict(
+                    detector, int(too_many["errors"]), int(too_many["samples"]), float(too_many["max_share"])
+                )
+            )
+        for entry in document.get("gates") or []:
+            if entry.get("detector") != detector:
+                continue
+            label = str(entry.get("slice") or "overall")
+            key, _, value = label.partition("=")
+            gate = gates_mod.Gate(float(entry["threshold"]), None if label == "overall" else key, value or None)
+            bounds = entry.get("ci95")
+            found.append(
+                gates_mod.Verdict(
+                    gate,
+                    detector,
+                    entry.get("accuracy"),
+                    int(entry.get("scored") or 0),
+                    unreliable=too_many is not None,
+                    measure="hit rate" if block.get("task") == "locate" else "accuracy",
+                    ci95=(float(bounds[0]), float(bounds[1])) if bounds else None,
+                    on_lower=entry.get("judged_on") == "lower bound",
+                )
+            )
+    for entry in document.get("robustness_gates") or []:
+        most = robustness.MaxDrop.of_points(float(entry["max_drop"]), entry.get("gate"))
+        drop = entry.get("drop")
+        found.append(
+            robustness.DropVerdict(
+                most, entry["detector"], entry.get("variant"), None if drop is None else float(drop), int(entry["pairs"])
+            )
+        )
+    return tuple(found)
 
 
 def settings_entry(settings: Any) -> dict[str, Any]:

@@ -13,7 +13,6 @@ from ..core.record import Record
 if TYPE_CHECKING:  # imported by the controller at a run's end: not by every process that loads the plugin
     from . import baseline as baseline_mod
     from . import cost as cost_mod
-    from . import reproduce
     from .agreement import ReplayFindings
 
 
@@ -49,7 +48,6 @@ class RunResult:
     summary: dict[str, Any] | None  # None: no record (nothing scored)
     cost: dict[str, dict[str, Any]]
     verdicts: tuple[Any, ...]  # gates.Verdict | gates.ErrorVerdict
-    reproductions: tuple[reproduce.Reproduction, ...]
     datasets: tuple[dict[str, Any], ...]
     detector_info: dict[str, dict[str, Any]]
     partial: bool  # interrupted, or items no report came for
@@ -81,17 +79,17 @@ class RunResult:
     @classmethod
     def of_report(cls, document: Mapping[str, Any], **figures: Any) -> RunResult:
         """A result read back from a JSON report (`merge`, a benchmark script): its records, summary
-        and run facts; `figures` (cost, verdicts, reproductions, view, ...) given by the caller."""
+        and run facts; `figures` (verdicts, view, ...) given by the caller."""
         from .cost import Price
 
         run = document["run"]
-        spent = document.get("cost") if isinstance(document.get("cost"), Mapping) else {}
+        cost = document.get("cost")
+        spent: Mapping[str, Any] = cost if isinstance(cost, Mapping) else {}
         found: dict[str, Any] = {
             "records": tuple(document.get("samples") or ()),
             "summary": document.get("summary"),
             "cost": dict(spent.get("detectors") or {}),
             "verdicts": (),
-            "reproductions": (),
             "datasets": tuple(run.get("datasets") or ()),
             "detector_info": dict(run.get("detectors") or {}),
             "partial": bool(document.get("partial")),

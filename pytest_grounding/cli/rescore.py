@@ -181,7 +181,6 @@ def _errata(path: Path | None, source: dict[str, Any] | None) -> tuple[Any, list
 def run(args: argparse.Namespace) -> int:
     from ..analysis import document as document_mod
     from ..analysis import errata as errata_mod
-    from ..core.numbers import pct
     from ..core.profiles import get_profile
     from ..evaluate.rescore import rescore
     from ..evaluate.sample_of_record import RescoreError
@@ -273,17 +272,11 @@ def run(args: argparse.Namespace) -> int:
         if writer.error:
             print(terminal_line(f"error: {writer.error}"), file=sys.stderr)
             return 2
-    for note in notes:
-        print(terminal_line(f"note: {note}"))
-    for spec, block in figures.summary.items():
-        print(
-            terminal_line(
-                f"{spec}: {block['hits']}/{block['scored']} hits, accuracy {pct(block['accuracy'])} ({profile.name})"
-            )
-        )
-    if "errata" in document:
-        for line in errata_mod.summary_lines(document["errata"]):
-            print(terminal_line(line))
+    from ..render.terminal import document_lines
+
+    for line in document_lines(document):  # the rescored document's summary, as a run prints it
+        print(terminal_line(line))
+    print()
     print(
         f"rescored {len(found.records)} records ({found.parsed} parsed again, {found.kept} kept as written): "
         f"{found.changed} outcomes changed -> {args.json}"

@@ -214,6 +214,21 @@ def summary_lines(result: RunResult) -> list[str]:
     return lines
 
 
+def document_lines(document: Mapping[str, Any], sections: Any = None, **view: Any) -> list[str]:
+    """The summary lines of a report document, as the run that wrote it printed them (summary_lines):
+    what `merge` and `rescore` print. `view`: how to show it (View fields: top_apps, price, ...)."""
+    from dataclasses import replace
+
+    from ..analysis.document import verdicts_of
+    from ..analysis.result import RunResult
+
+    found = tuple(ordered(sections))
+    result = RunResult.of_report(document, verdicts=verdicts_of(document), sections=found)
+    if view:
+        result = replace(result, view=replace(result.view, **view))
+    return summary_lines(result)
+
+
 def run_lines(result: RunResult) -> list[tuple[str, str]]:
     """The whole grounding summary of a run, each line with how it is drawn (PLAIN; FAILED stands
     out, BOLD is bold; RULE and SECTION are headings across the terminal): the misses, the

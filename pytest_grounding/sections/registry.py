@@ -122,12 +122,13 @@ def summarize(
     return core(records, refusal_rows=refusal_rows, figures=sections(DETECTOR, registry))
 
 
-def configure(config: Any) -> SectionRegistry:
+def configure(config: Any, installed: Iterable[Any] | None = None) -> SectionRegistry:
     """A pytest session's registry: the built-ins, the `pytest_grounding_register_sections` hook's,
-    the entry points'. The run plan holds it (RunPlan.sections)."""
+    the entry points' (`installed`: the group's, from the plan's one scan). The run plan holds it
+    (RunPlan.sections)."""
     registry = builtin_sections()
     config.hook.pytest_grounding_register_sections.call_historic(kwargs={"registry": registry})
-    registry.register_entry_points(ENTRY_POINTS)
+    registry.register_entry_points(ENTRY_POINTS, installed)
     return registry
 
 

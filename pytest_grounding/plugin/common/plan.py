@@ -59,7 +59,11 @@ class RunPlan:
         config.hook.pytest_grounding_register_strategies.call_historic(kwargs={"registry": strategies})
         settings = Settings.from_config(config)
         register_project_presets(config, settings.selection.presets_path)
-        groups = (*(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS), PERTURBATIONS_GROUP)
+        groups = (
+            *(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS),
+            PERTURBATIONS_GROUP,
+            section_registry.ENTRY_POINTS,
+        )
         installed = installed_entry_points(*groups)  # one scan of the installed packages
         for kind, registry in zip(ENTRY_POINT_KINDS, (formats, detectors, strategies), strict=True):
             registry.register_entry_points(f"pytest_grounding.{kind}", installed[f"pytest_grounding.{kind}"])
@@ -79,7 +83,7 @@ class RunPlan:
             catalog=Catalog(formats, settings.selection.language, note),
             index=ItemIndex(settings.selection.detector_specs),
             sweep=build_sweep(config, settings.selection.perturb, installed[PERTURBATIONS_GROUP]),
-            sections=section_registry.configure(config),
+            sections=section_registry.configure(config, installed[section_registry.ENTRY_POINTS]),
             notes=notes,
         )
 
