@@ -250,12 +250,8 @@ def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
             )
     for entry in document.get("robustness_gates") or []:
         most = robustness.MaxDrop.of_points(float(entry["max_drop"]), entry.get("gate"))
-        drop = entry.get("drop")
-        found.append(
-            robustness.DropVerdict(
-                most, entry["detector"], entry.get("variant"), None if drop is None else float(drop), int(entry["pairs"])
-            )
-        )
+        drop = None if entry.get("drop") is None else float(entry["drop"])
+        found.append(robustness.DropVerdict(most, entry["detector"], entry.get("variant"), drop, int(entry["pairs"])))
     return tuple(found)
 
 
