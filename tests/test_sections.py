@@ -372,6 +372,7 @@ def test_a_report_renders_in_every_output_from_the_sections(tmp_path):
 
 # -- each section's example in every output it renders in -----------------------------------------------
 
+
 def without(name):
     """Every registered section less one."""
     fresh = registry.SectionRegistry()
