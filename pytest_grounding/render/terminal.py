@@ -59,6 +59,14 @@ def ci(bounds: Sequence[float] | None) -> str:
     return f" [95% CI {span(bounds)}]" if bounds else ""
 
 
+def macro_datasets(block: Mapping[str, Any]) -> str:
+    """`   macro over datasets X [95% CI ..]` where the block spans two datasets or more (over one, it is
+    the accuracy itself)."""
+    if len((block.get("by") or {}).get("dataset") or []) < 2:
+        return ""
+    return f"   macro over datasets {pct(block.get('macro_dataset_accuracy'))}{ci(block.get('macro_dataset_ci95'))}"
+
+
 def runtime_line(info: Mapping[str, Any]) -> str:
     """One short line: the detector's own `headline` when it gives one, else its scalar settings.
     The full description is in the JSON report."""
@@ -117,7 +125,8 @@ def headline_lines(
         iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
         lines += [
             f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
-            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
+            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}"
+            + macro_datasets(block),
             f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
             f"wrong format {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
         ]

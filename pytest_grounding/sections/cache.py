@@ -11,7 +11,7 @@ from ..analysis.tracked import _numbers
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
-HEADER = ["detector", "from the cache", "stored", "not from the cache"]
+HEADER = ["detector", "from the cache", "stored", "not from the cache", "not stored (write failed)"]
 
 
 class Cache(Section):
@@ -26,7 +26,7 @@ class Cache(Section):
         return cache_counts.summary_lines(view.found(self.name))
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
-        return [[name, f["hits"], f["stored"], f["asked"]] for name, f in self.blocks(document)]
+        return [[name, f["hits"], f["stored"], f["asked"], f.get("not_stored", 0)] for name, f in self.blocks(document)]
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         rows = self.rows(document)
@@ -36,7 +36,7 @@ class Cache(Section):
         rows = self.rows(document)
         if not rows:
             return ""
-        return '<h2 id="cache">Answer cache</h2>' + html_table(HEADER, rows, [False, True, True, True])
+        return '<h2 id="cache">Answer cache</h2>' + html_table(HEADER, rows, [False, True, True, True, True])
 
     def metrics(self, document: Mapping[str, Any], key: str) -> Iterable[tuple[str, float]]:
         return _numbers("cache", self.found_in(document, key) or {})

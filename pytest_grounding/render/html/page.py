@@ -15,6 +15,7 @@ from ...core.numbers import ms, pct
 from ...core.record import Outcome
 from ...sections import HtmlPage, ordered
 from .. import terminal as report
+from ..tables import GATE_HEADER, gate_rows, macro_cell
 from .svg import WIDTH
 from .svg import render as render_svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
@@ -141,21 +142,11 @@ def run_section(document: Mapping[str, Any]) -> str:
 
 def gates_section(document: Mapping[str, Any]) -> str:
     out = ["<h2>Gates</h2>"]
-    gates = document.get("gates") or []
+    gates = gate_rows(document)  # the markdown summary's table too (render/tables.py)
     if gates:
-        rows = [
-            [
-                e(g["detector"]),
-                e(g["slice"]),
-                pct(g["threshold"]),
-                pct(g["accuracy"]),
-                num(g["scored"]),
-                verdict(g["passed"]),
-            ]
-            for g in gates
-        ]
-        head = ["detector", "slice", "threshold", "accuracy", "scored", "verdict"]
-        out.append(table(head, rows, [False, False, True, True, True, False]))
+        rows = [[*(e(c) for c in row[:-1]), verdict(row[-1] == "passed")] for row in gates]
+        numeric = [False, False, True, True, False, True, True, False]
+        out.append(table(list(GATE_HEADER), rows, numeric))
     elif document.get("partial"):
         out.append('<p class="muted">no verdict: the run was interrupted</p>')
     else:
@@ -237,7 +228,9 @@ def comparison(document: Mapping[str, Any]) -> str:
             num(block["scored"]),
             pct(block["accuracy"]),
             e(span(block.get("ci95"))),
-            pct(block["macro_app_accuracy"]),
+            e(macro_cell(block, "app")),
+            e(macro_cell(block, "dataset")),
+            num(block.get("truncated", 0)),
             num(block["mean_iou"], 2),
             ms(block["latency_ms"]["p50"]),
             ms(block["latency_ms"]["p95"]),
@@ -246,9 +239,9 @@ def comparison(document: Mapping[str, Any]) -> str:
         ]
         for name, block in named
     ]
-    head = ["detector", "task", "n", "scored", "accuracy", "95% CI", "macro apps", "IoU", "p50 ms", "p95 ms", "wrong"]
-    head.append("err")
-    return table(head, rows, [False, False] + [True] * 10)
+    head = ["detector", "task", "n", "scored", "accuracy", "95% CI", "macro apps", "macro datasets", "cut answers"]
+    head += ["IoU", "p50 ms", "p95 ms", "wrong", "err"]
+    return table(head, rows, [False, False] + [True] * 12)
 
 
 def summary_section(document: Mapping[str, Any], sections: Any = None) -> str:
