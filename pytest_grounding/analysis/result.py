@@ -55,7 +55,7 @@ class RunResult:
     notes: tuple[str, ...]
     view: View
     baseline: BaselineResult | None = None
-    replay: ReplayFindings | None = None  # replayed files' agreement and metrics (render/replay.py)
+    replay: ReplayFindings | None = None  # replayed files' agreement and metrics (sections/replay_text.py)
     outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
     output_errors: tuple[str, ...] = ()
     shard: Mapping[str, Any] | None = None  # --grounding-shard: the report's `shard` entry (what it was to score)
