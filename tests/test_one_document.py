@@ -149,3 +149,21 @@ def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
     rescored = capsys.readouterr().out.splitlines()
     figures = [line for line in document_lines(document) if line and not line.startswith("note:")]
     assert [line for line in rescored if line in figures] == figures
+
+
+def test_rescore_prints_the_whole_summary_with_the_diagnosis(tmp_path, capsys):
+    """`rescore --frame` prints the run's summary with every section: the frame diagnosis where the clicks
+    fit another frame, gone once they are read in that frame."""
+    from pytest_grounding.cli.main import main
+    from pytest_grounding.sections import testing
+
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({**r, "bbox": r["target"]}) + "\n" for r in testing.misses_records()))
+    out = tmp_path / "r.json"
+    assert main(["rescore", str(predictions), "--frame", "original-pixels", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "frame diagnosis  answers fit frame rel1000" in said and "try `rescore --frame rel1000`" in said
+    assert "  within px   0: 16.7%" in said and "detector d" in said
+    assert main(["rescore", str(predictions), "--frame", "rel1000", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "frame diagnosis" not in said and "accuracy 100.0%" in said
