@@ -215,7 +215,7 @@ class Baseline(Section):
                 }
             ],
         }
-        return {**_examples.document(_examples.plain()), "baseline": baseline}
+        return {**_examples.document(_examples.plain(), self), "baseline": baseline}
 
 
 SECTION = Baseline()

@@ -51,7 +51,7 @@ class Cache(Section):
             _examples.record("s1", "hit", meta={"answer_cache": "hit"}),
             _examples.record("s2", "miss", meta={"answer_cache": "stored"}),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Cache()

@@ -67,7 +67,10 @@ class Cost(Section):
             "cost_usd": None,
             "cost_per_1000_samples_usd": None,
         }
-        return {**_examples.document(_examples.plain()), "cost": {"price": None, "detectors": {_examples.KEY: usage}}}
+        return {
+            **_examples.document(_examples.plain(), self),
+            "cost": {"price": None, "detectors": {_examples.KEY: usage}},
+        }
 
 
 SECTION = Cost()

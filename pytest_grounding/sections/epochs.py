@@ -85,7 +85,7 @@ class Epochs(Section):
             for i, outcomes in ((1, ("hit", "miss")), (2, ("hit", "hit")))
             for k, outcome in enumerate(outcomes, start=1)
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Epochs()

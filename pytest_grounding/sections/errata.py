@@ -103,7 +103,7 @@ class Errata(Section):
         errata = errata_mod.parse(
             b'{"id": "s2", "action": "drop", "reason": "two Save buttons"}\n', "example", "e.jsonl"
         )
-        return {**testing.document(records), self.name: errata_mod.block(records, errata)}
+        return {**testing.document(records, self), self.name: errata_mod.block(records, errata)}
 
 
 SECTION = Errata()

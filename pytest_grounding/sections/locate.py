@@ -87,7 +87,7 @@ class Locate(Section):
             _examples.record("s1", "hit", task="locate", iou=0.8, threshold=0.5, attempts=1, transform="original"),
             _examples.record("s2", "miss", task="locate", iou=0.1, threshold=0.5, attempts=2, transform="zoom"),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 def by_transform(figures: Mapping[str, Any]) -> str:

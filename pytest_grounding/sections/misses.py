@@ -80,7 +80,7 @@ class Tolerance(Section):
     def example(self) -> Mapping[str, Any]:
         from . import testing
 
-        return testing.document(testing.misses_records())
+        return testing.document(testing.misses_records(), self)
 
 
 class ToleranceShare(Section):
@@ -121,7 +121,7 @@ class ToleranceShare(Section):
     def example(self) -> Mapping[str, Any]:
         from . import testing
 
-        return testing.document(testing.misses_records())
+        return testing.document(testing.misses_records(), self)
 
 
 class MissAnalysis(Section):
@@ -214,7 +214,7 @@ class MissAnalysis(Section):
     def example(self) -> Mapping[str, Any]:
         from . import testing
 
-        return testing.document(testing.misses_records())
+        return testing.document(testing.misses_records(), self)
 
 
 FRAME_FINDING = {
@@ -296,7 +296,7 @@ class Diagnosis(Section):
     def example(self) -> Mapping[str, Any]:
         from . import testing
 
-        return testing.document(testing.misses_records())
+        return testing.document(testing.misses_records(), self)
 
 
 class FrameCheck(Section):
@@ -331,7 +331,7 @@ class FrameCheck(Section):
             "evidence": "rel1000 12/12",
             "suggestion": ["--frame", "rel1000"],
         }
-        return {**testing.document(testing.plain()), "frame_check": {testing.KEY: check}}
+        return {**testing.document(testing.plain(), self), "frame_check": {testing.KEY: check}}
 
     def html(self, document: Mapping[str, Any], page: HtmlPage) -> str:
         rows = self.rows(document)

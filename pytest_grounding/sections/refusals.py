@@ -61,7 +61,7 @@ class Refusals(Section):
             _examples.record("s3", "hit", negative=True, refusal=True, point=None),
             _examples.record("s4", "miss", negative=True),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Refusals()

@@ -65,7 +65,7 @@ class Replay(Section):
             _examples.record("s1", "hit", replay={**replay, "agree": True}),
             _examples.record("s2", "miss", replay=replay),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Replay()

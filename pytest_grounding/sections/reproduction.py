@@ -149,7 +149,7 @@ class Reproduction(Section):
             "reason": None,
             "line": "reproduction d on ds (ScreenSpot-Pro, preset p): published 50.0, this run 50.0: reproduced",
         }
-        return {**_examples.document(_examples.plain()), "reproduction": [entry]}
+        return {**_examples.document(_examples.plain(), self), "reproduction": [entry]}
 
 
 SECTION = Reproduction()

@@ -73,7 +73,7 @@ class Robustness(Section):
             _examples.record("s1~invert", "miss", variant="invert", axis="invert", original_uid="s1"),
             _examples.record("s2~invert", "miss", variant="invert", axis="invert", original_uid="s2"),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Robustness()

@@ -62,7 +62,10 @@ class Served(Section):
         from . import testing as _examples
 
         served = {"concurrency": 8, "concurrency_reached": 4, "requests": 12, "retries": 1, "overloads": 0, "cuts": 0}
-        return {**_examples.document(_examples.plain()), "run": {"detectors": {_examples.KEY: {"served": served}}}}
+        return {
+            **_examples.document(_examples.plain(), self),
+            "run": {"detectors": {_examples.KEY: {"served": served}}},
+        }
 
 
 SECTION = Served()

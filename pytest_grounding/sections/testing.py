@@ -33,12 +33,16 @@ def record(uid: str, outcome: str, **more: Any) -> dict[str, Any]:
     return {**base, **more}
 
 
-def document(records: Sequence[Mapping[str, Any]], **top: Any) -> dict[str, Any]:
-    """A report with the records' summary, the detector's description (`run.detectors`) and `top`."""
-    from .registry import summarize
+def document(records: Sequence[Mapping[str, Any]], *sections: Any, **top: Any) -> dict[str, Any]:
+    """A report with the records' summary (the core figures and `sections`' own: the example's section,
+    handed in, so that this module imports no registry), the detector's description (`run.detectors`)
+    and `top`."""
+    from ..analysis.metrics import summarize
 
     detectors = top.pop("detectors", {KEY: {"name": KEY}})
-    return {"summary": summarize(records), "run": {"detectors": detectors}, "samples": list(records), **top}
+    found = [s for s in sections if s.level == "detector"]
+    summary = summarize(records, figures=found)
+    return {"summary": summary, "run": {"detectors": detectors}, "samples": list(records), **top}
 
 
 def plain() -> list[dict[str, Any]]:
