@@ -1,5 +1,5 @@
 """Model-driven grounding's figures (analysis/agentic.py) recounted from made-up traces, their lines in
-the terminal (render/agentic.py), an episode in the HTML gallery (render/html/turns.py), and the
+the terminal (sections/agentic.py), an episode in the HTML gallery (render/html/turns.py), and the
 reproduction check keeping agentic and single-shot figures apart."""
 
 import math
