@@ -1,5 +1,5 @@
 """Model-driven grounding's figures (analysis/agentic.py) recounted from made-up traces, their lines in
-the terminal (render/agentic.py), an episode in the HTML gallery (render/html/turns.py), and the
+the terminal (sections/agentic.py), an episode in the HTML gallery (render/html/turns.py), and the
 reproduction check keeping agentic and single-shot figures apart."""
 
 import math
@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from pytest_grounding.analysis import agentic, metrics
+from pytest_grounding.analysis import agentic
 from pytest_grounding.analysis.reproduce import DOES_NOT_APPLY, REPRODUCED, check, parse_table
-from pytest_grounding.render.agentic import agentic_lines
 from pytest_grounding.render.html.turns import crop_marks, turns_list
+from pytest_grounding.sections import summarize  # the core figures and the sections'
+from pytest_grounding.sections.agentic import agentic_lines
 
 ENDS = ["click", "click", "click", "refusal", "invalid_action", "loop", "budget_crops", "budget_turns", "wrong_format"]
 
@@ -87,9 +88,9 @@ def test_single_shot_records_and_errors_have_no_agentic_figures(records):
     assert agentic.figures_of(plain) is None
     broken = [{**records[0], "outcome": "error"}]
     assert agentic.figures_of(broken) is None
-    summary = metrics.summarize(records)
+    summary = summarize(records)
     assert summary["d"]["agentic"] == agentic.figures_of(records)
-    assert "agentic" not in metrics.summarize(plain)["d"]
+    assert "agentic" not in summarize(plain)["d"]
 
 
 def test_the_terminal_lines_say_the_figures(records):

@@ -286,8 +286,10 @@ def test_each_cell_says_why_its_run_misses_recounted_from_the_records():
     records.append(record("9", "wrong_format", None))  # no click: never within any tolerance
     run = Run("r.json", None, 1 / 7, None, 7, "accuracy", records=tuple(records))
     found = misses_of(run)
-    recount = {px: sum(1 for r in records if r["outcome"] == "hit" or (r.get("distance_px") or 1e9) <= px) / 7
-               for px in (0, 5, 10, 20, 50)}  # fmt: skip
+    recount = {
+        px: sum(1 for r in records if r["outcome"] == "hit" or (r.get("distance_px") or 1e9) <= px) / 7
+        for px in (0, 5, 10, 20, 50, 100)
+    }  # fmt: skip: the report's points, 0-100 px
     assert {int(px): share for px, share in found["within_px"].items()} == pytest.approx(recount)
     assert miss_text(found).startswith("0 px 14.3% · 5 px 28.6% · 10 px 42.9% · 20 px 57.1% · 50 px 71.4%")
     assert misses_of(Run("l.json", None, None, None, 0, "accuracy", records=({"task": "locate"},))) is None

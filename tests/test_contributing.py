@@ -89,16 +89,6 @@ LAYERS = {
 }
 # Folders of data alone (no module may appear in them) and data files at the top.
 DATA = {"schema", "published.json"}
-# PENDING: the upward imports among analysis/, sections/ and render/ that the document change removes
-# (issue 55: the section registry on the run plan, rendering helpers lent through the page object).
-# Each pair names the modules that still import upward. Delete an entry (and this list) once it lands:
-# `test_pending_upward_imports_still_exist` fails as soon as an entry is no longer needed.
-PENDING = {
-    # analysis/metrics.py, document.py, tracked.py ask the process-global section registry
-    ("analysis", "sections"),
-    # sections/agentic.py, baseline.py, replay.py, robustness.py import render/ for their text
-    ("sections", "render"),
-}
 # Inside a folder with subfolders, its rooms on floors the same way: each subfolder, and "" for the
 # folder's own modules. A module imports only from its own room or a lower floor; two rooms on one
 # floor never import each other. A new subfolder fails until it is placed here.
@@ -195,13 +185,7 @@ def upward_imports() -> dict[tuple[str, str], list[str]]:
 
 
 def test_imports_go_down_the_floors():
-    wrong = {pair: lines for pair, lines in upward_imports().items() if pair not in PENDING}
-    assert wrong == {}
-
-
-def test_pending_upward_imports_still_exist():
-    """PENDING names only what still imports upward: once the document change lands, delete its entries."""
-    assert PENDING - set(upward_imports()) == set(), "no longer imported upward: delete from PENDING"
+    assert upward_imports() == {}
 
 
 def circles(graph: dict) -> list[list]:
@@ -252,11 +236,7 @@ def circles(graph: dict) -> list[list]:
 def test_no_circle_between_parts_or_modules():
     """Peers on one floor may import each other, never in a circle; and no two modules import each
     other, directly or round a loop (the options' vocabulary and the settings that use it included)."""
-    graph = import_graph()
-    kept = {
-        module: {t for t in targets if (part_of(module), part_of(t)) not in PENDING}
-        for module, targets in graph.items()
-    }
+    kept = import_graph()
     parts: dict[str, set[str]] = {}
     for module, targets in kept.items():
         parts.setdefault(part_of(module), set()).update(part_of(t) for t in targets if part_of(t) != part_of(module))
@@ -321,8 +301,7 @@ def room_of(folder: str, parent: str) -> str | None:
 
 def pending(here: str, there: str) -> bool:
     """An import from folder `here` to folder `there` that a PENDING entry allows for now."""
-    top = (here.split("/")[0] or "__init__.py", there.split("/")[0] or "__init__.py")
-    return top in PENDING or any(room_of(here, a) is not None and there == b for a, b in PENDING_ROOMS)
+    return any(room_of(here, a) is not None and there == b for a, b in PENDING_ROOMS)
 
 
 def folder_imports() -> dict[tuple[str, str], list[str]]:

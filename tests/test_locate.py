@@ -15,6 +15,7 @@ from pytest_grounding.evaluate import locate as loc
 from pytest_grounding.evaluate import scoring
 from pytest_grounding.evaluate.locate import LocateQuery, locate_with_retries
 from pytest_grounding.evaluate.runner import evaluate_locate
+from pytest_grounding.sections import summarize  # the core figures and the sections'
 
 REAL_MODEL = REPO.parent / "shared" / "models" / "omniparser-v2-icon-detect-640.onnx"
 
@@ -179,7 +180,7 @@ def test_omniparser_locates_known_controls_of_synthetic_screens(tmp_path):
         for attempt in record["meta"]["tried"]:  # every box mapped back to the original frame
             assert attempt["box"] is None or Box(*attempt["box"]).inside(width, height)
         records.append(record)
-    block = metrics.summarize(records)["omniparser (locate)"]
+    block = summarize(records)["omniparser (locate)"]
     # the driver finds a box at the point for most targets, some of them tight (icons only: no OCR here)
     assert block["locate"]["detection_rate"] >= 0.6, block
     assert block["accuracy"] > 0 and block["locate"]["mean_attempts"] > 1, block

@@ -11,6 +11,7 @@ from pytest_grounding.analysis import misses as analysis
 from pytest_grounding.core.misses import classified, miss_fields
 from pytest_grounding.render.html import render
 from pytest_grounding.render.markdown import report_markdown
+from pytest_grounding.sections import sections
 
 TARGET = [100.0, 100.0, 140.0, 120.0]
 OTHER = [300.0, 300.0, 360.0, 330.0]
@@ -87,7 +88,7 @@ def test_the_sections_render_in_markdown_html_and_the_trackers():
     assert "### Accuracy against tolerance" in text and "### Why it misses" in text and "### Frame check" in text
     page, _, _ = render(document)
     assert 'id="tolerance"' in page and '<svg class="heatmap"' in page and 'id="frame-check"' in page
-    (run,) = tracked.tracked_runs(document)
+    (run,) = tracked.tracked_runs(document, sections())
     assert run.metrics["tolerance.px10"] == 1.0 and run.metrics["miss_analysis.near"] == 1
 
 

@@ -55,7 +55,12 @@ def builtins():
     return registry.builtin_sections().sections()
 
 
-@pytest.mark.parametrize("section", builtins(), ids=lambda s: s.name)
+def registered():
+    """Every registered section: the built-ins and the installed packages' (no frozen list)."""
+    return registry.default().sections()
+
+
+@pytest.mark.parametrize("section", registered(), ids=lambda s: s.name)
 def test_every_section_renders_in_every_output_or_says_why_not(section):
     assert section.name and section.title, "a section has a name and a title"
     assert set(section.not_in) <= set(OUTPUTS), f"{section.name}: not_in names an unknown output"
@@ -117,7 +122,8 @@ def test_every_key_of_a_summary_block_is_core_or_a_section_s():
         {**rec, "uid": "u1-e2", "epoch": 2, "outcome": "miss", "point": [5, 5], "meta": {"answer_cache": "hit"}},
         {**rec, "uid": "u2-e1", "epoch": 1, "outcome": "hit", "point": None, "negative": True, "refusal": True},
     ]
-    block = metrics.summarize(records)["d"]
+    assert "epochs" not in metrics.summarize(records)["d"], "analysis knows no section: they are passed in"
+    block = registry.summarize(records)["d"]
     assert {"epochs", "cache", "refusals"} <= set(block)
     assert set(block) - CORE_BLOCK <= names
 
@@ -184,19 +190,16 @@ def test_a_project_registers_its_own_section_through_the_hook(pytester, tmp_path
     result.stdout.fnmatch_lines(["*clicks: 3 points*"])
     document = read_json(report)
     assert document["summary"]["center"]["clicks"] == {"points": 3}
-    assert "clicks" not in registry.active().names(), "the session's sections end with it"
-    # a report read back with the project's registry active renders its part
+    assert "clicks" not in registry.default().names(), "the session's sections live on its plan, no global"
+    # a report read back with the project's registry handed in renders its part
     fresh = registry.builtin_sections()
     namespace: dict = {}
     exec(PROJECT_SECTION, namespace)
     namespace["pytest_grounding_register_sections"](fresh)
-    registry._active.append(fresh)
-    try:
-        assert "clicks of center: 3" in report_markdown(document)
-        (run,) = tracked.tracked_runs(document)
-        assert run.metrics["clicks.points"] == 3.0
-    finally:
-        registry.unconfigure(fresh)
+    assert "clicks of center: 3" in report_markdown(document, sections=fresh)
+    assert "clicks of center" not in report_markdown(document)
+    (run,) = tracked.tracked_runs(document, fresh.sections())
+    assert run.metrics["clicks.points"] == 3.0
 
 
 BROKEN_SECTION = """
@@ -362,76 +365,56 @@ def test_a_report_renders_in_every_output_from_the_sections(tmp_path):
     assert "### Answer cache" in text and "### Agentic episodes" in text
     page, _, _ = render(document)
     assert 'id="cache"' in page and 'id="agentic"' in page
-    (run,) = tracked.tracked_runs(document)
+    (run,) = tracked.tracked_runs(document, registered())
     assert run.metrics["cache.asked"] == 3 and run.metrics["agentic.turns.mean"] == 1.5
     assert run.metrics["agentic.by_turns.1.accuracy.ci95_low"] == 0.2
 
 
 # -- each section's example in every output it renders in -----------------------------------------------
 
-MIGRATED = (
-    "locate",
-    "refusals",
-    "benchmarks",
-    "epochs",
-    "agentic",
-    "robustness",
-    "served",
-    "cache",
-    "cost",
-    "reproduction",
-    "baseline",
-    "replay",
-)
-
 
 def without(name):
-    """The built-ins less one section, active while the block runs."""
+    """Every registered section less one."""
     fresh = registry.SectionRegistry()
-    for other, target in registry.BUILTIN.items():
+    for other in registry.default().names():
         if other != name:
-            fresh.register(other, target)
+            fresh.register(other, registry.default().get(other).target)
     return fresh
 
 
 def outputs(document, active):
-    """The document in each output, with `active` the sections' registry."""
+    """The document in each output, with `active` the sections' registry (the terminal: the whole
+    summary as `merge` and `report` print it, run-level sections included)."""
+    from pytest_grounding.analysis.result import RunResult
     from pytest_grounding.render import terminal
 
-    registry._active.append(active)
-    try:
-        info = document["run"]["detectors"]
-        cost = (document.get("cost") or {}).get("detectors") or {}
-        lines = []
-        for key, block in document["summary"].items():
-            lines += terminal.headline_lines(key, block, info=info.get(key), cost=cost.get(key))
-        return {
-            "terminal": lines,
-            "markdown": report_markdown(document),
-            "html": render(document)[0],
-            "tracker": tracked.tracked_runs(document)[0].metrics,
-        }
-    finally:
-        registry.unconfigure(active)
+    shown = {**document, "run": {"datasets": [], **document["run"]}}
+    result = RunResult.of_report(shown, sections=tuple(active.sections()))
+    return {
+        "terminal": terminal.summary_lines(result),
+        "markdown": report_markdown(document, sections=active),
+        "html": render(document, sections=active)[0],
+        "tracker": tracked.tracked_runs(document, active.sections())[0].metrics,
+    }
 
 
-def test_every_migrated_feature_gives_an_example():
-    assert {s.name for s in builtins() if s.example() is not None} >= set(MIGRATED)
+def test_every_registered_section_gives_an_example():
+    assert [s.name for s in registered() if s.example() is None] == []
 
 
-@pytest.mark.parametrize("section", [s for s in builtins() if s.example() is not None], ids=lambda s: s.name)
+@pytest.mark.parametrize("section", registered(), ids=lambda s: s.name)
 def test_each_section_s_example_shows_in_every_output_it_renders_in(section):
     """Rendered with every section and with every section but this one, each output the section
     renders in differs (its part is there, through the output's loop); its figures fit its schema
-    fragment. (A run-level section's own terminal lines need a finished run's objects: the run
-    scenarios of its feature test them.)"""
+    fragment. (A run-level section whose terminal lines need a finished run's objects, the baseline's
+    comparison, replayed findings, the reproduction verdicts, is tested by its feature's run.)"""
     document = section.example()
-    found = outputs(document, registry.builtin_sections())
+    found = outputs(document, registry.default())
     less = outputs(document, without(section.name))
     for output in ("markdown", "html", "tracker"):
         if section.renders_in(output):
             assert found[output] != less[output], f"{section.name}'s part is missing from the {output}"
-    if type(section).terminal is not Section.terminal:
+    if type(section).terminal is not Section.terminal or section.name == "errata":
         assert found["terminal"] != less["terminal"], f"{section.name}'s lines are missing from the terminal"
     own = {k: v for k, v in found["tracker"].items() if k not in less["tracker"]}
     if section.renders_in("tracker"):

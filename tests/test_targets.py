@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_grounding.analysis import metrics
 from pytest_grounding.analysis.headlines import benchmark_figures
 from pytest_grounding.core.targets import INCLUSIVE, RAY, Absent, AnyOf, Polygon, Steps, normalised, ray_cast
 from pytest_grounding.core.types import Box, Prediction, Sample
 from pytest_grounding.evaluate import scoring
 from pytest_grounding.evaluate.runner import InvalidAnswer, as_prediction
+from pytest_grounding.sections import summarize  # the core figures and the sections'
 
 SQUARE = ((20.0, 80.0), (60.0, 80.0), (60.0, 120.0), (20.0, 120.0))
 
@@ -168,7 +168,7 @@ def uids(found):
 
 
 def test_refusal_rows_policy_include_and_exclude():
-    included = metrics.summarize(uids(records()))["t"]
+    included = summarize(uids(records()))["t"]
     assert (included["hits"], included["scored"]) == (2, 4)
     assert included["refusals"] == {
         "policy": "include",
@@ -179,12 +179,12 @@ def test_refusal_rows_policy_include_and_exclude():
         "false_refusals": 1,
         "present_targets": 2,
     }
-    excluded = metrics.summarize(uids(records()), refusal_rows="exclude")["t"]
+    excluded = summarize(uids(records()), refusal_rows="exclude")["t"]
     assert (excluded["hits"], excluded["scored"]) == (1, 2)
     assert excluded["refusals"]["absent_targets"] == 2 and excluded["refusals"]["policy"] == "exclude"
     with pytest.raises(ValueError, match="refusal_rows"):
-        metrics.summarize(records(), refusal_rows="sometimes")
-    plain = metrics.summarize(uids([score(None, Prediction(point=(30, 90)))]))["t"]
+        summarize(records(), refusal_rows="sometimes")
+    plain = summarize(uids([score(None, Prediction(point=(30, 90)))]))["t"]
     assert "refusals" not in plain and "benchmarks" not in plain
 
 

@@ -15,6 +15,7 @@ import pytest
 from helpers import FIXTURES, SERIAL, read_json
 from pytest_grounding.analysis import tracked
 from pytest_grounding.render import trackers
+from pytest_grounding.sections import sections
 
 MINI = str(FIXTURES / "mini")
 # The trackers' libraries are never imported into this process: MLflow and W&B pull in numpy's and
@@ -119,7 +120,7 @@ def test_names_trackers_refuse_are_made_safe_and_intervals_are_two_metrics():
         "run": {"detectors": {"d": {"throughput": {"samples_per_s": 9.5}}}},
         "cost": {"detectors": {"d": {"cost_usd": 0.01}}},
     }
-    (run,) = tracked.tracked_runs(document)
+    (run,) = tracked.tracked_runs(document, sections())
     assert run.metrics["by.app.Qt_ Designer_.accuracy.ci95_high"] == 1.0
     assert run.metrics["benchmarks.osworld-g.ci95_low"] == 0.1 and run.metrics["benchmarks.osworld-g.accuracy"] == 0.25
     assert run.metrics["throughput.samples_per_s"] == 9.5 and run.metrics["cost.cost_usd"] == 0.01

@@ -346,9 +346,11 @@ def build(
 
 
 def misses_of(run: Run) -> dict[str, Any] | None:
-    """Why a cell's latest run misses, from its records alone (issue 46): its accuracy within
-    0, 5, 10, 20 and 50 px of the box and the frame the diagnosis found; None for a run with no
-    grounding records (the element-at-click task has no click to place)."""
+    """Why a cell's latest run misses, from its records alone (issue 46): the report's tolerance curve
+    (accuracy within 0 to 100 px of the box, every point the `tolerance` section gives) and the frame
+    its `diagnosis` found, computed as those sections compute them (a cell is one dataset of a report,
+    so from the cell's records); None for a run with no grounding records (the element-at-click task
+    has no click to place)."""
     from . import misses
 
     grounding = [r for r in run.records if r.get("task", Task.GROUNDING) == Task.GROUNDING]
@@ -357,7 +359,7 @@ def misses_of(run: Run) -> dict[str, Any] | None:
     curve = misses.tolerance_curve(grounding)["px"]
     frame = misses.diagnosis(grounding)["frame"]
     return {
-        "within_px": {str(point["px"]): point["accuracy"] for point in curve if point["px"] <= 50},
+        "within_px": {str(point["px"]): point["accuracy"] for point in curve},
         "frame": frame.get("name"),
         "suggestion": frame.get("suggestion"),
     }

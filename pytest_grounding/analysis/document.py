@@ -8,11 +8,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.profiles import get_profile
 from ..core.record import SCHEMA_VERSION
-from ..sections import sections
 from . import cost as cost_mod
 from . import errata as errata_mod
 from . import gates as gates_mod
@@ -41,11 +40,41 @@ class Scoring:
 
 
 @dataclass(frozen=True)
+class RunRecords:
+    """What a run-level section computes its figures from (Section.run_figures): the run's records,
+    how it is scored, the detector blocks already summarized."""
+
+    records: Sequence[Mapping[str, Any]]
+    scoring: Scoring
+    summary: Mapping[str, Any]
+    datasets: Sequence[Mapping[str, Any]]
+    detector_info: Mapping[str, Mapping[str, Any]]
+    interrupted: bool
+    registered: Callable[[str], Mapping[str, Any] | None] | None = None  # a preset's registered description
+
+
+class ReportSection(Protocol):
+    """A report section as the figures see it (sections.Section is one; analysis imports no section)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def level(self) -> str: ...
+
+    def figures(self, found: Any) -> Any | None: ...
+
+    def run_figures(self, found: RunRecords) -> Any | None: ...
+
+    def judge(self, summary: Mapping[str, Any], scoring: Any) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
 class Figures:
     summary: dict[str, Any]
     cost: dict[str, dict[str, Any]]
-    reproductions: tuple[reproduce.Reproduction, ...] = ()
     verdicts: tuple[Any, ...] = ()  # gates_mod.Verdict | gates_mod.ErrorVerdict
+    run: Mapping[str, Any] = field(default_factory=dict)  # run-level sections' figures: the report's key -> value
 
 
 def figures(
@@ -56,33 +85,33 @@ def figures(
     detector_info: Mapping[str, Mapping[str, Any]],
     interrupted: bool,
     registered: Callable[[str], Mapping[str, Any] | None] | None = None,
+    sections: Sequence[ReportSection] = (),
 ) -> Figures:
-    """Every figure of the report; the gates are judged only on a complete run."""
-    summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows)
+    """Every figure of the report; the gates are judged only on a complete run. `sections`: the
+    run's report sections (sections/registry.py), each asked for its figures (detector-level: into
+    each summary block; run-level: a key of the report) and its gates, in their order."""
+    detector_level = [s for s in sections if s.level == "detector"]
+    summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows, figures=detector_level)
     for name, block in summary.items():  # a detector's label= (issue 51), on its block for the renderers
         label = (detector_info.get(block.get("detector", name)) or {}).get("label")
         if label:
             block["label"] = label
     cost = cost_mod.summarize(records, scoring.price, key=metrics.summary_key)
-    reproductions: list[reproduce.Reproduction] = []
-    if scoring.published is not None:
-        reproductions = reproduce.check(
-            records,
-            datasets,
-            detector_info,
-            scoring.published,
-            interrupted=interrupted,
-            limit=scoring.limit,
-            registered=registered,
-        )
     verdicts: list[Any] = []
     if not interrupted:
         verdicts = gates_mod.judge(
             list(scoring.gates), summary, max_errors=scoring.max_errors, on_lower=scoring.gate_on_interval
         )
-        for section in sections():  # each feature's own gates (--grounding-max-drop: robustness)
+        for section in sections:  # each feature's own gates (--grounding-max-drop: robustness)
             verdicts += section.judge(summary, scoring)
-    return Figures(summary, cost, tuple(reproductions), tuple(verdicts))
+    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted, registered)
+    run: dict[str, Any] = {}
+    for section in sections:  # each whole-run feature's figures (--grounding-errata: the corrected figure)
+        if section.level != "detector":
+            made = section.run_figures(found)
+            if made is not None:
+                run[section.name] = made
+    return Figures(summary, cost, tuple(verdicts), run)
 
 
 def dataset_entries(
@@ -177,12 +206,53 @@ def build(
         "errors_check": error_entries(found.verdicts) if found else [],
         **robustness.gates_entry(found.verdicts if found else ()),  # --grounding-max-drop
         "baseline": None if header.baseline is None else dict(header.baseline),
-        "reproduction": [r.as_dict() for r in found.reproductions] if found else [],
+        "reproduction": [],  # the reproduction section's figures (below) where --grounding-published applies
         "cost": cost_mod.document(found.cost if found else {}, scoring.price),
         "samples": sorted(records, key=metrics.record_order),
-        **({"errata": errata_mod.block(records, scoring.errata)} if scoring.errata else {}),
+        **(dict(found.run) if found else {}),  # the run-level sections' figures (errata)
         **header.extra,
     }
+
+
+def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The verdicts a report holds (`gates`, `errors_check`, `robustness_gates`), in the order
+    `figures` judged them: per detector its failed error share, then its gates; then the max-drop
+    gates. What `merge`, `rescore` and a report read back print, as the run printed them."""
+    summary = document.get("summary") or {}
+    errors = {e["detector"]: e for e in document.get("errors_check") or [] if not e.get("passed", True)}
+    found: list[Any] = []
+    for detector, block in summary.items():
+        too_many = errors.get(detector)
+        if too_many is not None:
+            found.append(
+                gates_mod.ErrorVerdict(
+                    detector, int(too_many["errors"]), int(too_many["samples"]), float(too_many["max_share"])
+                )
+            )
+        for entry in document.get("gates") or []:
+            if entry.get("detector") != detector:
+                continue
+            label = str(entry.get("slice") or "overall")
+            key, _, value = label.partition("=")
+            gate = gates_mod.Gate(float(entry["threshold"]), None if label == "overall" else key, value or None)
+            bounds = entry.get("ci95")
+            found.append(
+                gates_mod.Verdict(
+                    gate,
+                    detector,
+                    entry.get("accuracy"),
+                    int(entry.get("scored") or 0),
+                    unreliable=too_many is not None,
+                    measure="hit rate" if block.get("task") == "locate" else "accuracy",
+                    ci95=(float(bounds[0]), float(bounds[1])) if bounds else None,
+                    on_lower=entry.get("judged_on") == "lower bound",
+                )
+            )
+    for entry in document.get("robustness_gates") or []:
+        most = robustness.MaxDrop.of_points(float(entry["max_drop"]), entry.get("gate"))
+        drop = None if entry.get("drop") is None else float(entry["drop"])
+        found.append(robustness.DropVerdict(most, entry["detector"], entry.get("variant"), drop, int(entry["pairs"])))
+    return tuple(found)
 
 
 def settings_entry(settings: Any) -> dict[str, Any]:

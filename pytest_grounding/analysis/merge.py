@@ -483,8 +483,10 @@ def merged_document(
     registered: Any = None,
     rescore: Rescore,
     notes: Sequence[str] = (),
+    sections: Sequence[document_mod.ReportSection] = (),
 ) -> tuple[dict[str, Any], document_mod.Figures | None]:
-    """The merged report and its figures (None: no records), from records `validated` first."""
+    """The merged report and its figures (None: no records), from records `validated` first;
+    `sections`: the report sections whose figures it holds (sections/registry.py)."""
     if not parts:
         raise MergeError("no reports to merge")
     for part in parts:
@@ -521,6 +523,7 @@ def merged_document(
             detector_info=detector_info,
             interrupted=partial,
             registered=registered,
+            sections=sections,
         )
     said = list(notes)  # the caller's (how records were re-scored)
     notes = [*chosen.notes, *said, *errata_notes]

@@ -6,13 +6,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..core.record import SIZE_BUCKETS, Outcome, Task
-from ..sections import DETECTOR, BlockRecords, sections
 from . import intervals, robustness
 
 SLICES = ("dataset", "element_type", "app", "app_category", "platform", "size")
+
+
+@dataclass(frozen=True)
+class BlockRecords:
+    """What a detector-level figure is computed from: one summary block's records.
+
+    `records`: the block's records (variants left out when their originals ran); `group`: those
+    the accuracy counts (absent-target rows left out under refusal_rows=exclude);
+    `with_variants`: every record of the block, --grounding-perturb's variants included."""
+
+    key: str  # the summary's key: the detector spec, plus " (locate)" on that task
+    task: str
+    records: Sequence[Mapping[str, Any]]
+    group: Sequence[Mapping[str, Any]]
+    with_variants: Sequence[Mapping[str, Any]]
+    refusal_rows: str = "include"
+
+
+class BlockFigures(Protocol):
+    """A detector-level report section as the summary sees it (sections.Section is one): its key in the
+    block and its figures from the block's records (None: absent, no key written)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def figures(self, found: BlockRecords) -> Any | None: ...
 
 
 def mean_attempts(records: Sequence[Mapping[str, Any]]) -> float | None:
@@ -133,9 +159,12 @@ def refusal_figures(records: Sequence[Mapping[str, Any]], policy: str) -> dict[s
     }
 
 
-def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "include") -> dict[str, dict[str, Any]]:
+def summarize(
+    records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "include", figures: Sequence[BlockFigures] = ()
+) -> dict[str, dict[str, Any]]:
     """Per detector: totals, micro accuracy, macro over apps, every breakdown, latency; a 95%
-    interval (`ci95`, analysis/intervals.py) beside every accuracy. Records
+    interval (`ci95`, analysis/intervals.py) beside every accuracy; then each of `figures`' (the run's
+    detector-level report sections, passed in: analysis knows no section registry). Records
     are sorted first, so the result does not depend on the order workers finished in.
     `refusal_rows` "exclude" leaves absent-target rows out of accuracy and the breakdowns (they
     stay in the refusal figures and the benchmark headlines, which follow their authors)."""
@@ -144,7 +173,6 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
     per_detector: dict[str, list[Mapping[str, Any]]] = {}
     for record in sorted(records, key=record_order):
         per_detector.setdefault(summary_key(record), []).append(record)
-    detector_sections = sections(DETECTOR)
     summary = {}
     for key, with_variants in per_detector.items():
         # --grounding-perturb: variants have their own block (all of them when only variants ran: -k zoom70)
@@ -169,10 +197,10 @@ def summarize(records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "incl
         }
         # each feature's figures: one registered section each (pytest_grounding/sections)
         found = BlockRecords(key, task, everything, group, with_variants, refusal_rows)
-        for section in detector_sections:
-            figures = section.figures(found)
-            if figures is not None:
-                summary[key][section.name] = figures
+        for section in figures:
+            made = section.figures(found)
+            if made is not None:
+                summary[key][section.name] = made
     return summary
 
 

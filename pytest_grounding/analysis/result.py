@@ -13,7 +13,6 @@ from ..core.record import Record
 if TYPE_CHECKING:  # imported by the controller at a run's end: not by every process that loads the plugin
     from . import baseline as baseline_mod
     from . import cost as cost_mod
-    from . import reproduce
     from .agreement import ReplayFindings
 
 
@@ -28,7 +27,6 @@ class View:
     gated: bool = False  # accuracy gates were asked for
     price: cost_mod.Price | None = None
     profile: Mapping[str, str] = field(default_factory=lambda: get_profile(None).describe())
-    errata: Any = None  # --grounding-errata: an errata.Errata; the corrected figure shown beside the official
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,6 @@ class RunResult:
     summary: dict[str, Any] | None  # None: no record (nothing scored)
     cost: dict[str, dict[str, Any]]
     verdicts: tuple[Any, ...]  # gates.Verdict | gates.ErrorVerdict
-    reproductions: tuple[reproduce.Reproduction, ...]
     datasets: tuple[dict[str, Any], ...]
     detector_info: dict[str, dict[str, Any]]
     partial: bool  # interrupted, or items no report came for
@@ -58,10 +55,14 @@ class RunResult:
     notes: tuple[str, ...]
     view: View
     baseline: BaselineResult | None = None
-    replay: ReplayFindings | None = None  # replayed files' agreement and metrics (render/replay.py)
+    replay: ReplayFindings | None = None  # replayed files' agreement and metrics (sections/replay_text.py)
     outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
     output_errors: tuple[str, ...] = ()
     shard: Mapping[str, Any] | None = None  # --grounding-shard: the report's `shard` entry (what it was to score)
+    # the run-level sections' figures by their report key (document.Figures.run); read back from a
+    # report: the report itself (each section reads its own key)
+    run: Mapping[str, Any] = field(default_factory=dict)
+    sections: tuple[Any, ...] = ()  # the report sections the outputs loop over (empty: the installed ones)
 
     @property
     def failed_gates(self) -> list[Any]:
@@ -78,22 +79,27 @@ class RunResult:
     @classmethod
     def of_report(cls, document: Mapping[str, Any], **figures: Any) -> RunResult:
         """A result read back from a JSON report (`merge`, a benchmark script): its records, summary
-        and run facts; `figures` (cost, verdicts, reproductions, view, ...) given by the caller."""
+        and run facts; `figures` (verdicts, view, ...) given by the caller."""
+        from .cost import Price
+
         run = document["run"]
+        cost = document.get("cost")
+        spent: Mapping[str, Any] = cost if isinstance(cost, Mapping) else {}
         found: dict[str, Any] = {
             "records": tuple(document.get("samples") or ()),
             "summary": document.get("summary"),
-            "cost": {},
+            "cost": dict(spent.get("detectors") or {}),
             "verdicts": (),
-            "reproductions": (),
             "datasets": tuple(run.get("datasets") or ()),
             "detector_info": dict(run.get("detectors") or {}),
             "partial": bool(document.get("partial")),
             "resumed": int(document.get("resumed") or 0),
             "notes": tuple(document.get("notes") or ()),
             "shard": None if document.get("merge") else document.get("shard"),
+            "run": document,
             "view": View(
                 top_apps=(run.get("settings") or {}).get("top_apps"),
+                price=Price.from_dict(spent.get("price")),
                 profile=document.get("scoring_profile") or View().profile,
             ),
         }

@@ -8,7 +8,7 @@ trackers refuse replaced by `_`; an interval is two metrics, `.ci95_low` and `.c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from typing import Any
 _REFUSED = re.compile(r"[^A-Za-z0-9_\-./ ]")
 NAME_LIMIT = 250
 PARAM_LIMIT = 500  # characters of a param's value (MLflow's limit is 6,000; short values read better)
-TALLY = ("samples", "scored", "hits", "misses", "wrong_format", "errors", "mean_iou")
+TALLY = ("samples", "scored", "hits", "misses", "wrong_format", "errors", "mean_iou", "truncated")
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,11 @@ def name(*parts: Any) -> str:
     return _REFUSED.sub("_", ".".join(str(p) for p in parts if p not in (None, "")))[:NAME_LIMIT]
 
 
-def tracked_runs(document: Mapping[str, Any]) -> list[TrackedRun]:
-    """A tracked run per detector in the report's summary, in the summary's order."""
+def tracked_runs(document: Mapping[str, Any], sections: Sequence[Any] = ()) -> list[TrackedRun]:
+    """A tracked run per detector in the report's summary, in the summary's order; `sections`: the
+    report sections whose metrics each run logs too (render/trackers.py hands them in)."""
     summary = document.get("summary") or {}
-    return [TrackedRun(key, params(document, key), metrics(document, key)) for key in summary]
+    return [TrackedRun(key, params(document, key), metrics(document, key, sections)) for key in summary]
 
 
 def params(document: Mapping[str, Any], key: str) -> dict[str, str]:
@@ -66,7 +67,7 @@ def params(document: Mapping[str, Any], key: str) -> dict[str, str]:
     return {name(k): str(v)[:PARAM_LIMIT] for k, v in found.items() if v is not None}
 
 
-def metrics(document: Mapping[str, Any], key: str) -> dict[str, float]:
+def metrics(document: Mapping[str, Any], key: str, sections: Sequence[Any] = ()) -> dict[str, float]:
     """Every figure of the detector's summary block: the headline accuracy and macro averages with
     their intervals, the counts, each slice's accuracy with its interval, latency, throughput, and
     each registered section's metrics (benchmarks, epochs, robustness, agentic, cache, cost, ...)."""
@@ -91,9 +92,7 @@ def metrics(document: Mapping[str, Any], key: str) -> dict[str, float]:
     throughput = info.get("throughput") or {}
     if (rate := _number(throughput.get("samples_per_s"))) is not None:
         out["throughput.samples_per_s"] = rate
-    from ..sections import sections
-
-    for section in sections():  # each feature's own metrics (pytest_grounding/sections)
+    for section in sections:  # each feature's own metrics (pytest_grounding/sections)
         out.update(section.metrics(document, key))
     return out
 

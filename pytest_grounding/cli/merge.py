@@ -44,12 +44,12 @@ def add_command(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..analysis import gates as gates_mod
     from ..analysis import reproduce
-    from ..analysis.cost import Price
     from ..analysis.merge import MergeError, Part, merged_document, ranges
     from ..core.safetext import terminal_line
     from ..plugin.common.environment import registered_preset
     from ..plugin.common.options import share
     from ..render import terminal as report
+    from ..sections import sections
     from ..store.reports import OutputError, interrupts_held, read_report
 
     try:
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             registered=registered_preset,
             rescore=targets.rescore,
             notes=targets.notes,
+            sections=sections(),
         )
     except (OutputError, MergeError, ValueError) as exc:  # PublishedError is a ValueError
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
@@ -86,22 +87,7 @@ def run(args: argparse.Namespace) -> int:
     partial = bool(document["partial"])
     verdicts = list(figures.verdicts) if figures else []
     if figures is not None:
-        from ..analysis.result import RunResult, View
-
-        result = RunResult.of_report(
-            document,
-            summary=figures.summary,
-            cost=figures.cost,
-            verdicts=tuple(verdicts),
-            reproductions=figures.reproductions,
-            partial=partial,
-            view=View(
-                top_apps=document["run"]["settings"].get("top_apps"),
-                price=Price.from_dict((document.get("cost") or {}).get("price")),
-                profile=document.get("scoring_profile") or View().profile,
-            ),
-        )
-        for line in report.summary_lines(result):
+        for line in report.document_lines(document):  # the merged document's lines, as a run prints them
             print(terminal_line(line))  # notes and record fields come from the reports: escaped
     else:
         for note in document["notes"]:

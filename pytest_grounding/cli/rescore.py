@@ -183,11 +183,11 @@ def _errata(path: Path | None, source: dict[str, Any] | None) -> tuple[Any, list
 def run(args: argparse.Namespace) -> int:
     from ..analysis import document as document_mod
     from ..analysis import errata as errata_mod
-    from ..core.numbers import pct
     from ..core.profiles import get_profile
     from ..evaluate.rescore import rescore
     from ..evaluate.sample_of_record import RescoreError
     from ..plugin.common.environment import versions as environment_versions
+    from ..sections import sections
     from ..store.reports import OutputError, PredictionsWriter, write_json
 
     started = time.time()
@@ -253,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
         errata=errata,
     )
     figures = document_mod.figures(
-        found.records, scoring, datasets=datasets, detector_info=detectors, interrupted=False
+        found.records, scoring, datasets=datasets, detector_info=detectors, interrupted=False, sections=sections()
     )
     header = document_mod.Header(
         started=started,
@@ -288,17 +288,11 @@ def run(args: argparse.Namespace) -> int:
         if writer.error:
             print(terminal_line(f"error: {writer.error}"), file=sys.stderr)
             return 2
-    for note in notes:
-        print(terminal_line(f"note: {note}"))
-    for spec, block in figures.summary.items():
-        print(
-            terminal_line(
-                f"{spec}: {block['hits']}/{block['scored']} hits, accuracy {pct(block['accuracy'])} ({profile.name})"
-            )
-        )
-    if "errata" in document:
-        for line in errata_mod.summary_lines(document["errata"]):
-            print(terminal_line(line))
+    from ..render.terminal import document_lines
+
+    for line in document_lines(document):  # the rescored document's summary, as a run prints it
+        print(terminal_line(line))
+    print()
     print(
         f"rescored {len(found.records)} records ({found.parsed} parsed again, {found.kept} kept as written): "
         f"{found.changed} outcomes changed -> {args.json}"

@@ -16,7 +16,6 @@ from ..core.safetext import terminal_line, terminal_text
 from ..datasets import gc_paused
 from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
-from ..sections import registry as report_sections
 from . import items as collection
 from .common import hookspecs
 from .common.settings import SettingError, add_options
@@ -36,7 +35,6 @@ from .worker.hooks import Worker
 
 __all__ = ["grounding_check", "grounding_detector"]  # fixtures: pytest finds them in this module
 
-SECTIONS_KEY = pytest.StashKey[report_sections.SectionRegistry]()  # this session's report sections
 MISSED = "missed"  # the terminal's word for a miss: still a failed item, listed once, compactly
 
 
@@ -57,8 +55,6 @@ def pytest_configure(config) -> None:
         "markers",
         "grounding(dataset=None, detector=None): pin a suite's datasets and/or detectors in code (str or list of str)",
     )
-    if not is_worker(config):  # the figures are made where results gather: the project's sections too
-        config.stash[SECTIONS_KEY] = report_sections.configure(config)
     try:
         plan = open_sessions(config)
         batch_hooks.register(config, plan, local_worker(config), local_controller(config))
@@ -90,8 +86,6 @@ def pytest_configure(config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config) -> None:
-    if SECTIONS_KEY in config.stash:
-        report_sections.unconfigure(config.stash[SECTIONS_KEY])
     controller, worker = local_controller(config), local_worker(config)
     if controller is not None:
         controller.predictions.let_go()

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..analysis import baseline as baseline_mod
-from ..core.identity import display_name
-
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
 
@@ -22,20 +19,6 @@ def mode(*, update: bool, loaded: bool, tolerances: Any, max_slowdown: float | N
     if max_slowdown:
         text += f"; latency at most x{max_slowdown:g}"
     return text
-
-
-def baseline_lines(result: RunResult) -> list[str]:
-    found = result.baseline
-    if found is None:
-        return []
-    lines = []
-    if found.comparison is not None:
-        names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
-        shown = baseline_mod.comparison_lines(found.comparison, found.path, result.view.show_misses, names)
-        lines += ["", *shown]
-    if found.problem is not None:
-        lines += ["", f"baseline FAILED: {found.problem}"]
-    return lines
 
 
 def baseline_verdict(result: RunResult) -> str | None:

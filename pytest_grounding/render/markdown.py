@@ -14,7 +14,8 @@ from ..core.numbers import pct as _pct
 from ..core.numbers import points
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
-from ..sections import LATENCY, sections
+from ..sections import LATENCY, ordered
+from .tables import GATE_HEADER, gate_rows, macro_cell
 from .terminal import profile_lines
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
@@ -76,7 +77,9 @@ def verdict_when_clean(document: Mapping[str, Any]) -> str:
     )
 
 
-def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchmark") -> str:
+def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchmark", sections: Any = None) -> str:
+    """The markdown summary of a report document; `sections`: the report sections (default: the
+    installed ones)."""
     lines = [f"## {title}", ""]
     problems = failures(document)
     lines += [("**FAILED**: " + "; ".join(problems)) if problems else verdict_when_clean(document), ""]
@@ -93,33 +96,24 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
                 block["misses"],
                 block[Outcome.WRONG_FORMAT],
                 block["errors"],
+                macro_cell(block, "app"),
+                macro_cell(block, "dataset"),
+                block.get("truncated", 0),
                 _ms(block["latency_ms"]["p50"]),
                 _ms(block["latency_ms"]["p95"]),
             ]
             for name, block in summary.items()
         ]
-        header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors", "p50 ms", "p95 ms"]
+        header = ["detector", "accuracy", "95% CI", "hits", "misses", "wrong format", "errors"]
+        header += ["macro apps", "macro datasets", "cut answers", "p50 ms", "p95 ms"]
         lines += _table(header, rows)
-    found = sections()
+    found = ordered(sections)
     for section in found:  # each feature's own part (pytest_grounding/sections): the detectors' first
         if section.order < LATENCY:
             lines += section.markdown(document)
-    gates = document.get("gates") or []
+    gates = gate_rows(document)  # the HTML page's table too (render/tables.py)
     if gates:
-        rows = [
-            [
-                g["detector"],
-                g["slice"],
-                _pct(g["accuracy"]),
-                span(g.get("ci95")),
-                g.get("judged_on", "accuracy"),
-                _pct(g["threshold"]),
-                _word(g["passed"]),
-            ]
-            for g in gates
-        ]
-        header = ["detector", "slice", "accuracy", "95% CI", "judged on", "threshold", "verdict"]
-        lines += ["### Accuracy gates", "", *_table(header, rows)]
+        lines += ["### Accuracy gates", "", *_table(GATE_HEADER, gates)]
     for section in found:
         if section.order >= LATENCY:
             lines += section.markdown(document)

@@ -17,7 +17,8 @@ class Output:
     title: str  # in the summary: "grounding {title}: {path}"
     setting: str  # the OutputSettings field that holds its path (None: not asked for)
     flag: str  # the option that sets it, for usage errors
-    write: Callable[[Mapping[str, Any], Path], None] | None  # None: written as the run goes (predictions)
+    # (document, path, the run's report sections); None: written as the run goes (predictions)
+    write: Callable[[Mapping[str, Any], Path, Any], None] | None
     # how a failure reads: the HTML page and the plots can fail in any library they use
     describe_failure: Callable[[Exception], str] = str
     place: str = "{title} {path}"  # how a failure names it
@@ -25,19 +26,19 @@ class Output:
     kept_as: str | None = None  # its file in the run's folder when given no path (render/run_folder.py)
 
 
-def _json(document: Mapping[str, Any], path: Path) -> None:
+def _json(document: Mapping[str, Any], path: Path, sections: Any = None) -> None:
     from ..store.reports import write_json
 
     write_json(path, dict(document))
 
 
-def _html(document: Mapping[str, Any], path: Path) -> None:
+def _html(document: Mapping[str, Any], path: Path, sections: Any = None) -> None:
     from .html import write_html
 
-    write_html(document, path)
+    write_html(document, path, sections=sections)
 
 
-def _plots(document: Mapping[str, Any], folder: Path) -> None:
+def _plots(document: Mapping[str, Any], folder: Path, sections: Any = None) -> None:
     from .plots import write_plots
 
     write_plots(document, folder)
@@ -125,16 +126,16 @@ def asked_for(outputs: Any, *, kept: bool = True) -> list[tuple[Output, Path]]:
     return found
 
 
-def write_all(document: Mapping[str, Any], outputs: Any, *, kept: bool = True) -> list[str]:
+def write_all(document: Mapping[str, Any], outputs: Any, *, kept: bool = True, sections: Any = None) -> list[str]:
     """Every output written from the document; what could not be written, said (never raised: the
     JSON report stays written when the page fails). `kept`: the run's folder too (not for a run
-    that scored nothing)."""
+    that scored nothing); `sections`: the run's report sections (default: the installed ones)."""
     problems = []
     for output, path in asked_for(outputs, kept=kept):
         if output.write is None:
             continue
         try:
-            output.write(document, path)
+            output.write(document, path, sections)
         except Exception as exc:
             place = output.place.format(title=output.title, path=path)
             problems.append(f"{place} not written: {output.describe_failure(exc)}")

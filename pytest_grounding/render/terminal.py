@@ -11,7 +11,7 @@ from ..core.identity import display_name
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
-from ..sections import LATENCY, DetectorView, sections
+from ..sections import LATENCY, DetectorView, ordered
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
@@ -59,6 +59,14 @@ def ci(bounds: Sequence[float] | None) -> str:
     return f" [95% CI {span(bounds)}]" if bounds else ""
 
 
+def macro_datasets(block: Mapping[str, Any]) -> str:
+    """`   macro over datasets X [95% CI ..]` where the block spans two datasets or more (over one, it is
+    the accuracy itself)."""
+    if len((block.get("by") or {}).get("dataset") or []) < 2:
+        return ""
+    return f"   macro over datasets {pct(block.get('macro_dataset_accuracy'))}{ci(block.get('macro_dataset_ci95'))}"
+
+
 def runtime_line(info: Mapping[str, Any]) -> str:
     """One short line: the detector's own `headline` when it gives one, else its scalar settings.
     The full description is in the JSON report."""
@@ -81,10 +89,11 @@ def detector_block(
     top_apps: int | None,
     cost: Mapping[str, Any] | None = None,
     price: cost_mod.Price | None = None,
+    sections: Any = None,
 ) -> list[str]:
     """A detector's block: its headline lines (the accuracy, each section's lines, latency), then
     the slice tables."""
-    lines = headline_lines(name, block, info=info, cost=cost, price=price)
+    lines = headline_lines(name, block, info=info, cost=cost, price=price, sections=sections)
     for key, title in TABLES:
         rows = block["by"][key]
         if key == "dataset" and len(rows) < 2:
@@ -102,6 +111,7 @@ def headline_lines(
     cost: Mapping[str, Any] | None = None,
     price: cost_mod.Price | None = None,
     page: bool = False,
+    sections: Any = None,
 ) -> list[str]:
     """The detector's name and runtime, its accuracy, each registered section's lines (those
     ordered below sections.LATENCY before the latency line, the others after). `page`: the HTML
@@ -115,7 +125,8 @@ def headline_lines(
         iou = "-" if block["mean_iou"] is None else f"{block['mean_iou']:.3f} over {block['with_box']} boxes"
         lines += [
             f"  accuracy {pct(block['accuracy'])}{ci(block.get('ci95'))} ({block['hits']}/{block['scored']} "
-            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}",
+            f"scored, micro)   macro over apps {pct(block['macro_app_accuracy'])}{ci(block.get('macro_app_ci95'))}"
+            + macro_datasets(block),
             f"  samples {block['samples']}   hits {block['hits']}   misses {block['misses']}   "
             f"wrong format {block[Outcome.WRONG_FORMAT]}   errors {block['errors']}   mean IoU {iou}",
         ]
@@ -125,7 +136,7 @@ def headline_lines(
                 "(finish_reason length), scored as they came; `truncated` in their records"
             )
     view = DetectorView(name, block, info, cost, price)
-    shown = [s for s in sections() if s.html_inline or not page]
+    shown = [s for s in ordered(sections) if s.html_inline or not page]
     for section in shown:
         if section.order < LATENCY:
             lines += section.terminal(view)
@@ -182,6 +193,7 @@ def summary_lines(result: RunResult) -> list[str]:
     """The grounding summary's figures: notes, datasets, each detector's block, the comparison
     table (two or more grounding detectors), the reproduction verdicts and the gates."""
     view = result.view
+    found = ordered(result.sections or None)
     lines: list[str] = []
     if result.partial:
         lines.append("run interrupted: figures cover the samples that finished")
@@ -199,15 +211,31 @@ def summary_lines(result: RunResult) -> list[str]:
             top_apps=view.top_apps,
             cost=result.cost.get(name),
             price=view.price,
+            sections=found,
         )
     lines += comparison_block(result.summary or {}, result.records, view.order)
-    for section in sections():  # the run's own sections (reproduction), before the gates
+    for section in found:  # the run's own sections (reproduction), before the gates
         if not section.terminal_after_summary:
             lines += section.run_terminal(result)
     if result.verdicts:
         lines.append("")
         lines += [verdict.describe() for verdict in result.verdicts]
     return lines
+
+
+def document_lines(document: Mapping[str, Any], sections: Any = None, **view: Any) -> list[str]:
+    """The summary lines of a report document, as the run that wrote it printed them (summary_lines):
+    what `merge` and `rescore` print. `view`: how to show it (View fields: top_apps, price, ...)."""
+    from dataclasses import replace
+
+    from ..analysis.document import verdicts_of
+    from ..analysis.result import RunResult
+
+    found = tuple(ordered(sections))
+    result = RunResult.of_report(document, verdicts=verdicts_of(document), sections=found)
+    if view:
+        result = replace(result, view=replace(result.view, **view))
+    return summary_lines(result)
 
 
 def run_lines(result: RunResult) -> list[tuple[str, str]]:
@@ -230,7 +258,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
         out += [
             (line, failed("FAILED" in line and line.startswith(("gate", "errors")))) for line in summary_lines(result)
         ]
-    for section in sections():  # after the summary: the baseline, replayed files
+    for section in ordered(result.sections or None):  # after the summary: the baseline, replayed files
         if section.terminal_after_summary:
             found = section.run_terminal(result)
             out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in found]

@@ -77,10 +77,14 @@ def _bounded(call: Any, timeout: float) -> Any:
     return outcome["value"]
 
 
-def log_all(document: Mapping[str, Any], targets: Sequence[Target], artifacts: Sequence[Path]) -> list[str]:
+def log_all(
+    document: Mapping[str, Any], targets: Sequence[Target], artifacts: Sequence[Path], sections: Any = None
+) -> list[str]:
     """Each target logged, in bounded time; one note per target, saying where the runs went or why
-    they did not."""
-    runs = tracked_runs(document)
+    they did not. `sections`: the run's report sections (default: the installed ones)."""
+    from ..sections import ordered
+
+    runs = tracked_runs(document, ordered(sections))
     files = [Path(p) for p in artifacts if Path(p).is_file()]
     notes = []
     for target in targets:
@@ -181,7 +185,7 @@ def log_wandb(
 LOGGERS = {"mlflow": log_mlflow, "wandb": log_wandb}
 
 
-def log_report(document: Mapping[str, Any], outputs: Any, problems: Sequence[str]) -> list[str]:
+def log_report(document: Mapping[str, Any], outputs: Any, problems: Sequence[str], sections: Any = None) -> list[str]:
     """The plugin's one call (plugin/controller/controller_session.py write_outputs): the OutputSettings'
     targets, with the JSON and HTML reports as artifacts where they were written (not named in
     `problems`)."""
@@ -193,4 +197,4 @@ def log_report(document: Mapping[str, Any], outputs: Any, problems: Sequence[str
         for path in (outputs.json_path, outputs.html_path)
         if path is not None and not any(str(path) in problem for problem in problems)
     ]
-    return log_all(document, targets, written)
+    return log_all(document, targets, written, sections)

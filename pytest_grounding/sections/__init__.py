@@ -7,6 +7,7 @@ See base.py for the hooks, registry.py for how sections are registered (built-in
 `pytest_grounding_register_sections` hook, the `pytest_grounding.sections` entry points), and
 CONTRIBUTING.md ("Adding a figure")."""
 
+from ..analysis.metrics import BlockRecords
 from .base import (
     DETECTOR,
     HTML,
@@ -17,12 +18,11 @@ from .base import (
     SCHEMA,
     TERMINAL,
     TRACKER,
-    BlockRecords,
     DetectorView,
     HtmlPage,
     Section,
 )
-from .registry import SectionRegistry, active, sections
+from .registry import SectionRegistry, default, ordered, sections, summarize
 
 __all__ = [
     "DETECTOR",
@@ -39,6 +39,8 @@ __all__ = [
     "HtmlPage",
     "Section",
     "SectionRegistry",
-    "active",
+    "default",
+    "ordered",
     "sections",
+    "summarize",
 ]

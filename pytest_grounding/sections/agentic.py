@@ -9,13 +9,31 @@ from typing import Any
 from ..analysis import agentic
 from ..analysis.tracked import _figure, _numbers, name
 from ..core.numbers import pct
-from ..render.agentic import agentic_lines
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
 HEADER = ["detector", "episodes", "turns mean", "turns p95", "crops mean", "crops p95", "ended", "accuracy by turns"]
 ENDS = ("clicks", "refusals", "invalid_actions", "loops", "budget_exhausted", "wrong_formats")
+
+
+def agentic_lines(found: Mapping[str, Any] | None) -> list[str]:
+    """Turns and crops per sample, how the episodes ended, the accuracy by number of turns."""
+    if not found:
+        return []
+    turns, crops = found["turns"], found["crops"]
+    lines = [
+        f"  agentic: {found['samples']} episodes   turns per sample mean {turns['mean']:.2f} p95 {turns['p95']}   "
+        f"crops per sample mean {crops['mean']:.2f} p95 {crops['p95']}",
+        f"  episodes ended: click {found['clicks']}   refusal {found['refusals']}   invalid action "
+        f"{found['invalid_actions']}   loop {found['loops']}   budget {found['budget_exhausted']}   "
+        f"wrong format {found['wrong_formats']}",
+    ]
+    by = "   ".join(
+        f"{row['turns']}: {pct(row['accuracy'])} ({row['hits']}/{row['scored']})" for row in found["by_turns"]
+    )
+    if by:
+        lines.append(f"  accuracy by turns  {by}")
+    return lines
 
 
 class Agentic(Section):
@@ -76,6 +94,8 @@ class Agentic(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         return _examples.with_block(
             self.name,
             {

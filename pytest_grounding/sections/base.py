@@ -12,12 +12,15 @@ API is stable: new hooks are added with defaults, none is renamed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..analysis.metrics import BlockRecords
+
 if TYPE_CHECKING:
     from ..analysis.cost import Price
+    from ..analysis.document import RunRecords
     from ..analysis.result import RunResult
 
 # The outputs every section renders in or declares it does not (`not_in` keys).
@@ -30,22 +33,6 @@ DETECTOR, RUN = "detector", "run"
 # A detector block's terminal lines are drawn in `order`: a section below LATENCY sits under the
 # accuracy lines, one at or above it after the latency line; the slice tables come last.
 LATENCY = 50
-
-
-@dataclass(frozen=True)
-class BlockRecords:
-    """What a DETECTOR section computes its figures from: one summary block's records.
-
-    `records`: the block's records (variants left out when their originals ran); `group`: those
-    the accuracy counts (absent-target rows left out under refusal_rows=exclude);
-    `with_variants`: every record of the block, --grounding-perturb's variants included."""
-
-    key: str  # the summary's key: the detector spec, plus " (locate)" on that task
-    task: str
-    records: Sequence[Mapping[str, Any]]
-    group: Sequence[Mapping[str, Any]]
-    with_variants: Sequence[Mapping[str, Any]]
-    refusal_rows: str = "include"
 
 
 @dataclass(frozen=True)
@@ -67,11 +54,19 @@ class DetectorView:
         return self.block.get(name)
 
 
+def _no_pictures(record: Mapping[str, Any]) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class HtmlPage:
-    """What the HTML page lends a section's fragment: the thumbnails (render/html/thumbs.py)."""
+    """What the HTML page lends a section's fragment (a section imports nothing from render/):
+    the thumbnails (render/html/thumbs.py), `pictures(record)` (the record's screen and crop with
+    its click and target drawn, as the gallery shows them), `width` (the page's figure width, px)."""
 
     thumbs: Any = None
+    pictures: Callable[[Mapping[str, Any]], str] = _no_pictures
+    width: int = 560
 
 
 class Section:
@@ -81,6 +76,9 @@ class Section:
     Hooks, each with a default that contributes nothing:
     - `figures(found)`: DETECTOR sections: the block's figures from its records (None: absent,
       no key written); stored at summary[key][name] by analysis/metrics.summarize.
+    - `run_figures(found)`: RUN sections: the section's key of the report from the run's records
+      and scoring (analysis/document.RunRecords; None: absent, no key written); the document and
+      `RunResult.run` hold it, and every output (the terminal too) renders from there.
     - `judge(summary, scoring)`: verdicts (gates) over the summary; the document holds them.
     - `terminal(view)`: a detector block's lines (two-space indent); `run_terminal(result)`: the
       run's lines (reproduction, baseline: figures beside the detectors').
@@ -99,7 +97,7 @@ class Section:
       card at the top of the HTML page (render/html/headline.py): a diagnosis worth the first screen.
     - `example()`: a small report document in which the section has figures; where given,
       tests/test_sections.py renders it in every output the section renders in and expects the
-      section's part there (the built-ins all give one: sections/_examples.py helps).
+      section's part there (the built-ins all give one: sections/testing.py helps).
     """
 
     name: ClassVar[str] = ""  # its key in summary[DETECTOR] (DETECTOR) or in the report (RUN)
@@ -111,6 +109,9 @@ class Section:
     not_in: ClassVar[Mapping[str, str]] = {}  # output -> why the section does not render there
 
     def figures(self, found: BlockRecords) -> Any | None:
+        return None
+
+    def run_figures(self, found: RunRecords) -> Any | None:
         return None
 
     def judge(self, summary: Mapping[str, Any], scoring: Any) -> list[Any]:

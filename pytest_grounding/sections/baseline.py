@@ -8,10 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ..analysis import baseline as baseline_mod
 from ..analysis.tracked import _figure, _number
+from ..core.identity import display_name
 from ..core.numbers import ms, pct, points
 from ..core.safetext import markdown_text as md
-from . import _examples
 from ._render import html_table, md_table
 from .base import RUN, HtmlPage, Section
 
@@ -48,6 +49,20 @@ def paired_text(pair: Mapping[str, Any]) -> str:
     )
 
 
+def baseline_lines(result: RunResult) -> list[str]:
+    found = result.baseline
+    if found is None:
+        return []
+    lines = []
+    if found.comparison is not None:
+        names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
+        shown = baseline_mod.comparison_lines(found.comparison, found.path, result.view.show_misses, names)
+        lines += ["", *shown]
+    if found.problem is not None:
+        lines += ["", f"baseline FAILED: {found.problem}"]
+    return lines
+
+
 class Baseline(Section):
     name = "baseline"
     title = "Baseline"
@@ -56,8 +71,6 @@ class Baseline(Section):
     terminal_after_summary = True
 
     def run_terminal(self, result: RunResult) -> list[str]:
-        from ..render.baseline import baseline_lines
-
         return baseline_lines(result)
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
@@ -172,6 +185,8 @@ class Baseline(Section):
         return SCHEMA_REPORT["baseline"]
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         change = {"detector": _examples.KEY, "dataset": "ds", "id": "s2", "uid": "s2", "outcome": "miss"}
         baseline = {
             "path": "baseline.json",
@@ -200,7 +215,7 @@ class Baseline(Section):
                 }
             ],
         }
-        return {**_examples.document(_examples.plain()), "baseline": baseline}
+        return {**_examples.document(_examples.plain(), self), "baseline": baseline}
 
 
 SECTION = Baseline()

@@ -11,7 +11,6 @@ from ..analysis.headlines import benchmark_figures
 from ..analysis.tracked import _nested
 from ..core.numbers import pct
 from ..core.safetext import markdown_text as md
-from . import _examples
 from .base import BlockRecords, DetectorView, Section
 
 
@@ -74,6 +73,8 @@ class Benchmarks(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         headline = {
             "dataset": "ds",
             "benchmark": "screenspot-pro",

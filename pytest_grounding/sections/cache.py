@@ -8,11 +8,10 @@ from typing import Any
 
 from ..analysis import cache_counts
 from ..analysis.tracked import _numbers
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
-HEADER = ["detector", "from the cache", "stored", "not from the cache"]
+HEADER = ["detector", "from the cache", "stored", "not from the cache", "not stored (write failed)"]
 
 
 class Cache(Section):
@@ -27,7 +26,7 @@ class Cache(Section):
         return cache_counts.summary_lines(view.found(self.name))
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
-        return [[name, f["hits"], f["stored"], f["asked"]] for name, f in self.blocks(document)]
+        return [[name, f["hits"], f["stored"], f["asked"], f.get("not_stored", 0)] for name, f in self.blocks(document)]
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         rows = self.rows(document)
@@ -37,7 +36,7 @@ class Cache(Section):
         rows = self.rows(document)
         if not rows:
             return ""
-        return '<h2 id="cache">Answer cache</h2>' + html_table(HEADER, rows, [False, True, True, True])
+        return '<h2 id="cache">Answer cache</h2>' + html_table(HEADER, rows, [False, True, True, True, True])
 
     def metrics(self, document: Mapping[str, Any], key: str) -> Iterable[tuple[str, float]]:
         return _numbers("cache", self.found_in(document, key) or {})
@@ -46,11 +45,13 @@ class Cache(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         records = [
             _examples.record("s1", "hit", meta={"answer_cache": "hit"}),
             _examples.record("s2", "miss", meta={"answer_cache": "stored"}),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Cache()

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, ClassVar
 
-from . import _examples
 from ._render import md_table
 from .base import RUN, Section
 
@@ -56,7 +55,9 @@ class Card(Section):
         )
 
     def example(self) -> Mapping[str, Any] | None:
-        found = _examples.document(_examples.plain())
+        from . import testing as _examples
+
+        found = _examples.document(_examples.plain(), self)
         found["run"]["args"] = ["suites/", "--detector", _examples.KEY]
         found["versions"] = {"pytest-grounding": "0.0.0"}
         return found

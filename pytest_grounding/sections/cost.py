@@ -9,7 +9,6 @@ from typing import Any
 
 from ..analysis import cost as cost_mod
 from ..analysis.tracked import _numbers
-from . import _examples
 from ._render import md_table
 from .base import RUN, DetectorView, Section
 
@@ -57,6 +56,8 @@ class Cost(Section):
         return SCHEMA_DEFS
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         usage = {
             "samples": 2,
             "with_usage": 2,
@@ -66,7 +67,10 @@ class Cost(Section):
             "cost_usd": None,
             "cost_per_1000_samples_usd": None,
         }
-        return {**_examples.document(_examples.plain()), "cost": {"price": None, "detectors": {_examples.KEY: usage}}}
+        return {
+            **_examples.document(_examples.plain(), self),
+            "cost": {"price": None, "detectors": {_examples.KEY: usage}},
+        }
 
 
 SECTION = Cost()

@@ -11,7 +11,6 @@ from ..analysis import epochs
 from ..analysis.intervals import span
 from ..analysis.tracked import _figure
 from ..core.numbers import pct
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -79,12 +78,14 @@ class Epochs(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         records = [
             _examples.record(f"s{i}-e{k}", outcome, epoch=k, point=[float(k), 1.0])
             for i, outcomes in ((1, ("hit", "miss")), (2, ("hit", "hit")))
             for k, outcome in enumerate(outcomes, start=1)
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Epochs()

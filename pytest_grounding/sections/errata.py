@@ -13,6 +13,7 @@ from ._render import md_table
 from .base import RUN, HtmlPage, Section
 
 if TYPE_CHECKING:
+    from ..analysis.document import RunRecords
     from ..analysis.result import RunResult
 
 HEADER = ["detector", "official", "hits", "corrected", "hits", "dropped", "boxes fixed", "verdicts changed"]
@@ -47,13 +48,21 @@ class Errata(Section):
     level = RUN
     order = 85
 
+    def run_figures(self, found: RunRecords) -> Mapping[str, Any] | None:
+        errata = found.scoring.errata
+        if errata is None:
+            return None
+        from ..analysis import errata as errata_mod
+
+        return errata_mod.block(found.records, errata)
+
     def run_terminal(self, result: RunResult) -> list[str]:
-        errata = getattr(result.view, "errata", None)
-        if errata is None or not result.records:
+        found = result.run.get(self.name)
+        if not isinstance(found, Mapping) or not result.records:
             return []
         from ..analysis import errata as errata_mod
 
-        return ["", *errata_mod.summary_lines(errata_mod.block(result.records, errata))]
+        return ["", *errata_mod.summary_lines(found)]
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         found = document.get(self.name)
@@ -85,6 +94,16 @@ class Errata(Section):
 
     def schema(self) -> Mapping[str, Any]:
         return SCHEMA
+
+    def example(self) -> Mapping[str, Any]:
+        from ..analysis import errata as errata_mod
+        from . import testing
+
+        records = testing.plain()
+        errata = errata_mod.parse(
+            b'{"id": "s2", "action": "drop", "reason": "two Save buttons"}\n', "example", "e.jsonl"
+        )
+        return {**testing.document(records, self), self.name: errata_mod.block(records, errata)}
 
 
 SECTION = Errata()

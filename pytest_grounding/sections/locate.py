@@ -11,7 +11,6 @@ from ..analysis.metrics import locate_figures
 from ..analysis.tracked import _numbers, name
 from ..core.numbers import pct
 from ..core.record import Outcome, Task
-from . import _examples
 from ._render import md_table
 from .base import BlockRecords, DetectorView, Section
 
@@ -82,11 +81,13 @@ class Locate(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         records = [
             _examples.record("s1", "hit", task="locate", iou=0.8, threshold=0.5, attempts=1, transform="original"),
             _examples.record("s2", "miss", task="locate", iou=0.1, threshold=0.5, attempts=2, transform="zoom"),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 def by_transform(figures: Mapping[str, Any]) -> str:

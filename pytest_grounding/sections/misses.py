@@ -77,6 +77,11 @@ class Tolerance(Section):
             },
         }
 
+    def example(self) -> Mapping[str, Any]:
+        from . import testing
+
+        return testing.document(testing.misses_records(), self)
+
 
 class ToleranceShare(Section):
     name = "tolerance_share"
@@ -94,7 +99,8 @@ class ToleranceShare(Section):
     def metrics(self, document: Mapping[str, Any], key: str) -> Iterable[tuple[str, float]]:
         for row in self.found_in(document, key) or []:
             if isinstance(row.get("accuracy"), (int, float)):
-                yield f"tolerance_share.pct{row['share'] * 100:g}".replace(".", "_", 1), float(row["accuracy"])
+                share = f"{row['share'] * 100:g}".replace(".", "_")  # 0.5% -> pct0_5: the dot separates names
+                yield f"tolerance_share.pct{share}", float(row["accuracy"])
 
     def schema(self) -> Mapping[str, Any]:
         return {
@@ -111,6 +117,11 @@ class ToleranceShare(Section):
                 "additionalProperties": False,
             },
         }
+
+    def example(self) -> Mapping[str, Any]:
+        from . import testing
+
+        return testing.document(testing.misses_records(), self)
 
 
 class MissAnalysis(Section):
@@ -200,6 +211,11 @@ class MissAnalysis(Section):
             "additionalProperties": False,
         }
 
+    def example(self) -> Mapping[str, Any]:
+        from . import testing
+
+        return testing.document(testing.misses_records(), self)
+
 
 FRAME_FINDING = {
     "type": "object",
@@ -277,6 +293,11 @@ class Diagnosis(Section):
     def schema_defs(self) -> Mapping[str, Any]:
         return {"frameFinding": FRAME_FINDING}
 
+    def example(self) -> Mapping[str, Any]:
+        from . import testing
+
+        return testing.document(testing.misses_records(), self)
+
 
 class FrameCheck(Section):
     name = "frame_check"
@@ -296,6 +317,21 @@ class FrameCheck(Section):
         rows = self.rows(document)
         header = ["detector", "frame", "mode", "requests", "from the cache", "evidence"]
         return ["### Frame check", "", *md_table(header, rows)] if rows else []
+
+    def example(self) -> Mapping[str, Any]:
+        from . import testing
+
+        check = {
+            "name": "rel1000",
+            "frame": "rel1000",
+            "mode": "warn",
+            "requests": 12,
+            "cached": 0,
+            "failed": 0,
+            "evidence": "rel1000 12/12",
+            "suggestion": ["--frame", "rel1000"],
+        }
+        return {**testing.document(testing.plain(), self), "frame_check": {testing.KEY: check}}
 
     def html(self, document: Mapping[str, Any], page: HtmlPage) -> str:
         rows = self.rows(document)

@@ -10,7 +10,6 @@ from ..analysis.metrics import refusal_figures
 from ..analysis.tracked import _numbers
 from ..core.numbers import pct
 from ..core.safetext import markdown_text as md
-from . import _examples
 from .base import BlockRecords, DetectorView, Section
 
 
@@ -55,12 +54,14 @@ class Refusals(Section):
         return SCHEMA_BLOCK
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         records = [
             *_examples.plain(),
             _examples.record("s3", "hit", negative=True, refusal=True, point=None),
             _examples.record("s4", "miss", negative=True),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Refusals()

@@ -2,12 +2,15 @@
 installed packages through the `pytest_grounding.sections` entry-point group, a project's through
 the `pytest_grounding_register_sections` hook (plugin/common/hookspecs.py).
 
-Pure code (analysis/metrics.summarize, the renderers, `merge`) asks `active()`: the registry the
-running pytest session built (its project's sections included), else the built-ins and the
-installed entry points."""
+A pytest session's registry is built once (`configure`) and held by its run plan
+(plugin/common/plan.py RunPlan.sections); the session hands its sections to the figures
+(analysis/document.py) and to each output. Code outside a session (`merge`, `rescore`, `report`,
+`summary`, a benchmark script) uses `default()`: the built-ins and the installed entry points.
+No module global says which session is running."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.registry import Registry
@@ -83,8 +86,7 @@ def builtin_sections() -> SectionRegistry:
     return registry
 
 
-_default: SectionRegistry | None = None
-_active: list[SectionRegistry] = []
+_default: SectionRegistry | None = None  # a cache of what is installed, not a session's state
 
 
 def default() -> SectionRegistry:
@@ -97,28 +99,48 @@ def default() -> SectionRegistry:
     return _default
 
 
-def active() -> SectionRegistry:
-    return _active[-1] if _active else default()
+def sections(level: str | None = None, registry: SectionRegistry | None = None) -> list[Section]:
+    """`registry`'s sections (default: `default()`) in order (see SectionRegistry.sections)."""
+    return (registry or default()).sections(level)
 
 
-def sections(level: str | None = None) -> list[Section]:
-    """The active registry's sections in order (see SectionRegistry.sections)."""
-    return active().sections(level)
+def ordered(found: Sequence[Section] | SectionRegistry | None) -> list[Section]:
+    """What an output loops over: the sections it was handed (a registry or a list), else the
+    installed ones (`default()`)."""
+    if found is None:
+        return default().sections()
+    if isinstance(found, SectionRegistry):
+        return found.sections()
+    return list(found)
 
 
-def configure(config: Any) -> SectionRegistry:
-    """The plugin's registry for one pytest session: the built-ins, the hook's, the entry points';
-    active until `unconfigure`."""
+def summarize(
+    records: Iterable[Mapping[str, Any]], *, refusal_rows: str = "include", registry: SectionRegistry | None = None
+) -> dict[str, dict[str, Any]]:
+    """analysis/metrics.summarize with `registry`'s detector sections' figures (default: the installed)."""
+    from ..analysis.metrics import summarize as core
+
+    return core(records, refusal_rows=refusal_rows, figures=sections(DETECTOR, registry))
+
+
+def configure(config: Any, installed: Iterable[Any] | None = None) -> SectionRegistry:
+    """A pytest session's registry: the built-ins, the `pytest_grounding_register_sections` hook's,
+    the entry points' (`installed`: the group's, from the plan's one scan). The run plan holds it
+    (RunPlan.sections)."""
     registry = builtin_sections()
     config.hook.pytest_grounding_register_sections.call_historic(kwargs={"registry": registry})
-    registry.register_entry_points(ENTRY_POINTS)
-    _active.append(registry)
+    registry.register_entry_points(ENTRY_POINTS, installed)
     return registry
 
 
-def unconfigure(registry: SectionRegistry) -> None:
-    if registry in _active:
-        _active.remove(registry)
-
-
-__all__ = ["DETECTOR", "RUN", "SectionRegistry", "active", "builtin_sections", "configure", "sections"]
+__all__ = [
+    "DETECTOR",
+    "RUN",
+    "SectionRegistry",
+    "builtin_sections",
+    "configure",
+    "default",
+    "ordered",
+    "sections",
+    "summarize",
+]

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..analysis.agreement import tally
-from . import _examples
 from ._render import html_table
 from .base import RUN, HtmlPage, Section
 
@@ -30,12 +29,12 @@ class Replay(Section):
     }
 
     def run_terminal(self, result: RunResult) -> list[str]:
-        from ..render.replay import finding_lines
+        from .replay_text import finding_lines
 
         return finding_lines(result.replay)
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
-        from ..render.replay import markdown_lines
+        from .replay_text import markdown_lines
 
         return markdown_lines(document.get("samples") or [])
 
@@ -59,12 +58,14 @@ class Replay(Section):
             yield f"replay.{figure}", float(block[figure])
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         replay = {"file": "theirs.jsonl", "format": "jsonl", "row": 1, "agree": False, "their_verdict": "hit"}
         records = [
             _examples.record("s1", "hit", replay={**replay, "agree": True}),
             _examples.record("s2", "miss", replay=replay),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Replay()

@@ -8,11 +8,11 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.tracked import _number, name
-from . import _examples
 from ._render import md_table
 from .base import RUN, HtmlPage, Section
 
 if TYPE_CHECKING:
+    from ..analysis.document import RunRecords
     from ..analysis.result import RunResult
 
 HEADER = ["detector", "benchmark", "preset", "published", "this run", "delta", "verdict", "95% CI", "detectable"]
@@ -24,12 +24,29 @@ class Reproduction(Section):
     level = RUN
     order = 80
 
-    def run_terminal(self, result: RunResult) -> list[str]:
-        if not result.reproductions:
+    def run_figures(self, found: RunRecords) -> list[dict[str, Any]]:
+        """Each detector's figure against the published one, where --grounding-published (or the
+        shipped table) has one for its dataset and preset; [] without a table."""
+        published = found.scoring.published
+        if published is None:
             return []
         from ..analysis import reproduce
 
-        return ["", *reproduce.lines(result.reproductions)]
+        checked = reproduce.check(
+            found.records,
+            found.datasets,
+            found.detector_info,
+            published,
+            interrupted=found.interrupted,
+            limit=found.scoring.limit,
+            registered=found.registered,
+        )
+        return [item.as_dict() for item in checked]
+
+    def run_terminal(self, result: RunResult) -> list[str]:
+        found = result.run.get(self.name) or []
+        lines = [str(entry["line"]) for entry in found if isinstance(entry, Mapping) and entry.get("line")]
+        return ["", *lines] if lines else []
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         found = document.get(self.name) or []
@@ -102,6 +119,8 @@ class Reproduction(Section):
         return SCHEMA_DEFS
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         entry = {
             "detector": _examples.KEY,
             "dataset": "ds",
@@ -130,7 +149,7 @@ class Reproduction(Section):
             "reason": None,
             "line": "reproduction d on ds (ScreenSpot-Pro, preset p): published 50.0, this run 50.0: reproduced",
         }
-        return {**_examples.document(_examples.plain()), "reproduction": [entry]}
+        return {**_examples.document(_examples.plain(), self), "reproduction": [entry]}
 
 
 SECTION = Reproduction()

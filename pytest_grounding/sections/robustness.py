@@ -9,8 +9,7 @@ from typing import Any
 
 from ..analysis import robustness
 from ..analysis.tracked import _figure, _number, name
-from ..render import robustness as text
-from . import _examples
+from . import robustness_text as text
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
 
@@ -33,14 +32,14 @@ class Robustness(Section):
         return text.markdown_lines(document.get("summary") or {})
 
     def html(self, document: Mapping[str, Any], page: HtmlPage) -> str:
-        from ..render.html import robustness as html
+        from . import robustness_page
 
-        return html.section(document, page.thumbs)
+        return robustness_page.section(document, page)
 
     def thumbnail_records(self, document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-        from ..render.html import robustness as html
+        from . import robustness_page
 
-        return html.flip_records(document)
+        return robustness_page.flip_records(document)
 
     def metrics(self, document: Mapping[str, Any], key: str) -> Iterable[tuple[str, float]]:
         """Per variant: its accuracy, the originals', the change with its interval, McNemar's p,
@@ -67,12 +66,14 @@ class Robustness(Section):
         return SCHEMA_DEFS
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         records = [
             *_examples.plain(),
             _examples.record("s1~invert", "miss", variant="invert", axis="invert", original_uid="s1"),
             _examples.record("s2~invert", "miss", variant="invert", axis="invert", original_uid="s2"),
         ]
-        return _examples.document(records)
+        return _examples.document(records, self)
 
 
 SECTION = Robustness()

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 from ..analysis.throughput import SUMMED, served_line
 from ..analysis.tracked import _numbers
-from . import _examples
 from ._render import md_table
 from .base import RUN, DetectorView, Section
 
@@ -60,8 +59,13 @@ class Served(Section):
         return _numbers("served", {k: served.get(k) for k in keys})
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing as _examples
+
         served = {"concurrency": 8, "concurrency_reached": 4, "requests": 12, "retries": 1, "overloads": 0, "cuts": 0}
-        return {**_examples.document(_examples.plain()), "run": {"detectors": {_examples.KEY: {"served": served}}}}
+        return {
+            **_examples.document(_examples.plain(), self),
+            "run": {"detectors": {_examples.KEY: {"served": served}}},
+        }
 
 
 SECTION = Served()

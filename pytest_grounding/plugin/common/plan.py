@@ -22,6 +22,7 @@ from ...detectors.strategies import builtin_registry as builtin_strategies
 from ...detectors.strategies import check as check_strategies
 from ...evaluate.scoring import error_record
 from ...perturb import ENTRY_POINT_GROUP as PERTURBATIONS_GROUP
+from ...sections import registry as section_registry
 from .catalog import Catalog
 from .environment import register_project_presets
 from .item_index import ItemIndex
@@ -44,6 +45,7 @@ class RunPlan:
     catalog: Catalog
     index: ItemIndex  # test id -> (spec, sample); the label= of specs pinned by a suite's marker
     sweep: Sweep  # --grounding-perturb: the axes' registry and the run's variants, parsed once
+    sections: section_registry.SectionRegistry  # the report sections: built-ins, the hook's, entry points'
 
     @classmethod
     def build(cls, config: Any, notes: Notes | None = None) -> RunPlan:
@@ -54,7 +56,11 @@ class RunPlan:
         config.hook.pytest_grounding_register_strategies.call_historic(kwargs={"registry": strategies})
         settings = Settings.from_config(config)
         register_project_presets(config, settings.selection.presets_path)
-        groups = (*(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS), PERTURBATIONS_GROUP)
+        groups = (
+            *(f"pytest_grounding.{kind}" for kind in ENTRY_POINT_KINDS),
+            PERTURBATIONS_GROUP,
+            section_registry.ENTRY_POINTS,
+        )
         installed = installed_entry_points(*groups)  # one scan of the installed packages
         for kind, registry in zip(ENTRY_POINT_KINDS, (formats, detectors, strategies), strict=True):
             registry.register_entry_points(f"pytest_grounding.{kind}", installed[f"pytest_grounding.{kind}"])
@@ -68,6 +74,7 @@ class RunPlan:
             catalog=Catalog(formats, settings.selection.language, (notes if notes is not None else Notes()).add),
             index=ItemIndex(settings.selection.detector_specs),
             sweep=build_sweep(config, settings.selection.perturb, installed[PERTURBATIONS_GROUP]),
+            sections=section_registry.configure(config, installed[section_registry.ENTRY_POINTS]),
         )
 
     @property

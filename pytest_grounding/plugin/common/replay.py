@@ -120,7 +120,7 @@ def _first(extra: Sequence[Any]) -> str:
 
 def findings(records: Sequence[Mapping[str, Any]], specs: Sequence[str]) -> ReplayFindings | None:
     """Agreement per replayed detector, and for a ScreenSpot-Pro results file that carries
-    `metrics`, ours recomputed beside them (render/replay.py says it)."""
+    `metrics`, ours recomputed beside them (sections/replay_text.py says it)."""
     replays = replay_specs(specs)
     if not replays:
         return None

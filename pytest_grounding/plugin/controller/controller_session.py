@@ -199,6 +199,7 @@ class ControllerSession:
                 detector_info=detector_info,
                 interrupted=interrupted,
                 registered=registered_preset,
+                sections=self.plan.sections.sections(),
             )
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
@@ -211,7 +212,6 @@ class ControllerSession:
             summary=found.summary if found else None,
             cost=found.cost if found else {},
             verdicts=found.verdicts if found else (),
-            reproductions=found.reproductions if found else (),
             datasets=tuple(self.dataset_summaries()),
             detector_info=detector_info,
             partial=interrupted,
@@ -225,13 +225,14 @@ class ControllerSession:
                 gated=bool(settings.verdict.gates or settings.verdict.max_drops),  # --grounding-max-drop too
                 price=settings.scoring.price,
                 profile=settings.scoring.profile.describe(),
-                errata=settings.scoring.errata,
             ),
             baseline=self._baseline_result(),
             replay=replay_findings(self.records, settings.selection.detector_specs) if self.records else None,
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
             shard=self.shard_entry(),
+            run=found.run if found else {},
+            sections=tuple(self.plan.sections.sections()),
         )
         return self.result
 
@@ -372,7 +373,7 @@ class ControllerSession:
         config, settings = self.plan.config, self.plan.settings
         found = None
         if result.summary is not None:
-            found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts)
+            found = document_mod.Figures(result.summary, result.cost, result.verdicts, result.run)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
         if self.startup.frame_checks:  # --grounding-frame-check: what each model detector's check found
             extra["frame_check"] = dict(self.startup.frame_checks)
@@ -415,8 +416,9 @@ class ControllerSession:
                 from ...render.trackers import log_report
 
                 document = self.document(result)
-                errors = write_all(document, outputs, kept=kept)
-                notes = log_report(document, outputs, errors)  # --grounding-log: a failure is a note
+                errors = write_all(document, outputs, kept=kept, sections=self.plan.sections)
+                # --grounding-log: a failure is a note
+                notes = log_report(document, outputs, errors, self.plan.sections)
             if notes:
                 result = replace(result, notes=(*result.notes, *notes))
             if taken:

@@ -12,7 +12,6 @@ from ...core.safetext import terminal_line
 from ...datasets import sharding
 from ...detectors import served_session
 from ...render import terminal as report
-from ...sections import registry as section_registry
 from ..common.item_index import detector_specs_of
 from ..common.pool import DetectorLoadError, LocalWorker
 from ..common.wire import RECORD, WorkerInput, WorkerOutput, in_flight_of, record_of
@@ -118,7 +117,7 @@ class Controller:
             failed = style == report.FAILED
             # data-derived text: no live escape sequence, no forged line
             terminalreporter.write_line(terminal_line(line), red=failed, bold=failed or style == report.BOLD)
-        for problem in section_registry.active().problems:  # a project section that raised: left out
+        for problem in self.session.plan.sections.problems:  # a project section that raised: left out
             terminalreporter.write_line(terminal_line(f"grounding: {problem}"), yellow=True)
 
     @pytest.hookimpl(trylast=True)

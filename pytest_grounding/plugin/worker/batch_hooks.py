@@ -13,9 +13,9 @@ import pytest
 
 from ...core.types import Query, epoch_of
 from ...detectors import batch_files
+from ..common.pool import DetectorLoadError
 from ..common.settings import SettingError
 from .pipeline import detector_spec
-from ..common.pool import DetectorLoadError
 
 BATCH_DETECTORS = ("openai",)  # vllm:/llamacpp: start a server at load; openai:model=NAME writes their requests
 

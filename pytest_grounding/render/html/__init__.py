@@ -11,6 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ...sections import ordered
 from ...store.reports import write_atomic
 from . import headline
 from .assets import CSS, SCRIPT
@@ -38,13 +39,15 @@ class Written:
 
 
 def render(
-    document: Mapping[str, Any], base: Path | None = None, withhold: Withhold | None = None
+    document: Mapping[str, Any], base: Path | None = None, withhold: Withhold | None = None, sections: Any = None
 ) -> tuple[str, int, int]:
     """(the page, gallery entries, screens decoded). `base`: where relative image paths start;
-    `withhold`: why a record's image must not be read (a report from elsewhere: see cli/images.py)."""
+    `withhold`: why a record's image must not be read (a report from elsewhere: see cli/images.py);
+    `sections`: the report sections (a registry or a list; default: the installed ones)."""
+    found = ordered(sections)
     records = document.get("samples") or []
     non_hits = [r for r in records if r.get("outcome") in NON_HITS]
-    thumbs = Thumbnails([*non_hits, *thumbnail_records(document)], base=base, withhold=withhold)
+    thumbs = Thumbnails([*non_hits, *thumbnail_records(document, found)], base=base, withhold=withhold)
     partial = bool(document.get("partial"))
     title = ("[partial] " if partial else "") + "pytest-grounding report"
     started = escape(str(document.get("started") or ""))
@@ -54,19 +57,24 @@ def render(
         f"<title>{escape(title)} {started}</title><style>{CSS}\n{headline.CSS}\n{thumbs.css()}</style></head>"
         f'<body data-partial="{"1" if partial else "0"}"><header><h1>{escape(title)}</h1>'
         f'<p class="muted">started {started} · {len(records)} records</p>{banner(document)}</header><main>'
-        f"{headline.cards(document)}{headline.folded('Run, datasets, detectors, versions', run_section(document))}"
-        f"{gates_section(document)}{summary_section(document)}"
-        f"{sections_html(document, thumbs)}{figures_section(document)}"
+        f"{headline.cards(document, sections=found)}"
+        f"{headline.folded('Run, datasets, detectors, versions', run_section(document))}"
+        f"{gates_section(document)}{summary_section(document, found)}"
+        f"{sections_html(document, thumbs, found)}{figures_section(document)}"
         f"{gallery_section(records, thumbs, display_names(document))}</main><script>{SCRIPT}</script></body></html>\n"
     )
     return page, len(non_hits), len(thumbs.screens)
 
 
 def write_html(
-    document: Mapping[str, Any], path: Path, base: Path | None = None, withhold: Withhold | None = None
+    document: Mapping[str, Any],
+    path: Path,
+    base: Path | None = None,
+    withhold: Withhold | None = None,
+    sections: Any = None,
 ) -> Written:
     """Written to a temporary file and renamed, like the JSON report."""
-    page, entries, screens = render(document, base=base, withhold=withhold)
+    page, entries, screens = render(document, base=base, withhold=withhold, sections=sections)
     path = Path(path)
     data = page.encode("utf-8")
     write_atomic(path, data)

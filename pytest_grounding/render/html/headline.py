@@ -56,13 +56,13 @@ def card(name: str, block: Mapping[str, Any], document: Mapping[str, Any], diagn
     )
 
 
-def section_lines(document: Mapping[str, Any], key: str) -> str:
+def section_lines(document: Mapping[str, Any], key: str, sections: Any = None) -> str:
     """What the report sections put on the detector's card (Section.card); a section that fails
     here leaves its line out, never the page."""
-    from ...sections import sections
+    from ...sections import ordered
 
     lines = []
-    for section in sections():
+    for section in ordered(sections):
         try:
             line = section.card(document, key)
         except Exception:
@@ -72,13 +72,13 @@ def section_lines(document: Mapping[str, Any], key: str) -> str:
     return "".join(lines)
 
 
-def cards(document: Mapping[str, Any], diagnoses: Mapping[str, str] | None = None) -> str:
+def cards(document: Mapping[str, Any], diagnoses: Mapping[str, str] | None = None, sections: Any = None) -> str:
     """Every detector's card, in the report's order; `diagnoses`: HTML per summary key for its slot
     (default: what the report sections say, Section.card)."""
     named: Sequence[tuple[str, Mapping[str, Any]]] = blocks(document)
     if not named:
         return '<section id="headline" class="cards"><p class="muted">no sample finished</p></section>'
-    found = diagnoses if diagnoses is not None else {name: section_lines(document, name) for name, _ in named}
+    found = diagnoses if diagnoses is not None else {name: section_lines(document, name, sections) for name, _ in named}
     inner = "".join(card(name, block, document, found.get(name, "")) for name, block in named)
     return f'<section id="headline" class="cards">{inner}</section>'
 

@@ -13,8 +13,10 @@ from ...analysis.intervals import span
 from ...core.identity import display_name
 from ...core.numbers import ms, pct
 from ...core.record import Outcome
-from ...sections import HtmlPage, sections
+from ...sections import HtmlPage, ordered
 from .. import terminal as report
+from ..tables import GATE_HEADER, gate_rows, macro_cell
+from .svg import WIDTH
 from .svg import render as render_svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
 from .turns import crop_marks, turns_list
@@ -140,21 +142,11 @@ def run_section(document: Mapping[str, Any]) -> str:
 
 def gates_section(document: Mapping[str, Any]) -> str:
     out = ["<h2>Gates</h2>"]
-    gates = document.get("gates") or []
+    gates = gate_rows(document)  # the markdown summary's table too (render/tables.py)
     if gates:
-        rows = [
-            [
-                e(g["detector"]),
-                e(g["slice"]),
-                pct(g["threshold"]),
-                pct(g["accuracy"]),
-                num(g["scored"]),
-                verdict(g["passed"]),
-            ]
-            for g in gates
-        ]
-        head = ["detector", "slice", "threshold", "accuracy", "scored", "verdict"]
-        out.append(table(head, rows, [False, False, True, True, True, False]))
+        rows = [[*(e(c) for c in row[:-1]), verdict(row[-1] == "passed")] for row in gates]
+        numeric = [False, False, True, True, False, True, True, False]
+        out.append(table(list(GATE_HEADER), rows, numeric))
     elif document.get("partial"):
         out.append('<p class="muted">no verdict: the run was interrupted</p>')
     else:
@@ -200,13 +192,19 @@ def slice_table(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def detector_section(
-    name: str, block: Mapping[str, Any], info: Mapping[str, Any] | None, spent: Mapping[str, Any] | None = None
+    name: str,
+    block: Mapping[str, Any],
+    info: Mapping[str, Any] | None,
+    spent: Mapping[str, Any] | None = None,
+    sections: Any = None,
 ) -> str:
-    """`spent`: the report's `cost` entry (tokens and cost lines under the headline)."""
+    """`spent`: the report's `cost` entry (tokens and cost lines under the headline); `sections`:
+    the report sections (default: the installed ones)."""
     found = (spent or {}).get("detectors") or {}
     price = cost.Price.from_dict((spent or {}).get("price"))
     # the sections with a page section of their own (robustness) are left out of the box
-    headline = report.headline_lines(name, block, info=info, cost=found.get(name), price=price, page=True)
+    shown = found.get(name)
+    headline = report.headline_lines(name, block, info=info, cost=shown, price=price, page=True, sections=sections)
     out = [f'<div class="block"><h3>{e(headline[0])}</h3>']
     out += [f'<p class="mono">{e(line.strip())}</p>' for line in headline[1:] if line.strip()]
     out.append('<div class="tables">')
@@ -230,7 +228,9 @@ def comparison(document: Mapping[str, Any]) -> str:
             num(block["scored"]),
             pct(block["accuracy"]),
             e(span(block.get("ci95"))),
-            pct(block["macro_app_accuracy"]),
+            e(macro_cell(block, "app")),
+            e(macro_cell(block, "dataset")),
+            num(block.get("truncated", 0)),
             num(block["mean_iou"], 2),
             ms(block["latency_ms"]["p50"]),
             ms(block["latency_ms"]["p95"]),
@@ -239,12 +239,12 @@ def comparison(document: Mapping[str, Any]) -> str:
         ]
         for name, block in named
     ]
-    head = ["detector", "task", "n", "scored", "accuracy", "95% CI", "macro apps", "IoU", "p50 ms", "p95 ms", "wrong"]
-    head.append("err")
-    return table(head, rows, [False, False] + [True] * 10)
+    head = ["detector", "task", "n", "scored", "accuracy", "95% CI", "macro apps", "macro datasets", "cut answers"]
+    head += ["IoU", "p50 ms", "p95 ms", "wrong", "err"]
+    return table(head, rows, [False, False] + [True] * 12)
 
 
-def summary_section(document: Mapping[str, Any]) -> str:
+def summary_section(document: Mapping[str, Any], sections: Any = None) -> str:
     named = blocks(document)
     if not named:
         return '<h2>Summary</h2><p class="muted">no sample finished</p>'
@@ -262,19 +262,20 @@ def summary_section(document: Mapping[str, Any]) -> str:
             what = "element at click" if task == "locate" else "grounding"
             out += [f"<h3>By slice ({what})</h3>", '<div class="figures">', *shown, "</div>"]
     for name, block in named:
-        out.append(detector_section(name, block, info.get(str(block.get("detector"))), document.get("cost")))
+        detector = info.get(str(block.get("detector")))
+        out.append(detector_section(name, block, detector, document.get("cost"), sections))
     return "".join(out)
 
 
-def sections_html(document: Mapping[str, Any], thumbs: Thumbnails) -> str:
-    """Each registered section's part of the page (pytest_grounding/sections), in their order."""
-    page = HtmlPage(thumbs)
-    return "".join(section.html(document, page) for section in sections())
+def sections_html(document: Mapping[str, Any], thumbs: Thumbnails, sections: Any = None) -> str:
+    """Each report section's part of the page (pytest_grounding/sections), in their order."""
+    page = HtmlPage(thumbs, pictures=lambda record: pictures(record, thumbs), width=WIDTH)
+    return "".join(section.html(document, page) for section in ordered(sections))
 
 
-def thumbnail_records(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def thumbnail_records(document: Mapping[str, Any], sections: Any = None) -> list[Mapping[str, Any]]:
     """Records the sections' parts show screens of (the sweep's flipped pairs)."""
-    return [record for section in sections() for record in section.thumbnail_records(document)]
+    return [record for section in ordered(sections) for record in section.thumbnail_records(document)]
 
 
 def figures_section(document: Mapping[str, Any]) -> str:

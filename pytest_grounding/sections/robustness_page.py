@@ -8,12 +8,11 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ...analysis.metrics import summary_key
-from ...core.numbers import points
-from ..robustness import HEAD, cells
-from .page import e, pictures, table
-from .svg import WIDTH
-from .thumbs import Thumbnails
+from ..analysis.metrics import summary_key
+from ..core.numbers import points
+from ._render import html_table
+from .base import HtmlPage
+from .robustness_text import HEAD, cells
 
 FLIPS_SHOWN = 12  # per variant and direction: the page stays light; the JSON lists every flip
 DIRECTIONS = (("hit_to_miss", "hit → miss"), ("miss_to_hit", "miss → hit"))
@@ -48,11 +47,15 @@ def flip_records(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [r for *_, original, variant in flip_pairs(document) for r in (original, variant)]
 
 
-def chart(rows: Sequence[Mapping[str, Any]]) -> str:
+def e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def chart(rows: Sequence[Mapping[str, Any]], width: int) -> str:
     """A diverging bar per variant: the change in points, its interval as a whisker."""
     spans = [abs(float(v)) for r in rows for v in (r.get("delta_ci95") or [r.get("delta") or 0.0]) if v is not None]
     reach = max([0.05, *spans])
-    left, right, bar, top = 150.0, WIDTH - 30.0, 14.0, 30.0
+    left, right, bar, top = 150.0, width - 30.0, 14.0, 30.0
     middle = (left + right) / 2
 
     def x_of(value: float) -> float:
@@ -89,21 +92,21 @@ def chart(rows: Sequence[Mapping[str, Any]]) -> str:
                 f'<path d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 4:.1f}v8M{b:.1f} {mid - 4:.1f}v8" stroke="#222"/>'
             )
     return (
-        f'<svg class="figure" width="{WIDTH}" height="{height:.0f}" viewBox="0 0 {WIDTH} {height:.0f}" '
+        f'<svg class="figure" width="{width}" height="{height:.0f}" viewBox="0 0 {width} {height:.0f}" '
         f'xmlns="http://www.w3.org/2000/svg">{"".join(body)}</svg>'
     )
 
 
-def _side(record: Mapping[str, Any], thumbs: Thumbnails, title: str) -> str:
+def _side(record: Mapping[str, Any], page: HtmlPage, title: str) -> str:
     point = record.get("point")
     click = "no point" if not point else "click (" + ", ".join(f"{float(v):.0f}" for v in point) + ")"
     return (
         f'<div><p class="muted">{e(title)}: {e(record.get("outcome"))} · {e(click)}</p>'
-        f'<div class="pics">{pictures(record, thumbs)}</div></div>'
+        f'<div class="pics">{page.pictures(record)}</div></div>'
     )
 
 
-def section(document: Mapping[str, Any], thumbs: Thumbnails) -> str:
+def section(document: Mapping[str, Any], page: HtmlPage) -> str:
     """The page's robustness section ('' without a sweep)."""
     found = _blocks(document)
     if not found:
@@ -112,8 +115,8 @@ def section(document: Mapping[str, Any], thumbs: Thumbnails) -> str:
     numeric = [False, True, True, True, True, True, True, True]
     for name, block in found:
         rows = block["variants"]
-        out.append(f"<h3>{e(name)}</h3>{chart(rows)}")
-        out.append(table(list(HEAD), [[e(c) for c in cells(row)] for row in rows], numeric))
+        out.append(f"<h3>{e(name)}</h3>{chart(rows, page.width)}")
+        out.append(html_table(list(HEAD), [cells(row) for row in rows], numeric))
     pairs = flip_pairs(document)
     if pairs:
         out.append(f"<h3>Flips ({len(pairs)} shown; the JSON lists every one)</h3>")
@@ -123,6 +126,6 @@ def section(document: Mapping[str, Any], thumbs: Thumbnails) -> str:
                 f'<article class="entry"><div class="facts"><p><b>{e(name)}</b> · {e(label)} · {e(words[kind])}</p>'
                 f'<p class="mono">{e(original.get("dataset"))}/{e(original.get("id"))}</p>'
                 f"<p>“{e(variant.get('instruction'))}”</p></div>"
-                f"{_side(original, thumbs, 'original')}{_side(variant, thumbs, label)}</article>"
+                f"{_side(original, page, 'original')}{_side(variant, page, label)}</article>"
             )
     return "".join(out)

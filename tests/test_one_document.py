@@ -1,0 +1,169 @@
+"""One document, the only source of every output (issue 55): the terminal summary a run prints from its
+figures is the one `merge`, `rescore` and a report read back print from the JSON document; after two
+shards run with errata, `merge` prints the corrected figure as its JSON and markdown give it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from helpers import FIXTURES
+from pytest_grounding.analysis import document as document_mod
+from pytest_grounding.analysis import errata as errata_mod
+from pytest_grounding.analysis import gates as gates_mod
+from pytest_grounding.analysis import robustness
+from pytest_grounding.analysis.cost import Price
+from pytest_grounding.analysis.result import RunResult, View
+from pytest_grounding.render.markdown import report_markdown
+from pytest_grounding.render.terminal import document_lines, summary_lines
+from pytest_grounding.sections import registry
+
+
+def record(uid, outcome, detector="m", app="App", **more):
+    return {
+        "detector": detector,
+        "dataset": "ds",
+        "id": uid,
+        "uid": uid,
+        "image": f"{uid}.png",
+        "instruction": "Click Save",
+        "element_type": "icon",
+        "app": app,
+        "app_category": "office",
+        "platform": "linux",
+        "size": "<32",
+        "outcome": outcome,
+        "point": [5.0, 5.0],
+        "target": [0, 0, 10, 10],
+        "image_size": [100, 100],
+        "iou": None,
+        "latency_ms": 10.0,
+        "meta": {"usage": {"prompt_tokens": 100, "completion_tokens": 5}},
+        **more,
+    }
+
+
+def records():
+    found = [record(f"s{n}", "hit" if n % 3 else "miss", app=f"App{n % 2}", truncated=n == 4) for n in range(9)]
+    found += [record(f"s{n}", "hit" if n % 2 else "miss", detector="other") for n in range(9)]
+    return [*found, record("s9", "error", detector="other", error="boom")]
+
+
+def scoring():
+    errata = errata_mod.parse(
+        b'{"id": "s0", "action": "drop", "reason": "ambiguous"}\n'
+        b'{"id": "s1", "action": "fix", "bbox": [50, 50, 60, 60]}\n',
+        "errata",
+        "e.jsonl",
+    )
+    return document_mod.Scoring(
+        price=Price(0.3, 1.2),
+        gates=(gates_mod.parse_gate("0.6"), gates_mod.parse_gate("app=App1:0.5")),
+        max_errors=0.05,
+        max_drops=(robustness.MaxDrop(0.05, "zoom"),),
+        errata=errata,
+    )
+
+
+def test_the_run_s_summary_is_the_document_s():
+    """The summary lines a live run draws from its figures equal those of its JSON document read back
+    (what `merge` and `rescore` print), gates, the error check, max-drop gates, cost and errata included."""
+    found_records = records()
+    sections = registry.default().sections()
+    datasets = [{"name": "ds", "format": "jsonl", "samples": 10, "fingerprint": "f" * 12, "defects": 0}]
+    info = {"m": {"name": "m"}, "other": {"name": "other"}}
+    how = scoring()
+    found = document_mod.figures(
+        found_records, how, datasets=datasets, detector_info=info, interrupted=False, sections=sections
+    )
+    header = document_mod.Header(
+        started=time.time(),
+        duration_s=1.0,
+        args=(),
+        settings={"top_apps": None},
+        workers=None,
+        versions={},
+        partial=False,
+        resumed=0,
+        notes=("a note",),
+    )
+    document = document_mod.build(found_records, found, how, header, datasets=datasets, detector_info=info)
+    live = RunResult(
+        records=tuple(found_records),
+        summary=found.summary,
+        cost=found.cost,
+        verdicts=found.verdicts,
+        datasets=tuple(datasets),
+        detector_info=info,
+        partial=False,
+        resumed=0,
+        notes=("a note",),
+        view=View(price=how.price),
+        run=found.run,
+        sections=tuple(sections),
+    )
+    lines = summary_lines(live)
+    assert any(line.startswith("errata e.jsonl") for line in lines), lines
+    assert any(line.startswith("gate FAILED") for line in lines) and any("errors FAILED" in line for line in lines)
+    assert any("--grounding-max-drop zoom" in line for line in lines)
+    assert any("tokens" in line for line in lines), "the cost section's lines"
+    read_back = json.loads(json.dumps(document))
+    assert document_lines(read_back) == lines
+    assert document_lines(read_back, sections=sections) == lines
+    text = report_markdown(read_back)
+    corrected = read_back["errata"]["detectors"]["m"]["corrected"]
+    assert f"{corrected * 100:.1f}%" in text
+
+
+def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
+    """Two shards run with --grounding-errata: `merge` prints the corrected figure as its JSON and markdown
+    give it; `rescore` of the merged report prints the same summary lines, the notes aside."""
+    from pytest_grounding.cli.main import main
+    from pytest_grounding.store.reports import read_report
+
+    path = tmp_path / "errata.jsonl"
+    rows = [
+        {"id": "m01", "action": "fix", "bbox": [70, 50, 90, 70], "reason": "the box was on another element"},
+        {"id": "m02", "action": "drop", "reason": "ambiguous"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shards = []
+    for k in (1, 2):
+        shard = tmp_path / f"shard{k}.json"
+        project.runpytest(
+            f"--dataset={FIXTURES / 'mini'}", "--detector", "center", f"--grounding-errata={path}",
+            "--grounding-shard", f"{k}/2", "--grounding-json", str(shard), "--grounding-misses", "xfail",
+        )  # fmt: skip
+        shards.append(str(shard))
+    merged = tmp_path / "merged.json"
+    capsys.readouterr()
+    main(["merge", *shards, "--json", str(merged)])
+    out = capsys.readouterr().out
+    document = read_report(merged)
+    expected = errata_mod.summary_lines(document["errata"])
+    assert expected[0].startswith("errata ") and all(line in out.splitlines() for line in expected), out
+    corrected = document["errata"]["detectors"]["center"]["corrected"]
+    assert f"{corrected * 100:.1f}%" in report_markdown(document)
+    again = tmp_path / "again.json"
+    assert main(["rescore", str(merged), "--json", str(again)]) == 0
+    rescored = capsys.readouterr().out.splitlines()
+    figures = [line for line in document_lines(document) if line and not line.startswith("note:")]
+    assert [line for line in rescored if line in figures] == figures
+
+
+def test_rescore_prints_the_whole_summary_with_the_diagnosis(tmp_path, capsys):
+    """`rescore --frame` prints the run's summary with every section: the frame diagnosis where the clicks
+    fit another frame, gone once they are read in that frame."""
+    from pytest_grounding.cli.main import main
+    from pytest_grounding.sections import testing
+
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({**r, "bbox": r["target"]}) + "\n" for r in testing.misses_records()))
+    out = tmp_path / "r.json"
+    assert main(["rescore", str(predictions), "--frame", "original-pixels", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "frame diagnosis  answers fit frame rel1000" in said and "try `rescore --frame rel1000`" in said
+    assert "  within px   0: 16.7%" in said and "detector d" in said
+    assert main(["rescore", str(predictions), "--frame", "rel1000", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "frame diagnosis" not in said and "accuracy 100.0%" in said
