@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core import safefile, safejson
 from ..core.safetext import terminal_line
+from .curation.loading import AuditError, load
 
 SCHEMA_VERSION = 1
 
@@ -81,10 +82,6 @@ def add_command(commands: Any) -> None:
     )
 
 
-class AuditError(Exception):
-    """A dataset or a run that cannot be read: one line, exit 2."""
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         if args.diff:
@@ -94,22 +91,6 @@ def run(args: argparse.Namespace) -> int:
         return run_audit(args)
     except AuditError as exc:
         return _fail(str(exc))
-
-
-def load(spec: str) -> Any:
-    """The dataset as a run loads it: the plugin's catalog with every registered format."""
-    from ..core.registry import installed_entry_points
-    from ..datasets import DatasetError, builtin_registry
-    from ..plugin.common.catalog import Catalog
-
-    formats = builtin_registry()
-    group = "pytest_grounding.formats"
-    formats.register_entry_points(group, installed_entry_points(group)[group])
-    catalog = Catalog(formats, "en", lambda text: print(f"note: {terminal_line(text)}", file=sys.stderr))
-    try:
-        return catalog.load(spec, Path.cwd())
-    except DatasetError as exc:
-        raise AuditError(str(exc)) from None
 
 
 def _fail(message: str) -> int:

@@ -50,7 +50,7 @@ BUILTIN = {
         "OmniParser v2 icons + OCR merge (extra: omniparser)",
     ),
     "replay": (
-        "pytest_grounding.detectors.replay:ReplayDetector",
+        "pytest_grounding.detectors.batch_replay:Replay",
         "answers from a predictions file made elsewhere; path=FILE[,name=LABEL] (docs: replay)",
     ),
 }

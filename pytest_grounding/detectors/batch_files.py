@@ -10,7 +10,7 @@ the parts in sample order into FILE (request lines only) and writes `FILE.manife
 sample's id, size and the size it was sent at). Shards write one file each (the shard in its name).
 
 Reading: a results line is `{"custom_id", "response": {"status_code", "body"}, "error"}`; the
-body is decoded by the served detector's own code (`served.decode_reply`, in replay/batch.py) in the frame the
+body is decoded by the served detector's own code (`served.decode_reply`, in batch_replay.py) in the frame the
 manifest names, so a batch run and a live run of the same model give the same records. Pure but
 for the files."""
 

@@ -163,7 +163,7 @@ class Screens:
 
 
 def audit_screens(path: Path) -> Screens:
-    from ..audit import AuditError, load
+    from .loading import AuditError, load
 
     try:
         dataset = safejson.read_path(path).get("dataset") or {}

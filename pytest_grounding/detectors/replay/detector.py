@@ -21,21 +21,10 @@ class ReplayDetector:
     detector's rows of a pytest-grounding file), id_field/point_field/box_field/correct_field
     (a user mapping, dotted paths), coords=pixels|normalized; requests=FILE: path= is a batch
     engine's results for that requests file (--grounding-batch-out), decoded as the served
-    detector would (batch_files.BatchReplay)."""
+    detector would (detectors/batch_replay.py)."""
 
     needs_image = False  # the answer is in the file: the image is opened for its size only
     deterministic = True  # one stored answer per sample: --grounding-epochs replays it once
-
-    def __new__(cls, *args: Any, requests: str = "", **kwargs: Any) -> Any:
-        """requests=FILE: a batch engine's results for FILE (detectors/batch_files.py) instead."""
-        if requests:
-            from .batch import BatchReplay
-
-            path, name = kwargs.get("path", args[0] if args else ""), kwargs.get("name", "replay")
-            if set(kwargs) - {"path", "name"}:
-                raise ValueError("replay with requests=FILE takes path=RESULTS and name= only")
-            return BatchReplay(path, requests, name)
-        return super().__new__(cls)
 
     def __init__(
         self,

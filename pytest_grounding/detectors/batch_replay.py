@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...core.types import Prediction, Query
-from ...evaluate.runner import CannotAnswer
-from ..batch_files import BatchError, batch_id, read_results
-from ..served import decode_reply, offline_preset
+from ..core.types import Prediction, Query
+from ..evaluate.runner import CannotAnswer
+from .batch_files import BatchError, batch_id, read_results
+from .replay import ReplayDetector
+from .served import decode_reply, offline_preset
 
 
 class BatchReplay:
@@ -74,3 +75,16 @@ class BatchReplay:
             f"preset {self.preset.name}), {len(found.by_id)} of {len(found.samples)} answered"
             + (f", {len(found.foreign)} results of other requests ignored" if found.foreign else ""),
         }
+
+
+class Replay(ReplayDetector):
+    """The `replay` detector: a predictions file (replay/), or with requests=FILE a batch engine's
+    results for FILE. The choice lives here, above replay/, which must not import the served path."""
+
+    def __new__(cls, *args: Any, requests: str = "", **kwargs: Any) -> Any:
+        if requests:
+            path, name = kwargs.get("path", args[0] if args else ""), kwargs.get("name", "replay")
+            if set(kwargs) - {"path", "name"}:
+                raise ValueError("replay with requests=FILE takes path=RESULTS and name= only")
+            return BatchReplay(path, requests, name)
+        return super().__new__(cls)
