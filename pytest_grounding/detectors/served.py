@@ -26,7 +26,9 @@ from .http import (
     ConcurrencySetting,
     HttpClient,
     ServerError,
+    answer_from_option,
     chat_text,
+    completion_answer,
     completion_content,
     first_model,
     json_bytes,
@@ -95,6 +97,11 @@ class OpenAIDetector:
     - ``too_long``: ``stop`` (the default) ends the run before it starts when a sample's prompt cannot
       fit the server's context; ``error`` runs the samples that fit and records the others as errors
       without sending them.
+    - ``answer_from``: ``content`` (the default) parses the message's ``content`` only;
+      ``reasoning-if-empty`` reads an empty ``content`` from the reasoning field (vLLM's
+      ``reasoning``, SGLang's and llama.cpp's ``reasoning_content``), and the report counts those
+      answers. Either way each record keeps the reasoning's length and whether ``content`` held a
+      ``</think>``; an empty or unreadable answer beside a reasoning text is an ``answer_in_reasoning`` miss.
     """
 
     name = "openai"
@@ -120,8 +127,10 @@ class OpenAIDetector:
         server_max_pixels: int | None = None,
         probe: bool = True,
         too_long: str = "stop",
+        answer_from: str = "content",
         **overrides: Any,
     ) -> None:
+        self.answer_from = answer_from_option(answer_from, self.name)
         setting = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
         self.agent = ServedAgent(self, *setting) if setting else None
         chosen = served_pick(self.name, preset, None)  # None: the model id picks it, below
@@ -268,8 +277,9 @@ class OpenAIDetector:
             self.answer_cache, self._cache_key(query, frame), lambda: self._send(query, waits)
         )
         document = reply.document
-        answer = redact(_content(document))
-        meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget}
+        found = completion_answer(document, self.answer_from)
+        answer = redact(found.text)
+        meta: dict[str, Any] = {"model_image": list(frame.model), "pixel_budget": self.pixel_budget, **found.meta()}
         if _finish_reason(document) == "length":  # the engine stopped it at max_tokens or the context's end
             meta["truncated"] = True
         usage = document.get("usage")
@@ -396,6 +406,7 @@ class OpenAIDetector:
             "engine": engine.describe(),
             "agent": self.agent.describe() if self.agent else None,
             "dropped_fields": list(self.check.dropped),
+            "answer_from": self.answer_from,
             "notes": self.check.notes(p.name),
             "base_urls": urls,
             "model": self.model,
