@@ -135,3 +135,128 @@ def test_a_bad_answer_from_is_one_message(suite, tmp_path):
     assert result.ret != 0 and "answer_from='thoughts': one of content, reasoning-if-empty" in (
         result.stdout.str() + result.stderr.str()
     )
+
+
+# -- the probe judges its evidence ----------------------------------------------------------------
+
+
+class Gateway:
+    """A server whose counts cannot be used: `prompt_tokens` 1 for every request (a gateway), or
+    (`min_pixels`) a Qwen-VL server that keeps every image as sent but enlarges one below its
+    processor's minimum (UI-TARS-1.5's 78,400 pixels), counting tokens as it does."""
+
+    def __init__(self, min_pixels=None):
+        self.min_pixels, self.samples = min_pixels, 0
+
+    def reply(self, handler):
+        from pytest_grounding.detectors.served_checks import PROBE_INSTRUCTION
+        from pytest_grounding.detectors.vlm.preprocess import smart_resize
+
+        if handler.path.endswith("/models"):
+            return 200, {"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 32768}]}
+        if not handler.path.endswith("/chat/completions"):
+            return 404, {"detail": "Not Found"}
+        body = json_body(handler)
+        if PROBE_INSTRUCTION not in json.dumps(body):
+            self.samples += 1
+        if self.min_pixels is None:
+            tokens = 1
+        else:
+            width, height = image_size(body)
+            h, w = smart_resize(height, width, 28, self.min_pixels, 16384 * 28 * 28)
+            tokens = 300 + (w // 28) * (h // 28)
+        return 200, {
+            "choices": [{"index": 0, "message": {"content": "(10,10)"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 3},
+        }
+
+
+def test_counts_that_cannot_be_true_and_an_enlarged_probe_are_told_apart_from_a_shrunk_screen():
+    from pytest_grounding.detectors.served_checks import (
+        FIT_SIZE,
+        PROBE_SIZE,
+        ServerCheck,
+        image_tokens,
+        judge_screen,
+    )
+    from pytest_grounding.detectors.served_engine import EngineInfo
+    from pytest_grounding.detectors.vlm.preprocess import smart_resize
+    from pytest_grounding.detectors.vlm.presets import resolve_preset
+
+    p = resolve_preset("qwen2.5-vl").preprocess
+
+    def server(size, min_pixels=78_400, max_pixels=16384 * 784):  # what a Qwen processor counts for the frame sent
+        w, h = p.frame(size).model
+        h, w = smart_resize(h, w, 28, min_pixels, max_pixels)
+        return 300 + (w // 28) * (h // 28)
+
+    probe = image_tokens(p, PROBE_SIZE)
+    # issue 56's case: vLLM with UI-TARS-1.5's min_pixels enlarges the 320x240 probe (99 -> 120 tokens), keeps 800x600
+    check = ServerCheck(EngineInfo("vllm", "0.32.0"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True)
+    judged = judge_screen(check, p, (800, 600), server((800, 600)), lambda: server(FIT_SIZE))
+    assert judged.resized is None and "enlarged the 320x240 probe" in judged.note and "about 120" in judged.note
+    # a screen the server really shrinks (max_pixels) still stops the run, told against the fitted probe
+    small_max = 1_000_000
+    shrinking = ServerCheck(EngineInfo("vllm"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True)
+    judged = judge_screen(
+        shrinking, p, (3440, 1440), server((3440, 1440), max_pixels=small_max), lambda: server(FIT_SIZE, max_pixels=small_max)
+    )
+    assert judged.resized is not None and judged.resized.shrunk and not judged.note
+    # a small screen the server enlarges is named as enlarged, not shrunk
+    tiny = (200, 150)
+    judged = judge_screen(check, p, tiny, server(tiny), lambda: server(FIT_SIZE))
+    assert judged.resized is not None and not judged.resized.shrunk
+    # a gateway that reports 1 for every request: one note, no verdict, the fitting probe never sent
+    sent = []
+    gateway = ServerCheck(EngineInfo("unknown"), prompt_tokens=1, probe_image_tokens=probe, probed=True)
+    judged = judge_screen(gateway, p, (3440, 1440), 1, lambda: sent.append(1))
+    assert judged.resized is None and "cannot be used" in judged.note and not sent
+    # one count for two very different screens
+    flat = ServerCheck(EngineInfo("unknown"), prompt_tokens=50, probe_image_tokens=probe, probed=True)
+    assert "cannot be used" in judge_screen(flat, p, (3440, 1440), 50, lambda: None).note
+
+
+def screens(folder, size, n=3):
+    """A dataset of `n` blank screens of `size` in the mini set's layout, one target each."""
+    from PIL import Image
+
+    data = folder / "data" / "test"
+    data.mkdir(parents=True)
+    rows = []
+    for i in range(n):
+        Image.new("RGB", size, (200, 200, 200)).save(data / f"s{i}.png")
+        box = [10 + 50 * i, 10, 40 + 50 * i, 40]
+        rows.append({"file_name": f"s{i}.png", "id": f"b{i}", "instruction": f"Click box {i}", "bbox": box,
+                     "point": [box[0] + 15, 25], "answer_type": "point", "element_type": "icon", "app": "A",
+                     "app_category": "office", "platform": "linux", "image_size": list(size)})  # fmt: skip
+    (data / "metadata.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder
+
+
+@XDIST
+@pytest.mark.parametrize("kind", ["gateway", "min-pixels"])
+def test_a_server_whose_counts_cannot_be_used_or_that_enlarges_the_probe_runs_to_the_end(suite, workers, tmp_path, kind):
+    engine = Gateway(None if kind == "gateway" else 78_400)
+    server = LoopbackServer(engine.reply, answer_probes=False)
+    try:
+        result = suite.runpytest(
+            f"--dataset={screens(tmp_path / 'screens', (800, 600))}",
+            "--detector",
+            f"openai:base_url={server.url},model=m,preset=qwen2.5-vl",
+            "--grounding-frame-check=off",
+            "--grounding-json",
+            str(tmp_path / "r.json"),
+            *workers,
+        )
+    finally:
+        server.close()
+    assert result.ret in (0, 1), result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
+    document = read_json(tmp_path / "r.json")
+    assert len(document["samples"]) == 3 and engine.samples == 3
+    assert not any(r["outcome"] == "error" for r in document["samples"])
+    notes = json.dumps(document)
+    if kind == "gateway":
+        assert "prompt-token counts cannot be used" in notes
+        assert result.stdout.str().count("cannot be used") >= 1
+    else:
+        assert "enlarged the 320x240 probe" in notes and "shrank" not in result.stderr.str()

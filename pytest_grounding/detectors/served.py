@@ -39,6 +39,7 @@ from .hub import ModelUnavailable
 from .served_agent import ServedAgent
 from .served_budget import server_budget, within_budget
 from .served_checks import (
+    FIT_SIZE,
     PROBE_INSTRUCTION,
     PROBE_SIZE,
     PROBE_TOKENS,
@@ -46,8 +47,8 @@ from .served_checks import (
     check_key,
     checked,
     context_shortfall,
-    image_resized,
     image_tokens,
+    judge_screen,
     probe_fields,
     prompt_need,
     resize_fix,
@@ -332,25 +333,22 @@ class OpenAIDetector:
                 f"{self.preset.decoding.max_new_tokens}, and the server's context is {context:,} (too_long=error)"
             )
 
-    def check_screen(self, size: tuple[int, int]) -> None:
+    def check_screen(self, size: tuple[int, int]) -> str:
         """The server's image tokens for a blank screen of `size` (the run's largest) against the
-        preset's frame, through the probe's (served_checks.image_resized): one message when the
-        server resized it. Nothing when the probe told nothing or the screens' tokens do not differ."""
+        preset's frame, through the probe's, judged (served_checks.judge_screen): one message when
+        the server resized it; one note (returned) when its counts cannot be used or it enlarged
+        only the small probe. Nothing when the probe told nothing or the screens' tokens do not differ."""
         check = self.check
         expected = image_tokens(self.preset.preprocess, size)
         if not check.probed or check.prompt_tokens is None or check.probe_image_tokens is None or expected is None:
-            return
+            return ""
         if abs(expected - check.probe_image_tokens) <= 4:
-            return
-        try:
-            answer = self._send_probe(self.check.dropped, size)
-        except ServerError:
-            return  # a server that fails on a large screen: the run's records say it
-        usage = answer.get("usage") if isinstance(answer, dict) else None
-        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        resized = image_resized(check, self.preset.preprocess, size, prompt if isinstance(prompt, int) else None)
-        if resized is None:
-            return
+            return ""
+        prompt = self._probe_prompt(size)
+        judged = judge_screen(check, self.preset.preprocess, size, prompt, lambda: self._probe_prompt(FIT_SIZE))
+        resized = judged.resized
+        if resized is None or prompt is None:
+            return judged.note
         p = self.preset.preprocess
         factor = int(getattr(p, "factor", 28))
         min_tokens = getattr(p, "min_pixels", 0) // (factor * factor) or None
@@ -366,20 +364,34 @@ class OpenAIDetector:
             resize_fix(check.engine.name, resized, min_tokens, factor) + " (probe=false skips this check)",
         )
 
+    def _probe_prompt(self, size: tuple[int, int]) -> int | None:
+        """The prompt tokens the server counts for a blank screen of `size` (None: it failed or did not say)."""
+        try:
+            answer = self._send_probe(self.check.dropped, size)
+        except ServerError:
+            return None  # a server that fails on a large screen: the run's records say it
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None
+
     @classmethod
-    def check_samples(cls, samples: Any, **options: Any) -> None:
+    def check_samples(cls, samples: Any, **options: Any) -> list[str]:
         """Before the run (the controller), each one message: the server resized the run's largest
         screen (`check_screen`), or a sample's prompt cannot fit the server's context (unless
-        too_long=error). `samples`: (id, (width, height), instruction)."""
+        too_long=error). `samples`: (id, (width, height), instruction). Returns the notes for the
+        report (the server's token counts cannot be used: the checks are skipped, the run goes on)."""
         samples = list(samples)
         detector = cls(**options)
+        notes: list[str] = []
         try:
             p = detector.preset
             sizes = [size for _, size, _ in samples]
             if sizes:
-                detector.check_screen(max(sizes, key=lambda size: image_tokens(p.preprocess, size) or 0))
-            if str(options.get("too_long", "stop")) != "stop":
-                return
+                note = detector.check_screen(max(sizes, key=lambda size: image_tokens(p.preprocess, size) or 0))
+                if note:
+                    notes.append(f"{cls.name}: {note}")
+            if str(options.get("too_long", "stop")) != "stop" or "cannot be used" in "".join(notes):
+                return notes
             short = context_shortfall(detector.check, p.preprocess, p.decoding.max_new_tokens, samples)
         finally:
             detector.close()
@@ -392,6 +404,7 @@ class OpenAIDetector:
                 f"restart the server with a larger context (vLLM: --max-model-len {_round_up(short.largest_need)}), "
                 "lower the preset's max_pixels, or pass too_long=error to run the samples that fit",
             )
+        return notes
 
     def describe(self) -> dict[str, Any]:
         p = self.preset
