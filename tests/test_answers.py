@@ -128,7 +128,9 @@ def test_a_bad_answer_from_is_one_message(suite, tmp_path):
     server = LoopbackServer(Thinking("reasoning", "").reply)
     try:
         result = suite.runpytest(
-            f"--dataset={MINI}", "--detector", f"openai:preset={PRESET},base_url={server.url},model=m,answer_from=thoughts"
+            f"--dataset={MINI}",
+            "--detector",
+            f"openai:preset={PRESET},base_url={server.url},model=m,answer_from=thoughts",
         )
     finally:
         server.close()
@@ -192,14 +194,20 @@ def test_counts_that_cannot_be_true_and_an_enlarged_probe_are_told_apart_from_a_
 
     probe = image_tokens(p, PROBE_SIZE)
     # issue 56's case: vLLM with UI-TARS-1.5's min_pixels enlarges the 320x240 probe (99 -> 120 tokens), keeps 800x600
-    check = ServerCheck(EngineInfo("vllm", "0.32.0"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True)
+    check = ServerCheck(
+        EngineInfo("vllm", "0.32.0"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True
+    )
     judged = judge_screen(check, p, (800, 600), server((800, 600)), lambda: server(FIT_SIZE))
     assert judged.resized is None and "enlarged the 320x240 probe" in judged.note and "about 120" in judged.note
     # a screen the server really shrinks (max_pixels) still stops the run, told against the fitted probe
     small_max = 1_000_000
     shrinking = ServerCheck(EngineInfo("vllm"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True)
     judged = judge_screen(
-        shrinking, p, (3440, 1440), server((3440, 1440), max_pixels=small_max), lambda: server(FIT_SIZE, max_pixels=small_max)
+        shrinking,
+        p,
+        (3440, 1440),
+        server((3440, 1440), max_pixels=small_max),
+        lambda: server(FIT_SIZE, max_pixels=small_max),
     )
     assert judged.resized is not None and judged.resized.shrunk and not judged.note
     # a small screen the server enlarges is named as enlarged, not shrunk
@@ -235,7 +243,9 @@ def screens(folder, size, n=3):
 
 @XDIST
 @pytest.mark.parametrize("kind", ["gateway", "min-pixels"])
-def test_a_server_whose_counts_cannot_be_used_or_that_enlarges_the_probe_runs_to_the_end(suite, workers, tmp_path, kind):
+def test_a_server_whose_counts_cannot_be_used_or_that_enlarges_the_probe_runs_to_the_end(
+    suite, workers, tmp_path, kind
+):
     engine = Gateway(None if kind == "gateway" else 78_400)
     server = LoopbackServer(engine.reply, answer_probes=False)
     try:

@@ -237,7 +237,9 @@ def counts_unusable(check: ServerCheck, preprocess: Any, size: tuple[int, int], 
         if prompt_tokens == check.prompt_tokens and large > 4 * max(1, small) and prompt_tokens <= small:
             return f"one count ({prompt_tokens:,}) for a {large:,}-token screen and a {small:,}-token probe"
         if prompt_tokens < min(small, large):
-            return f"a {size[0]}x{size[1]} screen's prompt counts {prompt_tokens:,} tokens, fewer than the probe's image"
+            return (
+                f"a {size[0]}x{size[1]} screen's prompt counts {prompt_tokens:,} tokens, fewer than the probe's image"
+            )
     return ""
 
 

@@ -430,6 +430,17 @@ class VLLMDetector(OpenAIDetector):
 
 # openai's own options: not preset overrides (agent=crop and its budget included)
 OPENAI_OPTIONS = frozenset(
-    {"api_key_env", "timeout", "retries", "backoff", "concurrency", "max_concurrency", "resize", "probe", "too_long", "answer_from"}
+    {
+        "api_key_env",
+        "timeout",
+        "retries",
+        "backoff",
+        "concurrency",
+        "max_concurrency",
+        "resize",
+        "probe",
+        "too_long",
+        "answer_from",
+    }
     | {"agent", *BUDGET_OPTIONS}
 )

@@ -106,7 +106,14 @@ class Reasoning(Section):
         header = ["detector", "answers", "with reasoning", "</think> in content", "read from reasoning"]
         header.append("answer_in_reasoning")
         rows = [
-            [key, f["answers"], f["with_reasoning"], f["think_in_content"], f["from_reasoning"], f["answer_in_reasoning"]]
+            [
+                key,
+                f["answers"],
+                f["with_reasoning"],
+                f["think_in_content"],
+                f["from_reasoning"],
+                f["answer_in_reasoning"],
+            ]
             for key, f in blocks
         ]
         return '<h2 id="reasoning">Answers in the reasoning field</h2>' + html_table(
