@@ -270,3 +270,79 @@ def test_a_server_whose_counts_cannot_be_used_or_that_enlarges_the_probe_runs_to
         assert result.stdout.str().count("cannot be used") >= 1
     else:
         assert "enlarged the 320x240 probe" in notes and "shrank" not in result.stderr.str()
+
+
+# -- which format a model answers best ------------------------------------------------------------
+
+
+class SharesOnly:
+    """A model that answers in [0,1] shares whatever format it is asked for (kimi-k2.6's best)."""
+
+    def __init__(self):
+        self.asked = []
+
+    def reply(self, handler):
+        if handler.path.endswith("/models"):
+            return 200, {"data": [{"id": "m", "owned_by": "vllm"}]}
+        if not handler.path.endswith("/chat/completions"):
+            return 404, {"detail": "Not Found"}
+        text = json.dumps(json_body(handler))
+        self.asked.append(text)
+        x, y = next((xy for word, xy in TARGETS.items() if f"the {word} square" in text), (80, 60))
+        content = f"The element is at ({x / 160:.3f}, {y / 120:.3f})."
+        return 200, {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 400, "completion_tokens": 12},
+        }
+
+
+@XDIST
+def test_the_format_axis_names_the_format_a_model_answers_best(suite, workers, tmp_path):
+    engine = SharesOnly()
+    server = LoopbackServer(engine.reply)
+    try:
+        result, document, records = run(
+            suite,
+            tmp_path,
+            f"openai:preset={PRESET},base_url={server.url},model=m",
+            "--grounding-perturb",
+            "format",
+            "--grounding-html",
+            str(tmp_path / "r.html"),
+            *workers,
+        )
+    finally:
+        server.close()
+    assert len(records) == 3 * 5, result.stdout.str()[-3000:]
+    by_format = {}
+    for r in records:
+        by_format.setdefault(r.get("variant") or "preset", []).append(r["outcome"])
+    assert by_format["fmt-rel1"] == ["hit"] * 3 and by_format["preset"].count("hit") == 0
+    (block,) = document["summary"].values()
+    found = block["formats"]
+    assert found["best"] == "rel1" and found["own_format"] == "pixels"
+    accuracy = {row["format"]: row["accuracy"] for row in found["formats"]}
+    assert accuracy["rel1"] == 1.0 and all(v < 1.0 for k, v in accuracy.items() if k != "rel1")
+    assert found["own_accuracy"] < 1.0 and found["spread_points"] > 0
+    rel1 = next(row for row in found["formats"] if row["format"] == "rel1")
+    assert rel1["delta"] == 1.0 and rel1["miss_to_hit"] == 3 and rel1["ci95"] is not None
+    # each format asked as the docs say, each answer parsed in the format it was asked in
+    assert sum('\\"point_2d\\": [x, y]' in text for text in engine.asked) == 3
+    assert sum("between 0 and 1:" in text for text in engine.asked) == 3
+    text = result.stdout.str()
+    assert "best format: rel1" in text
+    assert "best format: rel1" in report_markdown(document)
+    assert "best format: rel1" in (tmp_path / "r.html").read_text()
+    # the board names it too
+    from pytest_grounding.analysis import board as board_mod
+    from pytest_grounding.render import board as board_text
+
+    built = board_mod.build(board_mod.runs_of(str(tmp_path / "r.json"), document))
+    assert "best format: rel1" in "\n".join(board_text.text_lines(built))
+
+
+def test_a_detector_that_cannot_be_asked_in_another_format_says_so_per_sample(suite, tmp_path):
+    result, document, records = run(suite, tmp_path, "center", "--grounding-perturb", "format:rel1")
+    variants = [r for r in records if r.get("variant")]
+    assert len(variants) == 3 and {r["outcome"] for r in variants} == {"error"}
+    assert "cannot be asked in another coordinate format" in variants[0]["error"]

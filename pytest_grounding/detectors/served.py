@@ -55,6 +55,7 @@ from .served_checks import (
 )
 from .served_engine import fingerprint_version, probe_engine
 from .vlm.agent import take_agent_options
+from .vlm.formats import in_format, own_format
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset, served_pick
 from .vlm.prompts import openai_messages
@@ -106,6 +107,7 @@ class OpenAIDetector:
     """
 
     name = "openai"
+    answer_formats = True  # --grounding-perturb format: asked in the Query's answer_format (vlm/formats.py)
     frame_check = True  # the frame check before a run (detectors/frame_check.py)
     answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: use_answer_store() sets it
     # The endpoint is part of an answer's key: two servers that describe themselves alike (same
@@ -271,6 +273,8 @@ class OpenAIDetector:
         waits: list[float] = []
         if self.too_long == "error":
             self._refuse_if_too_long(query)
+        if self.agent is not None and query.answer_format is not None:
+            raise ValueError("agent=crop asks in its own tools' format: --grounding-perturb format is for single shots")
         if self.agent is not None:  # agent=crop: the model asks for crops over several turns (not cached)
             return self.agent.predict(query)
         frame = self.preset.preprocess.frame(query.image.size)  # the frame alone: a cached answer needs no encoding
@@ -293,7 +297,15 @@ class OpenAIDetector:
             meta["queue_ms"] = round(queue_ms, 3)
         if reply.attempts > 1:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
-        return self.preset.parse(answer if isinstance(answer, str) else None, frame, meta)
+        preset = self._preset_for(query)
+        meta["asked_format"] = query.answer_format or own_format(self.preset)
+        return preset.parse(answer if isinstance(answer, str) else None, frame, meta)
+
+    def _preset_for(self, query: Query) -> Any:
+        """The preset, or (--grounding-perturb format) the preset asked in the query's format."""
+        if query.answer_format is None:
+            return self.preset
+        return in_format(self.preset, query.answer_format)
 
     def _send(self, query: Query, waits: list[float]) -> Any:
         body, url, _ = self._body_and_frame(query, waits)
@@ -319,7 +331,8 @@ class OpenAIDetector:
         )
 
     def _messages(self, query: Query, frame: Any) -> list[dict[str, Any]]:
-        return openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
+        prompt = self._preset_for(query).prompt
+        return openai_messages(prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
 
     def _refuse_if_too_long(self, query: Query) -> None:
         """too_long=error: a prompt the server's context cannot hold is an error, not a request."""

@@ -39,6 +39,7 @@ BUILTIN = {
     "frame_check": "pytest_grounding.sections.misses:FRAME_CHECK",
     # answers where the engine put them (issue 56)
     "reasoning": "pytest_grounding.sections.reasoning:SECTION",
+    "formats": "pytest_grounding.sections.formats:SECTION",
 }
 
 
