@@ -40,6 +40,7 @@ BUILTIN = {
     # answers where the engine put them (issue 56)
     "reasoning": "pytest_grounding.sections.reasoning:SECTION",
     "formats": "pytest_grounding.sections.formats:SECTION",
+    "coverage": "pytest_grounding.sections.coverage:SECTION",
 }
 
 
