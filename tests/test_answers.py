@@ -342,7 +342,7 @@ def test_the_format_axis_names_the_format_a_model_answers_best(suite, workers, t
 
 
 def test_a_detector_that_cannot_be_asked_in_another_format_says_so_per_sample(suite, tmp_path):
-    result, document, records = run(suite, tmp_path, "center", "--grounding-perturb", "format:rel1")
+    _result, _document, records = run(suite, tmp_path, "center", "--grounding-perturb", "format:rel1")
     variants = [r for r in records if r.get("variant")]
     assert len(variants) == 3 and {r["outcome"] for r in variants} == {"error"}
     assert "cannot be asked in another coordinate format" in variants[0]["error"]

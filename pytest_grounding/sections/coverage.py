@@ -27,7 +27,7 @@ def _share(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "samples": len(outcomes),
         "covered": sum(1 for r in outcomes.records if r.get("parser_covered")),
-        "coverage": found.estimate if len(outcomes) else None,
+        "coverage": found.estimate if found is not None and len(outcomes) else None,
         "ci95": intervals.ci95(found) if len(outcomes) else None,
     }
 
@@ -123,7 +123,7 @@ class Coverage(Section):
 
     def schema(self) -> Mapping[str, Any]:
         count = {"$ref": "#/$defs/count"}
-        share = {
+        share: dict[str, Any] = {
             "type": "object",
             "required": ["samples", "covered", "coverage", "ci95"],
             "properties": {
