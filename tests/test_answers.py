@@ -346,3 +346,49 @@ def test_a_detector_that_cannot_be_asked_in_another_format_says_so_per_sample(su
     variants = [r for r in records if r.get("variant")]
     assert len(variants) == 3 and {r["outcome"] for r in variants} == {"error"}
     assert "cannot be asked in another coordinate format" in variants[0]["error"]
+
+
+# -- thinking on or off, and the reasoning parser the engine names --------------------------------
+
+
+def test_a_preset_declares_thinking_and_the_request_carries_it_as_the_engines_take_it():
+    from pytest_grounding.detectors.served import OpenAIDetector
+    from pytest_grounding.detectors.served_engine import engine_from
+    from pytest_grounding.detectors.vllm_server import reasoning_parser
+    from pytest_grounding.detectors.vlm.presets import resolve_preset
+
+    assert resolve_preset("qwen2.5-vl").decoding.thinking is None
+    off = resolve_preset("qwen2.5-vl", thinking="off").decoding
+    assert off.chat_template_kwargs == (("enable_thinking", False),) and off.thinking is False
+    assert "enable_thinking=False" in off.summary()
+    kwargs = dict(resolve_preset("holo2", thinking="on").decoding.chat_template_kwargs)
+    assert kwargs.get("thinking") is True and "enable_thinking" not in kwargs  # the preset's own key
+    with pytest.raises(ValueError, match="thinking must be true or false"):
+        resolve_preset("qwen2.5-vl", thinking="maybe")
+    bodies = []
+
+    def reply(handler):
+        if handler.path.endswith("/models"):
+            return 200, {"data": [{"id": "m"}]}
+        bodies.append(json_body(handler))
+        return 200, {"choices": [{"message": {"content": "(1,1)"}, "finish_reason": "stop"}]}
+
+    server = LoopbackServer(reply)
+    try:
+        detector = OpenAIDetector(base_url=server.url, model="m", preset="qwen2.5-vl", thinking="off", probe=False)
+        from PIL import Image
+
+        from pytest_grounding.core.types import Query
+
+        detector.predict(Query(Image.new("RGB", (64, 48)), "Click"))
+        info = detector.describe()
+        detector.close()
+    finally:
+        server.close()
+    assert bodies[-1]["chat_template_kwargs"] == {"enable_thinking": False}
+    assert info["thinking"] is False and info["preset"]["decoding"]["thinking"] is False
+    # the engine record names the reasoning parser where the engine tells it (SGLang's server arguments)
+    sglang = engine_from({"data": [{"id": "m"}]}, "m", server_info={"version": "0.5.4", "reasoning_parser": "qwen3"})
+    assert sglang.settings["reasoning_parser"] == "qwen3" and "reasoning parser qwen3" in sglang.headline
+    assert reasoning_parser("--max-model-len 4096 --reasoning-parser deepseek_r1") == "deepseek_r1"
+    assert reasoning_parser("--reasoning-parser=qwen3") == "qwen3" and reasoning_parser("--dtype float32") is None

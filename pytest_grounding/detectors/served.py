@@ -433,6 +433,7 @@ class OpenAIDetector:
             "agent": self.agent.describe() if self.agent else None,
             "dropped_fields": list(self.check.dropped),
             "answer_from": self.answer_from,
+            "thinking": p.decoding.thinking,  # the chat template's switch sent (None: the template's default)
             "notes": self.check.notes(p.name),
             "base_urls": urls,
             "model": self.model,
