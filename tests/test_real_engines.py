@@ -549,8 +549,9 @@ def test_vllm_with_a_reasoning_parser_and_a_processor_minimum_above_the_presets(
     once stopped a qwen2.5-vl run at 800x600 screens: now one note, and the run goes on. Serially
     and with -n 2."""
     installed(VLLM_PYTHON, "vLLM")
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
     from test_answers import screens
+
+    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
 
     folder = build_tiny_qwen25vl(tmp_path / "tiny-think", head_dim=32, think_tokens=True)
     dataset = screens(tmp_path / "screens", (800, 600), n=2)
@@ -561,10 +562,8 @@ def test_vllm_with_a_reasoning_parser_and_a_processor_minimum_above_the_presets(
         for workers in ((), ("-n", "2")):
             label = "n2" if workers else "serial"
             for option in ("", ",answer_from=reasoning-if-empty"):
-                done, out = suite_run(
-                    tmp_path, label + option[1:12], spec + option, f"--dataset={dataset}", "--grounding-frame-check=off",
-                    *workers,
-                )  # fmt: skip
+                args = (f"--dataset={dataset}", "--grounding-frame-check=off", *workers)
+                done, out = suite_run(tmp_path, label + option[1:12], spec + option, *args)
                 assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
                 runs[(label, option)] = (read_json(out / "report.json"), read_jsonl(out / "predictions.jsonl"), done)
     finally:
