@@ -551,12 +551,16 @@ def test_vllm_with_a_reasoning_parser_and_a_processor_minimum_above_the_presets(
     installed(VLLM_PYTHON, "vLLM")
     from test_answers import screens
 
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     folder = build_tiny_qwen25vl(tmp_path / "tiny-think", head_dim=32, think_tokens=True)
     dataset = screens(tmp_path / "screens", (800, 600), n=2)
     server = start_vllm(folder, tmp_path, args="--reasoning-parser deepseek_r1")
-    spec = f"openai:base_url={server.url},model={server.server.plan.served_name},preset=qwen2.5-vl,max_new_tokens=12"
+    # sampled (temperature 1): the random model's greedy answer is newlines alone, no text to file anywhere
+    spec = (
+        f"openai:base_url={server.url},model={server.server.plan.served_name},preset=qwen2.5-vl,"
+        "max_new_tokens=12,temperature=1.0"
+    )
     try:
         runs = {}
         for workers in ((), ("-n", "2")):
