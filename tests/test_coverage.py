@@ -22,6 +22,7 @@ def test_a_target_is_covered_by_a_box_holding_its_centre_or_overlapping_it_enoug
     assert covered([[90, 95, 200, 130]], target)  # holds the centre
     assert covered([[105, 100, 145, 121]], target)  # IoU about 0.8, centre held too
     assert not covered([[0, 0, 50, 50], [130, 100, 200, 120]], target)  # beside it, IoU 0.1
+    assert covered([[102, 102, 112, 108]], target)  # a small text inside a large target: its centre is in the box
     assert covered([], target) is False and covered([[1, 2, 3, 4]], None) is None
 
 

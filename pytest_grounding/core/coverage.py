@@ -1,9 +1,12 @@
 """Parser coverage (issue 56): for a detector that parses the screen and then matches (`ocr`,
 `omniparser`, any detector that declares its candidates in its prediction's meta under
-`CANDIDATES`), whether any parsed element covers the target: its box holds the target's centre,
-or its IoU with the target's box is at least 0.5. A miss is then `not_detected` (the parser never
-saw the target: no candidate covers it) or `not_matched` (one did, and the matcher chose another or
-none). The share of covered targets is the accuracy's ceiling for that parser. Pure."""
+`CANDIDATES`), whether any parsed element covers the target: its box holds the target's centre, or
+its IoU with the target's box is at least 0.5, or its own centre lies in the target's box (a
+detector that answers with an element's centre would then hit: without this a large target holding
+a small text would count hits the parser "did not cover", and the share would be no ceiling). A
+miss is then `not_detected` (the parser never saw the target: no candidate covers it) or
+`not_matched` (one did, and the matcher chose another or none). The share of covered targets is
+the accuracy's ceiling for that parser. Pure."""
 
 from __future__ import annotations
 
@@ -31,8 +34,10 @@ def iou(a: Sequence[float], b: Sequence[float]) -> float:
 
 def covers(candidate: Sequence[float], target: Sequence[float]) -> bool:
     cx, cy = (target[0] + target[2]) / 2, (target[1] + target[3]) / 2
-    inside = candidate[0] <= cx <= candidate[2] and candidate[1] <= cy <= candidate[3]
-    return inside or iou(candidate, target) >= MIN_IOU
+    if candidate[0] <= cx <= candidate[2] and candidate[1] <= cy <= candidate[3]:
+        return True
+    ex, ey = (candidate[0] + candidate[2]) / 2, (candidate[1] + candidate[3]) / 2
+    return (target[0] <= ex <= target[2] and target[1] <= ey <= target[3]) or iou(candidate, target) >= MIN_IOU
 
 
 def covered(candidates: Any, target: Any) -> bool | None:
