@@ -82,6 +82,7 @@ LAYERS = {
     "render": 4,
     "plugin": 5,
     "cli": 6,
+    "inspect": 6,  # another tool's entry point (inspect_ai's task), a consumer like cli/
     "__main__.py": 6,
     "testing": 7,  # test support (the tiny checkpoint): nothing in the package may import it
 }
