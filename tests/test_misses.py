@@ -64,7 +64,14 @@ def test_the_tolerance_curve_equals_a_recount():
         assert value == pytest.approx(recount)
     assert curve[0] == 1 / 8 and curve[100] == 6 / 8
     found = analysis.miss_figures(records)
-    assert found["kinds"] == {"near": 2, "wrong_element": 0, "off_image": 0, "empty": 4, "no_answer": 1}
+    assert found["kinds"] == {
+        "near": 2,
+        "wrong_element": 0,
+        "off_image": 0,
+        "empty": 4,
+        "no_answer": 1,
+        "answer_in_reasoning": 0,
+    }
     assert sum(sum(row) for row in found["heatmap"]["cells"]) == 6
 
 

@@ -581,3 +581,46 @@ def test_vllm_run_batch_answers_the_harness_request_file_and_the_replay_scores_e
     _, records, stdout = scored_run(tmp_path, "replay", f"replay:path={results},requests={requests}")
     assert all(r["raw"] for r in records)  # the engine's answers, decoded (garbage from random weights: misses)
     assert "batch results results.jsonl of requests.jsonl" in stdout
+
+
+def test_vllm_with_a_reasoning_parser_and_a_processor_minimum_above_the_presets(engine_env, tmp_path):
+    """Issue 56 against real vLLM 0.32: its reasoning parser (deepseek_r1, on a tiny checkpoint whose
+    vocabulary holds <think>) files the whole unfinished answer under `message.reasoning` with no
+    content: `answer_in_reasoning` misses by default, read from there with answer_from=reasoning-if-empty;
+    and the checkpoint's processor enlarges images under 78,400 pixels (UI-TARS-1.5's minimum), which
+    once stopped a qwen2.5-vl run at 800x600 screens: now one note, and the run goes on. Serially
+    and with -n 2."""
+    installed(VLLM_PYTHON, "vLLM")
+    from test_answers import screens
+
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
+
+    folder = build_tiny_qwen25vl(tmp_path / "tiny-think", head_dim=32, think_tokens=True)
+    dataset = screens(tmp_path / "screens", (800, 600), n=2)
+    server = start_vllm(folder, tmp_path, args="--reasoning-parser deepseek_r1")
+    # sampled (temperature 1): the random model's greedy answer is newlines alone, no text to file anywhere
+    spec = (
+        f"openai:base_url={server.url},model={server.server.plan.served_name},preset=qwen2.5-vl,"
+        "max_new_tokens=12,temperature=1.0"
+    )
+    try:
+        runs = {}
+        for workers in ((), ("-n", "2")):
+            label = "n2" if workers else "serial"
+            for option in ("", ",answer_from=reasoning-if-empty"):
+                args = (f"--dataset={dataset}", "--grounding-frame-check=off", *workers)
+                done, out = suite_run(tmp_path, label + option[1:12], spec + option, *args)
+                assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+                runs[(label, option)] = (read_json(out / "report.json"), read_jsonl(out / "predictions.jsonl"), done)
+    finally:
+        server.stop()
+    for (label, option), (report, records, done) in runs.items():
+        assert len(records) == 2 and not [r for r in records if r["outcome"] == "error"], label
+        assert all(r["meta"].get("reasoning_field") == "reasoning" for r in records), records[0]["meta"]
+        (block,) = report["summary"].values()
+        if option:
+            assert block["reasoning"]["from_reasoning"] == 2 and block["reasoning"]["answer_in_reasoning"] == 0
+        else:
+            assert {r["miss_kind"] for r in records} == {"answer_in_reasoning"}
+            assert "answer_from=reasoning-if-empty" in done.stdout
+        assert "enlarged the 320x240 probe" in str(report.get("notes") or report)

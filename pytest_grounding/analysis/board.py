@@ -356,12 +356,17 @@ def misses_of(run: Run) -> dict[str, Any] | None:
     grounding = [r for r in run.records if r.get("task", Task.GROUNDING) == Task.GROUNDING]
     if not grounding:
         return None
-    curve = misses.tolerance_curve(grounding)["px"]
-    frame = misses.diagnosis(grounding)["frame"]
+    from . import formats
+
+    originals = [r for r in grounding if r.get("variant") is None]
+    curve = misses.tolerance_curve(originals)["px"]
+    frame = misses.diagnosis(originals)["frame"]
+    found = formats.figures(grounding)  # --grounding-perturb format (issue 56): the best format
     return {
         "within_px": {str(point["px"]): point["accuracy"] for point in curve},
         "frame": frame.get("name"),
         "suggestion": frame.get("suggestion"),
+        **({"best_format": formats.best_text(found)} if found else {}),
     }
 
 

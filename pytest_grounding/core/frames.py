@@ -26,7 +26,7 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 Point = tuple[float, float]
@@ -223,16 +223,26 @@ class Rule:
     """When a fit names a frame. `tolerance(answer)`: how far from its box a click still counts as
     on it. A frame is named when its share of the readable answers on their targets reaches
     `min_share`, it puts at least `min_gain` (a share) more of them there than the preset's own
-    decoding, and at least twice as many."""
+    decoding, and at least twice as many. `preset_tolerance` (default: `tolerance`): how far from
+    its box a click still supports the preset's own frame: the diagnosis after a run counts near
+    misses as support (issue 56), as the check before the run does, so both say the same of a model
+    whose clicks sit just beside their targets."""
 
     min_readable: int
     min_share: float
     min_gain: float
     tolerance: Callable[[Answer], float]
+    preset_tolerance: Callable[[Answer], float] | None = None
 
 
 CHECK_RULE = Rule(min_readable=4, min_share=0.6, min_gain=0.34, tolerance=lambda a: near_tolerance(a.original))
-DIAGNOSIS_RULE = Rule(min_readable=5, min_share=0.15, min_gain=0.1, tolerance=lambda a: 0.0)
+DIAGNOSIS_RULE = Rule(
+    min_readable=5,
+    min_share=0.15,
+    min_gain=0.1,
+    tolerance=lambda a: 0.0,
+    preset_tolerance=lambda a: near_tolerance(a.original),
+)
 
 
 @dataclass(frozen=True)
@@ -352,7 +362,8 @@ def fit(answers: Sequence[Answer], rule: Rule) -> Finding:
             len(answers),
             evidence=f"{n} of {len(answers)} answers could be read (at least {rule.min_readable} are needed)",
         )
-    base = on_target(Frame(AS_PRESET), readable, rule)
+    support = rule if rule.preset_tolerance is None else replace(rule, tolerance=rule.preset_tolerance)
+    base = on_target(Frame(AS_PRESET), readable, support)  # near misses included where the rule says so
     counts = {AS_PRESET: base}
     best: tuple[int, float, Frame] | None = None
     candidates: list[Frame] = list(FIXED) + _server_candidates(readable)

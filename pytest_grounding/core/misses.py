@@ -8,7 +8,10 @@ each record with a click its `distance_px` to the target box. Pure: no pytest, n
   screen: the harness schema's element lists, the synthetic generator's elements, a dataset with
   several targets per screen);
 - `empty`: on the screen, on no annotated element;
-- `no_answer`: no click could be read (a wrong format) or the model refused a present target.
+- `no_answer`: no click could be read (a wrong format) or the model refused a present target;
+- `answer_in_reasoning`: no click could be read from the message's `content` (empty or unreadable)
+  while the engine's reasoning field (`reasoning`, `reasoning_content`) held text: a reasoning
+  parser filed the answer there (issue 56); `answer_from=reasoning-if-empty` reads it.
 
 A click on an absent target (a negative sample) is `wrong_element`, `off_image` or `empty`."""
 
@@ -20,7 +23,7 @@ from typing import Any
 from .frames import distance, near_tolerance, pair
 from .record import Record, to_json, with_fields
 
-MISS_KINDS = ("near", "wrong_element", "off_image", "empty", "no_answer")
+MISS_KINDS = ("near", "wrong_element", "off_image", "empty", "no_answer", "answer_in_reasoning")
 ELEMENT_KINDS = ("wrong_element", "empty")  # what the other elements of a screen decide
 Rect = tuple[float, float, float, float]
 
@@ -43,7 +46,7 @@ def miss_fields(record: Mapping[str, Any], others: Sequence[Sequence[float]] = (
         out["distance_px"] = round(distance(target, point), 3)
     outcome = record.get("outcome")
     if outcome == "wrong_format" or (outcome == "miss" and not has_point):
-        out["miss_kind"] = "no_answer"
+        out["miss_kind"] = "answer_in_reasoning" if answer_in_reasoning(record.get("meta")) else "no_answer"
         return out
     if outcome != "miss" or point is None:
         return out
@@ -62,6 +65,14 @@ def miss_fields(record: Mapping[str, Any], others: Sequence[Sequence[float]] = (
             return out
     out["miss_kind"] = "empty"
     return out
+
+
+def answer_in_reasoning(meta: Any) -> bool:
+    """The engine's reasoning field held text the answer was not read from (a refusal aside)."""
+    if not isinstance(meta, Mapping) or meta.get("refusal") or meta.get("answer_from") == "reasoning":
+        return False
+    chars = meta.get("reasoning_chars")
+    return isinstance(chars, int) and chars > 0
 
 
 def _rect(value: Any) -> Rect | None:

@@ -130,6 +130,9 @@ class Record(TypedDict, total=False):
     distance: ReadOnly[float | None]
     distance_px: ReadOnly[float]  # the same, beside a miss's kind (issue 46)
     miss_kind: ReadOnly[str]  # why a scored miss missed: core/misses.py
+    parser_candidates: ReadOnly[int]  # a parse-then-match detector's parsed elements (core/coverage.py)
+    parser_covered: ReadOnly[bool]  # one of them covers the target
+    parser_miss: ReadOnly[str]  # a miss of such a detector: not_detected | not_matched
     latency_ms: ReadOnly[float | None]
     attempts: ReadOnly[int]
     transform: ReadOnly[str | None]  # locate: the transform that gave the answer

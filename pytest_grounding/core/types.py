@@ -141,6 +141,9 @@ class Query:
     # --grounding-epochs N: which repetition (1..N) this request is, None on a run of one epoch. A
     # detector that takes a seed gives each epoch its own (the openai detector sends `seed`).
     epoch: int | None = field(default=None, compare=False)
+    # --grounding-perturb format: the coordinate format this request asks for (detectors/vlm/formats.py),
+    # None: the preset's own. A detector that reads it says so with `answer_formats = True`.
+    answer_format: str | None = field(default=None, compare=False)
 
     @cached_property
     def image_key(self) -> str:
@@ -207,6 +210,13 @@ class Prediction:
 
 
 EPOCH_SUFFIX = "-e"
+
+
+def answer_format_of(sample: Sample) -> str | None:
+    """The coordinate format a `format` variant asks for (--grounding-perturb format), else None."""
+    variant = sample.extra.get("variant") if isinstance(sample.extra, Mapping) else None
+    value = variant.get("answer_format") if isinstance(variant, Mapping) else None
+    return value if isinstance(value, str) else None
 
 
 def epoch_of(sample: Sample) -> int | None:

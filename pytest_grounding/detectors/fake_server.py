@@ -52,6 +52,7 @@ def answer_text(extractors: tuple[str, ...] | list[str], x: float, y: float) -> 
         "point_tag": f"<point>{a} {b}</point>",
         "json_xy": f'{{"x": {a}, "y": {b}}}',
         "box_2d": f'[{{"box_2d": [{a}, {b}, {a}, {b}]}}]',
+        "point_2d": f'{{"point_2d": [{a}, {b}]}}',
         "answer_coordinate": f'<answer>{{"coordinate": [{a}, {b}]}}</answer>',
     }
     for name in extractors:

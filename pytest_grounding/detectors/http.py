@@ -473,6 +473,71 @@ def first_model(client: HttpClient) -> str:
         ) from None
 
 
+REASONING_FIELDS = ("reasoning", "reasoning_content")  # vLLM 0.3x; SGLang and llama.cpp
+ANSWER_FROM = ("content", "reasoning-if-empty")
+THINK_END = "</think>"
+
+
+def answer_from_option(value: Any, detector: str) -> str:
+    """`answer_from=`: content (the default) or reasoning-if-empty."""
+    chosen = "content" if value in (None, "") else str(value).strip().lower()
+    if chosen not in ANSWER_FROM:
+        raise ValueError(f"{detector}: answer_from={value!r}: one of {', '.join(ANSWER_FROM)}")
+    return chosen
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a chat completion answered, where the engine put it: `text` is what is parsed (the
+    content, or the reasoning field's text with answer_from=reasoning-if-empty and no content);
+    `reasoning_field` and `reasoning_chars`: the reasoning field that held text and its length
+    (vLLM 0.3x `message.reasoning`, SGLang and llama.cpp `message.reasoning_content`);
+    `think_in_content`: the content held a `</think>` (the reasoning parser left it there)."""
+
+    text: Any
+    reasoning_field: str | None = None
+    reasoning_chars: int = 0
+    think_in_content: bool = False
+    from_reasoning: bool = False
+
+    def meta(self) -> dict[str, Any]:
+        """The prediction's meta fields (none for a plain answer)."""
+        out: dict[str, Any] = {}
+        if self.reasoning_field:
+            out["reasoning_field"] = self.reasoning_field
+            out["reasoning_chars"] = self.reasoning_chars
+        if self.think_in_content:
+            out["think_in_content"] = True
+        if self.from_reasoning:
+            out["answer_from"] = "reasoning"
+        return out
+
+
+def _text_of(value: Any) -> str | None:
+    if isinstance(value, list):  # content parts: only text parts that are text
+        return "".join(part["text"] for part in value if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return value if isinstance(value, str) else None
+
+
+def completion_answer(document: dict[str, Any], answer_from: str = "content") -> Answer:
+    """The first choice's answer with its reasoning field read (`Answer`), or ServerError."""
+    content = completion_content(document)
+    message = document["choices"][0]["message"]
+    field, reasoning = None, None
+    if isinstance(message, dict):
+        for name in REASONING_FIELDS:
+            text = _text_of(message.get(name))
+            if text and text.strip():
+                field, reasoning = name, text
+                break
+    text = _text_of(content)
+    think = bool(text) and THINK_END in str(text)
+    empty = text is None or not text.strip()
+    if answer_from == "reasoning-if-empty" and empty and reasoning is not None:
+        return Answer(reasoning, field, len(reasoning), think, True)
+    return Answer(content, field, len(reasoning or ""), think, False)
+
+
 def completion_content(document: dict[str, Any]) -> Any:
     """The first choice's message content (content parts joined), or ServerError."""
     try:

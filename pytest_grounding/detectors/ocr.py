@@ -16,6 +16,7 @@ from functools import partial
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from ..core.coverage import CANDIDATES, candidate_boxes
 from ..core.types import Prediction, Query
 from .ocr_engine import (
     CUDA,
@@ -211,6 +212,8 @@ class OcrDetector:
             "texts_on_screen": len(screen.texts),
             "ocr_s": round(screen.ocr_seconds, 4),
             "parse_cached": cached,
+            # what the matcher chose among: the parser's coverage of the target (core/coverage.py)
+            CANDIDATES: candidate_boxes(t.box.as_list() for t in screen.texts),
         }
         if match is None:
             return Prediction.no_answer(None, reason="no text on screen", **meta)

@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from ..core.coverage import CANDIDATES, candidate_boxes
 from ..core.types import Box, Prediction, Query, image_digest
 from ..evaluate.locate import LocateQuery
 from . import _yolo
@@ -219,6 +220,8 @@ class OmniParserDetector:
             "icon_s": round(parsed.icon_seconds, 4),
             "ocr_s": round(parsed.ocr_seconds, 4),
             "parse_cached": cached,
+            # what the matcher or selector chose among: the parser's coverage (core/coverage.py)
+            CANDIDATES: candidate_boxes([e.box for e in parsed.elements] + [t.box for t in parsed.texts]),
         }
         if self.selector is not None:
             return self._select(query, parsed, meta)

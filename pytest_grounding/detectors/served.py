@@ -28,7 +28,9 @@ from .http import (
     ConcurrencySetting,
     HttpClient,
     ServerError,
+    answer_from_option,
     chat_text,
+    completion_answer,
     completion_content,
     first_model,
     json_bytes,
@@ -39,6 +41,7 @@ from .hub import ModelUnavailable
 from .served_agent import ServedAgent
 from .served_budget import server_budget, within_budget
 from .served_checks import (
+    FIT_SIZE,
     PROBE_INSTRUCTION,
     PROBE_SIZE,
     PROBE_TOKENS,
@@ -46,14 +49,15 @@ from .served_checks import (
     check_key,
     checked,
     context_shortfall,
-    image_resized,
     image_tokens,
+    judge_screen,
     probe_fields,
     prompt_need,
     resize_fix,
 )
 from .served_engine import fingerprint_version, probe_engine
 from .vlm.agent import take_agent_options
+from .vlm.formats import in_format, own_format
 from .vlm.preset import Decoding, preset_headline
 from .vlm.presets import DEFAULT_PRESET, resolve_preset, served_pick
 from .vlm.prompts import openai_messages
@@ -107,9 +111,15 @@ class OpenAIDetector:
     - ``too_long``: ``stop`` (the default) ends the run before it starts when a sample's prompt cannot
       fit the server's context; ``error`` runs the samples that fit and records the others as errors
       without sending them.
+    - ``answer_from``: ``content`` (the default) parses the message's ``content`` only;
+      ``reasoning-if-empty`` reads an empty ``content`` from the reasoning field (vLLM's
+      ``reasoning``, SGLang's and llama.cpp's ``reasoning_content``), and the report counts those
+      answers. Either way each record keeps the reasoning's length and whether ``content`` held a
+      ``</think>``; an empty or unreadable answer beside a reasoning text is an ``answer_in_reasoning`` miss.
     """
 
     name = "openai"
+    answer_formats = True  # --grounding-perturb format: asked in the Query's answer_format (vlm/formats.py)
     frame_check = True  # the frame check before a run (detectors/frame_check.py)
     answer_cache: cache_keys.AnswerStore | None = None  # --grounding-cache: use_answer_store() sets it
     # The endpoint is part of an answer's key: two servers that describe themselves alike (same
@@ -132,8 +142,10 @@ class OpenAIDetector:
         server_max_pixels: int | None = None,
         probe: bool = True,
         too_long: str = "stop",
+        answer_from: str = "content",
         **overrides: Any,
     ) -> None:
+        self.answer_from = answer_from_option(answer_from, self.name)
         setting = take_agent_options(self.name, overrides)  # agent=crop (issue 39); None: a single shot
         self.agent = ServedAgent(self, *setting) if setting else None
         chosen = served_pick(self.name, preset, None)  # None: the model id picks it, below
@@ -301,6 +313,8 @@ class OpenAIDetector:
         waits: list[float] = []
         if self.too_long == "error":
             self._refuse_if_too_long(query)
+        if self.agent is not None and query.answer_format is not None:
+            raise ValueError("agent=crop asks in its own tools' format: --grounding-perturb format is for single shots")
         if self.agent is not None:  # agent=crop: the model asks for crops over several turns (not cached)
             return self.agent.predict(query)
         frame = self.preset.preprocess.frame(query.image.size)  # the frame alone: a cached answer needs no encoding
@@ -315,7 +329,14 @@ class OpenAIDetector:
             meta["queue_ms"] = round(queue_ms, 3)
         if reply.attempts > 1:
             meta["http_attempts"] = reply.attempts  # retries included (429, 5xx, connection)
-        return decode_reply(self.preset, reply.document, frame, meta)
+        meta["asked_format"] = query.answer_format or own_format(self.preset)
+        return decode_reply(self._preset_for(query), reply.document, frame, meta, self.answer_from)
+
+    def _preset_for(self, query: Query) -> Any:
+        """The preset, or (--grounding-perturb format) the preset asked in the query's format."""
+        if query.answer_format is None:
+            return self.preset
+        return in_format(self.preset, query.answer_format)
 
     def _send(self, query: Query, waits: list[float]) -> Any:
         body, url, _ = self._body_and_frame(query, waits)
@@ -344,7 +365,8 @@ class OpenAIDetector:
         )
 
     def _messages(self, query: Query, frame: Any) -> list[dict[str, Any]]:
-        return openai_messages(self.preset.prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
+        prompt = self._preset_for(query).prompt
+        return openai_messages(prompt.messages(query.instruction, frame.model), IMAGE_PLACEHOLDER)
 
     def _refuse_if_too_long(self, query: Query) -> None:
         """too_long=error: a prompt the server's context cannot hold is an error, not a request."""
@@ -358,25 +380,22 @@ class OpenAIDetector:
                 f"{self.preset.decoding.max_new_tokens}, and the server's context is {context:,} (too_long=error)"
             )
 
-    def check_screen(self, size: tuple[int, int]) -> None:
+    def check_screen(self, size: tuple[int, int]) -> str:
         """The server's image tokens for a blank screen of `size` (the run's largest) against the
-        preset's frame, through the probe's (served_checks.image_resized): one message when the
-        server resized it. Nothing when the probe told nothing or the screens' tokens do not differ."""
+        preset's frame, through the probe's, judged (served_checks.judge_screen): one message when
+        the server resized it; one note (returned) when its counts cannot be used or it enlarged
+        only the small probe. Nothing when the probe told nothing or the screens' tokens do not differ."""
         check = self.check
         expected = image_tokens(self.preset.preprocess, size)
         if not check.probed or check.prompt_tokens is None or check.probe_image_tokens is None or expected is None:
-            return
+            return ""
         if abs(expected - check.probe_image_tokens) <= 4:
-            return
-        try:
-            answer = self._send_probe(self.check.dropped, size)
-        except ServerError:
-            return  # a server that fails on a large screen: the run's records say it
-        usage = answer.get("usage") if isinstance(answer, dict) else None
-        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        resized = image_resized(check, self.preset.preprocess, size, prompt if isinstance(prompt, int) else None)
-        if resized is None:
-            return
+            return ""
+        prompt = self._probe_prompt(size)
+        judged = judge_screen(check, self.preset.preprocess, size, prompt, lambda: self._probe_prompt(FIT_SIZE))
+        resized = judged.resized
+        if resized is None or prompt is None:
+            return judged.note
         p = self.preset.preprocess
         factor = int(getattr(p, "factor", 28))
         min_tokens = getattr(p, "min_pixels", 0) // (factor * factor) or None
@@ -392,22 +411,36 @@ class OpenAIDetector:
             resize_fix(check.engine.name, resized, min_tokens, factor) + " (probe=false skips this check)",
         )
 
+    def _probe_prompt(self, size: tuple[int, int]) -> int | None:
+        """The prompt tokens the server counts for a blank screen of `size` (None: it failed or did not say)."""
+        try:
+            answer = self._send_probe(self.check.dropped, size)
+        except ServerError:
+            return None  # a server that fails on a large screen: the run's records say it
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None
+
     @classmethod
-    def check_samples(cls, samples: Any, **options: Any) -> None:
+    def check_samples(cls, samples: Any, **options: Any) -> list[str]:
         """Before the run (the controller), each one message: the server resized the run's largest
         screen (`check_screen`), or a sample's prompt cannot fit the server's context (unless
-        too_long=error). `samples`: (id, (width, height), instruction)."""
+        too_long=error). `samples`: (id, (width, height), instruction). Returns the notes for the
+        report (the server's token counts cannot be used: the checks are skipped, the run goes on)."""
         samples = list(samples)
         if batch_files.writing() is not None:
-            return  # --grounding-batch-out: no server to check
+            return []  # --grounding-batch-out: no server to check
         detector = cls(**options)
+        notes: list[str] = []
         try:
             p = detector.preset
             sizes = [size for _, size, _ in samples]
             if sizes:
-                detector.check_screen(max(sizes, key=lambda size: image_tokens(p.preprocess, size) or 0))
-            if str(options.get("too_long", "stop")) != "stop":
-                return
+                note = detector.check_screen(max(sizes, key=lambda size: image_tokens(p.preprocess, size) or 0))
+                if note:
+                    notes.append(f"{cls.name}: {note}")
+            if str(options.get("too_long", "stop")) != "stop" or "cannot be used" in "".join(notes):
+                return notes
             short = context_shortfall(detector.check, p.preprocess, p.decoding.max_new_tokens, samples)
         finally:
             detector.close()
@@ -421,6 +454,7 @@ class OpenAIDetector:
                 f"llama-server: -c is shared by its -np slots, each needs {_round_up(short.largest_need)}), "
                 "lower the preset's max_pixels, or pass too_long=error to run the samples that fit",
             )
+        return notes
 
     def describe(self) -> dict[str, Any]:
         p = self.preset
@@ -439,6 +473,8 @@ class OpenAIDetector:
             "engine": engine.describe(),
             "agent": self.agent.describe() if self.agent else None,
             "dropped_fields": list(self.check.dropped),
+            "answer_from": self.answer_from,
+            "thinking": p.decoding.thinking,  # the chat template's switch sent (None: the template's default)
             "notes": self.check.notes(p.name),
             "base_urls": urls,
             "model": self.model,
@@ -480,13 +516,17 @@ def decoding_fields(decoding: Decoding) -> dict[str, Any]:
     return fields
 
 
-def decode_reply(preset: Any, document: Any, frame: Any, meta: dict[str, Any]) -> Prediction:
-    """A chat completion to a prediction in `frame`: the answer's text (keys redacted), truncation,
-    usage, then the preset's parse. Live answers and a batch engine's results (batch_files.py) both
-    come through here, so the same answer gives the same record."""
+def decode_reply(
+    preset: Any, document: Any, frame: Any, meta: dict[str, Any], answer_from: str = "content"
+) -> Prediction:
+    """A chat completion to a prediction in `frame`: the answer's text (keys redacted; `answer_from`
+    says whether an empty content is read from the reasoning field), truncation, usage, then the
+    preset's parse. Live answers and a batch engine's results (batch_files.py) both come through
+    here, so the same answer gives the same record."""
     document = document if isinstance(document, dict) else {}
-    answer = redact(_content(document))
-    meta = {"model_image": list(frame.model), **meta}
+    found = completion_answer(document, answer_from)
+    answer = redact(found.text)
+    meta = {"model_image": list(frame.model), **meta, **found.meta()}
     if _finish_reason(document) == "length":  # the engine stopped it at max_tokens or the context's end
         meta["truncated"] = True
     usage = document.get("usage")

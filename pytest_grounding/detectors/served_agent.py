@@ -15,7 +15,7 @@ from ..core.redact import redact
 from ..core.types import Prediction, Query
 from .agent_images import view_image
 from .encoding import data_url_bytes
-from .http import completion_content
+from .http import completion_answer
 from .vlm.agent import Budget, Reply, View, describe_budget, headline, prediction_of, run_episode
 
 # Placeholders for the episode's images in a body until it is written (`http.json_bytes`): random.
@@ -35,6 +35,7 @@ class ServedAgent:
         detector = self.detector
         images: dict[int, bytes] = {}
         queued = [0.0]
+        found: list[Any] = []  # each turn's Answer: where the engine put it
 
         def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], views: tuple[View, ...]) -> Reply:
             for view in views:
@@ -52,10 +53,13 @@ class ServedAgent:
             started = time.monotonic()
             reply = detector.client.request("/chat/completions", body, verbatim=verbatim)
             queued[0] += reply.queue_ms / 1000.0
-            return reply_of(reply.document, 1000.0 * (time.monotonic() - started) - reply.queue_ms)
+            answer = completion_answer(reply.document, getattr(detector, "answer_from", "content"))
+            found.append(answer)
+            return reply_of(reply.document, 1000.0 * (time.monotonic() - started) - reply.queue_ms, answer)
 
         episode = run_episode(detector.preset, query.instruction, query.image.size, self.budget, ask)
         meta: dict[str, Any] = {"queue_ms": round(1000.0 * queued[0], 3)} if queued[0] >= 5e-5 else {}
+        meta.update(reasoning_meta(found))
         return prediction_of(episode, self.mode, meta)
 
     def _encode(self, screen: Any, view: View, queued: list[float]) -> bytes:
@@ -98,9 +102,30 @@ def openai_conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def reply_of(document: dict[str, Any], latency_ms: float) -> Reply:
-    """A chat completion as the episode's Reply: text, tool calls, tokens, whether it was cut."""
-    text = completion_content(document)  # a body that is no completion raises ServerError: the sample's error
+def reasoning_meta(answers: list[Any]) -> dict[str, Any]:
+    """An episode's reasoning fields over its turns: the last turn's field and where its answer
+    came from (what the episode ended on), the reasoning's length summed, `</think>` in any content."""
+    if not answers:
+        return {}
+    last = answers[-1].meta()
+    fields = [a.reasoning_field for a in answers if a.reasoning_field]
+    if fields:
+        last["reasoning_field"] = fields[-1]
+        last["reasoning_chars"] = sum(a.reasoning_chars for a in answers)
+    if any(a.think_in_content for a in answers):
+        last["think_in_content"] = True
+    turns = sum(a.from_reasoning for a in answers)
+    if turns:
+        last["answer_from"] = "reasoning"
+        last["answers_from_reasoning"] = turns
+    return last
+
+
+def reply_of(document: dict[str, Any], latency_ms: float, answer: Any = None) -> Reply:
+    """A chat completion as the episode's Reply: text, tool calls, tokens, whether it was cut
+    (`answer`: its text where the engine put it, `completion_answer`; default: the content)."""
+    # a body that is no completion raises ServerError: the sample's error
+    text = (answer or completion_answer(document)).text
     choice = document["choices"][0]
     calls = choice.get("message", {}).get("tool_calls") if isinstance(choice, dict) else None
     usage: dict[str, Any] = document["usage"] if isinstance(document.get("usage"), dict) else {}

@@ -33,6 +33,11 @@ from .served_engine import EngineInfo
 
 PROBE_INSTRUCTION = "pytest-grounding probe: the top left corner"  # stand-ins may recognise it
 PROBE_SIZE = (320, 240)
+# The second probe that tells which screen the server resized (`judge_screen`): a size every
+# plausible server keeps as sent, above the largest minimum seen (UI-TARS-1.5's processor: 78,400
+# pixels; Qwen2-VL's documented 256 * 28 * 28 = 200,704) and far below llama.cpp's, Ollama's and
+# vLLM's maxima.
+FIT_SIZE = (560, 420)
 PROBE_TOKENS = 8
 # Fields every OpenAI-compatible server takes; the others are checked.
 STANDARD_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature"})
@@ -212,6 +217,77 @@ def image_resized(
         return None
     width, height = preprocess.frame(size).model
     return Resized(size, (width, height), tokens, max(0, seen))
+
+
+def counts_unusable(check: ServerCheck, preprocess: Any, size: tuple[int, int], prompt_tokens: int | None) -> str:
+    """Why a server's prompt-token counts cannot be true ("" when they can): a prompt shorter than
+    its own image (a probe screen no plausible server shrinks), or one count for two screens of
+    very different sizes that is below the small one's image (a gateway that reports
+    `prompt_tokens: 1` for every request)."""
+    small = check.probe_image_tokens
+    if check.prompt_tokens is None or small is None:
+        return ""
+    if check.prompt_tokens < small:
+        return (
+            f"the {PROBE_SIZE[0]}x{PROBE_SIZE[1]} probe's prompt counts {check.prompt_tokens:,} tokens, fewer than "
+            f"its own image's {small:,}"
+        )
+    large = image_tokens(preprocess, size)
+    if prompt_tokens is not None and large is not None:
+        if prompt_tokens == check.prompt_tokens and large > 4 * max(1, small) and prompt_tokens <= small:
+            return f"one count ({prompt_tokens:,}) for a {large:,}-token screen and a {small:,}-token probe"
+        if prompt_tokens < min(small, large):
+            return (
+                f"a {size[0]}x{size[1]} screen's prompt counts {prompt_tokens:,} tokens, fewer than the probe's image"
+            )
+    return ""
+
+
+@dataclass(frozen=True)
+class ScreenJudgement:
+    """What the probes say about the run's largest screen: `resized` (it would stop the run), or
+    `note` (one line: the counts cannot be used, or the server enlarged the small probe and keeps
+    this screen as sent), or neither."""
+
+    resized: Resized | None = None
+    note: str = ""
+
+
+def judge_screen(
+    check: ServerCheck,
+    preprocess: Any,
+    size: tuple[int, int],
+    prompt_tokens: int | None,
+    fit_prompt_tokens: Callable[[], int | None],
+) -> ScreenJudgement:
+    """The run's largest screen against the probe (`image_resized`), judged: counts that cannot
+    be true are a note and no verdict; a difference is checked against a second probe at FIT_SIZE
+    (`fit_prompt_tokens()` sends it), which the server keeps as sent: when the screen agrees with it,
+    the server enlarged the small probe (a minimum above the preset's), not the screen."""
+    unusable = counts_unusable(check, preprocess, size, prompt_tokens)
+    if unusable:
+        return ScreenJudgement(note=f"this server's prompt-token counts cannot be used ({unusable}): the check of "
+                               "what it does to the screen is skipped")  # fmt: skip
+    resized = image_resized(check, preprocess, size, prompt_tokens)
+    if resized is None:
+        return ScreenJudgement()
+    fit_expected = image_tokens(preprocess, FIT_SIZE)
+    fit_prompt = fit_prompt_tokens()
+    if fit_expected is None or fit_prompt is None or fit_prompt < fit_expected:
+        return ScreenJudgement(resized)
+    fitted = ServerCheck(check.engine, prompt_tokens=fit_prompt, probe_image_tokens=fit_expected, probed=True)
+    against_fit = image_resized(fitted, preprocess, size, prompt_tokens)
+    small = image_resized(fitted, preprocess, PROBE_SIZE, check.prompt_tokens)
+    if against_fit is None:  # the screen is kept as sent: the server resized the small probe
+        if small is not None and not small.shrunk:
+            return ScreenJudgement(
+                note=f"the server enlarged the {PROBE_SIZE[0]}x{PROBE_SIZE[1]} probe ({small.expected:,} image tokens "
+                f"in the preset's frame, about {small.seen:,} on the server: its minimum is above the preset's); the "
+                f"run's largest screen ({size[0]}x{size[1]}) is kept as sent, so only screens about as small as the "
+                "probe would be answered in another frame"
+            )
+        return ScreenJudgement()
+    return ScreenJudgement(against_fit)
 
 
 def resize_fix(engine: str, resized: Resized, min_tokens: int | None, factor: int) -> str:

@@ -37,9 +37,10 @@ SGLANG_SETTINGS = (
     "tp_size",
     "dp_size",
     "mem_fraction_static",
+    "reasoning_parser",  # issue 56: which parser moves text out of content (None: none runs)
 )
 # llama-server's /props: what moves answers or says what was loaded
-LLAMACPP_SETTINGS = ("model_path", "model_alias", "model_ftype", "total_slots")
+LLAMACPP_SETTINGS = ("model_path", "model_alias", "model_ftype", "total_slots", "reasoning_format")
 # LM Studio's /api/v0/models entry
 LMSTUDIO_SETTINGS = ("type", "arch", "compatibility_type", "quantization", "state", "publisher")
 ENGINE_NAMES = {
@@ -71,6 +72,9 @@ class EngineInfo:
         words += f" {self.version}" if self.version else (" (version not reported)" if self.name != UNKNOWN else "")
         if self.max_model_len:
             words += f", context {self.max_model_len:,}"
+        parser = self.settings.get("reasoning_parser") or self.settings.get("reasoning_format")
+        if isinstance(parser, str) and parser and parser != "none":
+            words += f", reasoning parser {parser}"
         return words
 
     def describe(self) -> dict[str, Any]:

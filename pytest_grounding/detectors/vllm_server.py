@@ -407,6 +407,7 @@ class VLLMDetector(OpenAIDetector):
             return running
 
         self.server_info = ensure_server(key, start)
+        self.server_args = server_args
         super().__init__(
             base_url=self.server_info["base_url"],
             model=self.server_info["served_name"],
@@ -426,11 +427,42 @@ class VLLMDetector(OpenAIDetector):
         info = super().describe()
         info["server"] = self.server_info.get("server")
         info["headline"] = info["headline"] + " (started by the harness)"
+        parser = reasoning_parser(str(self.server_args or ""))
+        if parser:  # vLLM does not report it: the harness launched it with it (issue 56)
+            info["engine"] = {**info["engine"], "settings": {**info["engine"]["settings"], "reasoning_parser": parser}}
+            info["headline"] += f", reasoning parser {parser}"
         return info
+
+
+def reasoning_parser(server_args: str) -> str | None:
+    """`--reasoning-parser NAME` (or `=NAME`) among a vLLM server's arguments."""
+    import shlex
+
+    try:
+        words = shlex.split(server_args)
+    except ValueError:
+        return None
+    for i, word in enumerate(words):
+        if word.startswith("--reasoning-parser="):
+            return word.partition("=")[2] or None
+        if word == "--reasoning-parser" and i + 1 < len(words):
+            return words[i + 1]
+    return None
 
 
 # openai's own options: not preset overrides (agent=crop and its budget included)
 OPENAI_OPTIONS = frozenset(
-    {"api_key_env", "timeout", "retries", "backoff", "concurrency", "max_concurrency", "resize", "probe", "too_long"}
+    {
+        "api_key_env",
+        "timeout",
+        "retries",
+        "backoff",
+        "concurrency",
+        "max_concurrency",
+        "resize",
+        "probe",
+        "too_long",
+        "answer_from",
+    }
     | {"agent", *BUDGET_OPTIONS}
 )

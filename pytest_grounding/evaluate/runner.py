@@ -16,7 +16,7 @@ from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.redact import redact
 from ..core.safetext import terminal_line, terminal_traceback
-from ..core.types import Box, Prediction, Query, Sample, epoch_of
+from ..core.types import Box, Prediction, Query, Sample, answer_format_of, epoch_of
 from . import scoring
 
 
@@ -231,6 +231,14 @@ def evaluate(
     the detector returns or raises (short of Ctrl-C or killing the process) ends in a record.
     A detector's optional `annotate_record(record)` adds its own fields to the scored record."""
     by_identity = getattr(detector, "needs_image", True) is False  # answers from the sample, not the pixels
+    answer_format = answer_format_of(sample)
+    if answer_format is not None and not getattr(detector, "answer_formats", False):
+        return _error(
+            sample,
+            detector_name,
+            f"detector {detector_name} cannot be asked in another coordinate format (--grounding-perturb format: "
+            "the served detectors openai, vllm and llamacpp can)",
+        )
     image, failed = _open_sample(sample, detector_name, read_header if by_identity else read)
     if failed is not None:
         return failed
@@ -240,6 +248,7 @@ def evaluate(
         instruction=sample.instruction,
         sample=sample if by_identity else None,
         epoch=epoch_of(sample),
+        answer_format=answer_format,
     )
     timing: dict[str, float] = {}
 

@@ -4,12 +4,14 @@ is made here, whole, as plain built-in types (core.record)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
 from ..core import variants
+from ..core.coverage import CANDIDATES, covered
 from ..core.misses import miss_fields
 from ..core.profiles import Profile, get_profile
 from ..core.record import CACHE_META, RAW_LIMIT, CacheUse, Outcome, Record, Task, plain, size_bucket, to_json
@@ -93,10 +95,20 @@ def score(
 ) -> dict[str, Any]:
     """The record of `_verdict`, its miss classified (core/misses.py: near, off_image, empty,
     no_answer; the evaluator adds wrong_element from the screen's other elements)."""
+    candidates = prediction.meta.get(CANDIDATES) if isinstance(prediction.meta, Mapping) else None
+    if candidates is not None:  # a parse-then-match detector's parsed elements: coverage, not the record's bulk
+        prediction = dataclasses.replace(prediction, meta={k: v for k, v in prediction.meta.items() if k != CANDIDATES})
     record = _verdict(
         sample, prediction, detector=detector, latency_ms=latency_ms, image_size=image_size, profile=profile
     )
     record.update(miss_fields(record))
+    if candidates is not None and not record.get("negative"):
+        found = covered(candidates, sample.bbox.as_list())  # a richer target: its bounding box
+        if found is not None:
+            record["parser_candidates"] = len(candidates) if isinstance(candidates, (list, tuple)) else 0
+            record["parser_covered"] = found
+            if record.get("outcome") in ("miss", "wrong_format"):
+                record["parser_miss"] = "not_matched" if found else "not_detected"
     return record
 
 

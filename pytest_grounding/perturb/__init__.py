@@ -40,7 +40,13 @@ BUILTIN = {
         "pytest_grounding.perturb.axes:Paraphrase.variants",
         "instructions reworded from a JSONL of id -> instruction (file=PATH, name=LABEL)",
     ),
+    "format": (
+        "pytest_grounding.perturb.axes:Format.variants",
+        "the same samples asked in each coordinate format (pixels, rel1, rel1000, point_2d; default all four): "
+        "served detectors",
+    ),
 }
+FORMAT_AXIS = "format"
 
 
 def builtin_registry() -> Registry:
@@ -52,6 +58,8 @@ def builtin_registry() -> Registry:
 
 def split_specs(values: Iterable[str]) -> list[str]:
     """`zoom:scale=0.7,invert,jpeg:quality=30` -> ["zoom:scale=0.7", "invert", "jpeg:quality=30"]."""
+    from ..detectors.vlm.formats import FORMATS
+
     specs: list[str] = []
     for value in values:
         for piece in (p.strip() for p in str(value).split(",")):
@@ -59,6 +67,10 @@ def split_specs(values: Iterable[str]) -> list[str]:
                 continue
             if specs and "=" in piece and ":" not in piece.partition("=")[0]:
                 specs[-1] += f",{piece}"  # key=value: the previous axis's option
+            elif specs and specs[-1].startswith(f"{FORMAT_AXIS}:formats=") and piece in FORMATS:
+                specs[-1] += f"+{piece}"  # format:pixels,rel1: the format axis's next format
+            elif piece.startswith(f"{FORMAT_AXIS}:") and "=" not in piece:
+                specs.append(f"{FORMAT_AXIS}:formats={piece.partition(':')[2]}")
             else:
                 specs.append(piece)
     return specs

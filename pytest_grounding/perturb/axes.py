@@ -345,3 +345,36 @@ def read_rewordings(path: Path) -> dict[tuple[str | None, str], str]:
         dataset = row.get("dataset")
         table[(str(dataset) if dataset is not None else None, str(row["id"]))] = row["instruction"]
     return table
+
+
+@dataclass(frozen=True)
+class Format(Perturbation):
+    """The same sample asked in another coordinate format (issue 56; detectors/vlm/formats.py):
+    the screen and the instruction unchanged, the prompt asking for absolute pixels of the image
+    sent (`pixels`), [0,1] (`rel1`), 0-1000 `(x, y)` (`rel1000`) or 0-1000 `{"point_2d": [x, y]}`
+    (`point_2d`), each answer parsed in the format it was asked for. `format` alone: all four;
+    `format:pixels,rel1`: those. The original item is the preset's own prompt and format."""
+
+    axis: ClassVar[str] = "format"
+    answer_format: str = "pixels"
+
+    @classmethod
+    def variants(cls, **options: Any) -> list[Perturbation]:
+        from ..detectors.vlm.formats import FORMATS, check
+
+        names = str(options.pop("formats", "") or options.pop("answer_format", "") or "")
+        cls.no_more(options)
+        chosen = [n.strip() for n in names.replace("|", "+").split("+") if n.strip()] or list(FORMATS)
+        for name in chosen:
+            check(name)
+        return [cls(answer_format=name) for name in dict.fromkeys(chosen)]
+
+    @property
+    def label(self) -> str:
+        return f"fmt-{self.answer_format}"
+
+    def derive(self, sample: Sample, size: tuple[int, int]) -> Sample | None:
+        return derived(sample, self, image=sample.image, image_size=size, params={"answer_format": self.answer_format})
+
+    def render(self, image: Image, sample: Sample) -> Image:
+        return image

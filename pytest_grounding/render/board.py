@@ -122,6 +122,8 @@ def miss_rows(board: Board) -> list[tuple[str, str, dict[str, Any]]]:
 def miss_text(figures: Mapping[str, Any]) -> str:
     """`0 px 26.3% · 5 px 27.0% · ... ; frame rel1000 (rescore --frame rel1000)`."""
     curve = " · ".join(f"{px} px {pct(share)}" for px, share in figures["within_px"].items())
+    if figures.get("best_format"):  # --grounding-perturb format (issue 56)
+        curve += f"; {figures['best_format']}"
     frame = figures.get("frame")
     if frame in FRAME_SAID:
         return curve

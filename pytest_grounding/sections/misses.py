@@ -161,7 +161,11 @@ class MissAnalysis(Section):
         maps = "".join(
             f"<h3>Where the misses fall: {escape(key)}</h3>{heatmap_svg(f['heatmap']['cells'])}" for key, f in blocks
         )
-        return '<h2 id="why-it-misses">Why it misses</h2>' + html_table(header, rows, [False] + [True] * 7) + maps
+        return (
+            '<h2 id="why-it-misses">Why it misses</h2>'
+            + html_table(header, rows, [False] + [True] * (len(header) - 1))
+            + maps
+        )
 
     def metrics(self, document: Mapping[str, Any], key: str) -> Iterable[tuple[str, float]]:
         found = self.found_in(document, key) or {}

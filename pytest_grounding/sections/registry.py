@@ -41,6 +41,10 @@ BUILTIN = {
     "miss_analysis": "pytest_grounding.sections.misses:MISS_ANALYSIS",
     "diagnosis": "pytest_grounding.sections.misses:DIAGNOSIS",
     "frame_check": "pytest_grounding.sections.misses:FRAME_CHECK",
+    # answers where the engine put them (issue 56)
+    "reasoning": "pytest_grounding.sections.reasoning:SECTION",
+    "formats": "pytest_grounding.sections.formats:SECTION",
+    "coverage": "pytest_grounding.sections.coverage:SECTION",
 }
 
 

@@ -25,6 +25,8 @@ SPECIAL_TOKENS = (
     "<|vision_pad|>",
 )
 
+THINK_TOKENS = ("<think>", "</think>")
+
 # Qwen2-VL's chat template, shortened to images and text (it adds the default system prompt, as
 # UI-TARS-1.5-7B's own template does).
 CHAT_TEMPLATE = (
@@ -50,7 +52,12 @@ PATCH_16 = ("qwen3_vl", "qwen3_5", "qwen3_5_moe")
 
 
 def build_tiny_qwen25vl(
-    folder: str | Path, seed: int = 0, vocab_size: int = 400, family: str = "qwen2_5_vl", head_dim: int = 16
+    folder: str | Path,
+    seed: int = 0,
+    vocab_size: int = 400,
+    family: str = "qwen2_5_vl",
+    head_dim: int = 16,
+    think_tokens: bool = False,
 ) -> Path:
     """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL (or Qwen2-VL, the
     architecture of UI-TARS 1.0, with family="qwen2_vl"; Qwen3-VL with "qwen3_vl": 16 px patches,
@@ -59,7 +66,9 @@ def build_tiny_qwen25vl(
 
     `head_dim`: the text model's attention head size (2 heads, so its width is twice that). 16
     keeps the in-process tests fast; vLLM's CPU attention takes 32, 64, 80, ... only, so the
-    real-engine tests build with 32 (the vision tower runs on SDPA and keeps 16)."""
+    real-engine tests build with 32 (the vision tower runs on SDPA and keeps 16). `think_tokens`:
+    the vocabulary also holds `<think>` and `</think>`, so a server's reasoning parser (vLLM's
+    `--reasoning-parser deepseek_r1`) can run on it (issue 56)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -81,15 +90,16 @@ def build_tiny_qwen25vl(
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
+    special = (*SPECIAL_TOKENS, *(THINK_TOKENS if think_tokens else ()))
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=vocab_size, special_tokens=list(special), initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
     bpe.train_from_iterator(_CORPUS, trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
-        additional_special_tokens=list(SPECIAL_TOKENS[1:]),
+        additional_special_tokens=list(special[1:]),
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(folder)

@@ -151,6 +151,15 @@ def box_2d(text: str) -> Extracted | None:
     return Extracted(tuple(float(v) for v in match.groups()), "box_2d") if match else None
 
 
+_POINT_2D = re.compile(rf'"?point_2d"?\s*:\s*\[\s*({_NUM})\s*,\s*({_NUM})\s*\]')
+
+
+def point_2d(text: str) -> Extracted | None:
+    """`{"point_2d": [x, y]}` (Qwen3's native grounding answer, 0-1000): the first one."""
+    match = _POINT_2D.search(text)
+    return Extracted((float(match.group(1)), float(match.group(2))), "point_2d") if match else None
+
+
 def paren_last(text: str) -> Extracted | None:
     """The LAST `(x,y)`: models that reason first and answer at the end (ClawGUI's Gemini parser)."""
     matches = list(re.finditer(_PAIR, _BOX_TOKENS.sub("", text)))
@@ -187,6 +196,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "point_tag": point_tag,
     "json_xy": json_xy,
     "box_2d": box_2d,
+    "point_2d": point_2d,
     "answer_coordinate": answer_coordinate,
 }
 

@@ -46,6 +46,14 @@ class Decoding:
     def greedy(self) -> bool:
         return self.temperature == 0
 
+    @property
+    def thinking(self) -> bool | None:
+        """The chat template's thinking switch the preset sends (None: it sends none, the template's default)."""
+        for key, value in self.chat_template_kwargs:
+            if key in ("enable_thinking", "thinking"):
+                return bool(value)
+        return None
+
     def summary(self) -> str:
         how = "greedy" if self.greedy else f"temperature {self.temperature:g}"
         extra = [f"{k} {v:g}" for k, v in (("top_p", self.top_p), ("top_k", self.top_k)) if v is not None]
@@ -115,6 +123,7 @@ class Preset:
         info["extractors"] = list(self.extractors)
         info["decoding"]["stop"] = list(self.decoding.stop)
         info["decoding"]["chat_template_kwargs"] = dict(self.decoding.chat_template_kwargs)
+        info["decoding"]["thinking"] = self.decoding.thinking  # issue 56: on, off, or None (the template's default)
         info["coordinates"] = self.coordinates
         return info
 

@@ -108,6 +108,7 @@ DECODING_OVERRIDES = (
     "stop",
     "skip_special_tokens",
     "greedy",
+    "thinking",
 )
 OVERRIDES = (*PROMPT_OVERRIDES, *PREPROCESS_OVERRIDES, "extractors", "transform", "refusal", *DECODING_OVERRIDES)
 
@@ -195,12 +196,28 @@ def _decoding(current: Decoding, given: Mapping[str, Any]) -> Decoding:
         parts["stop"] = tuple(value) if isinstance(value, (list, tuple)) else tuple(filter(None, str(value).split(";")))
     if "skip_special_tokens" in given:
         parts["skip_special_tokens"] = as_bool(given["skip_special_tokens"], "skip_special_tokens")
+    if "thinking" in given:  # issue 56: the chat template's thinking switch, as the engines take it
+        parts["chat_template_kwargs"] = with_thinking(
+            current.chat_template_kwargs, as_bool(given["thinking"], "thinking")
+        )
     if "greedy" in given:
         if as_bool(given["greedy"], "greedy"):
             parts["temperature"] = 0.0
         elif float(parts.get("temperature", current.temperature)) == 0:
             parts["temperature"] = 1.0
     return replace(current, **parts) if parts else current
+
+
+def with_thinking(kwargs: tuple[tuple[str, bool], ...], on: bool) -> tuple[tuple[str, bool], ...]:
+    """The chat template's switches with thinking on or off: the preset's own key where it has one
+    (Holo's `thinking`, Qwen3's `enable_thinking`), else `enable_thinking` (Qwen3, GLM, DeepSeek
+    templates). vLLM, SGLang and llama-server all take them as the request's `chat_template_kwargs`."""
+    keys = [key for key, _ in kwargs if key in THINKING_KEYS]
+    key = keys[0] if keys else "enable_thinking"
+    return (*((k, v) for k, v in kwargs if k != key), (key, on))
+
+
+THINKING_KEYS = ("enable_thinking", "thinking")
 
 
 def as_bool(value: Any, name: str) -> bool:

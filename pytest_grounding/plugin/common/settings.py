@@ -247,7 +247,9 @@ class Selection:
             "robustness sweep: every sample also runs under each named variant, as its own item (id suffix "
             "~LABEL, e.g. ~zoom70), its target mapped into the variant's pixels. Axes: downscale (max_pixels or "
             "long_edge), zoom (scale; default 0.7 and 1.25), invert, jpeg (quality; default 30 and 70), occlude "
-            "(size), paraphrase (file=PATH: JSONL of id -> instruction). The summary adds a robustness table: the"
+            "(size), paraphrase (file=PATH: JSONL of id -> instruction), format (served detectors: the same samples "
+            "asked in pixels, rel1, rel1000 and point_2d, or those named: format:pixels,rel1; the summary names the "
+            "best format). The summary adds a robustness table: the"
             " change per variant with its 95% interval and McNemar p, and the flips (docs: robustness)."
         ),
         ini="grounding_perturb",

@@ -210,7 +210,9 @@ class Startup:
                 if (size := s.image_size or header_size(Path(s.image))) is not None
             )
             try:
-                check(sized, **bind_options(parsed.name, factory, parsed.options))
+                notes = check(sized, **bind_options(parsed.name, factory, parsed.options))
+                for note in notes or ():  # issue 56: the server's token counts cannot be used, ...
+                    self.notes.add(f"{spec}: {note}")
             except (ValueError, RuntimeError) as exc:  # ModelUnavailable (what, where, fix); a server gone since
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
