@@ -291,6 +291,13 @@ def test_each_cell_says_why_its_run_misses_recounted_from_the_records():
     assert {int(px): share for px, share in found["within_px"].items()} == pytest.approx(recount)
     assert miss_text(found).startswith("0 px 14.3% · 5 px 28.6% · 10 px 42.9% · 20 px 57.1% · 50 px 71.4%")
     assert misses_of(Run("l.json", None, None, None, 0, "accuracy", records=({"task": "locate"},))) is None
+    # the diagnosis names no frame, the frame check before the run did (--grounding-frame-check=warn): the board says so
+    checked = Run(
+        "r.json", None, 1 / 7, None, 7, "accuracy", records=tuple(records), checked_frame=("--frame", "rel1000")
+    )
+    assert miss_text(misses_of(checked)).endswith("; frame found: rel1000 (frame check) (rescore --frame rel1000)")
+    document = {"frame_check": {"openai:x": {"suggestion": ["--frame", "rel1"]}}}
+    assert board_mod.checked_frame(document, "openai:x") == ("--frame", "rel1") and not board_mod.checked_frame({}, "y")
 
 
 def test_the_board_shows_why_its_runs_miss(folder, capsys):

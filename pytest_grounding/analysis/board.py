@@ -85,6 +85,7 @@ class Run:
     partial: bool = False
     merged: int = 0  # the shards a merged report was put together from
     html: str | None = None  # the run's HTML page beside the report (cli/board.py finds it)
+    checked_frame: tuple[str, ...] = ()  # the frame check's `rescore` arguments (--grounding-frame-check=warn)
     records: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -264,6 +265,7 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
                         partial=bool(document.get("partial")),
                         merged=len([p for p in merge.get("reports") or [] if p.get("used")]),
                         html=html,
+                        checked_frame=checked_frame(document, spec),
                         records=tuple(r for r in mine if r.get("dataset") == name),
                     ),
                 )
@@ -356,11 +358,21 @@ def misses_of(run: Run) -> dict[str, Any] | None:
         return None
     curve = misses.tolerance_curve(grounding)["px"]
     frame = misses.diagnosis(grounding)["frame"]
-    return {
+    found = {
         "within_px": {str(point["px"]): point["accuracy"] for point in curve if point["px"] <= 50},
         "frame": frame.get("name"),
         "suggestion": frame.get("suggestion"),
     }
+    if not frame.get("suggestion") and run.checked_frame:  # the check before the run named one (issue 61)
+        found.update(frame=f"{run.checked_frame[-1]} (frame check)", suggestion=list(run.checked_frame))
+    return found
+
+
+def checked_frame(document: Mapping[str, Any], spec: str) -> tuple[str, ...]:
+    """The `rescore` arguments the report's frame check gave the detector (empty: none named)."""
+    check = _mapping(_mapping(document.get("frame_check")).get(spec))
+    suggestion = check.get("suggestion")
+    return tuple(str(s) for s in suggestion) if isinstance(suggestion, list) else ()
 
 
 def distinct_labels(rows: Sequence[Config]) -> tuple[Config, ...]:

@@ -122,7 +122,9 @@ def _slice(selector: str | None) -> tuple[str | None, str | None]:
 
 def error_checks(summary: Mapping[str, Mapping[str, Any]], max_errors: float) -> list[ErrorVerdict]:
     """The errors-share check of every detector, passed or failed (a JUnit case each: issue 61)."""
-    return [ErrorVerdict(detector, block["errors"], block["samples"], max_errors) for detector, block in summary.items()]
+    return [
+        ErrorVerdict(detector, block["errors"], block["samples"], max_errors) for detector, block in summary.items()
+    ]
 
 
 def judge(

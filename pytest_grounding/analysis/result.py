@@ -62,6 +62,7 @@ class RunResult:
     outputs: tuple[tuple[str, str], ...] = ()  # (title, path) of each output asked for
     output_errors: tuple[str, ...] = ()
     shard: Mapping[str, Any] | None = None  # --grounding-shard: the report's `shard` entry (what it was to score)
+    frame_checks: Mapping[str, Any] = field(default_factory=dict)  # --grounding-frame-check: spec -> its finding
 
     @property
     def failed_gates(self) -> list[Any]:

@@ -12,6 +12,7 @@ from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
 from ..sections import LATENCY, DetectorView, sections
+from .frame_hint import rescore_lines
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
@@ -235,6 +236,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
             found = section.run_terminal(result)
             out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in found]
     out += [(f"grounding {title}: {path}", PLAIN) for title, path in result.outputs]
+    out += [(line, PLAIN) for line in rescore_lines(result.summary, result.frame_checks, result.outputs)]
     out += [(f"grounding output FAILED: {problem}", FAILED) for problem in result.output_errors]
     if result.summary:
         verdict = verdict_line(

@@ -241,8 +241,12 @@ class Diagnosis(Section):
         ]
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
+        from ..render.frame_hint import suggestion_of
+
+        # "rescore with": the diagnosis's suggestion, else the frame check's (issue 61: warn runs on)
+        summary, checks = document.get("summary") or {}, document.get("frame_check") or {}
         return [
-            [key, f["frame"]["name"], " ".join(f["frame"]["suggestion"]) or "-", f["frame"]["evidence"]]
+            [key, f["frame"]["name"], suggestion_of(summary[key], checks), f["frame"]["evidence"]]
             for key, f in self.blocks(document)
             if f.get("frame")
         ]
@@ -290,18 +294,21 @@ class FrameCheck(Section):
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
         found = document.get(self.name) or {}
-        return [[spec, c["name"], c["mode"], c["requests"], c["cached"], c["evidence"]] for spec, c in found.items()]
+        return [
+            [spec, c["name"], c["mode"], c["requests"], c["cached"], " ".join(c["suggestion"]) or "-", c["evidence"]]
+            for spec, c in found.items()
+        ]
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         rows = self.rows(document)
-        header = ["detector", "frame", "mode", "requests", "from the cache", "evidence"]
+        header = ["detector", "frame", "mode", "requests", "from the cache", "rescore with", "evidence"]
         return ["### Frame check", "", *md_table(header, rows)] if rows else []
 
     def html(self, document: Mapping[str, Any], page: HtmlPage) -> str:
         rows = self.rows(document)
         if not rows:
             return ""
-        header = ["detector", "frame", "mode", "requests", "from the cache", "evidence"]
+        header = ["detector", "frame", "mode", "requests", "from the cache", "rescore with", "evidence"]
         return '<h2 id="frame-check">Frame check</h2>' + html_table(header, rows)
 
     def schema(self) -> Mapping[str, Any]:

@@ -145,7 +145,7 @@ class RunPlan:
             return
         if self.settings.selection.task != "grounding":
             return
-        from ...core import budget
+        from ...core import budget, frames
         from ...detectors.frame_check import calibration_screens, run_check
         from ...store.answers import open_store
         from ..worker.pool import DetectorLoadError, DetectorPool
@@ -179,7 +179,8 @@ class RunPlan:
             if mode == "fail":
                 raise ValueError(result.message(preset if isinstance(preset, str) else None))
             self.note(
-                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on)"
+                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on; "
+                f"its answers read in that frame afterwards: `{frames.rescore_command(result.finding.suggestion)}`)"
             )
 
     def epochs_for(self, specs: Sequence[str]) -> int:

@@ -106,12 +106,12 @@ def log_made_cases(config: Any, cases: Iterable[tuple[str, str, bool, str]]) -> 
     without pytest's percentage (it counts the collected items, which these are not)."""
     import pytest
 
-    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    terminal: Any = config.pluginmanager.get_plugin("terminalreporter")
     shown = getattr(terminal, "_show_progress_info", None)
     if terminal is not None:
         terminal._show_progress_info = False
         starts_line = terminal.showfspath or terminal.showlongtestinfo  # the path's or the case's name, on a new line
-        if not starts_line and getattr(terminal._tw, "width_of_current_line", 0):
+        if not starts_line and int(getattr(terminal._tw, "width_of_current_line", 0) or 0):
             terminal._tw.line()
         terminal.currentfspath = None
     try:
@@ -127,8 +127,8 @@ def log_made_cases(config: Any, cases: Iterable[tuple[str, str, bool, str]]) -> 
                         location,
                         {name: 1, path: 1},
                         "failed" if failed else "passed",
-                        MadeFailure(path, message) if failed else None,
-                        when,  # type: ignore[arg-type]
+                        MadeFailure(path, message) if failed else None,  # type: ignore[arg-type]
+                        when,
                         user_properties=[("grounding_check", message)],  # JUnit reads the tear-down's
                     )
                 )

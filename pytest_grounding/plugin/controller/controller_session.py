@@ -230,6 +230,7 @@ class ControllerSession:
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
             shard=self.shard_entry(),
+            frame_checks=dict(self.plan.frame_checks),
         )
         return self.result
 
