@@ -138,13 +138,25 @@ def test_runs_that_click_alike_or_share_a_parser_count_as_one_opinion():
     assert len(few) == 2
 
 
+KIND_ARGS = ("--kinds", "consensus,ambiguous", "--json")
+
+
 def test_identical_runs_make_no_consensus_a_single_run_would_not(built, tmp_path, capsys):
     copy = tmp_path / "copy.jsonl"
     copy.write_text(built.runs[0].read_text().replace('"model0"', '"model9"'))
     out = tmp_path / "audit.json"
     code = main(
-        ["audit", "--dataset", str(built.root), "--runs", str(built.runs[0]), str(copy), "--no-ocr"]
-        + ["--kinds", "consensus,ambiguous", "--json", str(out)]
+        [
+            "audit",
+            "--dataset",
+            str(built.root),
+            "--runs",
+            str(built.runs[0]),
+            str(copy),
+            "--no-ocr",
+            *KIND_ARGS,
+            str(out),
+        ]
     )
     assert code == 0
     printed = capsys.readouterr().out
@@ -154,8 +166,18 @@ def test_identical_runs_make_no_consensus_a_single_run_would_not(built, tmp_path
     assert document["opinions"][0]["runs"] == ["run0", "copy"]
     # with an independent run beside the copies, the consensus counts two opinions, and ranks below the label errors
     code = main(
-        ["audit", "--dataset", str(built.root), "--runs", str(built.runs[0]), str(copy), str(built.runs[1])]
-        + ["--no-ocr", "--kinds", "consensus,ambiguous", "--json", str(out)]
+        [
+            "audit",
+            "--dataset",
+            str(built.root),
+            "--runs",
+            str(built.runs[0]),
+            str(copy),
+            str(built.runs[1]),
+            "--no-ocr",
+            *KIND_ARGS,
+            str(out),
+        ]
     )
     findings = json.loads(out.read_text())["findings"]
     found = [f for f in findings if f["kind"] == "consensus"]

@@ -193,7 +193,8 @@ def test_a_warned_frame_error_prints_the_rescore_that_fixes_it_and_the_diagnosis
     assert "(--grounding-frame-check=warn: the run goes on; its answers read in that frame afterwards: " in out
     assert "`python -m pytest_grounding rescore PREDICTIONS --frame rel1000 --json OUT.json`" in out
     assert "frame diagnosis  answers fit frame rel1000" in out
-    command = f"python -m pytest_grounding rescore {tmp_path / 'p.jsonl'} --frame rel1000 --json {tmp_path / 'p-rel1000.json'}"
+    predictions, rescored = tmp_path / "p.jsonl", tmp_path / "p-rel1000.json"
+    command = f"python -m pytest_grounding rescore {predictions} --frame rel1000 --json {rescored}"
     assert f"answers in frame rel1000 (the diagnosis after the run): rescore its answers with `{command}`" in out
     document = read_json(report)
     block = next(iter(document["summary"].values()))

@@ -41,8 +41,8 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
     )
     result.stdout.fnmatch_lines(
         [
-            "*grounding misses*",
-            "misses (1; each is a failed item, listed here once):",
+            "*grounding failed items*",
+            "failed items (1: 1 wrong format; each fails its item, listed here once):",
             "  colour mini/m06: wrong format for 'Click the purple square'; raw *",
         ]
     )

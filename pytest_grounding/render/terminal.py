@@ -225,7 +225,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
     names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
     misses = miss_lines(result.records, result.view.show_misses, result.view.misses_as, item, names)
     if misses:
-        out += [("grounding misses", RULE), *((line, PLAIN) for line in misses)]
+        out += [("grounding failed items", RULE), *((line, PLAIN) for line in misses)]
     out.append(("grounding summary", SECTION))
     if result.summary:
         out += [
@@ -305,8 +305,10 @@ def miss_lines(
     if not misses or limit == 0:
         return []
     shown = misses if limit is None else misses[:limit]
-    item = item or ("each is a failed item" if misses_as == "fail" else "each is an xfailed item (a gate decides)")
-    lines = [f"misses ({len(misses)}; {item}, listed here once):"]
+    item = item or ("each fails its item" if misses_as == "fail" else "each reported as xfail (a gate decides)")
+    wrong = sum(1 for r in misses if r["outcome"] == Outcome.WRONG_FORMAT)
+    kinds = failed_items_text(len(misses) - wrong, wrong).partition(" (")[2].rstrip(")")
+    lines = [f"failed items ({len(misses)}: {kinds}; {item}, listed here once):"]
     lines += [miss_line(r, names) for r in shown]
     if len(shown) < len(misses):
         lines.append(
@@ -314,6 +316,19 @@ def miss_lines(
             "(--grounding-show-misses all lists them)"
         )
     return lines
+
+
+def failed_items_text(misses: int, wrong_format: int) -> str:
+    """The one phrase for misses and wrong formats together (issue 61: one word for one number):
+    `221 failed items (90 misses, 131 wrong format)`; a kind that is none is left out."""
+    total = misses + wrong_format
+    head = f"{total} failed item{'' if total == 1 else 's'}"
+    parts = [
+        f"{misses} miss{'' if misses == 1 else 'es'}" if misses else "",
+        f"{wrong_format} wrong format" if wrong_format else "",
+    ]
+    said = ", ".join(p for p in parts if p)
+    return f"{head} ({said})" if said else head
 
 
 def verdict_line(
@@ -326,10 +341,13 @@ def verdict_line(
     baseline: str | None = None,
 ) -> str:
     """One line that says what the exit status means."""
-    misses = sum(b["misses"] + b[Outcome.WRONG_FORMAT] for b in summary.values())
+    missed = sum(b["misses"] for b in summary.values())
+    wrong = sum(b[Outcome.WRONG_FORMAT] for b in summary.values())
+    misses = missed + wrong  # failed items: one word for their sum (issue 61)
+    failed_items = failed_items_text(missed, wrong)
     errors = sum(b["errors"] for b in summary.values())
     if partial:
-        return f"verdict: run interrupted, no verdict ({misses} misses, {errors} errors so far)"
+        return f"verdict: run interrupted, no verdict ({failed_items}, {errors} errors so far)"
     parts = []
     gates = [v for v in verdicts if hasattr(v, "gate")]
     if gated:
@@ -349,9 +367,9 @@ def verdict_line(
                 "the exit status a verdict"
             )
         )
-        parts.append(f"{misses} misses fail their items{advice}")
+        parts.append(f"{failed_items} fail the run{advice}")
     elif misses:
-        parts.append(f"{misses} misses reported as xfail" if not baseline else f"{misses} misses")
+        parts.append(f"{failed_items} reported as xfail" if not baseline else failed_items)
     if errors:
         parts.append(f"{errors} errors (samples not scored: see ERROR above)")
     return "verdict: " + ("; ".join(parts) if parts else "every sample hit")

@@ -128,7 +128,7 @@ class MissAnalysis(Section):
         kinds = ", ".join(f"{kind} {n}" for kind, n in found["kinds"].items() if n)
         median = found["distance_px"]["median"]
         far = f"; median distance {median:.0f} px" if median is not None else ""
-        return [f"  misses by kind  {kinds or '-'}{far}"]
+        return [f"  failed items by kind  {kinds or '-'}{far}"]  # misses and wrong formats: one word (issue 61)
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         rows = [
@@ -138,13 +138,13 @@ class MissAnalysis(Section):
         ]
         if not rows:
             return []
-        return ["### Why it misses", "", *md_table(["detector", "misses", *MISS_KINDS, "median px"], rows)]
+        return ["### Why it misses", "", *md_table(["detector", "failed items", *MISS_KINDS, "median px"], rows)]
 
     def html(self, document: Mapping[str, Any], page: HtmlPage) -> str:
         blocks = [(key, f) for key, f in self.blocks(document) if f["misses"]]
         if not blocks:
             return ""
-        header = ["detector", "misses", *MISS_KINDS, "median px"]
+        header = ["detector", "failed items", *MISS_KINDS, "median px"]
         rows = [[key, f["misses"], *(f["kinds"].get(k, 0) for k in MISS_KINDS), _px(f["distance_px"]["median"])]
                 for key, f in blocks]  # fmt: skip
         maps = "".join(
