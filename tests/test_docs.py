@@ -11,7 +11,8 @@ The rules, all of them:
 3. PLACEHOLDER: a command line naming `path/to/` stands for the reader's own data and is skipped.
 4. SHARED_DATA: a command line naming `../shared/` runs only where that folder is beside the checkout.
 5. Long runs are cut: `pytest tests/` gets `--co -q` (it is the suite this test belongs to),
-   `pytest suites/` without `--co` gets `--grounding-limit 3` (a larger limit is cut to 3), `python benchmarks/*.py` gets `--help`.
+   `pytest suites/` without `--co` gets `--grounding-limit 3` (a larger limit is cut to 3),
+   `python benchmarks/*.py` gets `--help`.
 6. WORKED_EXAMPLE: a ```python fence whose first line is `# conftest.py` is written to the copy's
    `conftest.py` before the commands of the same page run, so the detector it defines can be named.
 7. Success: pytest exits 0 or 1 (1 = misses or a failed gate: what a benchmark run reports) and a run
