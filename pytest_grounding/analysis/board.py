@@ -92,6 +92,11 @@ class Run:
     def when(self) -> datetime | None:
         return parse_time(self.started)
 
+    @property
+    def size(self) -> int:
+        """The samples the run ran on this benchmark (errors too): which run covers more."""
+        return max(len(self.records), self.samples)
+
 
 @dataclass(frozen=True)
 class Change:
@@ -113,7 +118,16 @@ class Cell:
 
     @property
     def latest(self) -> Run:
-        return self.runs[-1]
+        """The cell's figure: the latest run over the most samples, so a later first look (40
+        samples) does not hide the whole run (issue 61); `smaller_later` is shown beside it."""
+        most = max(run.size for run in self.runs)
+        return next(run for run in reversed(self.runs) if run.size == most)
+
+    @property
+    def smaller_later(self) -> Run | None:
+        """The newest run where it came after `latest` over fewer samples (None: it is `latest`)."""
+        newest = self.runs[-1]
+        return None if newest is self.latest else newest
 
 
 @dataclass(frozen=True)
@@ -341,6 +355,8 @@ def build(
         ranked[column] = significance.tiers(
             [significance.Contender(row.label, row.scoring, run.records) for row, run in latest]
         )
+        ranking = [r.name for r in ranked[column].ranked]  # the matrix's columns in the tiers' order
+        latest.sort(key=lambda pair: ranking.index(pair[0].label) if pair[0].label in ranking else len(ranking))
         matrices[column] = sample_matrix.matrix(
             [sample_matrix.Column(row.label, run.source, run.records) for row, run in latest]
         )
