@@ -108,7 +108,7 @@ def headline_lines(
     ordered below sections.LATENCY before the latency line, the others after). `page`: the HTML
     page's detector box, which leaves out the sections that have a page section of their own."""
     runtime = runtime_line(info) if info else ""
-    label = display_name(name, block)
+    label = display_name(name, {**(info or {}), **block})  # the served model's name from its info (issue 61)
     named = f"{label} = {name}" if label != name else name  # a label= is tied to its spec once, here
     lines = [f"detector {named}" + (f"  ({runtime})" if runtime else "")]
     lat = block["latency_ms"]
