@@ -22,7 +22,7 @@ from .common import items as collection
 from .common.options import add_options
 from .common.settings import SettingError
 from .common.wire import RECORD, WorkerInput, record_of
-from .compat import process_exit
+from .compat import benchmark_compat, process_exit
 from .controller.hooks import Controller, XdistHooks
 from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
 from .worker import budget_hooks, prefetch
@@ -81,6 +81,8 @@ def pytest_configure(config) -> None:
             config.pluginmanager.register(XdistHooks(config, controller), "grounding-xdist")
     prefetch.register(config, worker, controller)
     budget_hooks.register(config, worker)
+    if not is_worker(config):
+        benchmark_compat.register(config)  # its header line only where it measures for someone
 
 
 @pytest.hookimpl(trylast=True)
