@@ -78,3 +78,21 @@ def test_a_passing_gate_passes_and_the_exit_status_follows_it(project):
     assert found == {"max-errors[center:50.0%]": None, "min-accuracy[center overall:0.0%]": None}
     result.stdout.fnmatch_lines(["grounding::min-accuracy[[]center overall:0.0%[]] PASSED"])
     assert "[10" not in result.stdout.str().replace("[100%]", "")  # no progress past 100%
+
+
+def test_a_typo_in_a_slice_value_fails_its_gate_with_a_did_you_mean(project):
+    junit = project.path / "junit.xml"
+    result = project.runpytest(
+        f"--dataset={FIXTURES / 'mini'}",
+        "--detector=center",
+        "--grounding-max-errors=0.5",
+        "--grounding-min-accuracy=element_type=icn:5%",
+        f"--junitxml={junit}",
+    )
+    assert result.ret == 1
+    said = "no sample has element_type=icn; did you mean 'icon'? (values: icon, other, text)"
+    result.stdout.fnmatch_lines(
+        [f"gate FAILED: detector center element_type=icn: accuracy no scored samples ({said})*"]
+    )
+    _, found = cases(junit)
+    assert said in found["min-accuracy[center element_type=icn:5.0%]"]
