@@ -1,7 +1,7 @@
 """In-process batching: throughput of `qwenvl` at batch 1, 8 and 16 (`batch=N`, `predict_batch`),
 printed as Markdown for docs/detectors-vlm.md.
 
-By default on the tiny random checkpoint that `pytest_grounding.detectors.vlm.tiny` builds (no download), on
+By default on the tiny random checkpoint that `pytest_grounding.testing.tiny` builds (no download), on
 whatever device torch finds (CUDA when there is one, else CPU). Its weights repeat one token and never
 write the end token, so every row writes exactly `--new-tokens` tokens: batch sizes are compared on
 equal work. `--model DIR` times a real checkpoint instead (its answers then end where the model
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.model
         if folder is None:
-            from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+            from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
             folder = str(build_tiny_qwen25vl(Path(scratch) / "tiny", family=args.family))
         preset = args.preset or PRESETS[args.family]

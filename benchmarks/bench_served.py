@@ -293,7 +293,7 @@ def real_engine(args: argparse.Namespace, env: dict[str, str]) -> None:
     with tempfile.TemporaryDirectory(prefix="bench_served.") as scratch:
         model = args.vllm
         if model == "tiny":
-            from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+            from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
             model = str(build_tiny_qwen25vl(Path(scratch) / "tiny-qwen2_5_vl", head_dim=32))
         flags = (

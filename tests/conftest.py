@@ -173,8 +173,8 @@ def configured(pytester):
 @pytest.fixture
 def sessions(pytester):
     """The config of a `center` run on fixtures/mini, its run settings checked (datasets loaded)."""
-    from pytest_grounding.plugin.sessions import plan_of
+    from pytest_grounding.plugin.sessions import startup_of
 
     config = pytester.parseconfigure(f"--dataset={FIXTURES / 'mini'}", "--detector=center")
-    plan_of(config).check_run_settings(lambda line: None)
+    startup_of(config).check_run_settings(lambda line: None)
     return config

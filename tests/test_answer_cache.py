@@ -473,7 +473,7 @@ def test_an_in_process_rerun_generates_nothing_and_cut_answers_are_never_stored(
     pytest.importorskip("transformers")
     from test_uitars import FORCING_CONFTEST
 
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     model = build_tiny_qwen25vl(tmp_path / "tiny")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

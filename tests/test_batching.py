@@ -49,7 +49,7 @@ def tiny_checkpoints(tmp_path_factory):
     """family -> a tiny random checkpoint folder, built on first use (torch + transformers needed)."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     class Folders(dict):
         def __missing__(self, family):

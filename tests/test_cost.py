@@ -4,8 +4,9 @@ cost of the run and per 1,000 samples, the summary lines, and a cropping strateg
 import pytest
 from PIL import Image
 
-from pytest_grounding.analysis.cost import Price, add_usage, document, lines, parse_price, summarize, usage_of, usd
+from pytest_grounding.analysis.cost import Price, document, lines, parse_price, summarize, usd
 from pytest_grounding.core.types import Prediction, Query
+from pytest_grounding.core.usage import add_usage, usage_of
 
 
 def record(detector="served", prompt=None, completion=None, total=None, **usage):

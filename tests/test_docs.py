@@ -281,12 +281,12 @@ def load_docs_hooks():
 def test_options_page_lists_every_option_with_its_help_in_its_group():
     import html
 
-    from pytest_grounding.plugin.common.options import OPTIONS, option_groups
+    from pytest_grounding.plugin.common.settings import all_options, option_groups
 
     table = load_docs_hooks().options_table()
-    for option in OPTIONS:
+    for option in all_options():
         assert f"<code>{html.escape(option.flag)}" in table
-        assert html.escape(option.help).split("`")[0][:60] in table
+        assert html.escape(option.doc or option.help).split("`")[0][:60] in table  # the whole text
         if option.ini:
             assert f"<code>{option.ini}</code>" in table
     headings = [table.index(f'id="{name}"') for name, _, _ in option_groups()]
@@ -315,7 +315,7 @@ def test_the_options_table_is_regenerated_in_place(tmp_path):
 def test_options_page_reads_new_fields_defensively(monkeypatch):
     from dataclasses import dataclass
 
-    import pytest_grounding.plugin.common.options as options
+    import pytest_grounding.plugin.common.settings as settings
 
     @dataclass(frozen=True)
     class Future:  # what Option may become: a longer doc text, fields the page does not know
@@ -325,6 +325,6 @@ def test_options_page_reads_new_fields_defensively(monkeypatch):
         group: str = "new"
 
     future = (Future("--grounding-new", "short", doc="a longer `text`"),)
-    monkeypatch.setattr(options, "option_groups", lambda: (("new", "what is new", future),))
+    monkeypatch.setattr(settings, "option_groups", lambda: (("new", "what is new", future),))
     table = load_docs_hooks().options_table()
     assert "<code>--grounding-new</code>" in table and "a longer <code>text</code>" in table

@@ -19,14 +19,16 @@ def _environment() -> dict[str, str]:
 def test_pytest_help_lists_the_grounding_options_beside_xdist_and_benchmark(pytester):
     pytest.importorskip("xdist")
     pytest.importorskip("pytest_benchmark")
-    from pytest_grounding.plugin.common.options import OPTIONS
+    from pytest_grounding.plugin.common.settings import all_options
 
     result = pytester.runpytest_subprocess("--help")  # an empty folder: only installed plugins
     assert result.ret == 0, result.stderr.str()[-2000:]
     text = result.stdout.str()
     assert "--numprocesses" in text and "--benchmark-json" in text  # the other plugins were there too
-    for option in OPTIONS:
+    flat = " ".join(text.split())
+    for option in all_options():
         assert option.flag in text, option.flag
+        assert f"{option.help} ({option.pointer})" in flat, option.flag  # one line, and where the rest is
         if option.ini:
             assert option.ini in text, option.ini
     groups = [text.index(f"grounding: {name} (") for name in ("selection", "scoring", "verdict", "outputs")]

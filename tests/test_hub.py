@@ -34,7 +34,7 @@ MINI = str(FIXTURES / "mini")
 
 @pytest.fixture(scope="session")
 def tiny_folders(tmp_path_factory):
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     return {
         "qwen2_5_vl": build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny25")),

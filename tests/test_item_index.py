@@ -3,7 +3,7 @@
 from helpers import FIXTURES
 from pytest_grounding.core.types import with_epochs
 from pytest_grounding.plugin.common.item_index import ItemIndex, params_of, spec_id
-from pytest_grounding.plugin.sessions import plan_of
+from pytest_grounding.plugin.sessions import plan_of, startup_of
 
 MINI = str(FIXTURES / "mini")
 
@@ -19,8 +19,9 @@ def test_an_item_of_a_sample_never_loaded_is_named_from_its_id():
 
 
 def test_epoch_items_are_indexed_by_the_ids_collection_gives_them(configured):
-    plan = plan_of(configured(f"--dataset={MINI}", "--detector=center", "--grounding-epochs=2"))
-    plan.check_run_settings(lambda line: None)
+    config = configured(f"--dataset={MINI}", "--detector=center", "--grounding-epochs=2")
+    plan = plan_of(config)
+    startup_of(config).check_run_settings(lambda line: None)
     repeated = list(with_epochs(plan.samples_in_order(), 2))
     plan.index.add(["openai:model=m"], repeated)
     for sample in repeated:

@@ -1,8 +1,13 @@
 """plugin/common/options.py: every option with its ini twin, and the value checks that name their source."""
 
+from pathlib import Path
+
 import pytest
 
-from pytest_grounding.plugin.common.options import OPTIONS, as_list, choice, count_or_all, positive_int, share
+from pytest_grounding.plugin.common.options import as_list, choice, count_or_all, positive_int, share
+from pytest_grounding.plugin.common.settings import all_options
+
+OPTIONS = all_options()
 
 
 def test_every_grounding_option_is_named_once_with_help():
@@ -27,8 +32,7 @@ def test_values_are_checked_and_a_bad_one_names_where_it_came_from():
 def test_each_option_is_declared_once_on_the_settings_field_it_fills():
     from dataclasses import fields
 
-    from pytest_grounding.plugin.common.options import option_groups
-    from pytest_grounding.plugin.common.settings import GROUPS
+    from pytest_grounding.plugin.common.settings import GROUPS, option_groups
 
     classes = {name: cls for name, _, cls in GROUPS}
     assert [name for name, _, _ in option_groups()] == ["selection", "scoring", "verdict", "outputs"]
@@ -66,3 +70,15 @@ def test_a_declared_option_is_read_with_its_parser_and_names_its_source():
     assert declare("--grounding-y", "help", switch=True).default is False
     assert declare("--grounding-z", "help", repeat=True).default == ()
     assert declare("--grounding-w", "help", parse=positive_int, otherwise=5).default == 5
+
+
+def test_each_options_help_is_one_line_and_its_whole_text_is_on_the_options_page():
+    """`pytest --help` stays a list: one line per option, then where the rest is (the generated page)."""
+    from pytest_grounding.plugin.common.options import OPTIONS_PAGE
+
+    page = (Path(__file__).parent.parent / OPTIONS_PAGE).read_text(encoding="utf-8")
+    for option in OPTIONS:
+        assert "\n" not in option.help and len(option.help) <= 90, option.flag
+        assert len(option.doc) > len(option.help), option.flag  # the page says more than the line
+        assert option.pointer == f"{OPTIONS_PAGE}#{option.flag.lstrip('-')}"
+        assert f'id="{option.flag.lstrip("-")}"' in page, option.flag

@@ -2,7 +2,7 @@
 every process, its specs parsed once, its datasets loaded once, its items looked up by test id."""
 
 from helpers import FIXTURES
-from pytest_grounding.plugin.sessions import controller_of, plan_of, worker_of
+from pytest_grounding.plugin.sessions import controller_of, plan_of, startup_of, worker_of
 
 MINI = str(FIXTURES / "mini")
 
@@ -12,25 +12,26 @@ def test_a_plan_is_built_with_its_sessions_in_the_only_process(configured):
     plan = plan_of(config)
     assert plan.settings.selection.detector_specs == ("center", "random:seed=3")
     assert worker_of(config).plan is plan and controller_of(config).plan is plan
-    plan.check_run_settings(lambda line: None)
+    startup_of(config).check_run_settings(lambda line: None)
     (dataset,) = plan.catalog.all()
     assert dataset.format == "pointerbench" and plan.catalog.fingerprint_of(dataset.name) == dataset.fingerprint
     assert plan.samples_in_order() == list(dataset.samples)
 
 
 def test_epochs_apply_to_detectors_that_sample_not_to_deterministic_ones(configured):
-    plan = plan_of(configured(f"--dataset={MINI}", "--grounding-epochs=3", "--detector=center"))
+    config = configured(f"--dataset={MINI}", "--grounding-epochs=3", "--detector=center")
+    plan, startup = plan_of(config), startup_of(config)
     assert (
         plan.epochs_for(["center"]) == 1 and plan.epochs_for(["openai:preset=uitars-1.5-point,model=m", "center"]) == 3
     )
-    plan.note_deterministic()
-    assert any("center is deterministic" in note for note in plan.notes)
+    startup.note_deterministic()
+    assert any("center is deterministic" in note for note in startup.notes)
 
 
 def test_the_controller_indexes_the_items_its_workers_will_make(configured):
     config = configured(f"--dataset={MINI}", "--detector", "center", "--detector", "random:seed=3")
     plan = plan_of(config)
-    plan.check_run_settings(lambda line: None)
+    startup_of(config).check_run_settings(lambda line: None)
     sample = plan.samples_in_order()[2]
     found = plan.index.lookup(f"suite.py::test_sample[random-seed-3-{sample.uid}]")
     assert found is not None and found.spec == "random:seed=3" and found.sample == sample
@@ -68,3 +69,24 @@ def test_the_sweep_is_on_the_frozen_plan_and_one_expand_makes_the_items_samples(
     ]
     assert [s.uid for s in plan.expand([sample], ["center"])] == [sample.uid, f"{sample.uid}~invert"]
     assert plan.run_items() == plan.expand(plan.samples_in_order())
+
+
+def test_the_plan_holds_settings_and_registries_only(configured):
+    """No mutable field on the frozen plan, and none of the controller's checks: what the start-up
+    checks find (preflights, frame checks, requests sent, notes) is kept by controller/startup.py."""
+    import ast
+    import dataclasses
+    from pathlib import Path
+
+    from pytest_grounding.plugin.common import plan as plan_module
+
+    config = configured(f"--dataset={MINI}", "--detector=center")
+    plan, startup = plan_of(config), startup_of(config)
+    for field in dataclasses.fields(plan):
+        assert field.default_factory is dataclasses.MISSING, field.name
+        assert not isinstance(getattr(plan, field.name), (list, set, dict)), field.name
+    tree = ast.parse(Path(plan_module.__file__).read_text(encoding="utf-8"))
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {m for m in imported if m.split(".")[0] in ("worker", "controller") or "preflight" in m}
+    startup.check_run_settings(lambda line: None)
+    assert startup.preflighted == {"center"} and startup.requests == 0 and startup.frame_checks == {}

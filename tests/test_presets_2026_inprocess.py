@@ -41,7 +41,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     class Models(dict):
         def __missing__(self, family):

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # a model is built and run on torch
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     return build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny-agent"))
 

@@ -59,7 +59,7 @@ def pytest_grounding_register_detectors(registry):
 @pytest.fixture(scope="session")
 def tiny35(tmp_path_factory):
     """family -> a tiny random Qwen3.5 checkpoint folder, built on first use."""
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     class Folders(dict):
         def __missing__(self, family):

@@ -48,7 +48,7 @@ def installed(path: Path, engine: str) -> None:
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     """Tiny random checkpoints with a text head size vLLM's CPU attention takes (32)."""
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     folder = tmp_path_factory.mktemp("engine-checkpoints")
     return {

@@ -17,4 +17,4 @@ def test_a_spec_is_parsed_once_and_a_bad_one_is_one_message_naming_its_source(co
     assert plan.specs.deterministic("center") and not plan.specs.deterministic("openai:model=m")
     assert not plan.specs.deterministic("no-such-detector")
     with pytest.raises(SettingError, match=r"--detector no-such-detector: .*no-such-detector"):
-        plan.check_detector_specs(["no-such-detector"], "--detector", lambda line: None)
+        plan.check_specs(["no-such-detector"], "--detector")

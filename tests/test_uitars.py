@@ -71,7 +71,7 @@ def pytest_grounding_register_detectors(registry):
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     return build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny-qwen25vl"))
 
@@ -204,7 +204,7 @@ def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_ans
     from PIL import Image
 
     from pytest_grounding.core.types import Query
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     folder = build_tiny_qwen25vl(tmp_path_factory.mktemp("tiny-qwen2vl"), family="qwen2_vl")
     monkeypatch.setenv("FORCED_ANSWER", "click(start_box='<|box_start|>(500,250)<|box_end|>')")
@@ -224,7 +224,7 @@ def test_a_qwen2_vl_checkpoint_gets_the_ui_tars_1_0_preset_and_its_0_to_1000_ans
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory, tiny_model):
     """family -> a tiny checkpoint folder, each built on first use."""
-    from pytest_grounding.detectors.vlm.tiny import build_tiny_qwen25vl
+    from pytest_grounding.testing.tiny import build_tiny_qwen25vl
 
     class Models(dict):
         def __missing__(self, family):

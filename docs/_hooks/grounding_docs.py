@@ -155,7 +155,7 @@ def _option_row(option) -> str:
 
 def options_table() -> str:
     """The options, grouped as the settings declare them (plugin/common/settings.py), one row each."""
-    from pytest_grounding.plugin.common.options import option_groups
+    from pytest_grounding.plugin.common.settings import option_groups
 
     rows = []
     for name, title, options in option_groups():

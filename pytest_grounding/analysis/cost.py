@@ -11,9 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PROMPT, COMPLETION, TOTAL = "prompt_tokens", "completion_tokens", "total_tokens"
-# Other APIs' names for the same counts (Anthropic, OpenAI's Responses API).
-ALIASES = {"input_tokens": PROMPT, "output_tokens": COMPLETION}
+from ..core.usage import COMPLETION, PROMPT, TOTAL, usage_of
+
 PRICE_KEYS = ("prompt", "completion")
 
 
@@ -64,36 +63,6 @@ def parse_price(value: Any, source: str) -> Price | None:
     if missing:
         raise ValueError(f"{source}: {' and '.join(missing)} missing (expected prompt=X,completion=Y, USD per million)")
     return Price(found["prompt"], found["completion"])
-
-
-def usage_of(record: Mapping[str, Any]) -> dict[str, int] | None:
-    """A record's token counts (prompt, completion, total), or None when its detector reported none."""
-    meta = record.get("meta")
-    usage = meta.get("usage") if isinstance(meta, Mapping) else None
-    if not isinstance(usage, Mapping):
-        return None
-    counts: dict[str, int] = {}
-    for key, value in usage.items():
-        name = ALIASES.get(key, key)
-        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if name in (PROMPT, COMPLETION, TOTAL) and number and value >= 0:
-            counts[name] = counts.get(name, 0) + int(value)
-    if PROMPT not in counts and COMPLETION not in counts:
-        return None
-    counts.setdefault(PROMPT, 0)
-    counts.setdefault(COMPLETION, 0)
-    counts.setdefault(TOTAL, counts[PROMPT] + counts[COMPLETION])
-    return counts
-
-
-def add_usage(total: Mapping[str, int] | None, more: Mapping[str, Any] | None) -> dict[str, int] | None:
-    """Two usage objects summed (a strategy's calls); either may be None."""
-    counts = usage_of({"meta": {"usage": more}}) if more is not None else None
-    if total is None:
-        return counts
-    if counts is None:
-        return dict(total)
-    return {key: total.get(key, 0) + counts.get(key, 0) for key in (PROMPT, COMPLETION, TOTAL)}
 
 
 def summarize(records: Iterable[Mapping[str, Any]], price: Price | None, key: Any = None) -> dict[str, dict[str, Any]]:

@@ -19,8 +19,7 @@ from ..render.baseline import mode as baseline_mode
 from ..sections import registry as report_sections
 from .common import hookspecs
 from .common import items as collection
-from .common.options import add_options
-from .common.settings import SettingError
+from .common.settings import SettingError, add_options
 from .common.wire import RECORD, WorkerInput, record_of
 from .compat import benchmark_compat, process_exit
 from .controller.hooks import Controller, XdistHooks
@@ -70,7 +69,7 @@ def pytest_configure(config) -> None:
         served_session.adopt(told.served)  # the controller's servers and probes
         assert worker is not None
         worker.done_keys = frozenset(told.done)
-        worker.plan.startup_requests.append(told.startup_requests)  # spent of the budget before any worker
+        worker.startup_requests = told.startup_requests  # spent of the budget before any worker
         if told.baseline is not None:  # the controller read and checked the baseline; workers judge with it
             worker.expect(baseline.expectations_from(told.baseline))
         config.pluginmanager.register(Worker(config, worker), "grounding-worker")
@@ -114,11 +113,12 @@ def pytest_sessionstart(session) -> None:
     if controller is not None:  # the running page from the start: before a model's server or weights load
         controller.begin_live()
     try:
-        plan_of(config).check_run_settings(say, on_generate=on_generate)
         if controller is not None:
+            controller.startup.check_run_settings(say, on_generate=on_generate)
             controller.prepare(config.invocation_params.args)
             worker = local_worker(config)
             if worker is not None:  # the only process: it predicts too
+                worker.startup_requests = controller.startup.requests
                 worker.done_keys = controller.resumed.done_keys
                 expected = controller.baseline.expectations()
                 if expected is not None:
@@ -166,7 +166,8 @@ def pytest_report_header(config) -> list:
             max_slowdown=settings.verdict.max_slowdown,
         )
         lines.append(f"grounding baseline: {settings.verdict.baseline_path} ({how})")
-    lines += [f"grounding note: {text}" for text in plan.notes]
+    notes = controller.startup.notes if controller is not None else ()
+    lines += [f"grounding note: {text}" for text in notes]
     return lines
 
 

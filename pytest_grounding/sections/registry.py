@@ -18,6 +18,7 @@ ENTRY_POINTS = "pytest_grounding.sections"
 
 # name -> "module:attr" of a Section instance (or class); loaded on first use.
 BUILTIN = {
+    "card": "pytest_grounding.sections.card:SECTION",  # the run card (issue 58)
     "locate": "pytest_grounding.sections.locate:SECTION",
     "refusals": "pytest_grounding.sections.refusals:SECTION",
     "benchmarks": "pytest_grounding.sections.benchmarks:SECTION",

@@ -8,6 +8,8 @@ The format is recognised from the content, never from the file name:
 - `screenspot-pro`: the official ScreenSpot-Pro script's results JSON (`{"details": [...],
   "metrics": {...}}`) or the same rows as JSONL (OmniParser's published log); rows carry no id, so
   they are matched by the image path below `images/` and `prompt_to_evaluate`.
+- `eee`: an Every Eval Ever samples sidecar (InstanceLevelEvaluationLog lines, as `export --eee`
+  writes them; detectors/replay/eee.py); matched by `sample_id`.
 - `mapping`: any other JSON/JSONL with `id_field=` and `point_field=` (dotted paths: `doc.id`,
   `resps.0`), optional `box_field=` and `correct_field=`.
 
@@ -26,11 +28,12 @@ from typing import Any
 
 from ...core import safefile, safejson
 from ...core.record import RAW_LIMIT, SCORED, Outcome
+from . import eee
 
 Pair = tuple[float, float]
 Quad = tuple[float, float, float, float]
 
-FORMATS = ("pytest-grounding", "pointerbench", "screenspot-pro", "mapping")
+FORMATS = ("pytest-grounding", "pointerbench", "screenspot-pro", "eee", "mapping")
 BY_ID, BY_SCREEN = "id", "image+instruction"
 SHOWN = 200  # characters of a bad value quoted in a message
 _PAIR_TEXT = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*[,\s]\s*(-?\d+(?:\.\d+)?)\s*[\])]?\s*$")
@@ -120,6 +123,8 @@ def read_replay_file(
             answer = _pointerbench(line, row)
         elif fmt == "screenspot-pro":
             answer = _screenspot_pro(line, row)
+        elif fmt == "eee":
+            answer = _eee(line, row)
         else:
             assert mapping is not None
             answer = _mapped(line, row, mapping)
@@ -201,10 +206,12 @@ def _sniff(path: Path, rows: Sequence[tuple[int, Any]]) -> str:
         return "pytest-grounding"
     if "id" in keys and "point" in keys:
         return "pointerbench"
+    if eee.is_eee(keys):
+        return "eee"
     shown = ", ".join(sorted(map(str, keys))[:10])
     raise ReplayError(
         f"replay file {path}: rows with keys [{shown}] match no known format (pytest-grounding predictions, "
-        "Pointerbench-Pro {id, point}, ScreenSpot-Pro results); map its fields with "
+        "Pointerbench-Pro {id, point}, ScreenSpot-Pro results, Every Eval Ever samples); map its fields with "
         "id_field=...,point_field=... (docs: Score predictions you already have)"
     )
 
@@ -313,6 +320,34 @@ def _screenspot_pro(line: int, row: Mapping[str, Any]) -> Answer | None:
         ),
         their_verdict=verdict,
         their_correct=None if verdict is None else verdict == "correct",
+    )
+
+
+def _eee(line: int, row: Mapping[str, Any]) -> Answer | None:
+    found = eee.fields(row)
+    if found is None:
+        return None
+    point, box = _pair(found["point"]), _quad(found["box"])
+    points = found["points"]
+    pair_list = tuple(p for p in (_pair(item) for item in points) if p) if isinstance(points, list) else None
+    invalid = None
+    if found["point"] is not None and point is None:
+        invalid = f"extracted_value {_shown(_json(found['extracted']))} is not [x, y]"
+    return Answer(
+        line=line,
+        id=found["id"],
+        dataset=found["dataset"],
+        fingerprint=found["fingerprint"],
+        point=point,
+        box=box,
+        points=pair_list if pair_list and len(pair_list) > 1 else None,
+        refusal=found["refusal"],
+        wrong_format=point is None and box is None and not found["refusal"] and invalid is None,
+        error=found["error"],
+        invalid=invalid,
+        raw=_clip(found["raw"]),
+        their_verdict=found["their_verdict"],
+        their_correct=found["their_correct"],
     )
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...analysis.cost import add_usage
 from ...core.types import Box, Point, Prediction, Query
+from ...core.usage import add_usage
 from ..base import close, describe
 from .geometry import box_to_frame, integral, shrink_toward, to_frame, window_around
 

@@ -86,7 +86,7 @@ class ZoomIn(Strategy):
             from ...evaluate.runner import as_prediction
 
             prediction = as_prediction(prediction)
-        from ...analysis.cost import add_usage
+        from ...core.usage import add_usage
         from .wrappers import _inner_attempts
 
         trail.attempts += _inner_attempts(prediction)

@@ -47,6 +47,7 @@ def placeholder(params: str) -> Sample:
 class ItemIndex:
     specs: tuple[str, ...] = ()  # the run's detector specs (to name an item of an unknown sample)
     _entries: dict[str, ItemEntry] = field(default_factory=dict)  # item params -> entry
+    labels: dict[str, str] = field(default_factory=dict)  # spec -> label= given by a suite's marker
 
     def add(self, specs: Sequence[str], samples: Iterable[Sample]) -> None:
         """The items `specs` x `samples` make, keyed by the ids collection gives them."""

@@ -12,7 +12,7 @@ import pytest
 from ...core.types import Sample, epoch_of
 from ...datasets import DatasetError, sharding
 from ..compat.pytest_compat import name_groups
-from ..sessions import is_worker, local_worker, plan_of
+from ..sessions import is_worker, local_startup, local_worker, plan_of
 from .item_index import spec_id
 from .settings import split_labels
 
@@ -55,8 +55,12 @@ def parametrize(metafunc: Any) -> None:
             specs = pinned_labels(specs, plan, where)
         except ValueError as exc:  # a collection error naming the test function, no traceback
             pytest.fail(str(exc), pytrace=False)
-        plan.check_detector_specs(specs, where, _no_progress)
-        plan.check_frames(specs, where, _no_progress)
+        startup = local_startup(metafunc.config)
+        if startup is None:
+            plan.check_specs(specs, where)
+        else:  # the controller: a pinned detector's preflight and frame check, as the run's own had
+            startup.check_detector_specs(specs, where, _no_progress)
+            startup.check_frames(specs, where, _no_progress)
         metafunc.parametrize("grounding_detector_name", specs, ids=[spec_id(s) for s in specs])
     if wants_sample:
         samples: list[Sample] = []
@@ -99,14 +103,14 @@ def pinned_labels(specs: list[str], plan: Any, where: str) -> list[str]:
     """A marker's specs without their `label=`, each label kept in the plan (the worker's detector
     record carries it to the reports): the same rules as --detector's labels, across the run."""
     plain, labels = split_labels(tuple(specs), where)
-    known = {**plan.settings.selection.detector_labels, **plan.marker_labels}
+    known = {**plan.settings.selection.detector_labels, **plan.index.labels}
     for spec, label in labels.items():
         if known.get(spec, label) != label:
             raise ValueError(f"{where}: detector {spec!r} is labelled {known[spec]!r} elsewhere, not {label!r}")
         other = next((s for s, name in known.items() if name == label and s != spec), None)
         if other is not None:
             raise ValueError(f"{where}: label {label!r} names two detectors ({other!r} and {spec!r})")
-    plan.marker_labels.update(labels)
+    plan.index.labels.update(labels)
     return list(plain)
 
 

@@ -21,17 +21,18 @@ FRAME_CHECK_MODES = ("fail", "warn", "off")  # --grounding-frame-check (detector
 LANGUAGES = ("en", "cn")
 SCORING_PROFILES = tuple(PROFILES)
 
+OPTIONS_PAGE = "docs/options.md"  # generated from the declarations (docs/_hooks/grounding_docs.py)
 Parse = Callable[[Any, str], Any]  # (the value as given, where it came from) -> the typed value; ValueError if bad
 
 
 @dataclass(frozen=True)
 class Option:
     """One option as declared on its settings field; `group` and `field` are filled in from where
-    it is declared (plugin/common/settings.py's OPTION_GROUPS)."""
+    it is declared (plugin/common/settings.py's option_groups())."""
 
     flag: str
     ini: str | None
-    help: str
+    help: str  # one line: `pytest --help` shows it with a pointer to the options page
     repeat: bool = False
     metavar: str | None = None
     default: Any = None  # as written (text): shown in the docs, parsed like a given value
@@ -40,6 +41,12 @@ class Option:
     path: bool = False  # a path: relative to where pytest started (command line) or to the rootdir (ini)
     group: str = ""
     field: str = ""
+    doc: str = ""  # the whole text: the generated options page (docs/options.md) shows it
+
+    @property
+    def pointer(self) -> str:
+        """Where the whole text is: this option's row of the generated options page."""
+        return f"{OPTIONS_PAGE}#{self.flag.lstrip('-')}"
 
     @property
     def dest(self) -> str:
@@ -74,12 +81,22 @@ def declare(
     switch: bool = False,
     path: bool = False,
     otherwise: Any = None,
+    doc: str = "",
 ) -> Any:
     """A settings field and its option, declared once: `limit: int | None = declare("--grounding-limit",
     "...", ini="grounding_limit", metavar="N", parse=positive_int)`. The field's default is the
     option's default parsed as a given value would be (none: `otherwise`, or () for a repeatable option)."""
     option = Option(
-        flag, ini, help, repeat=repeat, metavar=metavar, default=default, switch=switch, parse=parse, path=path
+        flag,
+        ini,
+        help,
+        repeat=repeat,
+        metavar=metavar,
+        default=default,
+        switch=switch,
+        parse=parse,
+        path=path,
+        doc=doc,
     )
     if switch:
         typed: Any = False
@@ -92,71 +109,44 @@ def declare(
     return dataclasses.field(default=typed, metadata={"option": option})
 
 
-def option_groups() -> tuple[tuple[str, str, tuple[Option, ...]], ...]:
-    """(name, title, options) per settings group, in the order `pytest --help` and the docs show them."""
-    from .settings import declared_groups
-
-    return declared_groups()
-
-
-def all_options() -> tuple[Option, ...]:
-    return tuple(option for _, _, options in option_groups() for option in options)
-
-
-def __getattr__(name: str) -> Any:  # OPTIONS: every declared option, read from the settings' fields
-    if name == "OPTIONS":
-        return all_options()
-    raise AttributeError(name)
-
-
 def argparse_text(text: str) -> str:
     """A help text as argparse wants it: argparse %-formats help (`%(default)s`), so a literal `%`
     ("95% interval") would crash `pytest --help`. Every text passes here where it is registered."""
     return text.replace("%", "%%")
 
 
-def add_options(parser) -> None:
-    for name, title, options in option_groups():
-        _add_group(parser, parser.getgroup(f"grounding {name}", f"grounding: {name} ({title})"), options)
-
-
-def _add_group(parser, group, options: tuple[Option, ...]) -> None:
+def add_group(parser, group, options: tuple[Option, ...]) -> None:
+    """Each option on `pytest --help` (in `group`) and, where it has one, as an ini key: its one line
+    and where the options page says the rest."""
     for option in options:
+        text = argparse_text(f"{option.help} ({option.pointer})")
         if option.switch:
-            group.addoption(
-                option.flag, dest=option.dest, help=argparse_text(option.help), action="store_true", default=None
-            )
+            group.addoption(option.flag, dest=option.dest, help=text, action="store_true", default=None)
         else:
             group.addoption(
                 option.flag,
                 dest=option.dest,
                 metavar=option.metavar,
-                help=argparse_text(option.help),
+                help=text,
                 action="append" if option.repeat else "store",
                 default=None,
             )
         if option.ini:
             kind = "bool" if option.switch else "linelist" if option.repeat else "string"
             default = False if option.switch else [] if option.repeat else (option.default or "")
-            parser.addini(option.ini, help=option.help, type=kind, default=default)
+            parser.addini(option.ini, help=text, type=kind, default=default)
 
 
-def lookup(config, flag: str) -> tuple[Any, str]:
+def option_value(config, option: Option) -> tuple[Any, str]:
     """(value, source) for an option: the command line wins over the ini file."""
-    option = next(o for o in all_options() if o.flag == flag)
     value = config.getoption(option.dest)
     if value not in (None, []):
-        return value, flag
+        return value, option.flag
     if option.ini:
         ini_value = config.getini(option.ini)
         if ini_value not in (None, "", [], False):
             return ini_value, f"ini {option.ini}"
     return option.default, "default"
-
-
-def switch(config, flag: str) -> bool:
-    value, _ = lookup(config, flag)
-    return bool(value)
 
 
 def as_list(value: Any) -> list[str]:

@@ -25,6 +25,7 @@ from .baseline_state import BaselineCheck
 from .ledger import Ledger, NotRun
 from .predictions import PredictionsStream
 from .resume_state import Resumed, load_resumed
+from .startup import Startup
 
 if TYPE_CHECKING:  # the figures are the controller's, at the run's end
     from ...analysis import document as document_mod
@@ -44,6 +45,7 @@ class WorkerReports:
 @dataclass
 class ControllerSession:
     plan: RunPlan
+    startup: Startup  # the checks before the run: what they found, the run's notes
     baseline: BaselineCheck
     predictions: PredictionsStream
     ledger: Ledger = field(default_factory=Ledger)  # every item to score, one record each
@@ -59,13 +61,13 @@ class ControllerSession:
     live: Any = None  # render/live.py's LivePage: --grounding-html written while the run goes
 
     @classmethod
-    def open(cls, plan: RunPlan) -> ControllerSession:
+    def open(cls, plan: RunPlan, startup: Startup) -> ControllerSession:
         outputs = plan.settings.outputs
         if outputs.predictions_path is None and outputs.run_dir is not None:  # the run's own folder: nobody else's
             stream = PredictionsStream(outputs.run_dir / run_folder.PREDICTIONS, held=False)
         else:
             stream = PredictionsStream(outputs.predictions_path)
-        return cls(plan, BaselineCheck(plan.settings), stream)
+        return cls(plan, startup, BaselineCheck(plan.settings), stream)
 
     # -- before the first sample ------------------------------------------------------------------
 
@@ -73,7 +75,7 @@ class ControllerSession:
         """The predictions file held, the resumed file read back, the baseline and the published
         figures read and checked, the predictions file opened: before any sample runs."""
         self.predictions.hold(args, self.started)  # before it is read to resume
-        self.resumed = load_resumed(self.plan)
+        self.resumed = load_resumed(self.plan, self.startup.notes.add)
         self.records.extend(self.resumed.records)
         self.baseline.load(self.plan.catalog.fingerprints())
         self.load_published()
@@ -158,7 +160,7 @@ class ControllerSession:
             return
         for record in records:
             self.predictions.write(record)  # type: ignore[arg-type]
-        self.plan.note(
+        self.startup.notes.add(
             f"{len(records)} answers came back for items the interruption kept from running: they are in the "
             "predictions file (--grounding-resume keeps them), not in this summary"
         )
@@ -200,7 +202,7 @@ class ControllerSession:
             )
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
-            self.plan.note(self.baseline.note)
+            self.startup.notes.add(self.baseline.note)
         self._note_unmatched_errata()
         from ..common.replay import findings as replay_findings
 
@@ -214,7 +216,7 @@ class ControllerSession:
             detector_info=detector_info,
             partial=interrupted,
             resumed=len(self.resumed.records),
-            notes=tuple(self.plan.notes),
+            notes=tuple(self.startup.notes),
             view=View(
                 order=settings.selection.detector_specs,
                 top_apps=settings.outputs.top_apps,
@@ -230,7 +232,7 @@ class ControllerSession:
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
             shard=self.shard_entry(),
-            frame_checks=dict(self.plan.frame_checks),
+            frame_checks=dict(self.startup.frame_checks),
         )
         return self.result
 
@@ -246,7 +248,7 @@ class ControllerSession:
         ids.update(str(record.get("id")) for record in self.records)  # datasets a suite pinned on workers
         note = unmatched_note(errata, ids)
         if note:
-            self.plan.note(note)
+            self.startup.notes.add(note)
 
     def _baseline_result(self) -> BaselineResult | None:
         path = self.plan.settings.verdict.baseline_path
@@ -272,7 +274,7 @@ class ControllerSession:
             crashes = self.ledger.crashes
             ended = (self.budget_entry() or {}).get("ended")
             reason = f"the budget {ended} was spent" if ended else None
-            self.plan.note(
+            self.startup.notes.add(
                 not_run_line(
                     self.not_run, total, crashes=crashes, interrupted=interrupted, resumable=resumable, reason=reason
                 )
@@ -299,7 +301,7 @@ class ControllerSession:
             return None
         found = merged(self.reports.budget) or {"ended": None, "spent": {}}
         ended = found["ended"] and limits.label(found["ended"])  # the run's limit, not a worker's share
-        startup = sum(self.plan.startup_requests)  # the probes' and the frame check's, sent before any sample
+        startup = self.startup.requests  # the probes' and the frame check's, sent before any sample
         spent = {**found["spent"], "requests": found["spent"].get("requests", 0) + startup}
         return {
             "limits": limits.as_dict(),
@@ -333,7 +335,7 @@ class ControllerSession:
                 info[spec] = {**info[spec], "label": label}
         for spec, found in info.items():  # a describe() that raised: said once, the run goes on
             if found.get("describe_error"):
-                self.plan.note(f"detector {spec}: describe() raised {found['describe_error']}")
+                self.startup.notes.add(f"detector {spec}: describe() raised {found['describe_error']}")
         return info
 
     def scoring(self) -> document_mod.Scoring:
@@ -364,8 +366,8 @@ class ControllerSession:
         if result.summary is not None:
             found = document_mod.Figures(result.summary, result.cost, result.reproductions, result.verdicts)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
-        if self.plan.frame_checks:  # --grounding-frame-check: what each model detector's check found
-            extra["frame_check"] = dict(self.plan.frame_checks)
+        if self.startup.frame_checks:  # --grounding-frame-check: what each model detector's check found
+            extra["frame_check"] = dict(self.startup.frame_checks)
         if settings.selection.budget is not None:
             extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:

@@ -184,7 +184,7 @@ class XdistHooks:
             baseline=self.session.baseline.expectations(),
             loadgroup=node.config.getoption("dist", "no") == "loadgroup",  # workers re-read the command line
             served=served_session.export(),  # the servers started and probed here: workers do neither again
-            startup_requests=sum(self.session.plan.startup_requests),
+            startup_requests=self.session.startup.requests,
         ).send(node.workerinput)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:

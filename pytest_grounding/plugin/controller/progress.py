@@ -35,7 +35,8 @@ class Progress:
 
     @classmethod
     def for_config(cls, config) -> Progress:
-        from ..common.options import choice, lookup
+        from ..common.options import choice
+        from ..common.settings import lookup
 
         mode = choice(*lookup(config, "--grounding-progress"), ("auto", "on", "off"))
         enabled = config.option.verbose > -2 and sys.stdout.isatty() if mode == "auto" else mode == "on"

@@ -5,6 +5,7 @@ that every process deselects."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...core.record import Outcome, Record, Task
@@ -22,7 +23,7 @@ class Resumed:
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid)
 
 
-def load_resumed(plan: RunPlan) -> Resumed:
+def load_resumed(plan: RunPlan, note: Callable[[str], None]) -> Resumed:
     """Read the predictions file being resumed: keep the records of this run's detectors and
     datasets (errors are run again); refuse a file from another dataset version or detector."""
     path = plan.settings.outputs.predictions_path
@@ -77,7 +78,7 @@ def load_resumed(plan: RunPlan) -> Resumed:
             line, samples, where, plan.settings.scoring.profile
         )  # never trust a stored outcome
         if rescored.note:
-            plan.note(f"--grounding-resume: {rescored.note}")
+            note(f"--grounding-resume: {rescored.note}")
         if rescored.record is not None and rescored.record["outcome"] != Outcome.ERROR:
             kept[key] = rescored.record
     return Resumed(tuple(kept.values()), frozenset(kept))

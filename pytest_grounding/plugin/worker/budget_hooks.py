@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ...analysis.cost import usage_of
 from ...core import budget
+from ...core.usage import usage_of
 from ..common.wire import record_of
 from .pipeline import detector_spec
 from .worker_session import WorkerSession
@@ -27,7 +27,7 @@ class BudgetHooks:
     def share(self) -> budget.Budget:
         """What the samples may spend: the requests the checks before the run sent (probes, the
         frame check) taken off; under -n N, this worker's part of the rest (1/N each)."""
-        left = self.budget.after_requests(sum(self.worker.plan.startup_requests))
+        left = self.budget.after_requests(self.worker.startup_requests)
         told = getattr(self.config, "workerinput", None)
         if told is None:
             return left

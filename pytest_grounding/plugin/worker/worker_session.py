@@ -25,6 +25,7 @@ class WorkerSession:
     judged: bool = False  # a baseline is compared with: each record gets its verdict
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) resumed: not run again
     shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard, per dataset
+    startup_requests: int = 0  # HTTP requests the controller's checks sent before the run: the budget's
     pipeline: Any = None  # prefetch.Pipeline: predictions started ahead of their items (once the loop starts)
 
     @classmethod
@@ -32,7 +33,7 @@ class WorkerSession:
         from ...store.answers import open_store
 
         return cls(
-            plan=plan, pool=DetectorPool(plan.specs, open_store(plan.settings.outputs.answer_cache), plan.marker_labels)
+            plan=plan, pool=DetectorPool(plan.specs, open_store(plan.settings.outputs.answer_cache), plan.index.labels)
         )
 
     def expect(self, expected: Mapping[baseline_mod.Key, str]) -> None:

@@ -1,0 +1,253 @@
+"""The controller's checks before the run, once, before any worker starts: the detectors' preflights
+(weights, CUDA, a server), the frame check (calibration screens through a detector pool of its own),
+the samples' checks (a served model's context), the datasets loaded, replayed files matched, the
+outputs writable, and the notes they leave. What they found (preflighted specs, frame checks, the
+requests they sent) stays here, never on the frozen plan. Collection calls the same checks for a
+suite's pinned detectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ...datasets import DatasetError, sharding
+from ...detectors import bind_options
+from ..common.notes import Notes
+from ..common.plan import RunPlan
+from ..common.settings import SettingError
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Startup:
+    plan: RunPlan
+    notes: Notes
+    preflighted: set[str] = field(default_factory=set)  # specs whose preflight passed
+    frame_skipped: set[str] = field(default_factory=set)  # specs whose frame check the request budget left out
+    frame_checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what its frame check found
+    requests: int = 0  # HTTP requests the checks sent: spent of --grounding-budget before any sample
+
+    def preflights(self) -> bool:
+        """The controller checks (and may download) what detectors need; not for --collect-only."""
+        option = getattr(self.plan.config, "option", None)
+        return not getattr(option, "collectonly", False)
+
+    def check_run_settings(self, say: Say, on_generate: Callable[[Path], None] | None = None) -> None:
+        """Fail fast, before any worker starts, on a detector or dataset named on the command line
+        or in the ini file that cannot be used, or an output path that cannot be written. Loads
+        the run's datasets here too, so the controller can name them under xdist."""
+        from ...core import budget
+
+        limit = self.plan.settings.selection.budget
+        meter = budget.Meter(limit) if limit is not None and limit.requests is not None else None
+        budget.install(meter)  # the start-up checks' requests (probes, calibration) are the budget's too
+        try:
+            self._check_run_settings(say, on_generate)
+        except budget.BudgetSpent:
+            assert limit is not None
+            raise SettingError(
+                f"--grounding-budget {limit.label('requests')} is spent by the checks before the run (the served "
+                "detectors' probes): give a larger budget, or probe=false on the detector"
+            ) from None
+        finally:
+            budget.install(None)
+            if meter is not None:
+                self.requests += meter.http
+
+    def _check_run_settings(self, say: Say, on_generate: Callable[[Path], None] | None) -> None:
+        plan, selection = self.plan, self.plan.settings.selection
+        self.check_detector_specs(selection.detector_specs, selection.detector_source, say)
+        self.note_deterministic()
+        try:
+            if selection.dataset_specs:
+                plan.datasets_for((), Path.cwd())
+            else:
+                plan.catalog.default(on_generate=on_generate)
+        except DatasetError as exc:
+            raise SettingError(f"{selection.dataset_source}: {exc}") from None
+        self.check_replays()
+        if selection.shard is not None:  # more shards than samples: said once, before any worker starts
+            try:
+                sharding.check_count(selection.shard, len(plan.samples_in_order()))
+            except ValueError as exc:
+                raise SettingError(str(exc)) from None
+        self.check_detector_samples(selection.detector_specs, selection.detector_source)
+        self.check_frames(selection.detector_specs, selection.detector_source, say)
+        items = plan.run_items()  # the items the workers will make from the run's datasets, by the same ids
+        plan.index.add(selection.detector_specs, items)
+        self.note_empty_variants(items)
+        self.check_outputs()
+
+    def check_outputs(self) -> None:
+        from ...render.outputs import OutputUnusable, check_all
+
+        outputs = self.plan.settings.outputs
+        try:
+            check_all(outputs)
+        except OutputUnusable as exc:
+            raise SettingError(str(exc)) from None
+        if outputs.answer_cache is not None:  # before any sample, not one write error per answer
+            from ...store.answers import check_folder
+
+            try:
+                check_folder(outputs.answer_cache)
+            except OSError as exc:
+                raise SettingError(
+                    f"--grounding-cache {outputs.answer_cache}: cannot be written ({exc.strerror or exc})"
+                ) from None
+
+    # -- the detectors ------------------------------------------------------------------------------
+
+    def check_detector_specs(self, specs: Sequence[str], source: str, say: Say) -> None:
+        """The plan's checks of each spec, then what its preflight finds missing (weights, CUDA, a
+        server): usage errors, said once, before any sample runs (not an error on every item)."""
+        for spec, name, factory, bound in self.plan.check_specs(specs, source):
+            if not self.preflights() or spec in self.preflighted:
+                continue
+            from ...detectors.preflight import run_preflight
+
+            try:
+                run_preflight(name, factory, bound, say)  # weights, CUDA, a server: once, before workers
+            except ValueError as exc:
+                raise SettingError(f"{source} {spec}: {exc}") from None
+            self.preflighted.add(spec)
+
+    def check_frames(self, specs: Sequence[str], source: str, say: Say) -> None:
+        """Each preflighted model detector's frame check, after the samples' own checks (a server
+        that shrinks the screen is named by its token count first: one request, not twelve)."""
+        for spec in specs:
+            if spec not in self.preflighted:
+                continue
+            try:
+                self.check_frame(spec, self.plan.specs.get(spec).factory(self.plan.detectors), say)
+            except ValueError as exc:
+                raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def check_frame(self, spec: str, factory: Any, say: Say) -> None:
+        """The model detector's frame check (detectors/frame_check.py), once per run, after its
+        preflight (a vllm server runs by then): a frame it can name stops the run with `fail` (a
+        ValueError: a usage error, before any dataset sample is sent)."""
+        from ...detectors.frame_check import needs_check
+
+        plan = self.plan
+        mode = plan.settings.selection.frame_check
+        if mode == "off" or spec in self.frame_checks or spec in self.frame_skipped or not needs_check(factory):
+            return
+        if plan.settings.selection.task != "grounding":
+            return
+        from ...core import budget, frames
+        from ...detectors.frame_check import calibration_screens, run_check
+        from ...store.answers import open_store
+        from ..worker.pool import DetectorLoadError, DetectorPool
+
+        meter = budget.current()
+        calibration = len(calibration_screens())
+        if meter is not None and meter.budget.requests is not None:
+            left = meter.budget.requests - meter.http
+            if left < 2 * calibration:  # the samples must keep at least as much as the check takes
+                self.notes.add(
+                    f"frame check {spec}: not run: --grounding-budget {meter.budget.label('requests')} leaves "
+                    f"{left} requests, too few for its {calibration} calibration requests and the samples"
+                )
+                self.frame_skipped.add(spec)
+                return
+
+        pool = DetectorPool(plan.specs, open_store(plan.settings.outputs.answer_cache))
+        try:
+            detector = pool.get(spec)
+        except DetectorLoadError:
+            return  # the workers' own loading says why, once
+        try:
+            say(f"grounding: frame check {plan.name_of(spec)}: calibration screens sent")
+            result = replace(run_check(spec, detector), spec=plan.name_of(spec))  # its lines name the label=
+        finally:
+            pool.close()
+        self.frame_checks[spec] = {"mode": mode, **result.as_dict()}
+        self.notes.add(result.line())
+        if result.finding.mismatch:
+            preset = getattr(getattr(detector, "preset", None), "name", None)
+            if mode == "fail":
+                raise ValueError(result.message(preset if isinstance(preset, str) else None))
+            self.notes.add(
+                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on; "
+                f"its answers read in that frame afterwards: `{frames.rescore_command(result.finding.suggestion)}`)"
+            )
+
+    def check_detector_samples(self, specs: Sequence[str], source: str) -> None:
+        """A detector whose factory offers `check_samples` sees every sample's (id, size,
+        instruction) before the run: a served model whose context cannot hold the largest screen
+        is one message now, not an error on every such sample."""
+        if not self.preflights():
+            return
+        from ...datasets.harness import header_size
+
+        plan = self.plan
+        samples = plan.samples_in_order()
+        if plan.settings.selection.shard is not None:  # the samples this shard runs (-k is not known yet: all)
+            samples = sharding.take(samples, plan.settings.selection.shard)
+        for spec in specs:
+            parsed = plan.specs.get(spec)
+            factory = parsed.factory(plan.detectors)
+            check = getattr(factory, "check_samples", None)
+            if check is None:
+                continue
+            sized = (
+                (s.id, size, s.instruction)
+                for s in samples
+                if (size := s.image_size or header_size(Path(s.image))) is not None
+            )
+            try:
+                check(sized, **bind_options(parsed.name, factory, parsed.options))
+            except (ValueError, RuntimeError) as exc:  # ModelUnavailable (what, where, fix); a server gone since
+                raise SettingError(f"{source} {spec}: {exc}") from None
+
+    # -- notes and replays --------------------------------------------------------------------------
+
+    def note_deterministic(self) -> None:
+        """One line per deterministic detector asked for several epochs: it runs one."""
+        selection = self.plan.settings.selection
+        if selection.epochs <= 1:
+            return
+        for spec in selection.detector_specs:
+            if self.plan.specs.deterministic(spec):
+                self.notes.add(
+                    f"--grounding-epochs {selection.epochs}: detector {spec} is deterministic (the same "
+                    "answer every time): it runs one epoch"
+                )
+
+    def note_empty_variants(self, items: Sequence[Any]) -> None:
+        """A --grounding-perturb variant that made no variant of any sample has no row in the
+        robustness table: said once, in the header and the summary's notes."""
+        sweep = self.plan.sweep
+        if not sweep.perturbations:
+            return
+        from ...analysis.robustness import NO_VARIANT_REASONS
+
+        made = {(s.extra or {}).get("variant", {}).get("label") for s in items}
+        for perturbation in sweep.perturbations:
+            if perturbation.label not in made:
+                reason = NO_VARIANT_REASONS.get(perturbation.axis, "samples the axis made no variant of")
+                self.notes.add(
+                    f"--grounding-perturb {perturbation.label}: no variant of any sample of this run ({reason}), "
+                    "so it has no row in the robustness table"
+                )
+
+    def check_replays(self) -> None:
+        """A replayed file for another benchmark is a usage error now; its answers that match no
+        sample of the run's datasets are counted in a note."""
+        from ..common.replay import check, replay_specs
+
+        plan = self.plan
+        if not replay_specs(plan.settings.selection.detector_specs):
+            return
+        from ...detectors.replay.files import ReplayError
+
+        samples = [sample for dataset in plan.catalog.all() for sample in dataset.samples]
+        try:
+            for text in check(plan.settings.selection.detector_specs, samples, plan.catalog.fingerprints()):
+                self.notes.add(text)
+        except ReplayError as exc:
+            raise SettingError(str(exc)) from None
