@@ -9,12 +9,14 @@ Named after the option and the gate (`min-accuracy[ocr element_type=icon:5.0%]`)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...analysis import gates as gates_mod
 from ...analysis.result import RunResult
+from ...core.identity import display_name
 
 PATH = "grounding"  # the cases' "file": their own line in the terminal, their classname in JUnit
 
@@ -41,7 +43,8 @@ def cases_of(result: RunResult, max_errors: float | None) -> list[Case]:
             if check.detector in failing or asked:
                 checks.append(failing.get(check.detector, check))
     checks += judged
-    cases = [Case(_name(v, result.summary or {}), bool(v.passed), v.describe()) for v in checks]
+    info = result.detector_info
+    cases = [Case(_name(v, result.summary or {}, info), bool(v.passed), v.describe()) for v in checks]
     baseline = result.baseline
     if baseline is not None and (baseline.loaded or baseline.failed):
         message = baseline.problem or f"baseline passed: the run is no worse than {baseline.path}"
@@ -49,9 +52,10 @@ def cases_of(result: RunResult, max_errors: float | None) -> list[Case]:
     return _unique(cases)
 
 
-def _name(verdict: Any, summary: dict[str, Any]) -> str:
+def _name(verdict: Any, summary: dict[str, Any], info: Mapping[str, Any]) -> str:
     block = summary.get(verdict.detector) or {}
-    who = str(block.get("label") or verdict.detector)
+    spec = str(block.get("detector") or verdict.detector)
+    who = display_name(spec, {**(info.get(spec) or {}), **block})  # a label, or a served model@host
     if isinstance(verdict, gates_mod.ErrorVerdict):
         return f"max-errors[{who}:{verdict.max_share:.1%}]"
     if isinstance(verdict, gates_mod.Verdict):
