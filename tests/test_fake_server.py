@@ -216,7 +216,7 @@ def test_the_frame_check_s_suggestion_stands_in_where_the_diagnosis_names_none()
     assert suggestion_of(block, checks) == "--frame rel1000" and suggestion_of(block, {}) == "-"
     lines = rescore_lines({"k": block}, checks, [("predictions", "runs/p.jsonl")])
     assert lines == [
-        "grounding frame: detector openai:base_url=x answers in frame rel1000 (the frame check before the run): "
+        "grounding frame: detector openai@x answers in frame rel1000 (the frame check before the run): "
         "rescore its answers with `python -m pytest_grounding rescore runs/p.jsonl --frame rel1000 --json "
         "runs/p-rel1000.json`"
     ]
