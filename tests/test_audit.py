@@ -121,6 +121,87 @@ def test_consensus_needs_most_runs_clustered_outside_the_box():
     assert not consensus(target, runs((100, 100)))  # one run is no consensus
 
 
+def test_runs_that_click_alike_or_share_a_parser_count_as_one_opinion():
+    points = {f"s{i}": (10.0 * i, 5.0) for i in range(10)}
+    twin = {sid: (x + 1, y - 1) for sid, (x, y) in points.items()}  # within 3 px everywhere
+    other = {sid: (x + 40, y + 40) for sid, (x, y) in points.items()}
+    runs = [Run("a", points, "center"), Run("b", twin, "fake"), Run("c", other, "colour")]
+    groups = audit_mod.opinions(runs)
+    assert [g.runs for g in groups] == [("a", "b"), ("c",)]
+    assert "a and b click alike on 10 of 10 samples" in groups[0].why
+    parsers = audit_mod.opinions([Run("ocr", points, "ocr"), Run("omni", other, "omniparser:icons=off")])
+    assert [g.runs for g in parsers] == [("ocr", "omni")] and "same parser (ocr)" in parsers[0].why
+    lines = audit_mod.opinion_lines(groups)
+    assert lines == [f"a and b count as one opinion: {groups[0].why} (consensus needs independent runs)"]
+    # one sample alike is not "most samples" unless it is every common sample
+    few = audit_mod.opinions([Run("x", {"s": (1, 1), "t": (50, 50)}), Run("y", {"s": (1, 1), "t": (90, 90)})])
+    assert len(few) == 2
+
+
+KIND_ARGS = ("--kinds", "consensus,ambiguous", "--json")
+
+
+def test_identical_runs_make_no_consensus_a_single_run_would_not(built, tmp_path, capsys):
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(built.runs[0].read_text().replace('"model0"', '"model9"'))
+    out = tmp_path / "audit.json"
+    code = main(
+        [
+            "audit",
+            "--dataset",
+            str(built.root),
+            "--runs",
+            str(built.runs[0]),
+            str(copy),
+            "--no-ocr",
+            *KIND_ARGS,
+            str(out),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "run0 and copy count as one opinion: run0 and copy click alike on 41 of 41 samples" in printed
+    document = json.loads(out.read_text())
+    assert not [f for f in document["findings"] if f["kind"] == "consensus"]
+    assert document["opinions"][0]["runs"] == ["run0", "copy"]
+    # with an independent run beside the copies, the consensus counts two opinions, and ranks below the label errors
+    code = main(
+        [
+            "audit",
+            "--dataset",
+            str(built.root),
+            "--runs",
+            str(built.runs[0]),
+            str(copy),
+            str(built.runs[1]),
+            "--no-ocr",
+            *KIND_ARGS,
+            str(out),
+        ]
+    )
+    findings = json.loads(out.read_text())["findings"]
+    found = [f for f in findings if f["kind"] == "consensus"]
+    assert found and all(f["evidence"]["opinions"] == 2 for f in found)
+    assert "2 of 2 independent runs" in found[0]["message"] and "run0 = copy" in found[0]["message"]
+    kinds = [f["kind"] for f in findings]
+    assert kinds.index("consensus") > max(i for i, k in enumerate(kinds) if k == "ambiguous")
+
+
+def test_a_labelled_run_keeps_its_label(tmp_path, monkeypatch):
+    from pytest_grounding.cli import audit as audit_cli
+    from pytest_grounding.store import reports
+
+    documents = {}
+    for name, label in (("one", "mine"), ("two", None)):
+        info = {"kind": "floor"} | ({"label": label} if label else {})
+        samples = [{"id": "a", "point": [1, 2], "detector": "center"}]
+        documents[name] = {"run": {"detectors": {"center": info}}, "samples": samples}
+        (tmp_path / f"{name}.json").write_text("{}")
+    monkeypatch.setattr(reports, "read_report", lambda path: documents[path.stem])  # the reading is tested elsewhere
+    runs = audit_cli.read_runs([tmp_path / "one.json", tmp_path / "two.json"])
+    assert [r.name for r in runs] == ["mine", "two"] and runs[0].detector == "center"
+
+
 def test_metadata_flags_a_web_category_on_desktop_and_mobile_rows():
     rows = [sample(f"w{i}", app="shop", platform="web") for i in range(3)]
     rows += [sample(f"w{i}f", app="forum", platform="web") for i in range(3)]

@@ -128,10 +128,13 @@ def test_history_pairs_the_later_run_with_the_first(folder):
 def test_the_command_prints_the_latest_figures_filters_and_sorts(folder, capsys):
     assert main(["board", str(folder)]) == 0
     out = capsys.readouterr().out
-    accuracy, ci95, scored = recount(folder / "b" / "later.json", "colour", "mini")
+    # the cell shows the run over the most samples (a/first.json, 8); the later 4-sample run beside it, marked
+    accuracy, ci95, scored = recount(folder / "a" / "first.json", "colour", "mini")
     expected = f"{accuracy * 100:.1f}% [{ci95[0] * 100:.1f}-{ci95[1] * 100:.1f}] n={scored}"
+    later, _, later_scored = recount(folder / "b" / "later.json", "colour", "mini")
     colour_line = next(line for line in out.splitlines() if line.startswith("colour"))
-    assert expected in colour_line
+    assert f"{expected} (‡ later {later * 100:.1f}% n={later_scored})" in colour_line
+    assert "‡ a later run over fewer samples" in out
     assert "broken.json: " in out and "not on the board (4)" in out
 
     assert main(["board", str(folder), "--detector", "col*", "--benchmark", "mini"]) == 0
@@ -214,7 +217,7 @@ def test_the_html_board_in_a_real_browser(folder, tmp_path, capsys):
     assert dom.count('<circle class="run"') == sum(len(c.runs) for c in board.cells.values())
     # the first run's cells link to its page, relative to the board page
     links = re.findall(r'<span class="fig"><a href="([^"]+)">', dom)
-    assert len(links) == 3  # the cells whose latest run is a/first.json, which has its page
+    assert len(links) == 4  # every cell's figure is a/first.json's (the most samples), which has its page
     assert {(page.parent / link).resolve() for link in links} == {(folder / "a" / "first.html").resolve()}
     assert dom.count("<details>") == len(board.cells)
     assert 'id="skipped"' in dom and "broken.json" in dom
@@ -293,9 +296,66 @@ def test_each_cell_says_why_its_run_misses_recounted_from_the_records():
     assert {int(px): share for px, share in found["within_px"].items()} == pytest.approx(recount)
     assert miss_text(found).startswith("0 px 14.3% · 5 px 28.6% · 10 px 42.9% · 20 px 57.1% · 50 px 71.4%")
     assert misses_of(Run("l.json", None, None, None, 0, "accuracy", records=({"task": "locate"},))) is None
+    # the diagnosis names no frame, the frame check before the run did (--grounding-frame-check=warn): the board says so
+    checked = Run(
+        "r.json", None, 1 / 7, None, 7, "accuracy", records=tuple(records), checked_frame=("--frame", "rel1000")
+    )
+    assert miss_text(misses_of(checked)).endswith("; frame found: rel1000 (frame check) (rescore --frame rel1000)")
+    document = {"frame_check": {"openai:x": {"suggestion": ["--frame", "rel1"]}}}
+    assert board_mod.checked_frame(document, "openai:x") == ("--frame", "rel1") and not board_mod.checked_frame({}, "y")
 
 
 def test_the_board_shows_why_its_runs_miss(folder, capsys):
     assert main(["board", str(folder)]) == 0
     out = capsys.readouterr().out
     assert "why they miss" in out and " px " in out
+
+
+def test_a_later_first_look_does_not_hide_the_whole_run(folder):
+    """Issue 61: the cell's figure is the latest run over the most samples; a later run over fewer
+    stands beside it, marked; the matrix's columns follow the tiers' order."""
+    found, skipped, reports = collect(folder)
+    board = board_mod.build(found, skipped, reports=reports)
+    cell = next(c for (r, col), c in board.cells.items() if r.detector == "colour" and col.name == "mini")
+    assert cell.latest.source == "a/first.json" and cell.smaller_later.source == "b/later.json"
+    assert cell.runs[-1].source == "b/later.json"  # the history stays in time order
+    alone = next(c for (r, col), c in board.cells.items() if r.detector == "center" and col.name == "mini")
+    assert alone.smaller_later is None
+    for column, table in board.matrices.items():
+        ranking = [r.name for r in board.tiers[column].ranked]
+        assert list(table.columns) == [name for name in ranking if name in table.columns]
+
+
+def test_board_html_also_prints_the_table(folder, tmp_path, capsys):
+    assert main(["board", str(folder), "--html", str(tmp_path / "board.html")]) == 0
+    out = capsys.readouterr().out
+    assert "wrote" in out and "configuration" in out and any(line.startswith("colour") for line in out.splitlines())
+    heads = re.findall(r"<th class='model' title='([^']*)'>([^<]*)</th>", (tmp_path / "board.html").read_text())
+    assert heads and all(title == shown for title, shown in heads) and any("colour" in t for t, _ in heads)
+
+
+def test_a_report_written_elsewhere_is_found_by_the_default_board(project, tmp_path, capsys, monkeypatch):
+    runs, elsewhere = tmp_path / "runs", tmp_path / "out" / "r.json"
+    elsewhere.parent.mkdir()
+    project.runpytest(
+        "--dataset",
+        MINI,
+        "--detector",
+        "colour",
+        "--grounding-limit",
+        "3",
+        "--grounding-json",
+        str(elsewhere),
+        "--grounding-runs-dir",
+        str(runs),
+    )
+    (pointer,) = runs.glob("*/report.path")
+    assert pointer.read_text().strip() == str(elsewhere.resolve())
+    monkeypatch.setenv("GROUNDING_RUNS_DIR", str(runs))
+    monkeypatch.chdir(tmp_path)
+    assert main(["board"]) == 0
+    out = capsys.readouterr().out
+    assert "board: 1 reports, 1 configurations" in out and any(line.startswith("colour") for line in out.splitlines())
+    elsewhere.unlink()
+    assert main(["board"]) == 0
+    assert "which is no file now (moved or deleted?)" in capsys.readouterr().out

@@ -11,7 +11,8 @@ The rules, all of them:
 3. PLACEHOLDER: a command line naming `path/to/` stands for the reader's own data and is skipped.
 4. SHARED_DATA: a command line naming `../shared/` runs only where that folder is beside the checkout.
 5. Long runs are cut: `pytest tests/` gets `--co -q` (it is the suite this test belongs to),
-   `pytest suites/` without `--co` gets `--grounding-limit 3`, `python benchmarks/*.py` gets `--help`.
+   `pytest suites/` without `--co` gets `--grounding-limit 3` (a larger limit is cut to 3),
+   `python benchmarks/*.py` gets `--help`.
 6. WORKED_EXAMPLE: a ```python fence whose first line is `# conftest.py` is written to the copy's
    `conftest.py` before the commands of the same page run, so the detector it defines can be named.
 7. Success: pytest exits 0 or 1 (1 = misses or a failed gate: what a benchmark run reports) and a run
@@ -143,6 +144,12 @@ def test_extractor_joins_continuations_splits_and_drops_comments():
         split_commands("pytest suites/ --co -q | head")
 
 
+def test_a_long_documented_run_is_cut_to_three_samples():
+    assert cut_limit(["suites/", "--grounding-limit", "40", "-q"]) == ["suites/", "--grounding-limit", "3", "-q"]
+    assert cut_limit(["suites/", "--grounding-limit=2"]) == ["suites/", "--grounding-limit=2"]
+    assert cut_limit(["suites/", "--grounding-limit=300"]) == ["suites/", "--grounding-limit=3"]
+
+
 def test_the_pages_have_commands_to_run():
     pages = {script.page.name for script in SCRIPTS}
     assert {"README.md", "getting-started.md", "synthetic.md", "ci.md"} <= pages
@@ -150,6 +157,21 @@ def test_the_pages_have_commands_to_run():
 
 
 # ---- running them -------------------------------------------------------------------------------
+
+
+def cut_limit(args: list[str]) -> list[str]:
+    """A --grounding-limit above 3 cut to 3 (rule 5): the command's shape runs, not its length."""
+    out, words = [], iter(args)
+    for word in words:
+        if word == "--grounding-limit":
+            value = next(words, "3")
+            out += [word, value if value.isdigit() and int(value) <= 3 else "3"]
+        elif word.startswith("--grounding-limit="):
+            value = word.partition("=")[2]
+            out.append(word if value.isdigit() and int(value) <= 3 else "--grounding-limit=3")
+        else:
+            out.append(word)
+    return out
 
 
 def prepared(words: list[str]) -> tuple[list[str], str]:
@@ -162,6 +184,7 @@ def prepared(words: list[str]) -> tuple[list[str], str]:
         if args and args[0].startswith("tests"):
             return [*argv, "--co", "-q"], "pytest"
         if args and args[0].startswith("suites") and "--co" not in args and "--collect-only" not in args:
+            argv = [*argv[:3], *cut_limit(args)]  # a documented first look (--grounding-limit 40) runs 3 here
             if not any(a.startswith("--grounding-limit") for a in args):
                 argv += LIMIT
             return argv, "suite"

@@ -115,16 +115,17 @@ FINDINGS = [
 def test_findings_review_one_decision_per_sample():
     review = FindingsReview.start(FINDINGS)
     assert [s[0]["id"] for s in review.samples] == ["a", "b", "c"] and len(review.current) == 2
-    review.fix(bbox=(20, 20, 40, 30))
-    review.fix(instruction="Click Save")  # both on one erratum
+    review.fix(bbox=(20, 20, 40, 30), reason="the box was on the label beside it")
+    review.fix(instruction="Click Save")  # both on one erratum, its reason kept
     review.next()
     review.keep()
-    review.drop()
+    review.drop("no element on the screen fits")
     assert review.done
     written = parse(review.text().encode()).by_id
     assert written["a"].bbox == (20, 20, 40, 30) and written["a"].instruction == "Click Save"
-    assert "consensus: 3 of 3 runs" in written["a"].reason and "text_mismatch" in written["a"].reason
-    assert written["c"].action == "drop" and "b" not in written and review.kept == {"b"}
+    assert written["a"].reason == "the box was on the label beside it"  # the reviewer's, not the finding
+    assert written["c"].action == "drop" and written["c"].reason == "no element on the screen fits"
+    assert "b" not in written and review.kept == {"b"}
     resumed = FindingsReview.start(FINDINGS, written, ["b"])
     assert resumed.done
 
@@ -142,6 +143,8 @@ def test_review_command_writes_the_errata_file_as_it_goes(tmp_path, monkeypatch)
     entries = parse(out.read_bytes()).by_id
     assert entries["a"].action == "drop" and entries["c"].instruction == "Open the file" and "b" not in entries
     assert "screens not read" in text.getvalue()  # no dataset to check: /nowhere/*.png is never opened
+    assert entries["a"].reason == "Open the file"  # the reason asked for (ask_text answers every question so here)
+    assert "the audit said: consensus: 3 of 3 runs" in text.getvalue()
     assert errata_review.run(audit, out, mode="file", out=io.StringIO()) == 0  # everything decided: nothing asked
 
 
@@ -285,3 +288,16 @@ def test_review_names_a_file_that_is_no_audit(tmp_path, capsys, document, said):
     assert errata_review.run(path, tmp_path / "errata.jsonl", mode="file", out=io.StringIO()) == 2
     err = capsys.readouterr().err
     assert said in err and "error: review --audit:" in err
+
+
+def test_a_drop_without_a_reason_is_not_saved(tmp_path, monkeypatch):
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps({"dataset": {"path": str(tmp_path)}, "findings": FINDINGS}))
+    out = tmp_path / "errata.jsonl"
+    keys = iter(["d", "q"])
+    monkeypatch.setattr("sys.stdin", type("Tty", (io.StringIO,), {"isatty": lambda self: True})())
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_key", lambda message, allowed: next(keys))
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_text", lambda message, default: "")
+    text = io.StringIO()
+    assert errata_review.run(audit, out, mode="file", out=text) == 0
+    assert "not saved: a drop needs a reason" in text.getvalue() and parse(out.read_bytes()).by_id == {}

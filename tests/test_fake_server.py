@@ -168,3 +168,55 @@ def test_fake_server_in_the_presets_frame_passes_the_check(project, tmp_path):
         FakeServer(frame="original-pixels")
     with pytest.raises(ValueError, match="unknown frame"):
         FakeServer(frame="sideways")
+
+
+@needs_openai
+def test_a_warned_frame_error_prints_the_rescore_that_fixes_it_and_the_diagnosis_agrees(project, tmp_path):
+    """Issue 61: with --grounding-frame-check=warn the run goes on, and the rescore is printed where a
+    person looks: the note, the diagnosis, the whole command after the outputs; the stand-in sees
+    fixtures/mini's coloured squares, so the diagnosis after the run names the frame too."""
+    pytest.importorskip("ui_tars")
+    report = tmp_path / "r.json"
+    with FakeServer(frame="rel1000") as server:
+        result = project.runpytest(
+            f"--dataset={MINI}",
+            "--grounding-limit=6",
+            "--detector",
+            f"openai:base_url={server.url}",
+            "--grounding-frame-check=warn",
+            "--grounding-json",
+            str(report),
+            "--grounding-predictions",
+            str(tmp_path / "p.jsonl"),
+        )
+    out = result.stdout.str()
+    assert "(--grounding-frame-check=warn: the run goes on; its answers read in that frame afterwards: " in out
+    assert "`python -m pytest_grounding rescore PREDICTIONS --frame rel1000 --json OUT.json`" in out
+    assert "frame diagnosis  answers fit frame rel1000" in out
+    predictions, rescored = tmp_path / "p.jsonl", tmp_path / "p-rel1000.json"
+    command = f"python -m pytest_grounding rescore {predictions} --frame rel1000 --json {rescored}"
+    assert f"answers in frame rel1000 (the diagnosis after the run): rescore its answers with `{command}`" in out
+    document = read_json(report)
+    block = next(iter(document["summary"].values()))
+    assert block["diagnosis"]["frame"]["suggestion"] == ["--frame", "rel1000"]
+    from pytest_grounding.cli.main import main
+
+    assert (
+        main(["rescore", str(tmp_path / "p.jsonl"), "--frame", "rel1000", "--json", str(tmp_path / "p-rel1000.json")])
+        == 0
+    )
+    assert next(iter(read_json(tmp_path / "p-rel1000.json")["summary"].values()))["hits"] == 5  # m06 names purple
+
+
+def test_the_frame_check_s_suggestion_stands_in_where_the_diagnosis_names_none():
+    from pytest_grounding.render.frame_hint import rescore_lines, suggestion_of
+
+    block = {"detector": "openai:base_url=x", "diagnosis": {"frame": {"name": "unknown", "suggestion": []}}}
+    checks = {"openai:base_url=x": {"frame": "rel1000", "suggestion": ["--frame", "rel1000"]}}
+    assert suggestion_of(block, checks) == "--frame rel1000" and suggestion_of(block, {}) == "-"
+    lines = rescore_lines({"k": block}, checks, [("predictions", "runs/p.jsonl")])
+    assert lines == [
+        "grounding frame: detector openai@x answers in frame rel1000 (the frame check before the run): "
+        "rescore its answers with `python -m pytest_grounding rescore runs/p.jsonl --frame rel1000 --json "
+        "runs/p-rel1000.json`"
+    ]

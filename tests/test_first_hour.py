@@ -59,7 +59,7 @@ def test_the_embedded_default_is_named_the_same_with_and_without_xdist(project, 
 @SERIAL
 def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, workers):
     result = project.runpytest(f"--dataset={MINI}", "--detector", "center", "--grounding-show-misses", "3", *workers)
-    assert_counts(result, missed=6, errors=2)
+    assert_counts(result, missed=6, errors=2, failed=1)  # failed: the errors share's case
     lines = result.stdout.lines
     summary_at = next(i for i, line in enumerate(lines) if "grounding summary" in line)
     assert summary_at < 45, "\n".join(lines[:summary_at])
@@ -67,7 +67,7 @@ def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, w
     assert "FAILURES" not in text  # misses are not failure blocks...
     result.stdout.fnmatch_lines(
         [  # ...but one line each, once, capped
-            "misses (6; each is a failed item, listed here once):",
+            "failed items (6: 6 misses; each fails its item, listed here once):",
             "  center mini/m01: clicked *",
             "  center mini/m02: clicked *",
             "  center mini/m03: clicked *",
@@ -77,8 +77,8 @@ def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, w
     assert text.count("mini/m01") == 1
     verdict = [line for line in lines if line.startswith("verdict: ")]
     assert verdict == [
-        "verdict: too many errors for center (--grounding-max-errors): FAILED; 6 misses fail their "
-        "items: expected for a benchmark run; set a gate (--grounding-min-accuracy) to make the exit "
+        "verdict: too many errors for center (--grounding-max-errors): FAILED; 6 failed items (6 misses) fail "
+        "the run: expected for a benchmark run; set a gate (--grounding-min-accuracy) to make the exit "
         "status a verdict; 2 errors (samples not scored: see ERROR above)"
     ]
     assert lines.index(verdict[0]) > summary_at

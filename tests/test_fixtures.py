@@ -12,7 +12,7 @@ def test_outcomes_become_item_outcomes(pytester):
     result = pytester.runpytest(f"--dataset={MINI}", "--detector=center", "-rf")
     counts = result.parseoutcomes()  # a miss is a failed item, shown as "missed"; the broken rows are errors
     assert counts.get("passed", 0) + counts["missed"] + counts.get("errors", 0) == 8 and counts["missed"] >= 1
-    result.stdout.fnmatch_lines(["*misses (*; each is a failed item, listed here once):"])
+    result.stdout.fnmatch_lines(["failed items (*; each fails its item, listed here once):"])
     xfailed = pytester.runpytest(f"--dataset={MINI}", "--detector=center", "--grounding-misses=xfail")
     assert xfailed.parseoutcomes().get("xfailed") == counts["missed"]
 

@@ -72,7 +72,7 @@ def _run(project, tmp_path, name, *args):
 def test_labels_name_the_detectors_everywhere(project, tmp_path, workers, capsys):
     result, report, page = _run(project, tmp_path, "run", "--detector", FLOOR, "--detector", PAINT, *workers)
     text = result.stdout.str()
-    misses = text.split("grounding misses")[1].split("grounding summary")[0]
+    misses = text.split("grounding failed items")[1].split("grounding summary")[0]
     miss_rows = [line for line in misses.splitlines() if line.startswith("  ")]
     assert miss_rows and all(line.split()[0] in ("floor", "paint") for line in miss_rows), misses
     assert "center" not in misses and "min_size" not in misses  # the long spec stays out of the miss lines

@@ -138,6 +138,12 @@ def test_gates_judge_every_detector_and_fail_empty_slices():
     assert [v.passed for v in verdicts] == [True, False, False]
     assert "no scored samples" in verdicts[2].describe()
     assert verdicts[1].describe() == "gate FAILED: detector d app=A: accuracy 50.0% of 2 < threshold 60.0%"
+    apps = sorted({str(r["app"]) for r in records()})
+    assert f"no sample has app=Z (values: {', '.join(apps)})" in verdicts[2].describe()  # nothing close: no guess
+    (typo,) = gates.judge([gates.parse_gate("app=a_:0.1")], summary)  # one edit from "A"? too short to guess
+    (near,) = gates.judge([gates.parse_gate(f"app={apps[0]}x:0.1")], summary)
+    assert f"did you mean {apps[0]!r}?" in near.describe() and not near.passed
+    assert not typo.passed
 
 
 def test_registry_is_lazy_and_suggests_names():

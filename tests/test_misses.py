@@ -95,6 +95,10 @@ def test_the_sections_render_in_markdown_html_and_the_trackers():
     assert "### Accuracy against tolerance" in text and "### Why it misses" in text and "### Frame check" in text
     page, _, _ = render(document)
     assert 'id="tolerance"' in page and '<svg class="heatmap"' in page and 'id="frame-check"' in page
+    # the heat map says what it covers, with its axes and scale (issue 61)
+    assert "1 of 1 failed items drawn: those whose click lands on the screen" in page
+    assert "x: left to right" in page and "y: top to bottom" in page and 'fill="url(#heat-scale)"' in page
+    assert "| detector | failed items |" in text  # one word for misses and wrong formats together
     (run,) = tracked.tracked_runs(document, sections())
     assert run.metrics["tolerance.px10"] == 1.0 and run.metrics["miss_analysis.near"] == 1
 

@@ -207,7 +207,7 @@ def test_garbage_answer_is_wrong_format_and_garbage_body_an_error(suite, server,
     error = next(r for r in records.values() if r["outcome"] == "error")
     assert "not JSON" in error["error"]
     result.stdout.fnmatch_lines(
-        ["  openai:preset=uitars-1.5-point,base_url=* mini/m0*: wrong format for *; raw 'I would click on the*"]
+        ["  m@127.0.0.1:* preset=uitars-1.5-point mini/m0*: wrong format for *; raw 'I would click on the*"]
     )
 
 

@@ -27,7 +27,7 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
         *workers,
     )
     # m01-m05 hit, m06 names a colour that is not there (wrong format), m07 corrupt, m08 missing
-    assert_counts(result, passed=5, missed=1, errors=2)
+    assert_counts(result, passed=5, missed=1, errors=2, failed=1)  # failed: the errors share's case
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
@@ -41,8 +41,8 @@ def test_outcomes_summary_json_and_predictions(project, workers, tmp_path):
     )
     result.stdout.fnmatch_lines(
         [
-            "*grounding misses*",
-            "misses (1; each is a failed item, listed here once):",
+            "*grounding failed items*",
+            "failed items (1: 1 wrong format; each fails its item, listed here once):",
             "  colour mini/m06: wrong format for 'Click the purple square'; raw *",
         ]
     )
@@ -105,7 +105,7 @@ def test_two_detectors_give_one_item_per_sample_each_and_a_block_each(project, w
 @SERIAL
 def test_gate_passes_and_misses_become_xfail(project, workers):
     result = run(project, "--detector", "colour", "--grounding-limit", "6", "--grounding-min-accuracy", "0.8", *workers)
-    assert_counts(result, passed=5, xfailed=1)
+    assert_counts(result, passed=5 + 2, xfailed=1)  # and the gate's and the errors share's cases
     assert result.ret == 0
     result.stdout.fnmatch_lines(["gate passed: detector colour overall: accuracy 83.3% of 6 >= threshold 80.0%"])
 
@@ -124,7 +124,7 @@ def test_gate_failure_sets_exit_status_and_names_slice(project, workers):
         "element_type=icon:70%",
         *workers,
     )
-    assert_counts(result, passed=5, xfailed=1)
+    assert_counts(result, passed=5 + 2, failed=1, xfailed=1)  # the cases: overall and errors pass, icon fails
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
@@ -155,7 +155,7 @@ def test_misses_fail_explicitly_even_with_a_gate(project):
         "--grounding-misses",
         "fail",
     )
-    assert_counts(result, missed=6)
+    assert_counts(result, missed=6, passed=2)  # passed: the gate's and the errors share's cases
     result.stdout.fnmatch_lines(["  center mini/m01: clicked (80, 60), * px off for *"])
 
 
@@ -180,7 +180,7 @@ def test_bad_settings_are_usage_errors(project, args, message):
 @XDIST
 def test_detector_that_raises_is_an_error_for_that_sample_only(project, workers):
     result = run(project, "--detector", "boom", "--grounding-limit", "5", *workers)
-    assert_counts(result, passed=4, errors=1)
+    assert_counts(result, passed=4, errors=1, failed=1)  # failed: the errors share's case
     result.stdout.fnmatch_lines(
         ["*ERROR*m03*", "*detector boom raised RuntimeError on *s2.png: model backend unavailable*"]
     )
@@ -189,7 +189,7 @@ def test_detector_that_raises_is_an_error_for_that_sample_only(project, workers)
 
 def test_detector_that_hangs_times_out(project):
     result = run(project, "--detector", "sleepy", "--grounding-limit", "5", "--grounding-timeout", "0.5")
-    assert_counts(result, passed=3, errors=2)
+    assert_counts(result, passed=3, errors=2, failed=1)
     result.stdout.fnmatch_lines(["*detector sleepy timed out on *: no answer within 0.5 s*"])
 
 
@@ -207,7 +207,7 @@ def test_detector_that_cannot_load_stops_the_run_with_one_message(project, worke
 
 def test_detector_returning_garbage_is_an_error_not_a_crash(project):
     result = run(project, "--detector", "garbage", "--grounding-limit", "2")
-    assert_counts(result, errors=2)
+    assert_counts(result, errors=2, failed=1)
     result.stdout.fnmatch_lines(["*detector garbage gave an invalid answer*expected a Prediction*"])
 
 

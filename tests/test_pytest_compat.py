@@ -68,3 +68,13 @@ def test_pytest_s_own_k_grammar_matches_words_in_a_text():
     assert match("OCR mini") and not match("ocr+zoom mini")
     with pytest.raises(ValueError, match="-k 'ocr and'"):
         pytest_compat.keyword_matcher("ocr and")
+
+
+def test_made_cases_find_the_terminal_reporter_s_progress_switch_and_pytest_s_crash_line(pytestconfig):
+    from _pytest._code.code import ReprFileLocation
+    from _pytest.terminal import TerminalReporter
+
+    reporter = TerminalReporter(pytestconfig, io.StringIO())
+    assert hasattr(reporter, "_show_progress_info") and hasattr(reporter, "currentfspath")
+    failure = pytest_compat.MadeFailure("grounding", "gate FAILED: detector d overall")
+    assert isinstance(failure.reprcrash, ReprFileLocation) and failure.reprcrash.message == str(failure)

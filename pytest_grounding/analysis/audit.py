@@ -61,10 +61,12 @@ class ScreenRead:
 
 @dataclass(frozen=True)
 class Run:
-    """One run's clicks on the dataset's samples, by sample id (None: no usable click)."""
+    """One run's clicks on the dataset's samples, by sample id (None: no usable click); `detector`
+    its spec as the report names it (which parser it shares with another run)."""
 
     name: str
     points: Mapping[str, tuple[float, float] | None]
+    detector: str = ""
 
 
 @dataclass(frozen=True)
@@ -377,11 +379,105 @@ def _in_box(point: tuple[float, float], b: Box) -> bool:
     return b.x1 <= point[0] <= b.x2 and b.y1 <= point[1] <= b.y2
 
 
-def consensus(sample: Sample, runs: Sequence[Run], radius: float = CONSENSUS_RADIUS) -> list[Finding]:
-    """Most runs miss, and a majority of all runs clicked within `radius` px of one place outside the box."""
+# Detectors whose answers come from another's parser: `omniparser` takes its text matches from the
+# same OCR engine as `ocr`, so their agreement on a text target is one reading, not two.
+SHARED_PARSERS: dict[str, str] = {"omniparser": "ocr", "ocr": "ocr"}
+COINCIDE_PX = 3.0  # clicks this close are the same click
+COINCIDE_SHARE = 0.8  # two runs whose clicks coincide on this share of their common samples are one opinion
+COINCIDE_LEAST = 3  # ... counted on at least this many common samples (fewer: only clicks alike on all of them)
+
+
+@dataclass(frozen=True)
+class Opinion:
+    """Runs that count as one opinion (one run alone, or runs that agree by construction), and why."""
+
+    runs: tuple[str, ...]
+    why: str = ""
+
+    @property
+    def name(self) -> str:
+        return " = ".join(self.runs)
+
+
+def parser_of(detector: str) -> str | None:
+    """The parser a detector's answers come from (None: its own): `omniparser:...` -> `ocr`."""
+    base = detector.split(":", 1)[0].split("+", 1)[0].strip().lower()
+    return SHARED_PARSERS.get(base)
+
+
+def coincidence(a: Run, b: Run) -> tuple[int, int]:
+    """(samples where both runs' clicks coincide, samples both answered): no usable click on both
+    counts as alike."""
+    common = set(a.points) & set(b.points)
+    alike = 0
+    for sid in common:
+        p, q = a.points[sid], b.points[sid]
+        alike += (p is None and q is None) or (p is not None and q is not None and math.dist(p, q) <= COINCIDE_PX)
+    return alike, len(common)
+
+
+def opinions(runs: Sequence[Run]) -> list[Opinion]:
+    """The runs grouped into independent opinions: runs whose clicks coincide on most of their
+    common samples, or that share a parser, are one (union of the pairs; in the runs' order)."""
+    parent = list(range(len(runs)))
+    why: dict[int, list[str]] = defaultdict(list)
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(runs):
+        for j in range(i + 1, len(runs)):
+            b = runs[j]
+            alike, common = coincidence(a, b)
+            reason = ""
+            if common and (alike == common or (common >= COINCIDE_LEAST and alike >= COINCIDE_SHARE * common)):
+                reason = f"{a.name} and {b.name} click alike on {alike} of {common} samples"
+            elif parser_of(a.detector) is not None and parser_of(a.detector) == parser_of(b.detector):
+                reason = f"{a.name} and {b.name} read the screen with the same parser ({parser_of(a.detector)})"
+            if reason:
+                ra, rb = root(i), root(j)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+                why[min(ra, rb)].append(reason)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i in range(len(runs)):
+        groups[root(i)].append(i)
+    out = []
+    for members in (groups[key] for key in sorted(groups)):
+        reasons = [r for i in members for r in why.get(i, [])]
+        out.append(Opinion(tuple(runs[i].name for i in members), "; ".join(dict.fromkeys(reasons))))
+    return out
+
+
+def opinion_lines(found: Sequence[Opinion]) -> list[str]:
+    """One line per group of runs counted as one opinion, naming them and why."""
+    return [
+        f"{' and '.join(o.runs)} count as one opinion: {o.why} (consensus needs independent runs)"
+        for o in found
+        if len(o.runs) > 1
+    ]
+
+
+def consensus(
+    sample: Sample, runs: Sequence[Run], radius: float = CONSENSUS_RADIUS, groups: Sequence[Opinion] | None = None
+) -> list[Finding]:
+    """Most independent opinions miss, and a majority of them clicked within `radius` px of one place
+    outside the box. `groups`: the runs' opinions (opinions(runs); None: each run its own)."""
     if len(runs) < 2 or sample.defect or not sample.bbox.is_valid:
         return []
-    answered = [(r.name, r.points[sample.id]) for r in runs if sample.id in r.points]
+    by_name = {r.name: r for r in runs}
+    if groups is None:
+        groups = [Opinion((r.name,)) for r in runs]
+    answered: list[tuple[str, tuple[float, float] | None]] = []
+    members: dict[str, tuple[str, ...]] = {}
+    for group in groups:  # an opinion's click: its first run's that answered the sample
+        voter = next((n for n in group.runs if n in by_name and sample.id in by_name[n].points), None)
+        if voter is not None:
+            answered.append((voter, by_name[voter].points[sample.id]))
+            members[voter] = group.runs
     if len(answered) < 2:
         return []
     misses = [(name, p) for name, p in answered if p is None or not _in_box(p, sample.bbox)]
@@ -401,17 +497,24 @@ def consensus(sample: Sample, runs: Sequence[Run], radius: float = CONSENSUS_RAD
     spread = max(math.dist(p, (cx, cy)) for _, p in best)
     b = sample.bbox
     gap = math.hypot(max(b.x1 - cx, 0, cx - b.x2), max(b.y1 - cy, 0, cy - b.y2))
-    score = 0.5 + 0.4 * len(best) / len(answered) + 0.1 * (1 - spread / radius)
+    # Models agreeing is evidence about the label, not a label error seen in the data: below the kinds
+    # the data shows itself (ambiguous 0.85, typo 0.8), higher the more independent opinions agree.
+    score = 0.4 + 0.25 * len(best) / len(answered) + 0.1 * min(1.0, (len(best) - 1) / 3) + 0.05 * (1 - spread / radius)
+    agreeing = [name for voter, _ in best for name in members[voter]]
+    shown = {n: list(p) for n in agreeing if (p := by_name[n].points.get(sample.id)) is not None}
+    merged = [" = ".join(members[v]) for v, _ in best if len(members[v]) > 1]
+    one = f" ({'; '.join(merged)}: one opinion each)" if merged else ""
     return [
         _finding(
             sample,
             "consensus",
             score,
-            f"{len(best)} of {len(answered)} runs click within {spread:.0f} px of ({cx:.0f}, {cy:.0f}), "
-            f"{gap:.0f} px from the box",
+            f"{len(best)} of {len(answered)} independent runs click within {spread:.0f} px of ({cx:.0f}, {cy:.0f}), "
+            f"{gap:.0f} px from the box{one}",
             place=[round(cx, 1), round(cy, 1)],
-            runs=[n for n, _ in best],
-            clicks={n: list(p) for n, p in best},
+            runs=agreeing,
+            opinions=len(best),
+            clicks=shown,
             distance=round(gap, 1),
         )
     ]
@@ -474,6 +577,7 @@ def audit(
     """Every finding of the wanted kinds, ranked: highest score first, then by kind and id."""
     wanted = set(kinds)
     known = vocabulary(samples, screens) | {w.lower() for w in dictionary}
+    groups = opinions(runs) if "consensus" in wanted else None
     out: list[Finding] = []
     for index, sample in enumerate(samples):
         screen = screens.get(str(sample.image))
@@ -484,7 +588,7 @@ def audit(
         if "typo" in wanted:
             out += typos(sample, screen, known)
         if "consensus" in wanted:
-            out += consensus(sample, runs, radius)
+            out += consensus(sample, runs, radius, groups)
         if progress is not None:
             progress(index + 1, len(samples))
     if wanted & {"ambiguous", "duplicate"}:

@@ -85,11 +85,17 @@ class Run:
     partial: bool = False
     merged: int = 0  # the shards a merged report was put together from
     html: str | None = None  # the run's HTML page beside the report (cli/board.py finds it)
+    checked_frame: tuple[str, ...] = ()  # the frame check's `rescore` arguments (--grounding-frame-check=warn)
     records: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def when(self) -> datetime | None:
         return parse_time(self.started)
+
+    @property
+    def size(self) -> int:
+        """The samples the run ran on this benchmark (errors too): which run covers more."""
+        return max(len(self.records), self.samples)
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,16 @@ class Cell:
 
     @property
     def latest(self) -> Run:
-        return self.runs[-1]
+        """The cell's figure: the latest run over the most samples, so a later first look (40
+        samples) does not hide the whole run (issue 61); `smaller_later` is shown beside it."""
+        most = max(run.size for run in self.runs)
+        return next(run for run in reversed(self.runs) if run.size == most)
+
+    @property
+    def smaller_later(self) -> Run | None:
+        """The newest run where it came after `latest` over fewer samples (None: it is `latest`)."""
+        newest = self.runs[-1]
+        return None if newest is self.latest else newest
 
 
 @dataclass(frozen=True)
@@ -264,6 +279,7 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
                         partial=bool(document.get("partial")),
                         merged=len([p for p in merge.get("reports") or [] if p.get("used")]),
                         html=html,
+                        checked_frame=checked_frame(document, spec),
                         records=tuple(r for r in mine if r.get("dataset") == name),
                     ),
                 )
@@ -339,6 +355,8 @@ def build(
         ranked[column] = significance.tiers(
             [significance.Contender(row.label, row.scoring, run.records) for row, run in latest]
         )
+        ranking = [r.name for r in ranked[column].ranked]  # the matrix's columns in the tiers' order
+        latest.sort(key=lambda pair: ranking.index(pair[0].label) if pair[0].label in ranking else len(ranking))
         matrices[column] = sample_matrix.matrix(
             [sample_matrix.Column(row.label, run.source, run.records) for row, run in latest]
         )
@@ -361,13 +379,23 @@ def misses_of(run: Run) -> dict[str, Any] | None:
     originals = [r for r in grounding if r.get("variant") is None]
     curve = misses.tolerance_curve(originals)["px"]
     frame = misses.diagnosis(originals)["frame"]
-    found = formats.figures(grounding)  # --grounding-perturb format (issue 56): the best format
-    return {
+    best = formats.figures(grounding)  # --grounding-perturb format (issue 56): the best format
+    found = {
         "within_px": {str(point["px"]): point["accuracy"] for point in curve},
         "frame": frame.get("name"),
         "suggestion": frame.get("suggestion"),
-        **({"best_format": formats.best_text(found)} if found else {}),
+        **({"best_format": formats.best_text(best)} if best else {}),
     }
+    if not frame.get("suggestion") and run.checked_frame:  # the check before the run named one (issue 61)
+        found.update(frame=f"{run.checked_frame[-1]} (frame check)", suggestion=list(run.checked_frame))
+    return found
+
+
+def checked_frame(document: Mapping[str, Any], spec: str) -> tuple[str, ...]:
+    """The `rescore` arguments the report's frame check gave the detector (empty: none named)."""
+    check = _mapping(_mapping(document.get("frame_check")).get(spec))
+    suggestion = check.get("suggestion")
+    return tuple(str(s) for s in suggestion) if isinstance(suggestion, list) else ()
 
 
 def distinct_labels(rows: Sequence[Config]) -> tuple[Config, ...]:

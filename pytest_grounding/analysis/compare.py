@@ -160,12 +160,10 @@ def cells(methods: Sequence[Method]) -> tuple[list[str], list[list[str]]]:
 def text_table(methods: Sequence[Method]) -> list[str]:
     header, rows = cells(methods)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    widths[0] = min(widths[0], 48)
 
-    def line(row: Sequence[str]) -> str:
-        first = row[0] if len(row[0]) <= widths[0] else row[0][: widths[0] - 1] + "~"
+    def line(row: Sequence[str]) -> str:  # a name is never cut (issue 61): served ones are short (model@host)
         rest = (f"{c:>{w}}" for c, w in zip(row[1:], widths[1:], strict=True))
-        return "  " + "  ".join([f"{first:<{widths[0]}}", *rest])
+        return "  " + "  ".join([f"{row[0]:<{widths[0]}}", *rest])
 
     return [line(header), *(line(r) for r in rows)]
 

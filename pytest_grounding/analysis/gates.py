@@ -36,6 +36,7 @@ class Verdict:
     measure: str = "accuracy"  # "hit rate" on the element-at-click task
     ci95: tuple[float, float] | None = None  # the figure's 95% interval (analysis/intervals.py)
     on_lower: bool = False  # --grounding-gate-on-interval: judged on the interval's lower bound
+    values: tuple[str, ...] = ()  # a slice gate that matched no row: the slice's values the run has
 
     @property
     def judged(self) -> float | None:
@@ -51,6 +52,8 @@ class Verdict:
 
     def describe(self) -> str:
         figure = "no scored samples" if self.accuracy is None else f"{self.accuracy:.1%} of {self.scored}"
+        if self.accuracy is None and self.values:
+            figure += f" ({self.did_you_mean()})"
         if self.on_lower and self.ci95 is not None and self.accuracy is not None:
             figure += f" (95% CI {self.ci95[0]:.1%}-{self.ci95[1]:.1%})"
         if self.unreliable:
@@ -68,6 +71,18 @@ class Verdict:
             f"gate {status}: detector {self.detector} {self.gate.label}: {self.measure} {figure} "
             f"{relation} threshold {self.gate.threshold:.1%}"
         )
+
+    def did_you_mean(self) -> str:
+        """`no sample has element_type=icn; did you mean 'icon'? (values: icon, text)`: a typo in a
+        slice value named where the gate fails (issue 61)."""
+        import difflib
+
+        wanted = str(self.gate.value or "")
+        lowered = {v.lower(): v for v in self.values}
+        close = [lowered[c] for c in difflib.get_close_matches(wanted.lower(), list(lowered), n=3, cutoff=0.6)]
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        shown = ", ".join(self.values[:12]) + (", ..." if len(self.values) > 12 else "")
+        return f"no sample has {self.gate.label}{hint} (values: {shown})"
 
 
 @dataclass(frozen=True)
@@ -120,6 +135,13 @@ def _slice(selector: str | None) -> tuple[str | None, str | None]:
     return key, value.strip()
 
 
+def error_checks(summary: Mapping[str, Mapping[str, Any]], max_errors: float) -> list[ErrorVerdict]:
+    """The errors-share check of every detector, passed or failed (a JUnit case each: issue 61)."""
+    return [
+        ErrorVerdict(detector, block["errors"], block["samples"], max_errors) for detector, block in summary.items()
+    ]
+
+
 def judge(
     gates: list[Gate],
     summary: Mapping[str, Mapping[str, Any]],
@@ -142,6 +164,7 @@ def judge(
         for gate in gates:
             row: dict[str, Any] = dict(block) if gate.key is None else _find(block["by"][gate.key], gate.value)
             bounds = row.get("ci95")
+            values = () if gate.key is None or row else tuple(str(r["value"]) for r in block["by"][gate.key])
             verdicts.append(
                 Verdict(
                     gate,
@@ -152,6 +175,7 @@ def judge(
                     measure="hit rate" if block.get("task") == "locate" else "accuracy",
                     ci95=(float(bounds[0]), float(bounds[1])) if bounds else None,
                     on_lower=on_lower,
+                    values=values,
                 )
             )
     return verdicts

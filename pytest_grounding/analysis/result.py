@@ -63,6 +63,7 @@ class RunResult:
     # report: the report itself (each section reads its own key)
     run: Mapping[str, Any] = field(default_factory=dict)
     sections: tuple[Any, ...] = ()  # the report sections the outputs loop over (empty: the installed ones)
+    frame_checks: Mapping[str, Any] = field(default_factory=dict)  # --grounding-frame-check: spec -> its finding
 
     @property
     def failed_gates(self) -> list[Any]:

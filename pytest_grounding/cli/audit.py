@@ -226,12 +226,14 @@ def read_runs(paths: Sequence[Path], dataset: Any = None) -> list[Any]:
     runs: list[Run] = []
     for path in paths:
         fingerprints: dict[str, str] = {}  # a report's datasets, for records that carry no fingerprint
+        labels: dict[str, str] = {}  # a detector's label= (issue 51): the run keeps its name
         if path.suffix == ".json":
             try:
                 report = read_report(path)
             except OutputError as exc:
                 raise AuditError(str(exc)) from None
             records = list(report.get("samples") or [])
+            labels = run_labels(report)
             for entry in (report.get("run") or {}).get("datasets") or []:
                 if isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str):
                     fingerprints[str(entry.get("name"))] = entry["fingerprint"]
@@ -258,9 +260,21 @@ def read_runs(paths: Sequence[Path], dataset: Any = None) -> list[Any]:
         if dataset is not None:
             by_detector = _on_dataset(path, by_detector, other, dataset)
         for name, points in by_detector.items():
-            label = name if len(paths) == 1 or len(by_detector) > 1 else f"{path.stem}"
-            runs.append(Run(label if label not in {r.name for r in runs} else f"{label} [{path}]", points))
+            label = labels.get(name) or (name if len(paths) == 1 or len(by_detector) > 1 else f"{path.stem}")
+            runs.append(Run(label if label not in {r.name for r in runs} else f"{label} [{path}]", points, name))
     return runs
+
+
+def run_labels(report: Mapping[str, Any]) -> dict[str, str]:
+    """Each detector's label= as the report keeps it (`run.detectors[spec].label`)."""
+    detectors = (report.get("run") or {}).get("detectors") or {}
+    if not isinstance(detectors, dict):
+        return {}
+    return {
+        str(spec): str(info["label"])
+        for spec, info in detectors.items()
+        if isinstance(info, dict) and isinstance(info.get("label"), str) and info["label"].strip()
+    }
 
 
 def _on_dataset(
@@ -306,7 +320,7 @@ def _point(value: Any) -> tuple[float, float] | None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from ..analysis.audit import KINDS, audit, counts, table_lines
+    from ..analysis.audit import KINDS, audit, counts, opinion_lines, opinions, table_lines
 
     kinds = [k.strip() for k in str(args.kinds).split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]
@@ -345,6 +359,9 @@ def run_audit(args: argparse.Namespace) -> int:
     tally = counts(findings)
     if tally:
         print("  " + ", ".join(f"{k} {n}" for k, n in tally.items()))
+    groups = opinions(runs) if "consensus" in kinds else []
+    for line in opinion_lines(groups):  # runs that agree by construction: one opinion, said once
+        print(terminal_line("  " + line))
     unread = unread_screens(samples, screens)
     for line in unread_lines(unread):
         print(terminal_line(line))
@@ -361,6 +378,7 @@ def run_audit(args: argparse.Namespace) -> int:
             "samples": len(samples),
         },
         "runs": [r.name for r in runs],
+        "opinions": [{"runs": list(g.runs), "why": g.why} for g in groups],
         "ocr": ocr,
         "timing": {**timing, "seconds": round(elapsed, 3)},
         "counts": tally,

@@ -157,8 +157,10 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
     reports = 0
     paths, deeper = json_files(folder)
     skipped += [Skipped(name, f"more than {MAX_FOLDER_DEPTH} folders deep: not read") for name in deeper]
-    for path in (p for p in paths if not is_sidecar(p)):
-        source = path.relative_to(folder).as_posix()
+    elsewhere, missing = pointed_reports(folder, paths)
+    skipped += missing
+    for path in [*(p for p in paths if not is_sidecar(p)), *elsewhere]:
+        source = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path)
         try:
             document = read_report(path)  # bounded, checked against the schema
         except OutputError as exc:
@@ -176,6 +178,27 @@ def collect(folder: Path) -> tuple[list[Any], list[Any], int]:
         reports += 1
         found += runs
     return found, skipped, reports
+
+
+def pointed_reports(folder: Path, read: Sequence[Path]) -> tuple[list[Path], list[Any]]:
+    """The reports run folders point to (`--grounding-json PATH` written outside them: their
+    `report.path`), each once and not one read under `folder` already; and a pointer whose report
+    is gone, as a line of "not on the board"."""
+    from ..analysis.board import Skipped
+    from ..render.run_folder import POINTER, pointed
+
+    seen = {p.resolve() for p in read}
+    found, missing = [], []
+    for pointer in json_files(folder, POINTER)[0]:
+        target = pointed(pointer)
+        if target is None or not target.is_file():
+            where = pointer.relative_to(folder).as_posix()
+            missing.append(Skipped(where, f"points to {target}, which is no file now (moved or deleted?)"))
+            continue
+        if target.resolve() not in seen:
+            seen.add(target.resolve())
+            found.append(target)
+    return found, missing
 
 
 def run(args: argparse.Namespace) -> int:
@@ -223,8 +246,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"wrote {terminal_line(args.html)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks "
             f"from {reports} reports, {size / 1e3:.0f} kB"
-        )
-        return 0
+        )  # and the table below, as without --html (issue 61)
     from ..render.board import markdown_lines, text_lines
 
     lines: Sequence[str] = (

@@ -13,7 +13,8 @@ DESCRIPTION = (
     "A stand-in OpenAI-compatible server on 127.0.0.1 for dry runs and CI examples: /v1/models lists one model "
     "(fake/PRESET), /v1/chat/completions answers the centre of the image it is sent, in the preset's answer form "
     "and coordinates (the center floor over HTTP: accuracy near 0, never a misread answer); with --frame it finds the "
-    "frame check's red square and answers in that frame instead (a frame error to diagnose). Prints its URL, then "
+    "square of the colour a request names (the frame check's, fixtures/mini's) and answers in that frame instead (a "
+    "frame error the check before the run and the diagnosis after it name). Prints its URL, then "
     "serves until Ctrl-C. Exit 0 on Ctrl-C; 2 for a bad option or a port in use."
 )
 
@@ -33,9 +34,10 @@ def add_command(commands: Any) -> None:
         "--frame",
         default=None,
         metavar="NAME",
-        help="play a model with a frame error: answer the frame check's red square (the centre otherwise) in "
-        "this frame: as-preset, rel1000, rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L, "
-        ":scale=S), offset:DX,DY (docs: why it misses)",
+        help="play a model with a frame error: answer the square of the colour a request names (the frame "
+        "check's red square, fixtures/mini's squares; the centre otherwise) in this frame: as-preset, rel1000, "
+        "rel1, swapped, resized-by-server:max_pixels=N (or :long_edge=L, :scale=S), offset:DX,DY (docs: why it "
+        "misses)",
     )
 
 

@@ -447,6 +447,22 @@ def suggestion_text(finding: Finding, preset: str | None = None) -> str:
     return "check the preset" + (f" {preset}" if preset else "")
 
 
+def rescore_command(suggestion: Sequence[str], source: str | None = None) -> str:
+    """The whole `rescore` command that reads a run's stored answers in the frame found (issue 61):
+    `source` the run's predictions or JSON report (None: a placeholder), the output beside it."""
+    if not source:
+        return f"python -m pytest_grounding rescore PREDICTIONS {' '.join(suggestion)} --json OUT.json"
+    import shlex
+
+    frame = suggestion[-1] if suggestion else "frame"
+    stem, dot, _ = source.rpartition(".")
+    base = stem if dot and "/" not in source[len(stem) :] else source
+    tag = "".join(c if c.isalnum() or c in "-_" else "-" for c in frame)
+    arguments = " ".join(shlex.quote(s) for s in suggestion)
+    out = shlex.quote(f"{base}-{tag}.json")
+    return f"python -m pytest_grounding rescore {shlex.quote(source)} {arguments} --json {out}"
+
+
 def answer_of(record: Mapping[str, Any]) -> Answer | None:
     """A record's answer to fit: grounding, one target box, a click or the model's numbers."""
     target = record.get("target")

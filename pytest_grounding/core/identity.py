@@ -110,9 +110,37 @@ def split_label(spec: str) -> tuple[str, str | None]:
 
 def display_name(spec: str, info: Mapping[str, Any] | None) -> str:
     """The name people read for a detector: its label where the run gave one (`info`: its
-    run.detectors entry or its summary block), else its spec."""
+    run.detectors entry or its summary block), else its short name (short_name)."""
     label = info.get(LABEL) if isinstance(info, Mapping) else None
-    return str(label) if label else spec
+    return str(label) if label else short_name(spec, info)
+
+
+def short_name(spec: str, info: Mapping[str, Any] | None = None) -> str:
+    """A served detector by its model and host (issue 61): `openai:base_url=http://127.0.0.1:8765/v1,preset=x`
+    -> `uitars-1.5-point@127.0.0.1:8765 preset=x` (the model as the server named it, from `info`,
+    else the spec's `model=`, else the detector's name), with the options that change answers
+    after it; a strategy chain keeps its other parts (`...+zoom`). Any other spec is itself."""
+    parts = spec.split("+")
+    name, sep, rest = parts[0].partition(":")
+    if not sep:
+        return spec
+    try:
+        items = split_options(rest, spec)
+    except ValueError:
+        return spec
+    options = {item.partition("=")[0].strip(): item.partition("=")[2].strip() for item in items if "=" in item}
+    base_url = options.get("base_url", "").strip("'\"")
+    if not base_url:
+        return spec
+    from urllib.parse import urlsplit
+
+    host = urlsplit(base_url if "//" in base_url else f"//{base_url}").netloc or base_url
+    model = found(info, ("model",)) if isinstance(info, Mapping) else None
+    model = str(model) if isinstance(model, str) and model else options.get("model", "").strip("'\"") or name
+    model = model.rstrip("/").rsplit("/", 1)[-1] or model
+    kept = [i.strip() for i in items if i.partition("=")[0].strip() not in TRANSPORT | {LABEL, "model"} and i.strip()]
+    head = f"{model}@{host}" + (f" {','.join(kept)}" if kept else "")
+    return "+".join([head, *parts[1:]])
 
 
 def without_transport(spec: str) -> str:

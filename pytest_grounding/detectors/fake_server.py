@@ -4,8 +4,10 @@ answers every request with the centre of the image it was sent, written in a pre
 and coordinate frame (so the `openai` detector reads it as that model's answer: the `center` floor
 over HTTP). Optional delay, a share of HTTP 500s and a share of cut answers (finish_reason
 `length`). With `frame=` (`fake-server --frame rel1000`) it plays a model with a frame error: it
-finds the frame check's red square when asked the check's question (the centre otherwise) and
-writes every answer in that frame (issue 46's worked example). No model, no GPU, standard library,
+finds the square of the colour a request names (the frame check's red square, the coloured squares
+of fixtures/mini; the centre otherwise) by looking at the image, and writes every answer in that
+frame, so the check before the run and the diagnosis after it both name the frame (issue 46's and
+61's worked example). No model, no GPU, standard library,
 Pillow and numpy only.
 
 `reply(handler) -> (status, payload)` replaces the preset's answer (the tests' scripted servers);
@@ -115,24 +117,33 @@ def values_in(frame: Any, transform: str, size: tuple[int, int], x: float, y: fl
     return (vy, vx) if name == "swapped" else (vx, vy)
 
 
-def calibration_square(body: Any) -> tuple[float, float] | None:
-    """The centre of the frame check's red square in the request's image (pixels of the image sent)
-    when the request is the check's ("Click the red square."), else None."""
-    from .frame_check import INSTRUCTION, RED
+# The colours the stand-in can see: the frame check's red square, and fixtures/mini's squares.
+SQUARE_COLOURS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (40, 70, 220)}
+NAMED_SQUARE = re.compile(r"\b(" + "|".join(SQUARE_COLOURS) + r") square\b", re.IGNORECASE)
 
+
+def named_square(body: Any) -> tuple[float, float] | None:
+    """The centre of the square of the colour the request names ("Click the red square.": the frame
+    check's question, or a sample of fixtures/mini) in the image sent (its pixels), found by looking
+    at the image, never at a label; None when no colour is named or the image has none of it."""
     text = json.dumps(body) if not isinstance(body, str) else body
     match = re.search(r"data:image/[a-z]+;base64,([A-Za-z0-9+/=]+)", text)
-    if INSTRUCTION not in text or match is None:
+    named = NAMED_SQUARE.search(text)
+    if named is None or match is None:
         return None
     import numpy as np
     from PIL import Image
 
+    colour = SQUARE_COLOURS[named.group(1).lower()]
     with contextlib.suppress(Exception), Image.open(io.BytesIO(base64.b64decode(match.group(1)))) as image:
         pixels = np.asarray(image.convert("RGB")).astype(int)
-        ys, xs = np.nonzero(np.all(np.abs(pixels - np.array(RED)) < 40, axis=-1))
+        ys, xs = np.nonzero(np.all(np.abs(pixels - np.array(colour)) < 40, axis=-1))
         if xs.size:
             return (float(xs.min()) + float(xs.max()) + 1) / 2, (float(ys.min()) + float(ys.max()) + 1) / 2
     return None
+
+
+calibration_square = named_square  # the frame check's question is one such request
 
 
 def image_size(body: Any) -> tuple[int, int] | None:
@@ -257,8 +268,8 @@ class FakeServer:
         size = image_size(body) or (1000, 1000)
         if self.frame is None:
             x, y = centre_in_frame(self._preset.transform, size)
-        else:  # --frame: the frame check's square found, every answer written in that frame
-            found = calibration_square(body) or (size[0] / 2, size[1] / 2)
+        else:  # --frame: the named square found (the check's, a sample's), every answer written in that frame
+            found = named_square(body) or (size[0] / 2, size[1] / 2)
             x, y = values_in(self.frame, self._preset.transform, size, *found)
         text = answer_text(self._preset.extractors, x, y)
         if cut:

@@ -20,7 +20,7 @@ from . import items as collection
 from .common import hookspecs
 from .common.settings import SettingError, add_options
 from .common.wire import RECORD, WorkerInput, record_of
-from .compat import process_exit
+from .compat import benchmark_compat, process_exit
 from .controller.hooks import Controller, XdistHooks
 from .fixtures import (
     GroundingExpectedMiss,
@@ -82,6 +82,8 @@ def pytest_configure(config) -> None:
 
         config.pluginmanager.register(SchedulerHooks(config, controller.plan), "grounding-prefetch-scheduler")
     budget_hooks.register(config, worker)
+    if not is_worker(config):
+        benchmark_compat.register(config)  # its header line only where it measures for someone
 
 
 @pytest.hookimpl(trylast=True)

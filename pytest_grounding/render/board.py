@@ -16,6 +16,7 @@ from ..core.numbers import pct, points
 from ..core.safetext import markdown_text, terminal_line
 
 PARTIAL = "†"  # a partial run (interrupted), or a merge with shards missing
+SMALLER = "‡"  # a later run over fewer samples (a first look), beside the cell's figure (issue 61)
 
 
 def tier_mark(board: Board, row: Config, column: Benchmark) -> str:
@@ -29,6 +30,18 @@ def figure(run: Run) -> str:
     """`41.2% [35.0-47.5] n=85`."""
     mark = PARTIAL if run.partial else ""
     return f"{pct(run.accuracy)}{mark} [{span(run.ci95)}] n={run.samples}"
+
+
+def later_text(cell: Cell) -> str:
+    """`‡ later 30.0% n=40`: the run after the cell's figure over fewer samples ("": none)."""
+    later = cell.smaller_later
+    return "" if later is None else f"{SMALLER} later {pct(later.accuracy)} n={later.samples}"
+
+
+def cell_text(cell: Cell) -> str:
+    """The cell's figure, with a later run over fewer samples beside it, marked."""
+    later = later_text(cell)
+    return figure(cell.latest) + (f" ({later})" if later else "")
 
 
 def change_text(found: Change | None) -> str:
@@ -72,7 +85,7 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
             [
                 row.label,
                 *(
-                    tier_mark(board, row, c) + figure(cell.latest) if (cell := board.cell(row, c)) else "-"
+                    tier_mark(board, row, c) + cell_text(cell) if (cell := board.cell(row, c)) else "-"
                     for c in board.columns
                 ),
             ]
@@ -82,8 +95,9 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
         for values in [head, *body]:
             lines.append("  ".join(value.ljust(w) for value, w in zip(values, widths, strict=True)).rstrip())
         lines.append(
-            "  (the latest run of each cell: the report's headline accuracy, its 95% interval clustered by "
-            f"screen, the samples scored; {PARTIAL} a partial run; Tn its significance tier)"
+            "  (the latest run over the most samples of each cell: the report's headline accuracy, its 95% "
+            f"interval clustered by screen, the samples scored; {PARTIAL} a partial run; {SMALLER} a later run over "
+            "fewer samples; Tn its significance tier)"
         )
     else:
         lines.append("  no report matched")
@@ -172,14 +186,15 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
         lines.append("|---|" + "---:|" * len(board.columns))
         for row in board.rows:
             cells = [
-                markdown_text(tier_mark(board, row, c) + figure(cell.latest)) if (cell := board.cell(row, c)) else "-"
+                markdown_text(tier_mark(board, row, c) + cell_text(cell)) if (cell := board.cell(row, c)) else "-"
                 for c in board.columns
             ]
             lines.append(f"| {markdown_text(row.label)} | " + " | ".join(cells) + " |")
         lines += [
             "",
-            "The latest run of each cell: the report's headline accuracy, its 95% interval (clustered by screen) "
-            f"and the samples scored; {PARTIAL} a partial run; Tn its significance tier (below).",
+            "The latest run over the most samples of each cell: the report's headline accuracy, its 95% interval "
+            f"(clustered by screen) and the samples scored; {PARTIAL} a partial run; {SMALLER} a later run over fewer "
+            "samples; Tn its significance tier (below).",
         ]
         lines += tier_markdown(board)
     said = _figures_said(board)

@@ -139,4 +139,10 @@ def write_all(document: Mapping[str, Any], outputs: Any, *, kept: bool = True, s
         except Exception as exc:
             place = output.place.format(title=output.title, path=path)
             problems.append(f"{place} not written: {output.describe_failure(exc)}")
+    run_dir, elsewhere = getattr(outputs, "run_dir", None), getattr(outputs, "json_path", None)
+    if kept and run_dir is not None and elsewhere is not None and Path(elsewhere).is_file():
+        try:  # the default board finds a report written elsewhere through its run folder (issue 61)
+            run_folder.point_to(run_dir, Path(elsewhere))
+        except OSError as exc:
+            problems.append(f"the run folder's pointer to {elsewhere} not written: {exc.strerror or exc}")
     return problems

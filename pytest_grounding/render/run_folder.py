@@ -19,6 +19,7 @@ OFF = ("off", "none", "no", "false", "0")  # --grounding-runs-dir=off: no run fo
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 PREDICTIONS = "predictions.jsonl"
+POINTER = "report.path"  # a run whose JSON report went elsewhere (--grounding-json PATH): its path, for `board`
 _SLUG_PART = 40  # characters of a dataset's or detector's name in the folder name
 
 
@@ -121,3 +122,23 @@ def newest_reports(runs_dir: Path, count: int) -> list[Path]:
 def default_runs_dir() -> Path:
     """Where the commands look when given no path: $GROUNDING_RUNS_DIR, else ./grounding-runs."""
     return resolve_runs_dir(None, Path.cwd()) or Path(DEFAULT_RUNS_DIR).resolve()
+
+
+def point_to(run_dir: Path, report: Path) -> None:
+    """The run's folder names the JSON report written elsewhere (`--grounding-json PATH`), so the
+    default board finds it (issue 61): one line, the report's absolute path."""
+    from ..store.reports import write_atomic
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(run_dir / POINTER, str(Path(report).resolve()) + "\n")
+
+
+def pointed(pointer: Path) -> Path | None:
+    """The report a run folder's pointer names (None: an unreadable or empty pointer)."""
+    from ..core import safefile
+
+    try:
+        text = safefile.read_text(pointer, limit=4096).strip()
+    except (OSError, ValueError):
+        return None
+    return Path(text) if text and "\n" not in text and "\x00" not in text else None

@@ -12,6 +12,7 @@ from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
 from ..sections import LATENCY, DetectorView, ordered
+from .frame_hint import rescore_lines
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult
@@ -117,7 +118,7 @@ def headline_lines(
     ordered below sections.LATENCY before the latency line, the others after). `page`: the HTML
     page's detector box, which leaves out the sections that have a page section of their own."""
     runtime = runtime_line(info) if info else ""
-    label = display_name(name, block)
+    label = display_name(name, {**(info or {}), **block})  # the served model's name from its info (issue 61)
     named = f"{label} = {name}" if label != name else name  # a label= is tied to its spec once, here
     lines = [f"detector {named}" + (f"  ({runtime})" if runtime else "")]
     lat = block["latency_ms"]
@@ -252,7 +253,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
     names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
     misses = miss_lines(result.records, result.view.show_misses, result.view.misses_as, item, names)
     if misses:
-        out += [("grounding misses", RULE), *((line, PLAIN) for line in misses)]
+        out += [("grounding failed items", RULE), *((line, PLAIN) for line in misses)]
     out.append(("grounding summary", SECTION))
     if result.summary:
         out += [
@@ -263,6 +264,7 @@ def run_lines(result: RunResult) -> list[tuple[str, str]]:
             found = section.run_terminal(result)
             out += [(line, failed("FAILED" in line or line.startswith("  regression"))) for line in found]
     out += [(f"grounding {title}: {path}", PLAIN) for title, path in result.outputs]
+    out += [(line, PLAIN) for line in rescore_lines(result.summary, result.frame_checks, result.outputs)]
     out += [(f"grounding output FAILED: {problem}", FAILED) for problem in result.output_errors]
     if result.summary:
         verdict = verdict_line(
@@ -331,8 +333,10 @@ def miss_lines(
     if not misses or limit == 0:
         return []
     shown = misses if limit is None else misses[:limit]
-    item = item or ("each is a failed item" if misses_as == "fail" else "each is an xfailed item (a gate decides)")
-    lines = [f"misses ({len(misses)}; {item}, listed here once):"]
+    item = item or ("each fails its item" if misses_as == "fail" else "each reported as xfail (a gate decides)")
+    wrong = sum(1 for r in misses if r["outcome"] == Outcome.WRONG_FORMAT)
+    kinds = failed_items_text(len(misses) - wrong, wrong).partition(" (")[2].rstrip(")")
+    lines = [f"failed items ({len(misses)}: {kinds}; {item}, listed here once):"]
     lines += [miss_line(r, names) for r in shown]
     if len(shown) < len(misses):
         lines.append(
@@ -340,6 +344,19 @@ def miss_lines(
             "(--grounding-show-misses all lists them)"
         )
     return lines
+
+
+def failed_items_text(misses: int, wrong_format: int) -> str:
+    """The one phrase for misses and wrong formats together (issue 61: one word for one number):
+    `221 failed items (90 misses, 131 wrong format)`; a kind that is none is left out."""
+    total = misses + wrong_format
+    head = f"{total} failed item{'' if total == 1 else 's'}"
+    parts = [
+        f"{misses} miss{'' if misses == 1 else 'es'}" if misses else "",
+        f"{wrong_format} wrong format" if wrong_format else "",
+    ]
+    said = ", ".join(p for p in parts if p)
+    return f"{head} ({said})" if said else head
 
 
 def verdict_line(
@@ -352,10 +369,13 @@ def verdict_line(
     baseline: str | None = None,
 ) -> str:
     """One line that says what the exit status means."""
-    misses = sum(b["misses"] + b[Outcome.WRONG_FORMAT] for b in summary.values())
+    missed = sum(b["misses"] for b in summary.values())
+    wrong = sum(b[Outcome.WRONG_FORMAT] for b in summary.values())
+    misses = missed + wrong  # failed items: one word for their sum (issue 61)
+    failed_items = failed_items_text(missed, wrong)
     errors = sum(b["errors"] for b in summary.values())
     if partial:
-        return f"verdict: run interrupted, no verdict ({misses} misses, {errors} errors so far)"
+        return f"verdict: run interrupted, no verdict ({failed_items}, {errors} errors so far)"
     parts = []
     gates = [v for v in verdicts if hasattr(v, "gate")]
     if gated:
@@ -375,9 +395,9 @@ def verdict_line(
                 "the exit status a verdict"
             )
         )
-        parts.append(f"{misses} misses fail their items{advice}")
+        parts.append(f"{failed_items} fail the run{advice}")
     elif misses:
-        parts.append(f"{misses} misses reported as xfail" if not baseline else f"{misses} misses")
+        parts.append(f"{failed_items} reported as xfail" if not baseline else failed_items)
     if errors:
         parts.append(f"{errors} errors (samples not scored: see ERROR above)")
     return "verdict: " + ("; ".join(parts) if parts else "every sample hit")

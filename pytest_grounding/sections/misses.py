@@ -139,7 +139,7 @@ class MissAnalysis(Section):
         kinds = ", ".join(f"{kind} {n}" for kind, n in found["kinds"].items() if n)
         median = found["distance_px"]["median"]
         far = f"; median distance {median:.0f} px" if median is not None else ""
-        return [f"  misses by kind  {kinds or '-'}{far}"]
+        return [f"  failed items by kind  {kinds or '-'}{far}"]  # misses and wrong formats: one word (issue 61)
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         rows = [
@@ -149,18 +149,16 @@ class MissAnalysis(Section):
         ]
         if not rows:
             return []
-        return ["### Why it misses", "", *md_table(["detector", "misses", *MISS_KINDS, "median px"], rows)]
+        return ["### Why it misses", "", *md_table(["detector", "failed items", *MISS_KINDS, "median px"], rows)]
 
     def html(self, document: Mapping[str, Any], page: HtmlPage) -> str:
         blocks = [(key, f) for key, f in self.blocks(document) if f["misses"]]
         if not blocks:
             return ""
-        header = ["detector", "misses", *MISS_KINDS, "median px"]
+        header = ["detector", "failed items", *MISS_KINDS, "median px"]
         rows = [[key, f["misses"], *(f["kinds"].get(k, 0) for k in MISS_KINDS), _px(f["distance_px"]["median"])]
                 for key, f in blocks]  # fmt: skip
-        maps = "".join(
-            f"<h3>Where the misses fall: {escape(key)}</h3>{heatmap_svg(f['heatmap']['cells'])}" for key, f in blocks
-        )
+        maps = "".join(heatmap_figure(key, f) for key, f in blocks)
         return (
             '<h2 id="why-it-misses">Why it misses</h2>'
             + html_table(header, rows, [False] + [True] * (len(header) - 1))
@@ -261,8 +259,12 @@ class Diagnosis(Section):
         ]
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
+        from ..render.frame_hint import suggestion_of
+
+        # "rescore with": the diagnosis's suggestion, else the frame check's (issue 61: warn runs on)
+        summary, checks = document.get("summary") or {}, document.get("frame_check") or {}
         return [
-            [key, f["frame"]["name"], " ".join(f["frame"]["suggestion"]) or "-", f["frame"]["evidence"]]
+            [key, f["frame"]["name"], suggestion_of(summary[key], checks), f["frame"]["evidence"]]
             for key, f in self.blocks(document)
             if f.get("frame")
         ]
@@ -315,11 +317,14 @@ class FrameCheck(Section):
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
         found = document.get(self.name) or {}
-        return [[spec, c["name"], c["mode"], c["requests"], c["cached"], c["evidence"]] for spec, c in found.items()]
+        return [
+            [spec, c["name"], c["mode"], c["requests"], c["cached"], " ".join(c["suggestion"]) or "-", c["evidence"]]
+            for spec, c in found.items()
+        ]
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
         rows = self.rows(document)
-        header = ["detector", "frame", "mode", "requests", "from the cache", "evidence"]
+        header = ["detector", "frame", "mode", "requests", "from the cache", "rescore with", "evidence"]
         return ["### Frame check", "", *md_table(header, rows)] if rows else []
 
     def example(self) -> Mapping[str, Any]:
@@ -341,7 +346,7 @@ class FrameCheck(Section):
         rows = self.rows(document)
         if not rows:
             return ""
-        header = ["detector", "frame", "mode", "requests", "from the cache", "evidence"]
+        header = ["detector", "frame", "mode", "requests", "from the cache", "rescore with", "evidence"]
         return '<h2 id="frame-check">Frame check</h2>' + html_table(header, rows)
 
     def schema(self) -> Mapping[str, Any]:
@@ -402,22 +407,65 @@ def curve_svg(curve: list[Mapping[str, Any]], width: int = 360, height: int = 16
     )
 
 
+def heatmap_figure(key: str, found: Mapping[str, Any]) -> str:
+    """The heat map with what it covers said (issue 61): the failed items whose click lands on the
+    screen, out of all of them; those without a click (wrong format) or off the screen are not drawn."""
+    cells = found["heatmap"]["cells"]
+    drawn = sum(sum(row) for row in cells)
+    said = (
+        f"{drawn} of {found['misses']} failed items drawn: those whose click lands on the screen (a wrong format "
+        "has no click; a click off the screen has no cell). Each screen is split into a "
+        f"{found['heatmap']['grid']} x {found['heatmap']['grid']} grid, scaled to the screen's size."
+    )
+    return (
+        f"<h3>Where the failed items' clicks fall: {escape(key)}</h3>{heatmap_svg(cells)}"
+        f'<p class="muted">{escape(said)}</p>'
+    )
+
+
 def heatmap_svg(cells: list[list[int]], size: int = 200) -> str:
-    """Where on the screen the misses' clicks fall: a grid, darker where more."""
+    """Where on the screen the failed items' clicks fall: a grid, darker where more, with its axes
+    (left to right, top to bottom, in shares of the screen) and its scale (clicks per cell)."""
     grid = max(1, len(cells))
+    left, top, bottom, scale_w = 34, 6, 30, 70
     step = size / grid
-    most = max((c for row in cells for c in row), default=0) or 1
-    rects = []
+    most = max((c for row in cells for c in row), default=0)
+    parts = []
     for r, row in enumerate(cells):
         for c, count in enumerate(row):
-            shade = count / most
-            rects.append(
-                f'<rect x="{c * step:.1f}" y="{r * step:.1f}" width="{step:.1f}" height="{step:.1f}" '
-                f'fill="rgba(201,42,42,{shade:.2f})" stroke="#ddd"><title>{count} misses</title></rect>'
+            shade = count / most if most else 0.0
+            parts.append(
+                f'<rect x="{left + c * step:.1f}" y="{top + r * step:.1f}" width="{step:.1f}" height="{step:.1f}" '
+                f'fill="rgba(201,42,42,{shade:.2f})" stroke="#ddd"><title>{count} failed items</title></rect>'
             )
+    axis = f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#888"/>'
+    for share in (0.0, 0.5, 1.0):  # ticks: 0%, 50%, 100% of the screen's width and height
+        x, y = left + share * size, top + share * size
+        axis += (
+            f'<text x="{x:.1f}" y="{top + size + 12}" font-size="9" text-anchor="middle">{share:.0%}</text>'
+            f'<text x="{left - 3}" y="{y + 3:.1f}" font-size="9" text-anchor="end">{share:.0%}</text>'
+        )
+    axis += (
+        f'<text x="{left + size / 2:.1f}" y="{top + size + 25}" font-size="10" text-anchor="middle">'
+        "x: left to right</text>"
+        f'<text x="10" y="{top + size / 2:.1f}" font-size="10" text-anchor="middle" '
+        f'transform="rotate(-90 10 {top + size / 2:.1f})">y: top to bottom</text>'
+    )
+    x0 = left + size + 14
+    scale = (
+        '<defs><linearGradient id="heat-scale" x1="0" y1="1" x2="0" y2="0">'
+        '<stop offset="0" stop-color="rgba(201,42,42,0)"/><stop offset="1" stop-color="rgba(201,42,42,1)"/>'
+        "</linearGradient></defs>"
+        f'<rect x="{x0}" y="{top}" width="12" height="{size}" fill="url(#heat-scale)" stroke="#888"/>'
+        f'<text x="{x0 + 16}" y="{top + 8}" font-size="9">{most}</text>'
+        f'<text x="{x0 + 16}" y="{top + size}" font-size="9">0</text>'
+        f'<text x="{x0 + 16}" y="{top + size / 2:.1f}" font-size="9">per cell</text>'
+    )
+    width, height = left + size + scale_w, top + size + bottom
     return (
-        f'<svg class="heatmap" width="{size}" height="{size}" role="img" '
-        f'aria-label="where the misses fall on the screen">{"".join(rects)}</svg>'
+        f'<svg class="heatmap" width="{width}" height="{height}" role="img" '
+        f'aria-label="where the failed items\' clicks fall on the screen: {most} at most in a cell">'
+        f"{''.join(parts)}{axis}{scale}</svg>"
     )
 
 

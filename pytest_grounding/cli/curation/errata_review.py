@@ -71,21 +71,34 @@ class FindingsReview:
     def sample_id(self) -> str:
         return str(self.current[0]["id"])
 
-    def reason(self) -> str:
+    def said(self) -> str:
+        """What the audit said of the current sample (shown when a reason is asked, never written as one)."""
         return "; ".join(f"{f['kind']}: {f['message']}" for f in self.current)
+
+    def reason_so_far(self) -> str:
+        """The reason a fix of this sample was given already (a box, then an instruction: asked once)."""
+        before = self.errata.get(self.sample_id)
+        return before.reason if before is not None else ""
 
     def keep(self) -> None:
         self.kept.add(self.sample_id)
         self.position = self._next(self.position + 1)
 
-    def drop(self) -> None:
+    def drop(self, reason: str) -> None:
+        """Drop the sample, for the reviewer's `reason` (issue 61: a person's reason, not the finding)."""
         self.errata[self.sample_id] = Erratum(
-            self.sample_id, "drop", self.reason(), dataset=self.dataset, fingerprint=self.fingerprint
+            self.sample_id, "drop", reason, dataset=self.dataset, fingerprint=self.fingerprint
         )
         self.position = self._next(self.position + 1)
 
-    def fix(self, bbox: tuple[float, float, float, float] | None = None, instruction: str | None = None) -> None:
+    def fix(
+        self,
+        bbox: tuple[float, float, float, float] | None = None,
+        instruction: str | None = None,
+        reason: str | None = None,
+    ) -> None:
         before = self.errata.get(self.sample_id)
+        reason = reason if reason else (before.reason if before is not None else "")
         if before is not None and before.action == "fix":  # a box and then an instruction: one erratum
             bbox = bbox if bbox is not None else before.bbox
             instruction = instruction if instruction is not None else before.instruction
@@ -93,7 +106,7 @@ class FindingsReview:
         self.errata[self.sample_id] = Erratum(
             self.sample_id,
             "fix",
-            self.reason(),
+            reason,
             box,  # type: ignore[arg-type]
             instruction,
             self.dataset,
@@ -277,20 +290,25 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
         if key == "k":
             review.keep()
         elif key == "d":
-            review.drop()
+            reason = ask_reason(review, "drop", out)
+            if not reason:
+                continue
+            review.drop(reason)
         elif key == "s":
             review.skip()
             continue
         elif key == "e":
             box = edit_box(review, screens)
-            if box is None:
+            reason = ask_reason(review, "fix", out) if box is not None else ""
+            if not reason:
                 continue
-            review.fix(bbox=box)
+            review.fix(bbox=box, reason=reason)
         elif key == "i":
             text = ask_text("instruction: ", str(review.current[0]["instruction"]))
-            if not text:
+            reason = ask_reason(review, "fix", out) if text else ""
+            if not reason:
                 continue
-            review.fix(instruction=text)
+            review.fix(instruction=text, reason=reason)
         save_state(review, errata_path)
         print(f"saved {errata_path.name}: {KEYS[key]}", file=out)
         if key in ("e", "i") and ask_key("[n] next sample  [e/i] fix more\n> ", {"n", "e", "i"}) == "n":
@@ -298,6 +316,21 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
     save_state(review, errata_path)
     print(f"{errata_path}: {len(review.errata)} errata, {len(review.kept)} kept as they are", file=out)
     return 0
+
+
+def ask_reason(review: FindingsReview, action: str, out: TextIO) -> str:
+    """The reviewer's reason for a drop or a fix (the errata file's `reason`; a fix asks once per
+    sample). The audit's words are shown, not written: an empty answer takes nothing (issue 61)."""
+    from ...core.safetext import terminal_line
+    from .tui import ask_text
+
+    if action == "fix" and review.reason_so_far():
+        return review.reason_so_far()
+    print(terminal_line(f"the audit said: {review.said()}"), file=out)
+    reason = ask_text(f"why {action} it? (your reason, written to the errata; empty: not saved) ", "")
+    if not reason:
+        print(f"not saved: a {action} needs a reason", file=out)
+    return reason
 
 
 def _image(review: FindingsReview, screens: Screens) -> Any:

@@ -5,7 +5,10 @@ pyproject.toml; tests/test_pytest_compat.py fails when pytest changes under them
 - xdist's loadgroup suffix written where this pytest keeps node ids (`item._id`, a `NodeId`, from
   pytest 9.2; `item._nodeid` before: pytest-xdist#1386);
 - how many `pytest.main` calls this thread is inside: a frame walk for `_pytest.config.main`;
-- pytest's own `-k` grammar (`_pytest.mark.expression`), for `board -k`."""
+- pytest's own `-k` grammar (`_pytest.mark.expression`), for `board -k`;
+- a test case no item ran (a gate, judged after the loop) reported as an item's are: the terminal
+  reporter's `_show_progress_info` (its percentage counts collected items) and `currentfspath`,
+  and `_pytest._code.code.ReprFileLocation` (the one-line message of the short summary and JUnit)."""
 
 from __future__ import annotations
 
@@ -77,3 +80,59 @@ def keyword_matcher(expression: str) -> Callable[[str], bool]:
         return bool(compiled.evaluate(word))
 
     return matches
+
+
+class MadeFailure:
+    """A failed made case's long report: its message as the one line pytest's short summary and
+    JUnit's `message` show (`reprcrash`), and as the FAILURES section's text."""
+
+    def __init__(self, path: str, message: str) -> None:
+        from _pytest._code.code import ReprFileLocation
+
+        self.message = message
+        self.reprcrash = ReprFileLocation(path, 0, message)
+
+    def toterminal(self, tw: Any) -> None:
+        tw.line(self.message, red=True, bold=True)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def log_made_cases(config: Any, cases: Iterable[tuple[str, str, bool, str]]) -> None:
+    """Test cases that no item ran (`(path, name, passed, message)`) reported as an item's are, so
+    the terminal's counts, the exit status, `--junitxml` and every plugin reading reports see them:
+    set-up, call and tear-down through `pytest_runtest_logreport`, on a line of their own and
+    without pytest's percentage (it counts the collected items, which these are not)."""
+    import pytest
+
+    terminal: Any = config.pluginmanager.get_plugin("terminalreporter")
+    shown = getattr(terminal, "_show_progress_info", None)
+    if terminal is not None:
+        terminal._show_progress_info = False
+        starts_line = terminal.showfspath or terminal.showlongtestinfo  # the path's or the case's name, on a new line
+        if not starts_line and int(getattr(terminal._tw, "width_of_current_line", 0) or 0):
+            terminal._tw.line()
+        terminal.currentfspath = None
+    try:
+        for path, name, passed, message in cases:
+            nodeid = f"{path}::{name}"
+            location = (path, None, name)
+            config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+            for when in ("setup", "call", "teardown"):
+                failed = when == "call" and not passed
+                config.hook.pytest_runtest_logreport(
+                    report=pytest.TestReport(
+                        nodeid,
+                        location,
+                        {name: 1, path: 1},
+                        "failed" if failed else "passed",
+                        MadeFailure(path, message) if failed else None,  # type: ignore[arg-type]
+                        when,
+                        user_properties=[("grounding_check", message)],  # JUnit reads the tear-down's
+                    )
+                )
+            config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+    finally:
+        if terminal is not None:
+            terminal._show_progress_info = shown

@@ -233,6 +233,7 @@ class ControllerSession:
             shard=self.shard_entry(),
             run=found.run if found else {},
             sections=tuple(self.plan.sections.sections()),
+            frame_checks=dict(self.startup.frame_checks),
         )
         return self.result
 

@@ -16,9 +16,10 @@ from ..common.item_index import detector_specs_of
 from ..common.pool import DetectorLoadError, LocalWorker
 from ..common.wire import RECORD, WorkerInput, WorkerOutput, in_flight_of, record_of
 from ..compat.benchmark_compat import BENCHMARK_GROUP, hide_benchmark_group
-from ..compat.pytest_compat import write_own_line
+from ..compat.pytest_compat import log_made_cases, write_own_line
 from ..compat.xdist_compat import MODES as CRASH_ONCE_MODES
 from ..compat.xdist_compat import make_crash_scheduler
+from . import gate_cases
 from .controller_session import ControllerSession
 from .progress import Progress
 
@@ -73,11 +74,16 @@ class Controller:
             if line:
                 write_own_line(self.config.pluginmanager.get_plugin("terminalreporter"), terminal_line(line))
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after the terminal's own "[100%]"
     def pytest_runtestloop(self, session):
         outcome = yield
         self._finish(interrupted=outcome.excinfo is not None or session.shouldstop is not False)
-        if self.session.result is not None and self.session.result.failed:
+        result = self.session.result
+        if result is None or outcome.excinfo is not None:
+            return
+        cases = gate_cases.cases_of(result, self.session.plan.settings.verdict.max_errors)
+        log_made_cases(self.config, gate_cases.as_logged(cases))  # each gate a test case: JUnit agrees
+        if result.failed and all(case.passed for case in cases):
             session.testsfailed += 1  # pytest-cov's way: the exit status follows, the summary agrees
 
     def _finish(self, interrupted: bool) -> None:

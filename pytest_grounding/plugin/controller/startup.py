@@ -148,7 +148,7 @@ class Startup:
             return
         if plan.settings.selection.task != "grounding":
             return
-        from ...core import budget
+        from ...core import budget, frames
         from ...detectors.frame_check import calibration_screens, run_check
         from ...store.answers import open_store
         from ..common.pool import DetectorLoadError, DetectorPool
@@ -183,7 +183,8 @@ class Startup:
             if mode == "fail":
                 raise ValueError(result.message(preset if isinstance(preset, str) else None))
             self.notes.add(
-                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on)"
+                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on; "
+                f"its answers read in that frame afterwards: `{frames.rescore_command(result.finding.suggestion)}`)"
             )
 
     def check_detector_samples(self, specs: Sequence[str], source: str) -> None:

@@ -12,7 +12,7 @@ from ...analysis.board import Board, Cell
 from ...core.numbers import pct
 from ...core.safetext import terminal_line
 from ...store.reports import write_atomic
-from ..board import PARTIAL, change_text, figure, miss_rows, miss_text, tier_mark
+from ..board import PARTIAL, SMALLER, change_text, figure, later_text, miss_rows, miss_text, tier_mark
 from .assets import CSS
 from .matrix import MATRIX_CSS, MATRIX_SCRIPT, matrix_html, tiers_html
 
@@ -108,7 +108,8 @@ def cell_html(cell: Cell, links: dict[str, str], tier: str = "") -> str:
         f'<td class="cell" data-runs="{runs}">'
         + (f'<span class="tier" title="significance tier">{e(tier.strip())}</span> ' if tier else "")
         + f'<span class="fig">{_link(page, figure(latest))}</span>'
-        f"{trend(cell)}<details><summary>{runs} run{'s' if runs != 1 else ''}</summary>"
+        + (f' <span class="later muted">({e(later_text(cell))})</span>' if cell.smaller_later else "")
+        + f"{trend(cell)}<details><summary>{runs} run{'s' if runs != 1 else ''}</summary>"
         f"<ul>{''.join(items)}</ul></details></td>"
     )
 
@@ -158,8 +159,9 @@ def render(board: Board, links: dict[str, str]) -> str:
         f"<title>pytest-grounding board</title><style>{CSS}{BOARD_CSS}{MATRIX_CSS}</style></head><body><header>"
         f"<h1>pytest-grounding board</h1><p class='muted'>{board.reports} reports · {len(board.rows)} "
         f"configurations · {len(board.columns)} benchmarks</p></header><main>{table}"
-        "<p class='muted'>Each cell: the latest run's headline accuracy, its 95% interval (clustered by screen) "
-        f"and the samples scored ({PARTIAL} a partial run); the trend shows every run, oldest first.</p>"
+        "<p class='muted'>Each cell: the latest run over the most samples, its headline accuracy, its 95% interval "
+        f"(clustered by screen) and the samples scored ({PARTIAL} a partial run; {SMALLER} a later run over fewer "
+        "samples, beside it); the trend shows every run, oldest first.</p>"
         + (f"<h2>Headline figures</h2><ul>{said}</ul>" if said else "")
         + (
             "<h2>Why they miss</h2><p class='muted'>Accuracy with a click within N px of its box counted a hit; "

@@ -37,15 +37,23 @@ def gate_verdict(name: str, block: Mapping[str, Any], document: Mapping[str, Any
     return "muted", "no gate set"
 
 
+def info_of(document: Mapping[str, Any], name: str, block: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The detector's run.detectors entry (its served model's name: the card's short name)."""
+    detectors = (document.get("run") or {}).get("detectors") or {}
+    info = detectors.get(str(block.get("detector") or name)) if isinstance(detectors, Mapping) else None
+    return info if isinstance(info, Mapping) else {}
+
+
 def card(name: str, block: Mapping[str, Any], document: Mapping[str, Any], diagnosis: str = "") -> str:
     css, verdict = gate_verdict(name, block, document)
     scored, samples = block.get("scored", 0), block.get("samples", 0)
     unscored = f" of {samples}" if samples != scored else ""
     interval = span(block.get("ci95"))
     task = "element at click" if block.get("task") == "locate" else "grounding"
+    shown = display_name(name, {**info_of(document, name, block), **block})  # never cut: the card wraps it
     return (
         f'<div class="card" data-detector="{e(name)}">'
-        f'<div class="card-name" title="{e(name)}">{e(display_name(name, block))}</div>'
+        f'<div class="card-name" title="{e(name)}">{e(shown)}</div>'
         f'<div class="card-acc">{e(pct(block.get("accuracy")))}</div>'
         f'<div class="card-ci">95% CI {e(interval)} · n = {e(scored)} scored{e(unscored)} · {e(task)}</div>'
         f'<div class="card-verdict {css}">{e(verdict)}</div>'
@@ -91,7 +99,7 @@ def folded(title: str, body: str) -> str:
 CSS = """
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:12px;margin:14px 0}
 .card{background:#fff;border:1px solid #e1e4e8;border-radius:8px;padding:12px 16px}
-.card-name{font-weight:600;font-size:15px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.card-name{font-weight:600;font-size:15px;overflow-wrap:anywhere}
 .card-acc{font-size:40px;font-weight:700;line-height:1.1;margin:4px 0;font-variant-numeric:tabular-nums}
 .card-ci{color:#4a525c;font-size:13px}
 .card-verdict{margin-top:6px;font-size:14px}

@@ -183,8 +183,9 @@ def matrix_html(index: int, found: sample_matrix.Matrix, links: list[str], specs
     ]
     sorts = [("order", "dataset order"), ("id", "id"), ("hits-up", "fewest hits first"), ("hits-down", "most hits")]
     sorts += [(f"by:{i}", f"{name}: hits first") for i, name in enumerate(found.columns)]
-    head = "".join(f"<th title='{e(name)}'>{i + 1}</th>" for i, name in enumerate(found.columns))
-    key = "".join(f"<li>{i + 1}: {e(name)} ({wins[name]} unique wins)</li>" for i, name in enumerate(found.columns))
+    # each column named (issue 61), in the tiers' order (analysis/board.py builds it so)
+    head = "".join(f"<th class='model' title='{e(name)}'>{e(name)}</th>" for name in found.columns)
+    key = "".join(f"<li>{e(name)} ({wins[name]} unique wins)</li>" for name in found.columns)
     return (
         f'<section class="matrix" id="matrix-{index}" data-page-rows="{PAGE_ROWS}">'
         f'<script type="application/json" class="matrix-data">{_embedded(data)}</script>'

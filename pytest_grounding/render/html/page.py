@@ -94,7 +94,7 @@ def run_section(document: Mapping[str, Any]) -> str:
         ("duration", num(document.get("duration_s"), 1, " s")),
         ("task", e(settings.get("task", "grounding"))),
         ("workers (xdist -n)", e(run.get("workers") if run.get("workers") is not None else "none")),
-        ("misses reported as", e(settings.get("misses"))),
+        ("failed items reported as", e(settings.get("misses"))),  # --grounding-misses
         ("limit per dataset", e(settings.get("limit") or "none")),
         ("per-prediction timeout", num(settings.get("timeout_s"), 1, " s") if settings.get("timeout_s") else "none"),
         ("command line", f'<span class="mono">pytest {e(" ".join(run.get("args") or []))}</span>'),
