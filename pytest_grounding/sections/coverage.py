@@ -14,7 +14,6 @@ from ..analysis.tracked import _figure
 from ..core.coverage import PARSER_MISSES
 from ..core.numbers import pct
 from ..core.safetext import markdown_text as md
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -149,14 +148,16 @@ class Coverage(Section):
         }
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing
+
         records = [
-            _examples.record("s1", "hit", parser_covered=True, parser_candidates=3),
-            _examples.record("s2", "miss", parser_covered=True, parser_candidates=3, parser_miss="not_matched"),
-            _examples.record(
+            testing.record("s1", "hit", parser_covered=True, parser_candidates=3),
+            testing.record("s2", "miss", parser_covered=True, parser_candidates=3, parser_miss="not_matched"),
+            testing.record(
                 "s3", "miss", element_type="text", parser_covered=False, parser_candidates=3, parser_miss="not_detected"
             ),
         ]
-        return _examples.document(records)
+        return testing.document(records, self)
 
 
 SECTION = Coverage()

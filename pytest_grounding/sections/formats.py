@@ -14,7 +14,6 @@ from ..analysis import formats
 from ..analysis.tracked import _figure
 from ..core.numbers import pct, points
 from ..core.safetext import markdown_text as md
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -150,8 +149,10 @@ class Formats(Section):
         }
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing
+
         def variant(uid: str, outcome: str, fmt: str) -> dict[str, Any]:
-            return _examples.record(
+            return testing.record(
                 f"{uid}~fmt-{fmt}",
                 outcome,
                 variant=f"fmt-{fmt}",
@@ -161,14 +162,14 @@ class Formats(Section):
             )
 
         records = [
-            _examples.record("s1", "miss", meta={"asked_format": "pixels"}),
-            _examples.record("s2", "miss", meta={"asked_format": "pixels"}),
+            testing.record("s1", "miss", meta={"asked_format": "pixels"}),
+            testing.record("s2", "miss", meta={"asked_format": "pixels"}),
             variant("s1", "hit", "rel1"),
             variant("s2", "hit", "rel1"),
             variant("s1", "miss", "rel1000"),
             variant("s2", "hit", "rel1000"),
         ]
-        return _examples.document(records)
+        return testing.document(records, self)
 
 
 SECTION = Formats()

@@ -12,7 +12,6 @@ from typing import Any
 
 from ..analysis.tracked import _numbers
 from ..core.safetext import markdown_text as md
-from . import _examples
 from ._render import html_table, md_table
 from .base import BlockRecords, DetectorView, HtmlPage, Section
 
@@ -154,9 +153,11 @@ class Reasoning(Section):
         }
 
     def example(self) -> Mapping[str, Any]:
+        from . import testing
+
         records = [
-            _examples.record("s1", "hit", meta={"reasoning_field": "reasoning", "reasoning_chars": 40}),
-            _examples.record(
+            testing.record("s1", "hit", meta={"reasoning_field": "reasoning", "reasoning_chars": 40}),
+            testing.record(
                 "s2",
                 "wrong_format",
                 point=None,
@@ -164,7 +165,7 @@ class Reasoning(Section):
                 meta={"reasoning_field": "reasoning_content", "reasoning_chars": 12},
             ),
         ]
-        return _examples.document(records)
+        return testing.document(records, self)
 
 
 SECTION = Reasoning()
