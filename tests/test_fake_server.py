@@ -209,7 +209,7 @@ def test_a_warned_frame_error_prints_the_rescore_that_fixes_it_and_the_diagnosis
 
 
 def test_the_frame_check_s_suggestion_stands_in_where_the_diagnosis_names_none():
-    from pytest_grounding.render.frame_hint import rescore_lines, suggestion_of
+    from pytest_grounding.analysis.frame_hint import rescore_lines, suggestion_of
 
     block = {"detector": "openai:base_url=x", "diagnosis": {"frame": {"name": "unknown", "suggestion": []}}}
     checks = {"openai:base_url=x": {"frame": "rel1000", "suggestion": ["--frame", "rel1000"]}}

@@ -236,6 +236,10 @@ def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
             key, _, value = label.partition("=")
             gate = gates_mod.Gate(float(entry["threshold"]), None if label == "overall" else key, value or None)
             bounds = entry.get("ci95")
+            rows = (block.get("by") or {}).get(key) or [] if gate.key is not None else []
+            # a slice value no sample has: the values the run has, for the gate's "did you mean"
+            named = any(str(r.get("value")).lower() == (value or "").lower() for r in rows)
+            values = () if gate.key is None or named else tuple(str(r.get("value")) for r in rows)
             found.append(
                 gates_mod.Verdict(
                     gate,
@@ -246,6 +250,7 @@ def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
                     measure="hit rate" if block.get("task") == "locate" else "accuracy",
                     ci95=(float(bounds[0]), float(bounds[1])) if bounds else None,
                     on_lower=entry.get("judged_on") == "lower bound",
+                    values=values,
                 )
             )
     for entry in document.get("robustness_gates") or []:

@@ -6,13 +6,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
+from ..analysis.frame_hint import rescore_lines
 from ..analysis.intervals import span
 from ..core.identity import display_name
 from ..core.numbers import ms, pct
 from ..core.profiles import DEFAULT_PROFILE
 from ..core.record import Outcome
 from ..sections import LATENCY, DetectorView, ordered
-from .frame_hint import rescore_lines
 
 if TYPE_CHECKING:
     from ..analysis.result import RunResult

@@ -259,7 +259,7 @@ class Diagnosis(Section):
         ]
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
-        from ..render.frame_hint import suggestion_of
+        from ..analysis.frame_hint import suggestion_of
 
         # "rescore with": the diagnosis's suggestion, else the frame check's (issue 61: warn runs on)
         summary, checks = document.get("summary") or {}, document.get("frame_check") or {}

@@ -59,6 +59,7 @@ class ControllerSession:
     result: RunResult | None = None  # made once, by finish()
     interrupted_writing: bool = False  # Ctrl-C came while the outputs were written (held until whole)
     live: Any = None  # render/live.py's LivePage: --grounding-html written while the run goes
+    page_restored: bool = False  # the live page gave an earlier run's page back: no empty page over it
 
     @classmethod
     def open(cls, plan: RunPlan, startup: Startup) -> ControllerSession:
@@ -137,6 +138,7 @@ class ControllerSession:
         by a usage error before its first sample, or one with no grounding item)."""
         if self.live is not None:
             self.live.finish()
+            self.page_restored = self.live.kept is not None and self.live.path.is_file()
             self.live = None
 
     # -- as records arrive ------------------------------------------------------------------------
@@ -411,6 +413,8 @@ class ControllerSession:
 
         outputs = self.plan.settings.outputs
         kept = bool(result.records)  # the run's folder only for a run that scored something
+        if not kept and self.page_restored:
+            outputs = replace(outputs, html_path=None)  # nothing scored: the earlier page stays at the path
         if any(output.write is not None for output, _ in asked_for(outputs, kept=kept)) or outputs.log_targets:
             taken: list[int] = []
             with interrupts_held(taken):  # before any import: the trackers' module is imported inside
