@@ -186,6 +186,7 @@ def main() -> None:
     import httpx
 
     from pytest_grounding.datasets.synth import default_dataset_dir
+    from pytest_grounding.detectors.vlm.presets import DEFAULT_PRESET
 
     default_dataset_dir()  # generated before any timing
     paths = [str(REPO), str(REPO / "benchmarks"), os.environ.get("PYTHONPATH")]
@@ -226,7 +227,7 @@ def main() -> None:
             # Plugins this machine has that a user of the card's dependencies does not: hypothesis's
             # (0.6 s a process) and anyio's, which probes the trio backend installed here (0.5 s).
             suite += [arg for name in FOREIGN_PLUGINS for arg in ("-p", f"no:{name}")]
-        spec = f"openai:base_url={url},model=paced,retries=0,concurrency="
+        spec = f"openai:base_url={url},model=paced,preset={DEFAULT_PRESET},retries=0,concurrency="
         runs = [
             (
                 f"bare client, {n} in flight",
@@ -310,7 +311,7 @@ def real_engine(args: argparse.Namespace, env: dict[str, str]) -> None:
             limit = ["--grounding-limit", str(args.limit)] if args.limit else []
             suite = [sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:cacheprovider", *limit]
             suite += [arg for name in FOREIGN_PLUGINS for arg in ("-p", f"no:{name}")]
-            spec = f"openai:base_url={url},model={plan.served_name},retries=0,concurrency="
+            spec = f"openai:base_url={url},model={plan.served_name},preset={DEFAULT_PRESET},retries=0,concurrency="
             runs = [
                 (
                     f"bare client, {n} in flight",
