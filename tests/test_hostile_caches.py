@@ -11,6 +11,7 @@ import time
 import pytest
 
 from helpers import FIXTURES, SERIAL, XDIST, read_json
+from hostile import OkModel
 from pytest_grounding.cli.main import main
 
 MINI = FIXTURES / "mini"
@@ -82,33 +83,6 @@ def test_doctor_reads_a_hostile_cache_without_a_traceback(tmp_path, monkeypatch,
 
 
 # --- the answer cache reads regular files inside itself only, and says what it could not write ------------------
-
-
-class OkModel:
-    def __init__(self):
-        import threading
-
-        from helpers import LoopbackServer
-
-        self.chats = 0
-        lock = threading.Lock()
-
-        def reply(handler):
-            if handler.path.endswith("/models"):
-                return 200, {"data": [{"id": "m", "owned_by": "vllm"}]}
-            if not handler.path.endswith("/chat/completions"):
-                return 404, {"detail": "Not Found"}
-            with lock:
-                self.chats += 1
-            choice = {"index": 0, "message": {"content": "(60,40)"}, "finish_reason": "stop"}
-            return 200, {"choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
-
-        self.server = LoopbackServer(reply)
-        self.url = self.server.url
-        self.spec = (
-            f"openai:base_url={self.url},model=m,"
-            "preset=uitars-1.5-point,retries=0,probe=false,preprocess=none,transform=abs"
-        )
 
 
 @pytest.fixture

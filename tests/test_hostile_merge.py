@@ -7,27 +7,15 @@ share merge into a partial report that names what is missing.
 
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from helpers import FIXTURES, REPO, SERIAL, read_json
+from helpers import FIXTURES, SERIAL, read_json
+from hostile import run_suite
 from pytest_grounding.cli.main import main
 
 MINI = FIXTURES / "mini"
-SUITE = (REPO / "suites" / "test_grounding.py").read_text()
-
-
-def run_suite(folder, *args, env=None, timeout=120):
-    """A pytest run of the shipped suite in `folder`, in a fresh process (this checkout's package)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "test_grounding.py").write_text(SUITE)
-    environ = {key: value for key, value in os.environ.items() if key != "GROUNDING_SHARD"}
-    environ.update({"PYTHONPATH": str(REPO), **(env or {})})
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_grounding.py", *args]
-    return subprocess.run(command, cwd=folder, env=environ, capture_output=True, text=True, timeout=timeout)
 
 
 PRO = str(FIXTURES / "screenspot-pro")

@@ -4,33 +4,14 @@ of baselines, screens and rescored lines are refused or scored, never a crash.
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from helpers import FIXTURES, REPO, SERIAL, read_json
+from helpers import FIXTURES, SERIAL, read_json
+from hostile import no_crash, run_suite
 from pytest_grounding.cli.main import main
 
 MINI = FIXTURES / "mini"
-SUITE = (REPO / "suites" / "test_grounding.py").read_text()
-
-
-def run_suite(folder, *args, env=None, timeout=120):
-    """A pytest run of the shipped suite in `folder`, in a fresh process (this checkout's package)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "test_grounding.py").write_text(SUITE)
-    environ = {key: value for key, value in os.environ.items() if key != "GROUNDING_SHARD"}
-    environ.update({"PYTHONPATH": str(REPO), **(env or {})})
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_grounding.py", *args]
-    return subprocess.run(command, cwd=folder, env=environ, capture_output=True, text=True, timeout=timeout)
-
-
-def no_crash(result):
-    text = result.stdout + result.stderr
-    assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
-    return text
 
 
 PRO = str(FIXTURES / "screenspot-pro")

@@ -12,26 +12,10 @@ import time
 import pytest
 
 from helpers import FIXTURES, REPO, SERIAL, XDIST, read_json
+from hostile import no_crash, run_suite
 from pytest_grounding.cli.main import main
 
 MINI = FIXTURES / "mini"
-SUITE = (REPO / "suites" / "test_grounding.py").read_text()
-
-
-def run_suite(folder, *args, env=None, timeout=120):
-    """A pytest run of the shipped suite in `folder`, in a fresh process (this checkout's package)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "test_grounding.py").write_text(SUITE)
-    environ = {key: value for key, value in os.environ.items() if key != "GROUNDING_SHARD"}
-    environ.update({"PYTHONPATH": str(REPO), **(env or {})})
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_grounding.py", *args]
-    return subprocess.run(command, cwd=folder, env=environ, capture_output=True, text=True, timeout=timeout)
-
-
-def no_crash(result):
-    text = result.stdout + result.stderr
-    assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
-    return text
 
 
 # -- outputs -------------------------------------------------------------------------------------------------
@@ -127,11 +111,7 @@ time.sleep(60)
 def test_sigterm_stops_a_started_servers_whole_group(tmp_path, signal_name):
     import os
     import signal
-    import subprocess
-    import sys
     import time
-
-    from helpers import REPO
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     run = subprocess.Popen([sys.executable, "-c", SIGTERMED, str(tmp_path)], stdout=subprocess.PIPE, env=env, text=True)
