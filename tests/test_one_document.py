@@ -1,5 +1,5 @@
 """One document, the only source of every output (issue 55): the terminal summary a run prints from its
-figures is the one `merge`, `rescore` and a report read back print from the JSON document; after two
+figures is the one `merge`, `rescore`, `report` and a report read back print from the JSON document; after two
 shards run with errata, `merge` prints the corrected figure as its JSON and markdown give it."""
 
 from __future__ import annotations
@@ -149,6 +149,9 @@ def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
     rescored = capsys.readouterr().out.splitlines()
     figures = [line for line in document_lines(document) if line and not line.startswith("note:")]
     assert [line for line in rescored if line in figures] == figures
+    assert main(["report", str(merged), "--html", str(tmp_path / "merged.html")]) == 0
+    reported = capsys.readouterr().out.splitlines()
+    assert [line for line in reported if line in figures] == figures  # `report` prints the same summary
 
 
 def test_rescore_prints_the_whole_summary_with_the_diagnosis(tmp_path, capsys):

@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="make the HTML page (and plots) of a JSON report written by --grounding-json",
-        description="The same page as --grounding-html, from a report written earlier. Each dataset the report "
+        description="The same page as --grounding-html, from a report written earlier, and the run's summary "
+        "lines as the run printed them. Each dataset the report "
         "names is read again from its recorded path, and a thumbnail is made only of an image that dataset lists "
         "as its own; any other image is not read, and its entry says why. Exit 0: written; 2: the report cannot "
         "be read, or nothing to write. Given no report and no --html or --plots, the newest run's page is written "
@@ -346,6 +347,10 @@ def run_report(json_path: Path, html: Path | None, plots: Path | None) -> int:
     except OutputError as exc:
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2
+    from ..render.terminal import document_lines
+
+    for line in document_lines(document):  # the report's summary, as the run, merge and rescore print it
+        print(terminal_line(line))
     if plots is not None:
         from ..render.plots import PlotsUnavailable, check_plots, write_plots
 
