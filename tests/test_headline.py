@@ -94,7 +94,7 @@ def test_an_ungated_run_ends_with_pytests_counts(project):
     assert re.search(r"=+ .* in [\d.]+s", lines[-1]), lines[-3:]
 
 
-def test_a_report_section_fills_the_cards_slot_and_one_that_fails_leaves_the_page_whole(monkeypatch):
+def test_a_report_section_fills_the_cards_slot_and_one_that_fails_leaves_the_page_whole():
     from pytest_grounding import sections as sections_pkg
     from pytest_grounding.render.html import headline
 
@@ -110,8 +110,7 @@ def test_a_report_section_fills_the_cards_slot_and_one_that_fails_leaves_the_pag
         def card(self, document, key):
             raise RuntimeError("a section's bug")
 
-    monkeypatch.setattr(sections_pkg, "sections", lambda level=None: [Broken(), Frame()])
     document = {"summary": {"m": {"detector": "m", "accuracy": 0.5, "ci95": [0.4, 0.6], "scored": 10, "samples": 10}}}
-    html = headline.cards(document)
+    html = headline.cards(document, sections=[Broken(), Frame()])  # the run's sections, handed in
     assert '<div class="card-diagnosis" data-slot="diagnosis"><div>answers of m read in the <b>0-1000</b> frame' in html
     assert sections_pkg.Section().card(document, "m") == ""  # the default adds nothing

@@ -391,6 +391,8 @@ def _finding(**fields):
 def _review(tmp_path, monkeypatch, document, keys=("d",)):
     import io
 
+    pytest.importorskip("prompt_toolkit")  # the curation extra: review's terminal UI
+
     from pytest_grounding.cli.curation import errata_review
 
     audit = tmp_path / "audit.json"
@@ -607,6 +609,7 @@ def test_fake_server_refuses_bad_options_in_one_line(capsys, args):
 
 @pytest.mark.parametrize("budget", ["requests=1", "requests=2"])
 def test_a_budget_the_checks_spend_marks_every_sample_not_run(tmp_path, budget):
+    pytest.importorskip("httpx")  # the openai extra: the served detector's client
     from pytest_grounding.detectors.fake_server import FakeServer
 
     server = FakeServer()

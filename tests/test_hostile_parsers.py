@@ -20,12 +20,12 @@ MB = 1 << 20
 HOSTILE_UNITS = (
     "<tool_call>{", "<answer>{", "<answer>", "(1,", "((", "(1", "[1,", "click(x=", "<point>1 ", '"x":1,',
     '"box_2d":[1,', "a(", "abc", "1", " \t", "{", '"action" :', "Action: click(start_box='(", "<|box_start|>(",
-    '"coordinate":[1,', "x(a=", "Click", "pyautogui.", "</tool_call>",
+    '"coordinate":[1,', "x(a=", "Click", "pyautogui.", "</tool_call>", '{"point_2d":[1,', '"point_2d": [',
 )  # fmt: skip
 
 
-EXTRACTOR_NAMES = ("answer_coordinate", "box_2d", "bracket", "json_xy", "paren", "paren_last", "point_tag", "pyautogui",
-                   "tool_call", "uitars_action")  # fmt: skip
+EXTRACTOR_NAMES = ("answer_coordinate", "box_2d", "bracket", "json_xy", "paren", "paren_last", "point_2d", "point_tag",
+                   "pyautogui", "tool_call", "uitars_action")  # fmt: skip
 
 
 def _hostile(unit, size=MB):
