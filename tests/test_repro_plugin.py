@@ -149,7 +149,7 @@ def test_tokens_and_cost_in_the_summary_json_and_predictions(suite, server, tiny
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            f"detector {spec_of(server)}  (*",
+            f"detector *{spec_of(server)}  (*",  # the short name, then the spec
             "  tokens  prompt 1,000  completion 35  total 1,035  (per sample 200 + 7.0; 5 samples)",
             "  cost    $0.00057 for this run, $0.114 per 1,000 samples (prompt $0.5, completion $2 per million tokens)",
         ]

@@ -321,7 +321,10 @@ def eee_files(
             }
             if isinstance(document.get("started"), str):
                 result["evaluation_timestamp"] = document["started"]
-            file_uuid = stable_uuid(evaluation_id, detector, label, variant or "")
+            # the run's own start, not the export's time: the same report exported again gives the same file
+            file_uuid = stable_uuid(
+                _slug(name), model_id, str(document.get("started") or ""), detector, label, variant or ""
+            )
             folder = f"data/{_slug(label)}/{_slug(developer or 'unknown')}/{_slug(model_name)}"
             samples = [
                 sample_line(r, evaluation_id=evaluation_id, model_id=model_id, name=name, result_id=result_id,
