@@ -204,6 +204,19 @@ def pytester(pytester, shared_default_set):
     cache = pytester.path / ".cache" / "pytest-grounding"
     cache.mkdir(parents=True, exist_ok=True)
     (cache / shared_default_set.name).symlink_to(shared_default_set, target_is_directory=True)
+    parseconfigure = pytester.parseconfigure
+
+    def quick_parseconfigure(*args):
+        # As pytester's own inline_run does: no five full garbage collections when the config ends
+        # (pytest's unraisable-exception check; 1 to 4 s each in a heap holding torch).
+        config = parseconfigure(*args)
+        with contextlib.suppress(ImportError):
+            from _pytest.unraisableexception import gc_collect_iterations_key
+
+            config.stash[gc_collect_iterations_key] = 0
+        return config
+
+    pytester.parseconfigure = quick_parseconfigure  # type: ignore[method-assign]
     return pytester
 
 
