@@ -31,7 +31,7 @@ class Case:
 def cases_of(result: RunResult, max_errors: float | None) -> list[Case]:
     """The run's checks as cases, in the order the summary names them. The errors-share check has
     a case for every detector once any gate or baseline is asked for (passed or failed: a CI page
-    keeps its history), and otherwise only where it fails the run."""
+    keeps its history); a run with no gate keeps its items' own failures and errors alone."""
     if not result.records or result.partial:
         return []
     judged = [v for v in result.verdicts if not isinstance(v, gates_mod.ErrorVerdict)]
@@ -40,7 +40,7 @@ def cases_of(result: RunResult, max_errors: float | None) -> list[Case]:
     checks: list[Any] = []
     if max_errors is not None and result.summary:
         for check in gates_mod.error_checks(result.summary, max_errors):
-            if check.detector in failing or asked:
+            if asked:
                 checks.append(failing.get(check.detector, check))
     checks += judged
     info = result.detector_info
