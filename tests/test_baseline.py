@@ -174,21 +174,21 @@ def test_first_run_writes_and_fails_second_passes_regression_fails_update_rewrit
     path = tmp_path / "baseline.json"
     first = run(tuned, path, *workers)
     assert first.ret == 1
-    assert_counts(first, passed=5, xfailed=1)
+    assert_counts(first, passed=6, failed=1, xfailed=1)  # the baseline's case fails, the errors share's passes
     first.stdout.fnmatch_lines(["baseline FAILED: baseline *baseline.json did not exist: written now with 6 samples*"])
     written = path.read_text()
     assert '"id": "m06", "outcome": "wrong_format"' in written
 
     second = run(tuned, path, *workers)
     assert second.ret == 0, second.stdout.str()[-2000:]
-    assert_counts(second, passed=5, xfailed=1)
+    assert_counts(second, passed=7, xfailed=1)  # the samples, the baseline's case, the errors share's
     second.stdout.fnmatch_lines(["baseline *: 6 samples compared: 0 regressions, 0 improvements, 1 known misses"])
     assert path.read_text() == written  # compared, not rewritten
 
     monkeypatch.setenv("GROUNDING_TEST_BLIND", "red")  # m01 and m04: both Blender/Excel icons
     worse = run(tuned, path, *workers)
     assert worse.ret == 1
-    assert_counts(worse, passed=3, failed=2, xfailed=1)
+    assert_counts(worse, passed=4, failed=3, xfailed=1)
     worse.stdout.fnmatch_lines(["*REGRESSION against the baseline*mini/m01*"])
     out = worse.stdout.str()
     assert "regression: tunable mini/m01" in out and "regression: tunable mini/m04" in out
@@ -232,7 +232,7 @@ def test_slice_drop_beyond_its_tolerance_fails_within_it_only_the_regression_fai
     report = ("--grounding-json", str(tmp_path / "lenient.json"))
     lenient = run(tuned, path, "--grounding-tolerance", "0.5", *report, *workers)
     assert lenient.ret == 1  # the regressed item fails; no slice beyond its tolerance
-    assert_counts(lenient, passed=4, failed=1, xfailed=1)
+    assert_counts(lenient, passed=5, failed=2, xfailed=1)  # the regressed item and the baseline's case
     found = read_json(tmp_path / "lenient.json")["baseline"]
     assert found["status"] == "compared" and [r["id"] for r in found["regressions"]] == ["m03"]
     assert [s["slice"] for s in found["slices"] if not s["passed"]] == []
@@ -335,6 +335,8 @@ def test_junit_xml_carries_each_samples_outcome_and_figures(tuned, workers, tmp_
     run(tuned, path, f"--junitxml={xml}", *workers)
     cases = {}
     for case in ET.parse(xml).getroot().iter("testcase"):
+        if case.get("classname") == "grounding":
+            continue  # the baseline's and the errors share's own cases (issue 61)
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         cases[props["grounding_sample_id"]] = (props, [child.tag for child in case])
     assert sorted(cases) == ["m01", "m02", "m03", "m04", "m05", "m06"]

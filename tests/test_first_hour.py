@@ -59,7 +59,7 @@ def test_the_embedded_default_is_named_the_same_with_and_without_xdist(project, 
 @SERIAL
 def test_a_benchmark_run_reads_in_a_few_lines_and_ends_with_a_verdict(project, workers):
     result = project.runpytest(f"--dataset={MINI}", "--detector", "center", "--grounding-show-misses", "3", *workers)
-    assert_counts(result, missed=6, errors=2, failed=1)  # failed: the errors share's case
+    assert_counts(result, missed=6, errors=2)  # an ungated run: no case for the errors share
     lines = result.stdout.lines
     summary_at = next(i for i, line in enumerate(lines) if "grounding summary" in line)
     assert summary_at < 45, "\n".join(lines[:summary_at])

@@ -304,7 +304,8 @@ def test_merged_shards_with_errata_give_the_whole_runs_corrected_figure(project,
     from test_errata import MINI_ERRATA
 
     path = tmp_path / "errata.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in MINI_ERRATA))
+    # a run of several datasets: each erratum names the one it corrects (issue 60)
+    path.write_text("".join(json.dumps({**r, "dataset": "mini"}) + "\n" for r in MINI_ERRATA))
     applied = f"--grounding-errata={path}"
     whole = whole_run(project, tmp_path, applied)
     code, merged = merge(tmp_path, run_shards(project, tmp_path, 2, applied))
@@ -313,7 +314,9 @@ def test_merged_shards_with_errata_give_the_whole_runs_corrected_figure(project,
     # a shard corrected with other errata (or none) was scored against other boxes: refused, saying which
     other = tmp_path / "other"
     other.mkdir()
-    (other / "errata.jsonl").write_text(json.dumps({"id": MINI_ERRATA[0]["id"], "action": "drop"}) + "\n")
+    (other / "errata.jsonl").write_text(
+        json.dumps({"id": MINI_ERRATA[0]["id"], "action": "drop", "dataset": "mini"}) + "\n"
+    )
     mixed = run_shards(project, other, 2, f"--grounding-errata={other / 'errata.jsonl'}")
     code, refused = merge(other, [tmp_path / "shard-1.json", mixed[1]])
     assert code == 2 and refused is None

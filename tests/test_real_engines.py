@@ -259,7 +259,9 @@ def test_the_vllm_detector_starts_one_server_for_the_run_and_stops_it(checkpoint
     assert stdout.count("grounding: vllm: starting") == 1  # one server, shared by both workers
     (info,) = report["run"]["detectors"].values()
     assert info["engine"]["name"] == "vllm" and info["engine"]["version"] == "0.32.0"
-    assert info["server"]["command"].startswith(str(VLLM_PYTHON)) and Path(info["server"]["log"]).is_file()
+    assert (
+        info["server"]["command"].startswith(str(VLLM_PYTHON)) and Path(info["server"]["log"]).expanduser().is_file()
+    )  # shown from ~ (issue 60)
     assert "--served-model-name tiny-qwen2_5_vl" in info["server"]["command"]
     KNOWN_GROUPS.setdefault(str(folder), set()).add(info["server"]["pid"])  # the server's group: its leader's pid
     assert vllm_processes(str(folder)) == []
@@ -436,7 +438,7 @@ def test_llama_server_scores_every_sample_and_the_cut_answers_are_the_ones_it_cu
     for report, records, _ in seen.values():
         engine = the_engine(report)
         assert engine["name"] == "llamacpp" and engine["version"].startswith("b11434")
-        assert engine["settings"]["vision"] is True and engine["max_model_len"] > 16384
+        assert engine["settings"]["vision"] is True and engine["max_model_len"] > 8192  # per slot (issue 60)
         assert "llama.cpp b11434" in next(iter(report["run"]["detectors"].values()))["headline"]
         for record in records:  # cut exactly where the server said "length"
             said = [reason for text, reason in proxy.finished if record["instruction"] in text]
@@ -460,7 +462,9 @@ def test_the_llamacpp_detector_compares_a_quantized_model_with_its_full_weights(
     assert len(records) == 2 * int(LIMIT) and not [r for r in records if r["outcome"] == "error"]
     kinds = {}
     for info in report["run"]["detectors"].values():
-        assert info["engine"]["name"] == "llamacpp" and Path(info["server"]["log"]).is_file()
+        assert (
+            info["engine"]["name"] == "llamacpp" and Path(info["server"]["log"]).expanduser().is_file()
+        )  # shown from ~ (issue 60)
         assert "--image-max-tokens 16384" in info["server"]["command"]
         kinds[info["engine"]["settings"]["model_alias"]] = info["engine"]["settings"]["model_ftype"]
     assert set(kinds) == {"model", "model-Q8_0"} and "Q8_0" in kinds["model-Q8_0"]
