@@ -84,7 +84,7 @@ OSWORLD = {
 @SERIAL
 def test_osworld_g_scored_as_its_authors(project, workers):
     result, document = run(project, FIXTURES / "osworld-g", OSWORLD, *workers)
-    assert_counts(result, passed=3, missed=3, errors=1, failed=1)  # the errors share
+    assert_counts(result, passed=3, missed=3, errors=1)
     assert outcomes(document) == {
         "og-1": "hit",
         "og-2": "miss",
