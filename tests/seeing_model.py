@@ -68,6 +68,7 @@ class SeeingModel:
     def __init__(self, mode):
         self.mode = mode
         self.asked = []
+        self.bodies = []  # every request's body as received (the batch tests compare them with the file's)
         lock = threading.Lock()
 
         def reply(handler):
@@ -80,6 +81,7 @@ class SeeingModel:
             instruction = " ".join(texts)
             with lock:
                 self.asked.append(instruction)
+                self.bodies.append(body)
             text = answer_text(self.mode, instruction, decode_data_url(urls[0])) if urls else ""
             return 200, {
                 "object": "chat.completion",

