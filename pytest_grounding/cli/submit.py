@@ -116,28 +116,21 @@ def run(args: argparse.Namespace) -> int:
     todo = [k for k in range(1, count + 1) if not done(out, k, count)]
     for k in sorted(set(range(1, count + 1)) - set(todo)):
         print(f"shard {k}/{count}: done already ({shard_report(out, k)}): not run again")
-    executor = submitit.AutoExecutor(folder=out / "submitit", cluster="local" if args.local else "slurm")
-    parameters: dict[str, Any] = {"timeout_min": args.timeout_min, "name": "grounding-shard"}
+    executor = _executor(submitit, args, out, name="grounding-shard")
     if not args.local:
-        parameters.update(slurm_partition=args.slurm_partition, tasks_per_node=1, nodes=1)
-        if args.gpus_per_task:
-            parameters["gpus_per_node"] = args.gpus_per_task
-        if args.cpus_per_task:
-            parameters["cpus_per_task"] = args.cpus_per_task
-        if args.mem_gb:
-            parameters["mem_gb"] = args.mem_gb
-        if args.parallel:
-            parameters["slurm_array_parallelism"] = args.parallel
-    executor.update_parameters(**parameters)
+        gpus = {"gpus_per_node": args.gpus_per_task} if args.gpus_per_task else {}
+        parallel = {"slurm_array_parallelism": args.parallel} if args.parallel else {}
+        executor.update_parameters(**gpus, **parallel)
     jobs = []
     if todo:
         jobs = executor.map_array(
             run_shard, todo, [count] * len(todo), [str(out)] * len(todo), [pytest_args] * len(todo)
         )
-        print(f"submitted {len(todo)} of {count} shards ({'local subprocesses' if args.local else 'a Slurm array'}): "
-              f"reports and logs in {out}")  # fmt: skip
+        how = "local subprocesses" if args.local else "a Slurm array" if len(todo) > 1 else "a Slurm job"
+        print(f"submitted {len(todo)} of {count} shards ({how}): reports and logs in {out}")
     if not args.local:
-        return _slurm_merge(executor, list(zip(todo, jobs, strict=True)), out, count, args.wait)
+        merge = _executor(submitit, args, out, name="grounding-merge")  # the array's resources less its GPUs
+        return _slurm_merge(merge, list(zip(todo, jobs, strict=True)), out, count, args.wait)
     for k, job in zip(todo, jobs, strict=True):
         _say(k, count, out, _result(job))
     code = run_merge(str(out), count)
@@ -145,12 +138,26 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _executor(submitit: Any, args: argparse.Namespace, out: Path, name: str) -> Any:
+    """An executor with the run's time limit and, on Slurm, its partition, CPUs and memory (one node,
+    one task: each task is a whole pytest run)."""
+    executor = submitit.AutoExecutor(folder=out / "submitit", cluster="local" if args.local else "slurm")
+    parameters: dict[str, Any] = {"timeout_min": args.timeout_min, "name": name}
+    if not args.local:
+        parameters.update(slurm_partition=args.slurm_partition, tasks_per_node=1, nodes=1)
+        if args.cpus_per_task:
+            parameters["cpus_per_task"] = args.cpus_per_task
+        if args.mem_gb:
+            parameters["mem_gb"] = args.mem_gb
+    executor.update_parameters(**parameters)
+    return executor
+
+
 def _slurm_merge(executor: Any, jobs: list[tuple[int, Any]], out: Path, count: int, wait: bool) -> int:
     """One job after the array (afterany): the merge; with --wait, its status."""
     if jobs:
         array = str(jobs[0][1].job_id).split("_")[0]
-        executor.update_parameters(slurm_additional_parameters={"dependency": f"afterany:{array}"}, gpus_per_node=0)
-    executor.update_parameters(name="grounding-merge")
+        executor.update_parameters(slurm_additional_parameters={"dependency": f"afterany:{array}"})
     merge = executor.submit(run_merge, str(out), count)
     print(f"merge: job {merge.job_id} after the array (afterany): {out / 'merged.json'} and merged.html")
     if not wait:
