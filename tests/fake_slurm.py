@@ -1,15 +1,20 @@
 """A stand-in for Slurm on this one machine (issue 57's submit tests): `sbatch`, `srun` and `sacct`,
-the commands submitit's SlurmExecutor calls, as programs on PATH (`install(folder)` writes them and
-returns the environment to run with). `sbatch SCRIPT` reads the script's `#SBATCH` directives as
-Slurm does at submission, keeps a copy of the script, answers `Submitted batch job N` and runs the
-job in the background: after the jobs its `--dependency=afterany:ID` names have ended, each task of
-its `--array=A-B%P` (at most P at once) as `bash SCRIPT` in the submission's folder, with the
-environment Slurm gives a task (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID and the
-array's count, min, max and step, the partition, one node). `srun --output F [--error F] CMD` runs
-CMD with its output in F (Slurm's %j, %A, %a and %t filled in). `sacct -o FIELDS --parsable2 -j ID`
-prints each task's JobID (N_i for an array's task), State (PENDING, RUNNING, COMPLETED, FAILED) and
-NodeList. Nothing else of Slurm is here: no resources are counted, no time limit is kept, and
-`--gpus-per-node`, `--cpus-per-task` and `--mem` are only recorded."""
+the commands submitit's SlurmExecutor and ci/slurm-shards.sh call, as programs on PATH
+(`install(folder)` writes them and returns the environment to run with).
+
+- `sbatch [--key=value ...] SCRIPT [ARGS]` reads the script's `#SBATCH` directives as Slurm does at
+  submission (the command line's options over them), keeps a copy of the script, answers
+  `Submitted batch job N` (`N` with --parsable) and runs the job in the background: after the jobs
+  its `--dependency=afterany:ID` names have ended, each task of its `--array=A-B%P` (at most P at
+  once) as `bash SCRIPT ARGS` in the submission's folder, with the environment Slurm gives a task
+  (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID and the array's count, min, max and step,
+  the partition, one node), its output in `--output` (and `--error`).
+- `srun --output F [--error F] CMD` runs CMD with its output in F (Slurm's %j, %A, %a, %t filled in).
+- `sacct -o FIELDS --parsable2 -j ID` prints each task's JobID (N_i for an array's task), State
+  (PENDING, RUNNING, COMPLETED, FAILED) and NodeList.
+
+Nothing else of Slurm is here: no resources are counted, no time limit is kept, and
+`--gpus-per-node`, `--gres`, `--cpus-per-task` and `--mem` are only recorded."""
 
 from __future__ import annotations
 
@@ -28,8 +33,8 @@ from pathlib import Path
 FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT")
 
 
-def install(folder: Path) -> dict[str, str]:
-    """The commands in folder/bin, the state in folder/state: the environment to run with."""
+def install(folder: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The commands in folder/bin, the state in folder/state: `env` (else this process's) to run with."""
     bin_dir = folder / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     (folder / "state").mkdir(exist_ok=True)
@@ -37,7 +42,7 @@ def install(folder: Path) -> dict[str, str]:
         path = bin_dir / command
         path.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(__file__)} {command} "$@"\n')
         path.chmod(0o755)
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["FAKE_SLURM_DIR"] = str(folder / "state")
     return env
@@ -84,8 +89,14 @@ def directives(script: str) -> dict[str, str]:
 
 
 def sbatch(args: list[str]) -> int:
-    script = Path(args[-1]).read_text()
+    """`sbatch [--key=value | --flag ...] SCRIPT [ARGS]`: the command line's options over the script's."""
+    at = next(i for i, arg in enumerate(args) if not arg.startswith("-"))
+    script = Path(args[at]).read_text()
     found = directives(script)
+    for option in args[:at]:
+        key, sign, value = option.removeprefix("--").partition("=")
+        assert option.startswith("--") and (sign or key == "parsable"), f"the stand-in reads --key=value only: {option}"
+        found[key] = value
     tasks: list[int | None] = [None]
     if "array" in found:
         first, last = found["array"].split("%")[0].split("-")
@@ -99,7 +110,7 @@ def sbatch(args: list[str]) -> int:
     folder = state / f"job-{job}"
     folder.mkdir()
     (folder / "script.sh").write_text(script)
-    meta = {"id": str(job), "directives": found, "tasks": tasks, "cwd": os.getcwd()}
+    meta = {"id": str(job), "directives": found, "tasks": tasks, "cwd": os.getcwd(), "args": args[at + 1 :]}
     (folder / "job.json").write_text(json.dumps(meta))
     for task in tasks:
         _set_state(folder, task, "PENDING")
@@ -107,7 +118,7 @@ def sbatch(args: list[str]) -> int:
         subprocess.Popen(
             [sys.executable, __file__, "run", str(job)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-    print(f"Submitted batch job {job}")
+    print(job if "parsable" in found else f"Submitted batch job {job}")
     return 0
 
 
@@ -155,11 +166,13 @@ def _run_task(folder: Path, meta: dict, task: int | None) -> None:
         )
     if "gpus-per-node" in found:
         env["SLURM_GPUS_ON_NODE"] = found["gpus-per-node"]
-    output = _fill(found.get("output", f"slurm-{job}.out"), env)
+    cwd = Path(meta["cwd"])
+    output = cwd / _fill(found.get("output", f"slurm-{job}.out"), env)
+    error = cwd / _fill(found["error"], env) if "error" in found else os.devnull
     _set_state(folder, task, "RUNNING")
-    with open(output, "a") as out, open(_fill(found["error"], env) if "error" in found else os.devnull, "a") as err:
-        script = ["bash", str(folder / "script.sh")]
-        code = subprocess.run(script, cwd=meta["cwd"], env=env, stdout=out, stderr=err if "error" in found else out)
+    with open(output, "a") as out, open(error, "a") as err:
+        script = ["bash", str(folder / "script.sh"), *meta["args"]]
+        code = subprocess.run(script, cwd=cwd, env=env, stdout=out, stderr=err if "error" in found else out)
     _set_state(folder, task, "COMPLETED" if code.returncode == 0 else "FAILED")
 
 

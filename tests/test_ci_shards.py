@@ -1,7 +1,7 @@
 """ci/github-actions-shards.yml and ci/slurm-shards.sh, shown working: the workflow passes a YAML lint,
 its shard and merge commands run here as bash runs them (the matrix value and GROUNDING_SHARD filled
-in as GitHub fills them, the center detector for OCR, a cut of the embedded default), and so do the
-Slurm script's shard and merge steps, with Slurm's array variables."""
+in as GitHub fills them, the center detector for OCR, a cut of the embedded default), and the Slurm
+script submits its array and merge job to stand-in Slurm commands that run them here."""
 
 import os
 import re
@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fake_slurm
 import pytest
 
 from helpers import FIXTURES, REPO, read_json
@@ -106,24 +107,33 @@ def test_the_workflow_shards_and_its_merge_step_give_one_report(work):
 
 
 @pytest.mark.slow
-def test_the_slurm_script_runs_an_array_and_merges_it(work):
+def test_the_slurm_script_submits_an_array_and_a_merge_after_it(work, tmp_path):
+    """`bash ci/slurm-shards.sh` on the login node, with stand-in Slurm commands (tests/fake_slurm.py):
+    an array of three tasks (--array=1-3), each task's `--grounding-shard env` reading Slurm's array
+    variables, and the merge job after the whole array (afterany), with no GPU."""
     folder, env = work
-    env = {
-        **env,
+    settings = {
+        "GROUNDING_SHARDS": "3",
         "GROUNDING_DETECTOR": "center",
         "GROUNDING_DATASETS": f"--dataset {FIXTURES / 'mini'} --dataset {FIXTURES / 'screenspot'}",
         "GROUNDING_GATES": "--min-accuracy 0.0 --max-errors 1",
     }
-    (folder / "grounding-out").mkdir()
-    for task in (0, 1, 2):  # --array=0-2: Slurm's first index is 0 here
-        array = {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "0"}
-        result = bash(f"bash {SLURM} shard", folder, {**env, **array})
-        assert result.returncode in (0, 1), result.stdout[-3000:] + result.stderr  # mini's broken rows: errors
-        assert re.search(
-            rf"grounding shard {task + 1}/3: \d+ of \d+ samples \(SLURM_ARRAY_TASK_ID={task}", result.stdout
-        )
-    merged = bash(f"bash {SLURM} merge", folder, env)
-    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr
+    env = fake_slurm.install(tmp_path / "slurm", {**env, **settings})
+    try:
+        submitted = bash(f"bash {SLURM}", folder, env)
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    finally:
+        fake_slurm.wait_all(tmp_path / "slurm", timeout=600)
+    array, merge = fake_slurm.jobs(tmp_path / "slurm")
+    assert array["directives"]["array"] == "1-3" and array["directives"]["gres"] == "gpu:1"
+    assert array["args"] == ["shard"] and merge["args"] == ["merge"]
+    assert merge["directives"]["dependency"] == f"afterany:{array['id']}" and merge["directives"]["gres"] == "none"
+    assert set(array["states"].values()) <= {"COMPLETED", "FAILED"}  # pytest's 1: mini's broken rows are errors
+    assert merge["states"] == {"job": "COMPLETED"}
+    for task in (1, 2, 3):
+        log = (folder / "grounding-out" / f"slurm-{array['id']}_{task}.out").read_text()
+        said = rf"grounding shard {task}/3: \d+ of \d+ samples \(SLURM_ARRAY_TASK_ID={task}"
+        assert re.search(said, log), log[-3000:]
     report = read_json(folder / "grounding-out" / "report.json")
     assert len(report["samples"]) == 8 + 5 and report["partial"] is False
     assert bash(f"bash {SLURM} nonsense", folder, env).returncode == 2
