@@ -765,3 +765,148 @@ def test_the_calibration_requests_stop_at_the_runs_limit(limit):
     result = run_check("slow", _SlowModel(3.0, 12), limit_s=limit)
     assert time.monotonic() - started < limit + 1.0
     assert result.failed == result.requests and "no answer within" in (result.answers[0] or "")
+
+
+# -- compare --only-ids end to end: a ScreenSpot version with rows removed, a deterministic detector ----------
+
+
+def _screenspot(folder, rows):
+    (folder / "images").mkdir(parents=True)
+    (folder / "images" / "s1.png").write_bytes((FIXTURES / "screenspot" / "images" / "s1.png").read_bytes())
+    (folder / "screenspot_desktop.json").write_text(json.dumps(rows))
+    return folder
+
+
+def _rows(n):
+    """Row k's box holds the screen's centre (160x120: 80,60) on every third row: the `center` detector hits it."""
+    return [
+        {
+            "img_filename": "s1.png",
+            "bbox": [70, 50, 20, 20] if k % 3 == 0 else [2 + 3 * k, 2, 2, 2],
+            "instruction": f"click item {k}",
+            "data_type": "icon",
+            "data_source": "blender",
+        }
+        for k in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def two_screenspot_versions(tmp_path_factory):
+    """v1 of 9 rows and v2 with rows 0 and 4 removed (every later position shifts), each run by `center`."""
+    folder = tmp_path_factory.mktemp("ssv")
+    rows = _rows(9)
+    v1 = _screenspot(folder / "v1", rows)
+    v2 = _screenspot(folder / "v2", [r for k, r in enumerate(rows) if k not in (0, 4)])
+    reports = []
+    for name, data in (("v1", v1), ("v2", v2)):
+        path = folder / f"{name}.json"
+        result = run_suite(
+            folder / f"run-{name}", f"--dataset={data}", "--detector", "center", "--grounding-json", str(path)
+        )
+        assert path.is_file(), no_crash(result)
+        reports.append(path)
+    return v1, v2, reports
+
+
+def _paired_counts(text):
+    import re
+
+    found = re.search(r"(\d+) fixed.*?(\d+) broken", text, re.S)
+    assert found, text
+    return int(found.group(1)), int(found.group(2))
+
+
+@pytest.mark.parametrize("order", ["old-first", "new-first"])
+def test_compare_on_a_diffs_ids_pairs_each_row_with_itself(two_screenspot_versions, tmp_path, capsys, order):
+    v1, v2, (r1, r2) = two_screenspot_versions
+    ids = tmp_path / "unchanged.txt"
+    assert main(["audit", "--diff", str(v1), str(v2), "--unchanged-ids", str(ids)]) == 0
+    capsys.readouterr()
+    pairs = [line.split("\t") for line in ids.read_text().splitlines() if not line.startswith("#")]
+    kept = [k for k in range(9) if k not in (0, 4)]  # v2's row i is v1's row kept[i]
+    assert pairs == [[f"desktop_{k:04d}", f"desktop_{i:04d}"] for i, k in enumerate(kept)]
+    reports = [str(r1), str(r2)] if order == "old-first" else [str(r2), str(r1)]
+    assert main(["compare", *reports, "--only-ids", str(ids), "--samples"]) == 0
+    out = capsys.readouterr().out
+    assert "paired only on the 7 ids" in out, out
+    assert _paired_counts(out) == (0, 0), out
+
+
+@pytest.mark.parametrize(
+    "lines", [["desktop_0", "desktop_1"], ["desktop_2\tdesktop_2"], ["desktop_0\tdesktop_0", "desktop_4\tdesktop_3"]]
+)
+def test_a_positional_ids_file_across_two_versions_is_refused(two_screenspot_versions, tmp_path, capsys, lines):
+    _, _, (r1, r2) = two_screenspot_versions
+    ids = tmp_path / "ids.txt"
+    ids.write_text("".join(line + "\n" for line in lines))
+    assert main(["compare", str(r1), str(r2), "--only-ids", str(ids)]) == 2
+    err = capsys.readouterr().err
+    assert "row positions" in err and "audit --diff" in err and str(ids) in err, err
+    # the same file on two runs of one version is read as it always was
+    assert main(["compare", str(r1), str(r1), "--only-ids", str(ids)]) == 0
+
+
+@pytest.mark.parametrize("which", ["old", "new", "both"])
+def test_an_ids_file_of_other_versions_is_refused(two_screenspot_versions, tmp_path, capsys, which):
+    v1, v2, (r1, r2) = two_screenspot_versions
+    ids = tmp_path / "unchanged.txt"
+    assert main(["audit", "--diff", str(v1), str(v2), "--unchanged-ids", str(ids)]) == 0
+    text = ids.read_text()
+    for side in ("old", "new") if which == "both" else (which,):
+        text = "\n".join(
+            " ".join([*line.split()[:-1], "f" * 64]) if line.startswith(f"# {side} ") else line
+            for line in text.splitlines()
+        )
+    ids.write_text(text + "\n")
+    capsys.readouterr()
+    assert main(["compare", str(r1), str(r2), "--only-ids", str(ids)]) == 2
+    err = capsys.readouterr().err
+    assert "is of a version the file names" in err, err
+
+
+def test_screens_sharing_a_file_name_in_two_folders_are_not_one_screen():
+    from pytest_grounding.analysis.dataset_diff import diff
+    from pytest_grounding.core.types import Box, Sample
+
+    def row(sid, folder, text="click save", box=(10, 10, 50, 30)):
+        return Sample("d", sid, sid, Path(f"/d/{folder}/screenshot.png"), text, Box(*box))
+
+    old = [row("a", "word"), row("b", "excel", "click open")]
+    for new in (
+        [row("x", "excel")],  # the same instruction and box on another app's screen: another row
+        [row("x", "excel"), row("y", "word", "click open")],
+    ):
+        found = diff(old, new, ids=False)
+        assert found.counts()["unchanged"] == 0, found.pairs
+    moved = [Sample("d", "z", "z", Path("/e/v2/word/screenshot.png"), "click save", Box(10, 10, 50, 30))]
+    assert (
+        diff(
+            old,
+            [*moved, Sample("d", "w", "w", Path("/e/v2/excel/screenshot.png"), "click open", Box(10, 10, 50, 30))],
+            ids=False,
+        ).counts()["unchanged"]
+        == 2
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("click row 3", "click row 4"),
+        ("点击保存按钮", "打开设置页面"),
+        ("Select 12 pt", "Select 14 pt"),
+        ("Öffnen", "Schließen"),
+    ],
+)
+def test_instructions_differing_in_numbers_or_another_script_are_not_one(before, after):
+    """Numbers and non-Latin words are part of the instruction: rows that differ only in them are rewritten."""
+    from pytest_grounding.analysis.dataset_diff import diff
+    from pytest_grounding.core.types import Box, Sample
+
+    def row(sid, text):
+        return Sample("d", sid, sid, Path("/d/s.png"), text, Box(10, 10, 50, 30))
+
+    found = diff([row("a", before)], [row("b", after)], ids=False)
+    assert found.counts()["rewritten"] == 1 and found.unchanged_ids() == []
+    assert diff([row("a", before)], [row("b", before.upper() + ".")], ids=False).unchanged_ids() == [("a", "b")]

@@ -454,6 +454,11 @@ def profile_mismatch(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> str 
 
 IDS_HEADER = "# pytest-grounding unchanged ids: OLD<TAB>NEW"
 
+# dataset formats whose rows carry no id: the loader numbers them by position (`<split>_<row>`), so an
+# id names another row as soon as a version reorders, adds or removes rows (audit --diff matches their
+# rows by content; compare --only-ids refuses one such id read on both sides of two versions)
+POSITIONAL_IDS = frozenset({"screenspot"})
+
 
 @dataclass(frozen=True)
 class SharedIds:
@@ -526,6 +531,49 @@ def on_shared_ids(methods: Sequence[Method], ids: SharedIds, first_source: str |
                 alias = old if first_source is None or method.source == first_source else new
             key = alias.get(str(record.get("id")))
             if key is not None:
-                kept.append({**record, "dataset": "shared-ids", "uid": key, "fingerprint": None})
+                epoch = record.get("epoch")  # a --grounding-epochs run: each epoch stays its own record
+                uid = key if epoch is None else f"{key}\te{epoch}"
+                kept.append({**record, "dataset": "shared-ids", "uid": uid, "fingerprint": None})
         out.append(Method(method.label, method.block, tuple(kept), method.partial, method.source))
     return out
+
+
+def shared_ids_refusal(
+    documents: Sequence[tuple[str, Mapping[str, Any]]], ids: SharedIds, methods: Sequence[Method]
+) -> str | None:
+    """Why these reports cannot be paired through this ids file (None: they can). Two cases pair the
+    wrong rows or none, and are refused rather than shown as figures:
+    - a file without the `# old` / `# new` header that reads one id on both sides, given runs on two
+      versions of a dataset whose ids are row positions (ScreenSpot): one row removed shifts every later
+      id, so `desktop_0114` names another row in each version;
+    - a method none of whose records is of a version the header names (its run is of a dataset version
+      the diff did not read): `methods` as read, before on_shared_ids."""
+    if ids.old_fingerprint is None and ids.new_fingerprint is None:
+        same = sum(a == b for a, b in ids.pairs)
+        versions: list[dict[str, str]] = []  # per report: fingerprint -> name, of its position-id datasets
+        for _, document in documents:
+            found = {}
+            for entry in (document.get("run") or {}).get("datasets") or []:
+                if isinstance(entry, Mapping) and entry.get("format") in POSITIONAL_IDS:
+                    found[str(entry.get("fingerprint"))] = f"{entry.get('name')} ({entry.get('format')})"
+            versions.append(found)
+        if same and len({frozenset(v) for v in versions}) > 1:
+            named = sorted({f"{name} {fp[:12]}" for v in versions for fp, name in v.items()})
+            return (
+                f"the reports are runs on different versions of datasets whose ids are row positions "
+                f"({'; '.join(named)}), and the file reads {same} id{'s' if same != 1 else ''} on both sides with "
+                "no '# old' / '# new' header: a row removed or moved shifts every later id, so each would be "
+                "paired with another row. Write the pairs with audit --diff OLD NEW --unchanged-ids FILE (rows "
+                "matched by content, each line OLD<TAB>NEW)"
+            )
+        return None
+    known = {ids.old_fingerprint, ids.new_fingerprint} - {None}
+    for method in methods:
+        prints = {r.get("fingerprint") for r in method.records} - {None}
+        if prints and not prints & known:
+            return (
+                f"no record of {method.label} ({method.source}) is of a version the file names (old "
+                f"{str(ids.old_fingerprint)[:12]}, new {str(ids.new_fingerprint)[:12]}; its records: "
+                f"{', '.join(str(p)[:12] for p in sorted(map(str, prints)))}): diff that version (audit --diff)"
+            )
+    return None

@@ -12,14 +12,17 @@ Slice labels (element type, app, category, platform) are compared on every match
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from pathlib import Path
 from typing import Any
 
 from ..core.types import Sample
-from .audit import iou, norm
+from .audit import iou
 
 SAME_BOX_IOU = 0.9  # a box redrawn by a pixel or two is the same box
 SAME_ELEMENT_IOU = 0.3  # below this and with another instruction: another element
@@ -80,8 +83,39 @@ class Diff:
         }
 
 
-def _screen(sample: Sample) -> str:
-    return sample.image.name
+def _screen_keys(old: Sequence[Sample], new: Sequence[Sample]) -> dict[int, str]:
+    """id() of each row -> its screen as both versions name it: the file name, so that a version that moves
+    its screens to another folder still matches them; where one version holds two screens of that name
+    (`chrome/screenshot.png`, `word/screenshot.png`), the path below the version's own folder of screens,
+    in both versions (a name alone would match rows of different screens)."""
+    ambiguous: set[str] = set()
+    for rows in (old, new):
+        paths: dict[str, set[Path]] = defaultdict(set)
+        for sample in rows:
+            paths[sample.image.name].add(sample.image)
+        ambiguous |= {name for name, found in paths.items() if len(found) > 1}
+    keys: dict[int, str] = {}
+    for rows in (old, new):
+        clashing = [s for s in rows if s.image.name in ambiguous]
+        try:
+            root = os.path.commonpath([str(s.image.parent) for s in clashing]) if clashing else ""
+        except ValueError:  # relative and absolute paths mixed, or two drives: the whole path is the key
+            root = ""
+        for sample in rows:
+            if sample.image.name in ambiguous:
+                keys[id(sample)] = Path(os.path.relpath(sample.image, root) if root else sample.image).as_posix()
+            else:
+                keys[id(sample)] = sample.image.name
+    return keys
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def norm(text: str) -> str:
+    """An instruction as the diff compares it: case and punctuation aside, every word kept, numbers and
+    any script included ("click row 3" is not "click row 4"; a Chinese instruction is not empty)."""
+    return " ".join(_WORDS.findall(text.casefold()))
 
 
 def similarity(a: str, b: str) -> float:
@@ -195,6 +229,11 @@ def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> D
     then by id on the same screen (`ids` False: the loader made the ids up from row positions, and they name
     other rows once rows move); then, on each screen, the closest rows first, only pairs with overlapping
     boxes or similar instructions. A row left over is dropped or added."""
+    screens = _screen_keys(old, new)
+
+    def _screen(sample: Sample) -> str:
+        return screens[id(sample)]
+
     matched: list[tuple[Sample, Sample]] = []
     taken: set[int] = set()  # id() of the new rows matched
     used_old: set[int] = set()

@@ -425,12 +425,8 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
-# formats whose rows carry no id: the loader numbers them by position (`<split>_<row>`), so an id names
-# another row as soon as a version reorders, adds or removes rows
-POSITIONAL_IDS = frozenset({"screenspot"})
-
-
 def run_diff(old_spec: str, new_spec: str, json_out: Path | None, ids_out: Path | None) -> int:
+    from ..analysis.compare import POSITIONAL_IDS
     from ..analysis.dataset_diff import diff, table_lines
 
     old, new = load(old_spec), load(new_spec)

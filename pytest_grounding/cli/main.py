@@ -417,13 +417,17 @@ def run_compare(
     methods, notes = methods_from_reports(documents)
     notes = [mismatch, *notes] if mismatch else notes
     if only_ids is not None:
-        from ..analysis.compare import on_shared_ids, shared_ids
+        from ..analysis.compare import on_shared_ids, shared_ids, shared_ids_refusal
 
         try:
             alias = shared_ids(safefile.read_text(only_ids, limit=safejson.MAX_DOCUMENT_CHARS))
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             print(f"error: {terminal_line(f'--only-ids {only_ids}: {reason}')}", file=sys.stderr)
+            return 2
+        refused = shared_ids_refusal(documents, alias, methods)
+        if refused:
+            print(f"error: {terminal_line(f'--only-ids {only_ids}: {refused}')}", file=sys.stderr)
             return 2
         methods = on_shared_ids(methods, alias, documents[0][0])
         notes = [n for n in notes if "fingerprints" not in n]
