@@ -88,6 +88,9 @@ READERS = {
     "compare": lambda path, out: ["compare", str(path), str(path)],
     "board": lambda path, out: ["board", str(path.parent), "--json", str(out / "b.json")],
     "merge": lambda path, out: ["merge", str(path), "--json", str(out / "m.json")],
+    "eee": lambda path, out: ["export", str(path), "--eee", str(out / "eee")],
+    "screenspot-pro": lambda path, out: ["export", str(path), "--screenspot-pro", str(out / "sp")],
+    "report": lambda path, out: ["report", str(path), "--html", str(out / "r.html")],
 }
 
 
@@ -108,7 +111,35 @@ def test_every_reader_of_a_report_refuses_a_record_copied(mini_report, tmp_path,
         assert board["reports"] == 0 and board["benchmarks"] == [] and "a second time" in str(board["skipped"])
     else:
         assert code == 2 and "a second time" in text, text
-    assert not list((out).rglob("*.yaml")) and not (out / "r.json").exists() and not (out / "m.json").exists()
+    assert not [p for p in out.rglob("*") if p.is_file() and p.name != "b.json"], list(out.rglob("*"))
+
+
+def _jsonl_copied(tmp_path, report, position, copies, *, epoch=None):
+    """The report's records as a predictions file (--grounding-predictions), one line copied."""
+    records = read_json(report)["samples"]
+    fingerprint = read_json(report)["run"]["datasets"][0]["fingerprint"]
+    lines = [{**r, "fingerprint": fingerprint} for r in records]
+    copy = dict(lines[position])
+    if epoch is not None:  # the copy edited to another epoch's outcome: still one sample's epoch twice
+        copy["outcome"] = "hit" if copy["outcome"] != "hit" else "miss"
+    lines += [copy] * copies
+    path = tmp_path / "copied.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("reader", ["rescore"])
+@pytest.mark.parametrize(("position", "copies", "edited"), [(0, 1, None), (2, 3, None), (-1, 1, "outcome")])
+def test_every_reader_of_a_predictions_file_refuses_a_line_copied(
+    mini_report, tmp_path, capsys, reader, position, copies, edited
+):
+    path = _jsonl_copied(tmp_path, mini_report, position, copies, epoch=edited)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(READERS[reader](path, out))
+    text = "".join(capsys.readouterr())
+    assert code == 2 and "a second time" in text and str(path) in text, text
+    assert not [p for p in out.rglob("*") if p.is_file()]
 
 
 # -- merging the complete shards of an epochs run counts epochs ----------------------------------------------

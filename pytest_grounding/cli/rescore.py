@@ -119,7 +119,7 @@ def frame_parser(spec: str, base: Any = None) -> Any:
 
 def _read(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The records, and the report they came from (None for a predictions file)."""
-    from ..store.reports import read_predictions, read_report
+    from ..store.reports import check_records, read_predictions, read_report
 
     if source.suffix == ".json":
         document = read_report(source)
@@ -128,6 +128,7 @@ def _read(source: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     bad = [n for n, line in lines if not isinstance(line, dict) or "outcome" not in line or "detector" not in line]
     if bad:
         raise ValueError(f"{source}:{bad[0]}: not a record of a predictions file (--grounding-predictions)")
+    check_records(source, [line for _, line in lines])  # a line copied would count twice
     return [line for _, line in lines], None
 
 

@@ -51,6 +51,8 @@ def duplicate_record(records: Any) -> str | None:
     copied three times would count its hit four times."""
     seen: dict[tuple[str, str, str, str], int] = {}
     for position, record in enumerate(records if isinstance(records, list) else [], 1):
+        if not isinstance(record, dict) or record.get("uid") is None:
+            continue  # a line that names no sample is no copy of one (the schema, or its reader, judges it)
         key = record_key(record)
         if key in seen:
             dataset, uid, _task, detector = key

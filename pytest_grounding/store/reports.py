@@ -198,15 +198,24 @@ def read_report(path: Path) -> dict[str, Any]:
         raise OutputError(
             f"{path} has report schema version {document.get('schema_version')!r}; this version reads {SCHEMA_VERSION}"
         )
-    from .reportcheck import describe, duplicate_record, problems
+    from .reportcheck import describe, problems
 
     found = problems(document)  # before anything renders it: a crafted report puts text where numbers go
     if found:
         raise OutputError(f"{path} does not match the report schema: {describe(found)}")
-    copied = duplicate_record(document.get("samples"))  # one check for every reader (merge's too)
+    check_records(path, document.get("samples"))
+    return document
+
+
+def check_records(path: Path, records: Any) -> None:
+    """The one check every reader of records makes (a report's, a predictions file's): no record is the
+    same sample, epoch, variant and detector twice (a record copied would count its hit again). An
+    OutputError naming the file and the record."""
+    from .reportcheck import duplicate_record
+
+    copied = duplicate_record(records)
     if copied:
         raise OutputError(f"{path} does not hold together: {copied}")
-    return document
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
