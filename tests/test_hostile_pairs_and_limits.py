@@ -941,3 +941,54 @@ def test_instructions_differing_in_numbers_or_another_script_are_not_one(before,
     found = diff([row("a", before)], [row("b", after)], ids=False)
     assert found.counts()["rewritten"] == 1 and found.unchanged_ids() == []
     assert diff([row("a", before)], [row("b", before.upper() + ".")], ids=False).unchanged_ids() == [("a", "b")]
+
+
+@pytest.mark.parametrize(
+    "options", [["--frame", "rel1000"], ["--scoring", "gui-owl-1.5"], [], ["--frame", "offset:5,5"]]
+)
+def test_a_rescored_report_says_so_in_every_export_and_board_cell(pro_report, tmp_path, capsys, options):
+    """The Hub notes, the EEE card, the markdown summary, the HTML card and the board (text, markdown, HTML,
+    JSON) all say the figure is the stored answers judged again, with the options; the run's report says nothing."""
+    pytest.importorskip("yaml")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    original = folder / "run.json"
+    original.write_bytes(pro_report.read_bytes())
+    rescored = folder / "rescored.json"
+    assert main(["rescore", str(original), *options, "--json", str(rescored)]) == 0
+    said = "rescored offline"
+    how = " ".join(options)
+    for path, expected in ((rescored, True), (original, False)):
+        out = tmp_path / f"out-{path.stem}"
+        assert main(["export", str(path), "--hf-eval-results", str(out / "hub"), "--eee", str(out / "eee")]) == 0
+        hub = (out / "hub" / ".eval_results" / "screenspot_pro.yaml").read_text()
+        eee = next(p for p in (out / "eee").rglob("*.json"))
+        card = read_json(eee)["eval_library"]["additional_details"]
+        capsys.readouterr()
+        assert main(["summary", str(path)]) == 0
+        markdown = capsys.readouterr().out
+        assert main(["report", str(path), "--html", str(out / "page.html")]) == 0
+        page = (out / "page.html").read_text()
+        for text in (hub, card["card.rescored"], markdown, page):
+            assert (said in text.lower() and how in text) if expected else said not in text.lower(), text[:3000]
+        if expected:
+            assert card["card.command"].startswith("python -m pytest_grounding rescore")
+    capsys.readouterr()
+    assert main(["board", str(folder), "--json", str(tmp_path / "b.json"), "--html", str(tmp_path / "b.html")]) == 0
+    text = capsys.readouterr().out
+    assert main(["board", str(folder), "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    marked = [line for line in text.splitlines() if "n=6" in line and "§" in line]
+    assert len(marked) == 1, text  # the rescored cell only
+    assert "§ rescored offline" in text and "§ rescored offline" in markdown
+    latest = [
+        row["latest"]
+        for column in read_json(tmp_path / "b.json")["benchmarks"]
+        for row in column["rows"]
+        if row.get("latest")
+    ]
+    marks = [r.get("rescored") for r in latest]
+    assert all(m is None or (m.startswith("rescored offline (") and how in m) for m in marks), marks
+    # its own row when it changed what decides or judges the answers; a plain rescore: the same row, marked
+    assert sorted(m is None for m in marks) == ([False, True] if options else [False])
+    assert "rescored offline" in (tmp_path / "b.html").read_text()

@@ -23,6 +23,7 @@ from ..core.identity import display_name, identity_of, weights_of
 from ..core.profiles import profile_of
 from ..core.record import Task
 from . import compare, intervals
+from .card import rescore_options
 from . import matrix as sample_matrix
 from . import tiers as significance
 
@@ -86,6 +87,7 @@ class Run:
     merged: int = 0  # the shards a merged report was put together from
     html: str | None = None  # the run's HTML page beside the report (cli/board.py finds it)
     checked_frame: tuple[str, ...] = ()  # the frame check's `rescore` arguments (--grounding-frame-check=warn)
+    rescored: tuple[str, ...] | None = None  # a report `rescore` wrote: its options (never the run's own figure)
     records: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -280,6 +282,7 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
                         merged=len([p for p in merge.get("reports") or [] if p.get("used")]),
                         html=html,
                         checked_frame=checked_frame(document, spec),
+                        rescored=rescore_options(document),
                         records=tuple(r for r in mine if r.get("dataset") == name),
                     ),
                 )

@@ -31,6 +31,7 @@ FIELDS: dict[str, str] = {
     "scoring_profile": "scoring profile",
     "errata": "errata",
     "frame_check": "frame check",
+    "rescored": "figures",
     "harness": "harness",
     "command": "command line",
 }
@@ -58,11 +59,35 @@ def prompt_digest(preset: Mapping[str, Any]) -> str | None:
 
 
 def command_line(document: Mapping[str, Any]) -> str:
-    """The command the run was started with (pytest and its arguments, quoted for a shell)."""
+    """The command the run was started with (pytest and its arguments, quoted for a shell; a report
+    `rescore` wrote: the rescore command)."""
     args = _mapping(document.get("run")).get("args")
     if not isinstance(args, Sequence) or isinstance(args, str):
         return "not recorded"
-    return "pytest " + " ".join(shlex.quote(str(a)) for a in args)
+    head = "python -m pytest_grounding " if rescored_by(document) else "pytest "
+    return head + " ".join(shlex.quote(str(a)) for a in args)
+
+
+RESCORE_OPTIONS = ("--preset", "--frame", "--scoring", "--errata")
+
+
+def rescore_options(document: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The options of the `rescore` that wrote this report (`("--frame rel1000", "--scoring pixel")`), or
+    None for a report a run wrote. Its run.args start with `rescore` (cli/rescore.py writes them)."""
+    args = _mapping(document.get("run")).get("args")
+    if not isinstance(args, Sequence) or isinstance(args, str) or not args or args[0] != "rescore":
+        return None
+    return tuple(f"{flag} {value}" for flag, value in zip(args, args[1:], strict=False) if flag in RESCORE_OPTIONS)
+
+
+def rescored_by(document: Mapping[str, Any]) -> str | None:
+    """`rescored offline from the run's stored answers (--frame rel1000, ...)` for a report `rescore` wrote:
+    its figures are the stored answers judged again (another preset, frame, profile or errata), not the
+    run's own. None for a run's report. Every export and the board say it (issue 60)."""
+    how = rescore_options(document)
+    if how is None:
+        return None
+    return "rescored offline from the run's stored answers" + (f" ({', '.join(how)})" if how else "")
 
 
 def card_fields(document: Mapping[str, Any], key: str, dataset: str | None = None) -> list[CardField]:
@@ -149,6 +174,8 @@ def card_fields(document: Mapping[str, Any], key: str, dataset: str | None = Non
         out["frame_check"] = f"{check.get('name')} ({check.get('requests', 0)} requests, mode {mode})"
     else:
         out["frame_check"] = "not run"
+
+    out["rescored"] = rescored_by(document) or "the run's own"
 
     harness = versions.get("pytest-grounding")
     pytest_version = versions.get("pytest")

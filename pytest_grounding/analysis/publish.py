@@ -22,6 +22,7 @@ from ..core.profiles import profile_of
 from ..core.record import Outcome, Task
 from ..core.variants import base_uid
 from .board import config_of, parse_time
+from .card import rescored_by
 from .official_metrics import official_metrics, official_row
 
 
@@ -156,16 +157,6 @@ def published_path(image: str, root: str) -> str:
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "result"
-
-
-def rescored_by(document: Mapping[str, Any]) -> str | None:
-    """`rescored offline (...)` for a report `rescore` wrote (its run.args start with `rescore`): the
-    figure is the stored answers judged again (another preset, frame, profile or errata), not the run's."""
-    args = (document.get("run") or {}).get("args") or []
-    if not args or args[0] != "rescore":
-        return None
-    how = [f"{flag} {value}" for flag, value in itertools.pairwise(args) if flag in ("--preset", "--frame")]
-    return "rescored offline from the run's stored answers" + (f" ({', '.join(how)})" if how else "")
 
 
 def notes_of(document: Mapping[str, Any], detector: str, dataset: Mapping[str, Any], errors: int) -> str:

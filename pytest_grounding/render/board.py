@@ -17,6 +17,7 @@ from ..core.safetext import markdown_text, terminal_line
 
 PARTIAL = "†"  # a partial run (interrupted), or a merge with shards missing
 SMALLER = "‡"  # a later run over fewer samples (a first look), beside the cell's figure (issue 61)
+RESCORED = "§"  # a report `rescore` wrote: the stored answers judged again offline, not the run's figure
 
 
 def tier_mark(board: Board, row: Config, column: Benchmark) -> str:
@@ -28,8 +29,15 @@ def tier_mark(board: Board, row: Config, column: Benchmark) -> str:
 
 def figure(run: Run) -> str:
     """`41.2% [35.0-47.5] n=85`."""
-    mark = PARTIAL if run.partial else ""
+    mark = (PARTIAL if run.partial else "") + (RESCORED if run.rescored is not None else "")
     return f"{pct(run.accuracy)}{mark} [{span(run.ci95)}] n={run.samples}"
+
+
+def rescored_text(run: Run) -> str:
+    """`rescored offline (--frame rel1000)` for a report `rescore` wrote, else ""."""
+    if run.rescored is None:
+        return ""
+    return "rescored offline" + (f" ({', '.join(run.rescored)})" if run.rescored else "")
 
 
 def later_text(cell: Cell) -> str:
@@ -68,6 +76,8 @@ def _history_lines(cell: Cell) -> list[str]:
             where.append(f"pytest-grounding {run.version}")
         if run.merged:
             where.append(f"merged from {run.merged} shards")
+        if run.rescored is not None:
+            where.append(rescored_text(run))
         lines.append(f"{figure(run)}  ({', '.join(where)}): {change_text(found)}")
     return lines
 
@@ -97,7 +107,8 @@ def text_lines(board: Board, *, history: bool = False) -> list[str]:
         lines.append(
             "  (the latest run over the most samples of each cell: the report's headline accuracy, its 95% "
             f"interval clustered by screen, the samples scored; {PARTIAL} a partial run; {SMALLER} a later run over "
-            "fewer samples; Tn its significance tier)"
+            f"fewer samples; {RESCORED} rescored offline from a run's stored answers (rescore), not the run's own "
+            "figure; Tn its significance tier)"
         )
     else:
         lines.append("  no report matched")
@@ -194,7 +205,8 @@ def markdown_lines(board: Board, *, history: bool = False) -> list[str]:
             "",
             "The latest run over the most samples of each cell: the report's headline accuracy, its 95% interval "
             f"(clustered by screen) and the samples scored; {PARTIAL} a partial run; {SMALLER} a later run over fewer "
-            "samples; Tn its significance tier (below).",
+            f"samples; {RESCORED} rescored offline from a run's stored answers (rescore), not the run's own figure; "
+            "Tn its significance tier (below).",
         ]
         lines += tier_markdown(board)
     said = _figures_said(board)
@@ -303,6 +315,7 @@ def _latest(run: Run) -> dict[str, Any]:
         "samples": run.samples,
         "figure": run.figure,
         "partial": run.partial,
+        "rescored": rescored_text(run) or None,
         "html": run.html,
     }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis.card import rescored_by
 from ..analysis.intervals import span
 from ..core.identity import display_name
 from ..core.numbers import ms as _ms
@@ -85,6 +86,9 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     lines += [("**FAILED**: " + "; ".join(problems)) if problems else verdict_when_clean(document), ""]
     for line in profile_lines(document.get("scoring_profile")):  # none for the default profile
         lines += [md(line), ""]
+    rescored = rescored_by(document)
+    if rescored:  # the figures below are not the run's: say so before any of them
+        lines += [f"**{md(rescored[0].upper() + rescored[1:])}**: not the figures the run itself scored.", ""]
     summary = document.get("summary") or {}
     if summary:
         rows = [

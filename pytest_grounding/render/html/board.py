@@ -12,7 +12,18 @@ from ...analysis.board import Board, Cell
 from ...core.numbers import pct
 from ...core.safetext import terminal_line
 from ...store.reports import write_atomic
-from ..board import PARTIAL, SMALLER, change_text, figure, later_text, miss_rows, miss_text, tier_mark
+from ..board import (
+    PARTIAL,
+    RESCORED,
+    SMALLER,
+    change_text,
+    figure,
+    later_text,
+    miss_rows,
+    miss_text,
+    rescored_text,
+    tier_mark,
+)
 from .assets import CSS
 from .matrix import MATRIX_CSS, MATRIX_SCRIPT, matrix_html, tiers_html
 
@@ -99,6 +110,7 @@ def cell_html(cell: Cell, links: dict[str, str], tier: str = "") -> str:
     for run, found in zip(reversed(cell.runs), reversed(cell.changes), strict=True):
         source = _link(links.get(f"html:{run.source}"), run.source)
         extra = f", model {e(run.revision)}" if run.revision else ""
+        extra += f", {e(rescored_text(run))}" if run.rescored is not None else ""
         items.append(
             f"<li><b>{e(pct(run.accuracy))}</b> {e(run.started or 'time not recorded')} · {source}{extra}: "
             f"{e(change_text(found))}</li>"
@@ -108,6 +120,7 @@ def cell_html(cell: Cell, links: dict[str, str], tier: str = "") -> str:
         f'<td class="cell" data-runs="{runs}">'
         + (f'<span class="tier" title="significance tier">{e(tier.strip())}</span> ' if tier else "")
         + f'<span class="fig">{_link(page, figure(latest))}</span>'
+        + (f' <span class="muted">({e(rescored_text(latest))})</span>' if latest.rescored is not None else "")
         + (f' <span class="later muted">({e(later_text(cell))})</span>' if cell.smaller_later else "")
         + f"{trend(cell)}<details><summary>{runs} run{'s' if runs != 1 else ''}</summary>"
         f"<ul>{''.join(items)}</ul></details></td>"
@@ -161,7 +174,7 @@ def render(board: Board, links: dict[str, str]) -> str:
         f"configurations · {len(board.columns)} benchmarks</p></header><main>{table}"
         "<p class='muted'>Each cell: the latest run over the most samples, its headline accuracy, its 95% interval "
         f"(clustered by screen) and the samples scored ({PARTIAL} a partial run; {SMALLER} a later run over fewer "
-        "samples, beside it); the trend shows every run, oldest first.</p>"
+        f"samples, beside it; {RESCORED} rescored offline from a run's stored answers, not the run's own figure); the trend shows every run, oldest first.</p>"
         + (f"<h2>Headline figures</h2><ul>{said}</ul>" if said else "")
         + (
             "<h2>Why they miss</h2><p class='muted'>Accuracy with a click within N px of its box counted a hit; "
