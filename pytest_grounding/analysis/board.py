@@ -23,9 +23,9 @@ from ..core.identity import display_name, identity_of, weights_of
 from ..core.profiles import profile_of
 from ..core.record import Task
 from . import compare, intervals
-from .card import rescore_options
 from . import matrix as sample_matrix
 from . import tiers as significance
+from .card import rescore_options
 
 SORTS = ("name", "accuracy", "date")  # or a benchmark's name: that column's accuracy, best first
 

@@ -8,6 +8,7 @@ Pure: a parsed report in, plain strings out."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shlex
 from collections.abc import Mapping, Sequence
@@ -77,7 +78,7 @@ def rescore_options(document: Mapping[str, Any]) -> tuple[str, ...] | None:
     args = _mapping(document.get("run")).get("args")
     if not isinstance(args, Sequence) or isinstance(args, str) or not args or args[0] != "rescore":
         return None
-    return tuple(f"{flag} {value}" for flag, value in zip(args, args[1:], strict=False) if flag in RESCORE_OPTIONS)
+    return tuple(f"{flag} {value}" for flag, value in itertools.pairwise(args) if flag in RESCORE_OPTIONS)
 
 
 def rescored_by(document: Mapping[str, Any]) -> str | None:

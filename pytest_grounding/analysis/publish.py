@@ -12,7 +12,6 @@ cli/export.py writes them, render/publish.py spells them).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass

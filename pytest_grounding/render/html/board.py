@@ -174,7 +174,8 @@ def render(board: Board, links: dict[str, str]) -> str:
         f"configurations · {len(board.columns)} benchmarks</p></header><main>{table}"
         "<p class='muted'>Each cell: the latest run over the most samples, its headline accuracy, its 95% interval "
         f"(clustered by screen) and the samples scored ({PARTIAL} a partial run; {SMALLER} a later run over fewer "
-        f"samples, beside it; {RESCORED} rescored offline from a run's stored answers, not the run's own figure); the trend shows every run, oldest first.</p>"
+        f"samples, beside it; {RESCORED} rescored offline from a run's stored answers, not the run's own figure); "
+        "the trend shows every run, oldest first.</p>"
         + (f"<h2>Headline figures</h2><ul>{said}</ul>" if said else "")
         + (
             "<h2>Why they miss</h2><p class='muted'>Accuracy with a click within N px of its box counted a hit; "
