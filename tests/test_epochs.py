@@ -268,3 +268,52 @@ def test_a_deterministic_detector_beside_a_sampled_one_runs_its_first_epoch_only
     assert sorted(r["epoch"] for r in records if r["detector"] == spec) == [1, 1, 1, 2, 2, 2]
     assert len(model.chats) == 6
     assert result.stdout.str().count("detector center is deterministic") == 2
+
+
+@needs_openai
+@pytest.mark.parametrize(
+    "workers", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)]
+)
+def test_a_merge_counts_each_sampled_epoch_and_one_for_a_deterministic_detector(pytester, served, tmp_path, workers):
+    """The shards of a run of a sampled detector beside a deterministic one, 3 epochs: whole, they merge whole;
+    one epoch cut, or every later epoch cut (which once read as 'a deterministic detector'), is a gap."""
+    pytest.importorskip("ui_tars")
+    from pytest_grounding.cli.main import main
+
+    _model, server = served
+    make_project(pytester, ini=NO_FRAME_CHECK)
+    spec = f"openai:base_url={server.url},model=m,preset=uitars-1.5-point"
+    paths = []
+    for k in (1, 2):
+        path = tmp_path / f"shard-{k}.json"
+        result = pytester.runpytest(
+            f"--dataset={MINI}", "--detector", spec, "--detector", "center", "--grounding-epochs", "3",
+            "--grounding-shard", f"{k}/2", "--grounding-json", str(path), "--grounding-misses", "xfail",
+            "--grounding-frame-check=off",
+            *workers,
+        )  # fmt: skip
+        assert path.is_file(), result.stdout.str()
+        detectors = read_json(path)["run"]["detectors"]
+        assert detectors["center"]["deterministic"] is True and detectors[spec]["deterministic"] is False
+        paths.append(path)
+
+    def merged(cut):
+        inputs = []
+        for path in paths:
+            document = read_json(path)
+            document["samples"] = [r for r in document["samples"] if not cut(r)]
+            edited = tmp_path / f"edited-{path.name}"
+            edited.write_text(json.dumps(document))
+            inputs.append(str(edited))
+        out = tmp_path / "merged.json"
+        main(["merge", *inputs, "--json", str(out)])
+        return read_json(out)
+
+    assert merged(lambda r: False)["partial"] is False
+    first = read_json(paths[0])["samples"][0]["id"]
+    for cut in (
+        lambda r: r["detector"] == spec and r["epoch"] > 1,  # every later epoch of the sampled detector
+        lambda r: r["detector"] == spec and r["epoch"] == 3 and r["id"] == first,  # one epoch of one sample
+        lambda r: r["detector"] == "center" and r["id"] == first,  # the deterministic detector's one epoch
+    ):
+        assert merged(cut)["partial"] is True

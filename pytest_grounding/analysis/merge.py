@@ -363,15 +363,29 @@ def _covers(uid: str, base: str) -> bool:
 
 def one_epoch_detectors(parts: Sequence[Part]) -> frozenset[str]:
     """The detectors that ran one epoch of a --grounding-epochs N run: a deterministic detector runs its
-    first epoch only (plugin/common/items.py), so no shard holds a record of a later epoch of it."""
+    first epoch only (plugin/items.py). What each report's `run.detectors[SPEC].deterministic` says (the
+    run's own answer: a sampled detector whose later epochs were all cut out still owes them); a report
+    that does not say (an older one): a detector of which no shard holds a record of a later epoch."""
     detectors = {d for part in parts for d in part.detectors}
+    said: dict[str, set[bool]] = {}
+    for part in parts:
+        for spec, info in ((part.document.get("run") or {}).get("detectors") or {}).items():
+            if isinstance(info, Mapping) and isinstance(info.get("deterministic"), bool):
+                said.setdefault(str(spec), set()).add(info["deterministic"])
     later = {
         str(record.get("detector"))
         for part in parts
         for record in part.document.get("samples", [])
         if isinstance(record.get("epoch"), int) and not isinstance(record.get("epoch"), bool) and record["epoch"] > 1
     }
-    return frozenset(detectors - later)
+    once = set()
+    for detector in detectors:
+        if detector in said:  # shards that disagree, or a later epoch's record beside: every epoch is owed
+            if said[detector] == {True} and detector not in later:
+                once.add(detector)
+        elif detector not in later:
+            once.add(detector)
+    return frozenset(once)
 
 
 def lacking(part: Part, once: frozenset[str] = frozenset()) -> dict[str, dict[str, str]]:

@@ -47,6 +47,8 @@ class DetectorPool:
                 self._failed[spec] = f"detector {spec!r} could not be loaded: {type(exc).__name__}: {exc}"
                 raise DetectorLoadError(self._failed[spec]) from exc
             self.info[spec] = plain({**describe(self._loaded[spec]), "load_s": round(time.perf_counter() - started, 3)})
+            # --grounding-epochs runs a deterministic detector once: `merge` reads here which epochs it owes
+            self.info[spec]["deterministic"] = self.specs.deterministic(spec)
             if spec in self.labels:
                 self.info[spec]["label"] = self.labels[spec]
         return self._loaded[spec]
