@@ -992,3 +992,29 @@ def test_a_rescored_report_says_so_in_every_export_and_board_cell(pro_report, tm
     # its own row when it changed what decides or judges the answers; a plain rescore: the same row, marked
     assert sorted(m is None for m in marks) == ([False, True] if options else [False])
     assert "rescored offline" in (tmp_path / "b.html").read_text()
+
+
+def _bench_audit():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_audit", REPO / "benchmarks" / "bench_audit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("shape", ["one-box", "one-text", "panels", "cluster", "mixed", "identical"])
+def test_the_diff_of_one_screen_grows_with_its_rows_not_their_square(shape):
+    """Comparisons (box overlaps and instruction similarities) counted on 300 and 1,200 rows of one screen
+    (benchmarks/bench_audit.py --diff-scaling, the same count): 4x the rows costs about 4x (4.0x-5.9x
+    measured; 4.1x-4.3x from 1,200 to 4,800), never the 16x of comparing every pair. The result stays a
+    diff: every unchanged row unchanged, the removed row dropped."""
+    bench = _bench_audit()
+    assert shape in bench.SHAPES
+    costs = {}
+    for n in (300, 1_200):
+        comparisons, _seconds, counts = bench.diff_cost(n, shape)
+        costs[n] = comparisons
+        assert counts["unchanged"] == (n - 1) - (n - 1 + 2) // 3, (n, counts)  # every identical row found
+        assert 1 <= counts["dropped"] <= 2 + n // 100 and counts["added"] == counts["dropped"] - 1, (n, counts)
+    assert costs[1_200] <= bench.MOST_PER_4X * costs[300], costs  # pair by pair: 12.7x to 15.9x on these shapes

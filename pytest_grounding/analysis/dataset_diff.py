@@ -141,21 +141,26 @@ def _changed_slices(old: Sample, new: Sample) -> tuple[str, ...]:
     return tuple(f for f in SLICES if str(getattr(old, f)) != str(getattr(new, f)))
 
 
-def _pairable(old: Sample, new: Sample) -> bool:
-    """Rows of one screen similar enough to be one row changed (not one dropped and another added)."""
-    return iou(old.bbox, new.bbox) >= SAME_ELEMENT_IOU or similarity(old.instruction, new.instruction) >= SIMILAR_TEXT
-
-
 FULL_SCAN = 4096  # pairs of one screen compared one by one up to this many; past it, through the indexes
 TEXT_CANDIDATES = 8  # per row: the rows sharing the most rare words and trigrams with it
-MAX_CELLS = 64  # a box over more grid cells than this is checked against every row
+BOX_CANDIDATES = 8  # per row: the rows whose boxes overlap it most
+SCAN = 64  # per row and index, the most rows looked at (a crowded cell, many rows of one box or one text)
+QUERY_CELLS = 256  # a box over more cells of a level than this overlaps none of that level's boxes enough
+ROUNDS = 4  # passes over the rows still free on both sides of a screen (most screens need one)
+RARE = 24  # a word or trigram of more rows than this tells them apart too little to be looked up
+
+
+def _box(sample: Sample) -> tuple[float, float, float, float]:
+    b = sample.bbox
+    return (b.x1, b.y1, b.x2, b.y2)
 
 
 def _near(left: Sequence[Sample], right: Sequence[Sample]) -> Iterator[tuple[Sample, Sample]]:
-    """The pairs of one screen worth scoring: every pair on a small screen; on a crowded one, the pairs
-    whose boxes overlap (a grid of the boxes) and each row's closest instructions (an index of their rare
-    words and trigrams, and the same text), so that the work grows with the rows, not with their square
-    (a screen of 1,200 rows took minutes pair by pair)."""
+    """The pairs of one screen worth scoring: every pair on a small screen; on a crowded one, each row's
+    few closest boxes (a grid per box size) and closest instructions (an index of their rare words and
+    trigrams, and the same text), each index looking at no more than SCAN rows per row, so that the work
+    grows with the rows, whatever their boxes and texts (one box or one instruction for every row
+    included), never with their square (a screen of 1,200 rows took minutes pair by pair)."""
     if len(left) * len(right) <= FULL_SCAN:
         yield from ((s, t) for s in left for t in right)
         return
@@ -167,59 +172,101 @@ def _near(left: Sequence[Sample], right: Sequence[Sample]) -> Iterator[tuple[Sam
             yield s, t
 
 
-def _cells(box: Any, size: float) -> list[tuple[int, int]] | None:
-    x1, x2 = sorted((box.x1, box.x2))
-    y1, y2 = sorted((box.y1, box.y2))
+def _span(box: tuple[float, float, float, float], size: float) -> tuple[range, range] | None:
+    """The grid cells (columns, rows) of side `size` a box covers; None for a box with a coordinate that is
+    no finite number (it overlaps nothing)."""
+    x1, x2 = sorted(box[0::2])
+    y1, y2 = sorted(box[1::2])
     try:
-        cx, cy = range(int(x1 // size), int(x2 // size) + 1), range(int(y1 // size), int(y2 // size) + 1)
-    except (OverflowError, ValueError):  # an infinite or NaN coordinate: checked against every row
+        return range(int(x1 // size), int(x2 // size) + 1), range(int(y1 // size), int(y2 // size) + 1)
+    except (OverflowError, ValueError):
         return None
-    if len(cx) * len(cy) > MAX_CELLS:
+
+
+def _level(box: tuple[float, float, float, float]) -> int | None:
+    """The box's size class: its longer side in [2^k, 2^(k+1)) (the side 1 and below: class 0)."""
+    side = max(abs(box[2] - box[0]), abs(box[3] - box[1]))
+    if not math.isfinite(side):
         return None
-    return [(i, j) for i in cx for j in cy]
+    return max(0, math.frexp(side)[1] - 1)
 
 
 def _overlapping(left: Sequence[Sample], right: Sequence[Sample]) -> list[tuple[Sample, Sample]]:
-    sides = sorted(max(abs(t.bbox.x2 - t.bbox.x1), abs(t.bbox.y2 - t.bbox.y1)) for t in right)
-    size = max(sides[len(sides) // 2], 1.0) if sides else 1.0
-    if not math.isfinite(size):
-        size = 1.0
-    grid: dict[tuple[int, int], list[Sample]] = defaultdict(list)
-    everywhere: list[Sample] = []
-    for t in right:
-        cells = _cells(t.bbox, size)
-        if cells is None:
-            everywhere.append(t)
-        else:
-            for cell in cells:
-                grid[cell].append(t)
+    """Each left row with the BOX_CANDIDATES right rows its box overlaps most (IoU >= SAME_ELEMENT_IOU).
+    The right rows sit in one grid per size class (cells of 2^k for boxes of a side in [2^k, 2^(k+1)):
+    each box in at most 3 x 3 cells), so a row looks only where an overlapping box can be; a level whose
+    cells the row's box would cover by the hundred holds boxes too small to overlap it by IoU 0.3. Rows
+    of the very same box are looked at first."""
+    grids: dict[int, dict[tuple[int, int], list[int]]] = defaultdict(lambda: defaultdict(list))
+    exact: dict[tuple[float, float, float, float], list[int]] = defaultdict(list)
+    for k, t in enumerate(right):
+        box = _box(t)
+        level = _level(box)
+        cells = None if level is None else _span(box, float(2**level))
+        if level is None or cells is None:
+            continue  # no finite box: paired by its instruction only
+        exact[box].append(k)
+        for i in cells[0]:
+            for j in cells[1]:
+                grids[level][(i, j)].append(k)
     out = []
-    for s in left:
-        cells = _cells(s.bbox, size)
-        near = right if cells is None else [*{id(t): t for c in cells for t in grid.get(c, ())}.values(), *everywhere]
-        out += [(s, t) for t in near if iou(s.bbox, t.bbox) >= SAME_ELEMENT_IOU]
+    for q, s in enumerate(left):
+        box = _box(s)
+        scores: dict[int, float] = {}  # in the order looked at: among equal overlaps, the first looked wins
+        for k in _window(exact.get(box, ()), q, SCAN):
+            scores[k] = iou(s.bbox, right[k].bbox)
+        looked = 0
+        for level, grid in sorted(grids.items()):
+            cells = _span(box, float(2**level))
+            if cells is None or len(cells[0]) * len(cells[1]) > QUERY_CELLS:
+                continue
+            for i in cells[0]:
+                for j in cells[1]:
+                    for k in _window(grid.get((i, j), ()), q, SCAN - looked):
+                        if k not in scores:
+                            looked += 1
+                            scores[k] = iou(s.bbox, right[k].bbox)
+        best = sorted((k for k, v in scores.items() if v >= SAME_ELEMENT_IOU), key=lambda k: -scores[k])
+        out += [(s, right[k]) for k in best[:BOX_CANDIDATES]]
     return out
 
 
-def _keys(text: str) -> set[str]:
+def _window(rows: Sequence[int], start: int, count: int) -> Iterator[int]:
+    """At most `count` of `rows`, from position `start` on (wrapping): the q-th row asking a crowded list
+    (many rows of one box, one cell or one text) is shown other rows than the row before it, so rows that
+    are alike are spread over each other instead of all asking the same few."""
+    if count <= 0 or not rows:
+        return
+    first = start % len(rows)
+    for offset in range(min(count, len(rows))):
+        yield rows[(first + offset) % len(rows)]
+
+
+def _keys(text: str) -> list[str]:
+    """The instruction's keys (its whole text, words, trigrams), in one order on every run (a set's order
+    changes with the hash seed, and ties between candidates would with it)."""
     said = norm(text)
     padded = f"  {said} "
-    return {f"={said}", *(f"w{w}" for w in said.split()), *(f"t{padded[i : i + 3]}" for i in range(len(padded) - 2))}
+    found = {f"={said}", *(f"w{w}" for w in said.split()), *(f"t{padded[i : i + 3]}" for i in range(len(padded) - 2))}
+    return sorted(found)
 
 
 def _alike(left: Sequence[Sample], right: Sequence[Sample]) -> list[tuple[Sample, Sample]]:
+    """Each left row with the TEXT_CANDIDATES right rows sharing the most rare words and trigrams with its
+    instruction (a key of more than RARE rows is skipped), and up to SCAN rows of the very same text."""
     postings: dict[str, list[int]] = defaultdict(list)
     for k, t in enumerate(right):
         for key in _keys(t.instruction):
             postings[key].append(k)
-    rare = max(16, 2 * int(math.sqrt(len(right))))
     out = []
-    for s in left:
+    for q, s in enumerate(left):
         shared: Counter[int] = Counter()
         for key in _keys(s.instruction):
             found = postings.get(key, ())
-            if len(found) <= rare or key.startswith("="):
-                shared.update(found[: 4 * rare])
+            if key.startswith("="):
+                shared.update({k: 1000 for k in _window(found, q, SCAN)})  # the same text first
+            elif len(found) <= RARE:
+                shared.update(found)
         out += [(s, right[k]) for k, _ in shared.most_common(TEXT_CANDIDATES)]
     return out
 
@@ -243,41 +290,68 @@ def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> D
         used_old.add(id(s))
         taken.add(id(t))
 
+    # Identical rows: among the rows of the same text, its own id first, then the closest box of IoU >= 0.9;
+    # a text of more than SCAN rows: the very same box through a dict (its own id first), and a row with no
+    # twin of its very box is left to the last pass (which finds the same text and the closest box).
     same_text: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    same_box: dict[tuple[Any, ...], list[Sample]] = defaultdict(list)
+    own: dict[tuple[Any, ...], Sample] = {}
     for t in new:
-        same_text[(_screen(t), norm(t.instruction))].append(t)
+        said = (_screen(t), norm(t.instruction))
+        same_text[said].append(t)
+        same_box[(*said, _box(t))].append(t)
+        own.setdefault((*said, _box(t), t.id), t)
+    for group in same_box.values():
+        group.reverse()  # popped from the end: the new version's order
     for s in old:
-        twins = [
-            t
-            for t in same_text.get((_screen(s), norm(s.instruction)), [])
-            if id(t) not in taken and iou(s.bbox, t.bbox) >= SAME_BOX_IOU
-        ]
-        if twins:  # its own id first, then the closest box
-            pair(s, max(twins, key=lambda t: (t.id == s.id, iou(s.bbox, t.bbox))))
+        said = (_screen(s), norm(s.instruction))
+        texts = same_text.get(said, [])
+        if len(texts) <= SCAN:
+            twins = [t for t in texts if id(t) not in taken and iou(s.bbox, t.bbox) >= SAME_BOX_IOU]
+            if twins:  # its own id first, then the closest box
+                pair(s, max(twins, key=lambda t: (t.id == s.id, iou(s.bbox, t.bbox))))
+            continue
+        mine = own.get((*said, _box(s), s.id))
+        if mine is not None and id(mine) not in taken:
+            pair(s, mine)
+            continue
+        group = same_box.get((*said, _box(s)))
+        while group and id(group[-1]) in taken:
+            group.pop()
+        if group:
+            pair(s, group.pop())
     if ids:
         new_by_id = {t.id: t for t in new}
         for s in old:
             twin = new_by_id.get(s.id)
             if id(s) not in used_old and twin is not None and id(twin) not in taken and _screen(twin) == _screen(s):
                 pair(s, twin)
-    by_screen: dict[str, list[Sample]] = defaultdict(list)
-    for t in new:
-        if id(t) not in taken:
-            by_screen[_screen(t)].append(t)
-    # On each screen, the closest pairs first: same box and text, then the box, then the text.
-    olds: dict[str, list[Sample]] = defaultdict(list)
-    for s in old:
-        if id(s) not in used_old:
-            olds[_screen(s)].append(s)
-    candidates = []
-    for screen, left in olds.items():
-        for s, t in _near(left, by_screen.get(screen, [])):
-            if _pairable(s, t):
-                score = 2.0 * iou(s.bbox, t.bbox) + similarity(s.instruction, t.instruction)
-                candidates.append((-score, s.id, t.id, s, t))
-    for _, _, _, s, t in sorted(candidates, key=lambda c: c[:3]):
-        if id(s) not in used_old and id(t) not in taken:
-            pair(s, t)
+    # On each screen, the closest pairs first (same box and text, then the box, then the text); the rows
+    # a round leaves on both sides of a screen are offered each other again (a crowded screen's candidates
+    # are a few per row: a row whose few were all taken finds its partner among the rows still free).
+    again: set[str] | None = None  # the screens where the last round paired a row (None: every screen)
+    for _ in range(ROUNDS):
+        by_screen: dict[str, list[Sample]] = defaultdict(list)
+        for t in new:
+            if id(t) not in taken and (again is None or _screen(t) in again):
+                by_screen[_screen(t)].append(t)
+        olds: dict[str, list[Sample]] = defaultdict(list)
+        for s in old:
+            if id(s) not in used_old and _screen(s) in by_screen:
+                olds[_screen(s)].append(s)
+        candidates = []
+        for screen, left in olds.items():
+            for s, t in _near(left, by_screen[screen]):
+                overlap, alike = iou(s.bbox, t.bbox), similarity(s.instruction, t.instruction)
+                if overlap >= SAME_ELEMENT_IOU or alike >= SIMILAR_TEXT:  # one row changed, not one dropped, one added
+                    candidates.append((-(2.0 * overlap + alike), s.id, t.id, s, t))
+        again = set()
+        for _, _, _, s, t in sorted(candidates, key=lambda c: c[:3]):
+            if id(s) not in used_old and id(t) not in taken:
+                pair(s, t)
+                again.add(_screen(s))
+        if not again:
+            break
     pairs = [Pair(classify(a, b), a, b, _changed_slices(a, b)) for a, b in matched]
     pairs += [Pair("dropped", s, None) for s in old if id(s) not in used_old]
     pairs += [Pair("added", None, t) for t in new if id(t) not in taken]
