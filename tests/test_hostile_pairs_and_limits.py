@@ -1017,4 +1017,4 @@ def test_the_diff_of_one_screen_grows_with_its_rows_not_their_square(shape):
         costs[n] = comparisons
         assert counts["unchanged"] == (n - 1) - (n - 1 + 2) // 3, (n, counts)  # every identical row found
         assert 1 <= counts["dropped"] <= 2 + n // 100 and counts["added"] == counts["dropped"] - 1, (n, counts)
-    assert costs[1_200] <= bench.MOST_PER_4X * costs[300], costs  # pair by pair: 12.7x to 15.9x on these shapes
+    assert costs[1_200] <= bench.MOST_PER_4X * costs[300], costs  # the uncapped index: 12.7x to 15.9x here
