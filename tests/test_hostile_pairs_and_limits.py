@@ -1018,3 +1018,34 @@ def test_the_diff_of_one_screen_grows_with_its_rows_not_their_square(shape):
         assert counts["unchanged"] == (n - 1) - (n - 1 + 2) // 3, (n, counts)  # every identical row found
         assert 1 <= counts["dropped"] <= 2 + n // 100 and counts["added"] == counts["dropped"] - 1, (n, counts)
     assert costs[1_200] <= bench.MOST_PER_4X * costs[300], costs  # the uncapped index: 12.7x to 15.9x here
+
+
+@pytest.mark.parametrize("epochs", [2, 3])
+def test_a_diffs_ids_pair_each_epoch_with_its_own(epochs):
+    """--grounding-epochs runs on two versions: the pair (old id, new id) keeps each epoch apart, so epoch k
+    of the old row is paired with epoch k of its new row, never all epochs folded into one."""
+
+    def record(sid, epoch, outcome, fingerprint):
+        return {
+            "dataset": "ss",
+            "uid": f"ss-{sid}-e{epoch}",
+            "id": sid,
+            "epoch": epoch,
+            "outcome": outcome,
+            "fingerprint": fingerprint,
+        }
+
+    def outcome(k, epoch):
+        return "hit" if (k + epoch) % 2 else "miss"  # differs between epochs of one row
+
+    rows = [0, 1, 2, 3]
+    old = Method("old", {}, tuple(record(f"r{k}", e, outcome(k, e), "v1") for k in rows for e in range(1, epochs + 1)))
+    kept = rows[1:]  # v2 without row 0: every id shifts by one
+    new = Method(
+        "new",
+        {},
+        tuple(record(f"r{i}", e, outcome(k, e), "v2") for i, k in enumerate(kept) for e in range(1, epochs + 1)),
+    )
+    ids = shared_ids("# old ss v1\n# new ss v2\n" + "".join(f"r{k}\tr{i}\n" for i, k in enumerate(kept)))
+    pair = paired(*on_shared_ids([old, new], ids))
+    assert (pair.n, pair.fixed, pair.broken) == (len(kept) * epochs, 0, 0)

@@ -299,8 +299,8 @@ def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> D
     for t in new:
         said = (_screen(t), norm(t.instruction))
         same_text[said].append(t)
-        same_box[(*said, _box(t))].append(t)
-        own.setdefault((*said, _box(t), t.id), t)
+        same_box[(said, _box(t))].append(t)
+        own.setdefault((said, _box(t), t.id), t)
     for group in same_box.values():
         group.reverse()  # popped from the end: the new version's order
     for s in old:
@@ -311,11 +311,11 @@ def diff(old: Sequence[Sample], new: Sequence[Sample], *, ids: bool = True) -> D
             if twins:  # its own id first, then the closest box
                 pair(s, max(twins, key=lambda t: (t.id == s.id, iou(s.bbox, t.bbox))))
             continue
-        mine = own.get((*said, _box(s), s.id))
+        mine = own.get((said, _box(s), s.id))
         if mine is not None and id(mine) not in taken:
             pair(s, mine)
             continue
-        group = same_box.get((*said, _box(s)))
+        group = same_box.get((said, _box(s))) or []
         while group and id(group[-1]) in taken:
             group.pop()
         if group:
