@@ -77,7 +77,7 @@ def runtime_line(info: Mapping[str, Any]) -> str:
     parts = [
         f"{k}={v}"
         for k, v in info.items()
-        if k not in ("name", "class") and isinstance(v, (int, float, str)) and len(str(v)) <= 40
+        if k not in ("name", "class", "deterministic") and isinstance(v, (int, float, str)) and len(str(v)) <= 40
     ]
     return ", ".join(parts)
 
