@@ -1049,3 +1049,36 @@ def test_a_diffs_ids_pair_each_epoch_with_its_own(epochs):
     ids = shared_ids("# old ss v1\n# new ss v2\n" + "".join(f"r{k}\tr{i}\n" for i, k in enumerate(kept)))
     pair = paired(*on_shared_ids([old, new], ids))
     assert (pair.n, pair.fixed, pair.broken) == (len(kept) * epochs, 0, 0)
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 2, 0)])
+def test_an_id_naming_two_rows_is_written_and_read_by_its_rows_key(order):
+    """A dataset whose own ids repeat (two rows `a`): the diff's ids file names each such row by its key
+    (`a-app-icon`, `a-app-icon-dup2`, the uid less the dataset's name), so the file is read, and each row
+    pairs with its own, whatever the version's order and however the run named the dataset."""
+    from pytest_grounding.analysis.dataset_diff import diff
+    from pytest_grounding.core.types import Box, Sample
+
+    def sample(dataset, sid, uid, text, box):
+        return Sample(dataset, sid, f"{dataset}-{uid}", Path("/d/s.png"), text, Box(*box))
+
+    rows = [
+        ("a", "a-app-icon", "click save", (0, 0, 10, 10), "hit"),
+        ("a", "a-app-icon-dup2", "click open", (50, 0, 60, 10), "miss"),
+        ("b", "b-app-icon", "click quit", (90, 0, 99, 10), "hit"),
+    ]
+    old = [sample("v1", *row[:4]) for row in rows]
+    new = [sample("v2", *rows[k][:4]) for k in order]
+    found = diff(old, new, ids=True)
+    lines = ["# old ss v1", "# new ss v2", *(f"{a}\t{b}" for a, b in found.unchanged_ids())]
+    ids = shared_ids("\n".join(lines) + "\n")  # no id listed twice
+    assert len(ids) == 3
+
+    def record(run, row, fingerprint):
+        sid, uid, _, _, outcome = row
+        return {"dataset": run, "uid": f"{run}-{uid}", "id": sid, "outcome": outcome, "fingerprint": fingerprint}
+
+    first = Method("old", {}, tuple(record("runA", row, "v1") for row in rows))
+    second = Method("new", {}, tuple(record("other-name", rows[k], "v2") for k in order))
+    pair = paired(*on_shared_ids([first, second], ids))
+    assert (pair.n, pair.fixed, pair.broken) == (3, 0, 0)

@@ -19,6 +19,7 @@ from ..core.profiles import profile_of
 from ..core.record import SIZE_BUCKETS, Outcome, Task
 from ..core.safetext import markdown_text
 from ..core.types import ELEMENT_TYPES
+from ..core.variants import row_key
 from . import intervals
 
 ALPHA = 0.05
@@ -529,7 +530,9 @@ def on_shared_ids(methods: Sequence[Method], ids: SharedIds, first_source: str |
                     continue
             else:
                 alias = old if first_source is None or method.source == first_source else new
-            key = alias.get(str(record.get("id")))
+            key = alias.get(row_key(record))  # a row whose id names two rows of its version: by its key
+            if key is None:
+                key = alias.get(str(record.get("id")))
             if key is not None:
                 epoch = record.get("epoch")  # a --grounding-epochs run: each epoch stays its own record
                 uid = key if epoch is None else f"{key}\te{epoch}"

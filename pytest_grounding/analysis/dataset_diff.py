@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.types import Sample
+from ..core.variants import row_key
 from .audit import iou
 
 SAME_BOX_IOU = 0.9  # a box redrawn by a pixel or two is the same box
@@ -68,8 +69,26 @@ class Diff:
         return {c: found[c] for c in CATEGORIES}
 
     def unchanged_ids(self) -> list[tuple[str, str]]:
-        """(old id, new id) of each unchanged row whose slice labels are the same too."""
-        return [(p.old.id, p.new.id) for p in self.pairs if p.category == "unchanged" and p.old and p.new]
+        """(old id, new id) of each unchanged row; an id that names two rows of its version is replaced by
+        the row's key (core/variants.row_key: `<id>-<app>-<type>[-dupN]`), so no line names two rows."""
+        repeated = {
+            side: {i for i, n in Counter(s.id for s in rows).items() if n > 1}
+            for side, rows in (
+                ("old", [p.old for p in self.pairs if p.old]),
+                ("new", [p.new for p in self.pairs if p.new]),
+            )
+        }
+
+        def name(sample: Sample, side: str) -> str:
+            if sample.id in repeated[side]:
+                return row_key({"uid": sample.uid, "dataset": sample.dataset})
+            return sample.id
+
+        return [
+            (name(p.old, "old"), name(p.new, "new"))
+            for p in self.pairs
+            if p.category == "unchanged" and p.old and p.new
+        ]
 
     def summary(self) -> dict[str, Any]:
         counts = self.counts()

@@ -53,3 +53,12 @@ def base_uid(record: Mapping[str, Any]) -> str:
     from .types import sample_uid
 
     return original_uid(sample_uid(str(record.get("uid")), record.get("epoch")), record.get("variant"))
+
+
+def row_key(record: Mapping[str, Any]) -> str:
+    """A row of a dataset named apart from rows that share its id (`<id>-<app>-<type>[-dupN]`): its base uid
+    less the dataset's name, which a run and an `audit --diff` of the same folder may spell differently.
+    `audit --diff --unchanged-ids` writes it in place of an id that names two rows of one version."""
+    uid = base_uid(record)
+    prefix = f"{record.get('dataset')}-"
+    return uid[len(prefix) :] if uid.startswith(prefix) else uid
