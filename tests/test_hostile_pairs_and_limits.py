@@ -1082,3 +1082,25 @@ def test_an_id_naming_two_rows_is_written_and_read_by_its_rows_key(order):
     second = Method("new", {}, tuple(record("other-name", rows[k], "v2") for k in order))
     pair = paired(*on_shared_ids([first, second], ids))
     assert (pair.n, pair.fixed, pair.broken) == (3, 0, 0)
+
+
+@pytest.mark.parametrize("reader", ["export", "rescore", "summary", "compare", "eee", "report"])
+@pytest.mark.parametrize("suffix", ["-dup2", "-x", "-e1"])
+def test_a_record_copied_under_a_uid_of_its_own_is_refused(mini_report, tmp_path, capsys, reader, suffix):
+    """The copy's uid edited (a made-up `-dup2`): no key repeats, but the detector now holds more samples
+    of the dataset than the run did; every reader refuses it."""
+    document = read_json(mini_report)
+    hit = (
+        next(r for r in document["samples"] if r["outcome"] == "hit")
+        if any(r["outcome"] == "hit" for r in document["samples"])
+        else document["samples"][0]
+    )
+    document["samples"].append({**hit, "uid": hit["uid"] + suffix})
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document))
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(READERS[reader](path, out))
+    text = "".join(capsys.readouterr())
+    assert code == 2 and "does not hold together" in text and str(path) in text, text
+    assert not [p for p in out.rglob("*") if p.is_file()]

@@ -62,3 +62,31 @@ def duplicate_record(records: Any) -> str | None:
             )
         seen[key] = position
     return None
+
+
+def more_than_run(document: Any) -> str | None:
+    """None when no detector holds more samples of a dataset than the run's dataset has (`run.datasets[].
+    samples`; epochs and variants count as their sample); else the sentence naming them. A record copied
+    under a uid of its own (`-dup2` added, say) is no second copy of one key, but one sample too many."""
+    from ..core.variants import base_uid
+
+    if not isinstance(document, dict):
+        return None
+    sizes = {
+        str(d.get("name")): d.get("samples")
+        for d in (document.get("run") or {}).get("datasets") or []
+        if isinstance(d, dict) and isinstance(d.get("samples"), int)
+    }
+    found: dict[tuple[str, str, str], set[str]] = {}
+    for record in document.get("samples") or []:
+        if isinstance(record, dict) and record.get("uid") is not None:
+            key = (str(record.get("detector")), str(record.get("task", "grounding")), str(record.get("dataset")))
+            found.setdefault(key, set()).add(base_uid(record))
+    for (detector, _task, dataset), uids in found.items():
+        size = sizes.get(dataset)
+        if size is not None and len(uids) > size:
+            return (
+                f"detector {detector[:60]} has records of {len(uids)} samples of {dataset[:60]}, whose run "
+                f"holds {size}: records copied or made up"
+            )
+    return None

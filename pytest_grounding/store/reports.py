@@ -204,6 +204,11 @@ def read_report(path: Path) -> dict[str, Any]:
     if found:
         raise OutputError(f"{path} does not match the report schema: {describe(found)}")
     check_records(path, document.get("samples"))
+    from .reportcheck import more_than_run
+
+    extra = more_than_run(document)
+    if extra:
+        raise OutputError(f"{path} does not hold together: {extra}")
     return document
 
 
