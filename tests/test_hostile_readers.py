@@ -119,3 +119,88 @@ def test_the_run_refuses_a_box_off_an_image_the_set_gives_no_size_of(tmp_path, b
     )
     text = no_crash(result)
     assert result.returncode != 0 and "line 2: id 'desktop_0000'" in text and "off the" in text, text[-2000:]
+
+
+# -- review --audit: the errata file of several datasets kept whole; every line it prints escaped ---------------
+
+
+def _mini_audit(tmp_path, name="audit.json", **fields):
+    from pytest_grounding.datasets import load_dataset
+
+    loaded = load_dataset(str(MINI))
+    finding = {"id": "m01", "kind": "geometry", "score": 0.5, "message": "small", "instruction": "Open",
+               "bbox": [1, 1, 20, 20], "image": str(loaded.samples[0].image), **fields}  # fmt: skip
+    document = {"kind": "audit", "findings": [finding],
+                "dataset": {"name": loaded.name, "format": "pointerbench", "path": str(MINI),
+                            "fingerprint": loaded.fingerprint}}  # fmt: skip
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path, loaded
+
+
+def _review_keys(monkeypatch, audit, errata, keys, reason="wrong label"):
+    import io
+
+    pytest.importorskip("prompt_toolkit")  # the curation extra: review's terminal UI
+    from pytest_grounding.cli.curation import errata_review
+
+    keys = iter(keys)
+    monkeypatch.setattr("sys.stdin", type("Tty", (io.StringIO,), {"isatty": lambda self: True})())
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_key", lambda message, allowed: next(keys, "q"))
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.ask_text", lambda message, default="": reason)
+    text = io.StringIO()
+    code = errata_review.run(audit, errata, mode="file", out=text)
+    return code, text.getvalue()
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"id": "m01", "action": "drop", "dataset": "another-set", "reason": "theirs"},
+        {"id": "m01", "action": "fix", "bbox": [1, 1, 9, 9], "fingerprint": "0123456789abcdef", "reason": "old"},
+        {"id": "zz9", "action": "drop", "reason": "unbound, of no sample audited"},
+    ],
+)
+def test_review_keeps_the_entries_of_other_datasets_and_asks_its_own(tmp_path, monkeypatch, other):
+    audit, loaded = _mini_audit(tmp_path)
+    errata = tmp_path / "errata.jsonl"
+    errata.write_text(json.dumps(other) + "\n")
+    code, out = _review_keys(monkeypatch, audit, errata, ["d"])
+    assert code == 0, out
+    written = errata_mod.parse(errata.read_bytes())
+    assert other in [e.as_dict() for e in written.entries]  # the other dataset's entry kept as it was
+    mine = written.entry_for({"id": "m01", "dataset": loaded.name, "fingerprint": loaded.fingerprint})
+    assert mine is not None and mine.action == "drop" and mine.reason == "wrong label"  # m01 of mini asked
+
+
+@pytest.mark.parametrize("name", ["\x1b]0;pwned\x07audit.json", "a\x1b[2Jb.json", "r\u202egnp.json"])
+def test_review_escapes_the_paths_it_prints(tmp_path, monkeypatch, name):
+    audit, _ = _mini_audit(tmp_path, name=name)
+    errata = tmp_path / f"e{name}.jsonl"
+    code, out = _review_keys(monkeypatch, audit, errata, ["d"])
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out, out
+    code, out = _review_keys(monkeypatch, audit, errata, [])  # nothing left: the paths said again
+    assert code == 0 and "nothing left" in out and "\x1b" not in out and "\u202e" not in out, out
+
+
+@pytest.mark.parametrize("field", ["id", "type", "image"])
+def test_review_of_annotations_escapes_the_screen_line(tmp_path, field):
+    import io
+
+    from PIL import Image
+
+    from pytest_grounding.cli.curation import document, preview, tui
+    from pytest_grounding.cli.curation.review import Review
+
+    hostile = "\x1b]0;pwned\x07\x1b[2J\u202ex"
+    Image.new("RGB", (200, 100), "white").save(tmp_path / "s.png")
+    item = {"id": "e0", "bbox": [0.1, 0.1, 0.3, 0.3], "text": "One", "type": "text", "status": "draft"}
+    sample = {"id": "s", "image": "s.png", "width": 200, "height": 100, "elements": [item]}
+    (sample if field == "image" else item)[field] = hostile
+    doc = {"version": "1.0", "dataset": "demo", "samples": [sample]}
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps(doc))
+    out = io.StringIO()
+    tui.show(Review.start(document.load(path)), path, preview.FILE, {}, out)
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, text
