@@ -204,3 +204,34 @@ def test_review_of_annotations_escapes_the_screen_line(tmp_path, field):
     tui.show(Review.start(document.load(path)), path, preview.FILE, {}, out)
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, text
+
+
+# -- board: a damaged *.running.json is named under the table and the board goes on ------------------------------
+
+DAMAGED = {
+    "truncated": b'{"state": "running", "done": 3, "total"',
+    "deep object": b'{"state": "running", "x": ' + b'{"a": ' * 3_000 + b"1" + b"}" * 3_000 + b"}",
+    "deep array": b"[" * 200_000,
+    "not utf-8": b'{"state": "running", "done": "\xff\xfe"}',
+    "a list": b'[{"state": "running"}]',
+    "no state": b'{"done": 1, "total": 2}',
+    "huge": b'{"state": "running", "pad": "' + b"x" * 300_000 + b'"}',
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+def test_the_board_names_a_damaged_sidecar_and_goes_on(tmp_path, capsys, damage):
+    from pytest_grounding.render.live import SUFFIX
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / f"bad{SUFFIX}").write_bytes(DAMAGED[damage])
+    (tmp_path / f"good{SUFFIX}").write_text('{"state": "running", "done": 2, "total": 8, "started": "noon"}')
+    assert main(["board", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "good: running since noon: 2 of 8" in out, out
+    assert f"runs/bad{SUFFIX}" in out and "not a running page's sidecar" in out, out
+    assert main(["board", str(tmp_path), "--json", str(tmp_path / "b.json")]) == 0
+    board = json.loads((tmp_path / "b.json").read_text())
+    assert [r["page"] for r in board["running"]] == ["good"]
+    assert any(s["path"] == f"runs/bad{SUFFIX}" for s in board["skipped"]), board["skipped"]
