@@ -235,3 +235,69 @@ def test_the_board_names_a_damaged_sidecar_and_goes_on(tmp_path, capsys, damage)
     board = json.loads((tmp_path / "b.json").read_text())
     assert [r["page"] for r in board["running"]] == ["good"]
     assert any(s["path"] == f"runs/bad{SUFFIX}" for s in board["skipped"]), board["skipped"]
+
+
+# -- every parser of a user file bounded: batch manifests and results, replayed EEE values, submit's reports -----
+
+DEEP_LINES = ["[" * 100_000 + "]" * 100_000, '{"a": ' * 5_000 + "1" + "}" * 5_000]
+
+
+def _batch_requests(tmp_path):
+    from pytest_grounding.detectors import batch_files
+
+    requests = tmp_path / "requests.jsonl"
+    writer = batch_files.Writer(requests, "main")
+    writer.start()
+    for custom_id in ("b", "a"):
+        body = {"model": "m", "messages": []}
+        writer.write(custom_id, body, {"size": [10, 10], "sent": [28, 28]}, {"model": "m", "preset_name": "p"})
+    batch_files.join_parts(requests, ["a", "b"], {"datasets": []})
+    return requests
+
+
+@pytest.mark.parametrize("content", [*DEEP_LINES, '{"format": 1' + "0" * 500 + "}"])
+def test_a_hostile_batch_manifest_is_a_clear_error(tmp_path, content):
+    from pytest_grounding.detectors import batch_files
+
+    requests = _batch_requests(tmp_path)
+    batch_files.manifest_path(requests).write_text(content)
+    with pytest.raises(batch_files.BatchError, match="manifest"):
+        batch_files.read_manifest(requests)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [*DEEP_LINES, '{"custom_id": "a", "response": {"status_code": 2' + "0" * 400 + ', "body": {"model": "m"}}}'],
+)
+def test_a_hostile_batch_results_line_is_named(tmp_path, line):
+    from pytest_grounding.detectors import batch_files
+
+    requests = _batch_requests(tmp_path)
+    results = tmp_path / "results.jsonl"
+    ok = {"custom_id": "b", "response": {"status_code": 200, "body": {"model": "m", "choices": []}}}
+    results.write_text(json.dumps(ok) + "\n" + line + "\n")
+    with pytest.raises(batch_files.BatchError, match="line 2"):
+        batch_files.read_results(results, requests)
+
+
+@pytest.mark.parametrize("value", [*DEEP_LINES, "[1" + "0" * 500 + ", 5]"])
+def test_a_replayed_eee_value_nested_or_huge_is_no_click(value):
+    from pytest_grounding.detectors.replay import eee
+
+    row = {"sample_id": "s1", "answer_attribution": [{"is_terminal": True, "extracted_value": value}],
+           "metadata": {"box": value, "points": value}}  # fmt: skip
+    found = eee.fields(row)  # never a RecursionError: the value is kept as the text it was, or no number
+    assert found is not None
+    assert all(
+        not isinstance(v, int) or abs(v) < 1e300 for v in (found["box"] if isinstance(found["box"], list) else [])
+    )
+
+
+@pytest.mark.parametrize("content", [*DEEP_LINES, '{"shard": {"index": 1' + "0" * 500 + "}}", "\xff"])
+def test_submit_reads_a_damaged_shard_report_as_not_done(tmp_path, content):
+    from pytest_grounding.cli import submit
+
+    path = submit.shard_report(tmp_path, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, errors="surrogateescape") if content != "\xff" else path.write_bytes(b"\xff{")
+    assert submit.done(tmp_path, 0, 2) is False
