@@ -301,3 +301,24 @@ def test_submit_reads_a_damaged_shard_report_as_not_done(tmp_path, content):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content, errors="surrogateescape") if content != "\xff" else path.write_bytes(b"\xff{")
     assert submit.done(tmp_path, 0, 2) is False
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "extra = " + "[" * 50_000 + "]" * 50_000,
+        "extra = " + "{a = " * 20_000 + "1" + "}" * 20_000,
+        "preprocess = { factor = 1" + "0" * 400 + " }",
+        "preprocess = { max_pixels = inf }",
+        "preprocess = { max_pixels = 1e400 }",
+        "decoding = { max_new_tokens = 9" + "9" * 300 + " }",
+        "decoding = { temperature = -inf }",
+    ],
+)
+def test_a_hostile_presets_file_is_one_clear_error(tmp_path, body):
+    from pytest_grounding.detectors.vlm import presets_from_toml
+
+    toml = tmp_path / "p.toml"
+    toml.write_text(f"[presets.bad]\nbase = 'qwen2.5-vl'\n{body}\n")
+    with pytest.raises(ValueError, match="presets file"):
+        presets_from_toml(toml)
