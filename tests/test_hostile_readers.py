@@ -322,3 +322,48 @@ def test_a_hostile_presets_file_is_one_clear_error(tmp_path, body):
     toml.write_text(f"[presets.bad]\nbase = 'qwen2.5-vl'\n{body}\n")
     with pytest.raises(ValueError, match="presets file"):
         presets_from_toml(toml)
+
+
+# -- one streaming bounded reader: digests of large files in bounded memory, special files refused ---------------
+
+
+def _address_space(kib):
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", ["safefile.sha256(path)", "datasets.fingerprint([Path(path)])"])
+def test_a_file_larger_than_the_address_space_is_digested_in_chunks(tmp_path, call):
+    import subprocess
+    import sys
+
+    path = tmp_path / "big.parquet"
+    with path.open("wb") as handle:
+        handle.truncate(3 << 29)  # 1.5 GiB, sparse: more than the 1 GB the process may map
+    code = (
+        "from pathlib import Path; from pytest_grounding.core import safefile; import pytest_grounding.datasets as "
+        f"datasets; path = {str(path)!r}; print(len({call}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            preexec_fn=_address_space(1_000_000), timeout=120)  # fmt: skip
+    assert result.returncode == 0 and result.stdout.strip() in ("64", "16"), result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
+def test_a_digest_refuses_what_is_no_regular_file_at_once(tmp_path, kind):
+    from pytest_grounding.core import safefile
+    from pytest_grounding.datasets import fingerprint
+
+    target = tmp_path / "data.parquet"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "devzero":
+        target.symlink_to("/dev/zero")
+    else:
+        target.mkdir()
+    for digest in (safefile.sha256, lambda p: fingerprint([p])):
+        with pytest.raises(safefile.NotRegularFile):
+            digest(target)
