@@ -367,3 +367,36 @@ def test_a_digest_refuses_what_is_no_regular_file_at_once(tmp_path, kind):
     for digest in (safefile.sha256, lambda p: fingerprint([p])):
         with pytest.raises(safefile.NotRegularFile):
             digest(target)
+
+
+@pytest.mark.parametrize(
+    "box", [[0, 0, 1e308, 1e308], [-1e300, -5, 10, 10], [20, 20, 1, 1], [5, 5, 5, 5], [1e-300, 0, 2e-300, 1]]
+)
+@pytest.mark.parametrize("keys", [["d"], ["e"]])
+def test_review_shows_and_edits_any_finite_box(tmp_path, monkeypatch, capsys, box, keys):
+    audit, _ = _mini_audit(tmp_path, bbox=box)
+    monkeypatch.setattr("pytest_grounding.cli.curation.tui.run_box_editor", lambda edit: None)
+    code, out = _review_keys(monkeypatch, audit, tmp_path / "errata.jsonl", keys)
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in out + err, out + err
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "[" * 100_000,
+        '{"kind": "audit", "findings": [{"id": "m01", "instruction": "x", "bbox": [1, 2, 3, 4], "score": 1'
+        + "0" * 400
+        + "}]}",
+        '{"kind": "audit", "findings": {"id": "m01"}}',
+        '{"kind": "audit", "findings": ["m01"]}',
+        '{"kind": "audit", "findings": [], "dataset": "x"}',
+        '{"kind": ["audit"], "findings": []}',
+    ],
+)
+def test_review_refuses_a_hostile_audit_file_in_one_line(tmp_path, monkeypatch, capsys, document):
+    audit = tmp_path / "audit.json"
+    audit.write_text(document)
+    code, out = _review_keys(monkeypatch, audit, tmp_path / "errata.jsonl", [])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in out + err and "review --audit" in err, out + err
