@@ -400,3 +400,22 @@ def test_review_refuses_a_hostile_audit_file_in_one_line(tmp_path, monkeypatch, 
     code, out = _review_keys(monkeypatch, audit, tmp_path / "errata.jsonl", [])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in out + err and "review --audit" in err, out + err
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("[" * 100_000 + "\n", "line 1"),
+        ('{"id": "m01", "action": "fix", "bbox": [1, 1, 1' + "0" * 400 + ", 5]}\n", "line 1"),
+        ('{"id": "m01", "action": "drop"}\n{"id": "m01", "action": "drop", "dataset": "mini"}\n', "line 2"),
+        ('{"id": "m01", "action": "fix", "bbox": [1, 1, Infinity, 5]}\n', "line 1"),
+    ],
+)
+def test_review_refuses_a_hostile_errata_file_naming_the_line(tmp_path, monkeypatch, capsys, content, said):
+    audit, _ = _mini_audit(tmp_path)
+    errata = tmp_path / "errata.jsonl"
+    errata.write_text(content)
+    code, out = _review_keys(monkeypatch, audit, errata, ["d"])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and "Traceback" not in out + err, out + err
+    assert errata.read_text() == content  # never rewritten

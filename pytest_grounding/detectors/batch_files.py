@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import safejson
+from ..core import safefile, safejson
 
 URL = "/v1/chat/completions"
 MANIFEST_SUFFIX = ".manifest.json"
@@ -195,11 +195,11 @@ def read_manifest(requests: Path) -> dict[str, Any]:
         raise BatchError(f"{where}: not a manifest ({type(exc).__name__}: {exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BatchError(f"{where}: not a pytest-grounding requests manifest (format {FORMAT!r})")
-    digest = hashlib.sha256()
-    with requests.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != manifest.get("sha256"):
+    try:
+        found = safefile.sha256(requests)  # a regular file, in chunks
+    except OSError as exc:
+        raise BatchError(f"{requests}: {exc.strerror or exc}") from None
+    if found != manifest.get("sha256"):
         raise BatchError(
             f"{requests}: its sha256 is not the one {where.name} records: "
             "the requests file changed after it was written"
