@@ -29,9 +29,12 @@ PRO = FIXTURES / "screenspot-pro"
     [
         # unbound, then bound to a dataset: both correct mini's sample s1
         '{"id": "s1", "action": "drop"}\n{"id": "s1", "action": "drop", "dataset": "mini"}\n',
-        # bound by name, then by fingerprint: both correct the sample of mini at version f1
+        # bound by name, then by fingerprint (naming no dataset): both may correct mini's sample at version f1
         '{"id": "s1", "action": "drop", "dataset": "mini"}\n'
         '{"id": "s1", "action": "fix", "bbox": [1, 1, 4, 4], "fingerprint": "f1"}\n',
+        # the same version under two names: one sample
+        '{"id": "s1", "action": "drop", "dataset": "a", "fingerprint": "f1"}\n'
+        '{"id": "s1", "action": "drop", "dataset": "b", "fingerprint": "f1"}\n',
         # bound by fingerprint, then by name and that fingerprint
         '{"id": "s1", "action": "drop", "fingerprint": "f1"}\n{"id": "s2", "action": "drop"}\n'
         '{"id": "s1", "action": "drop", "fingerprint": "f1", "dataset": "other"}\n',
@@ -419,3 +422,9 @@ def test_review_refuses_a_hostile_errata_file_naming_the_line(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert code == 2 and said in err and "Traceback" not in out + err, out + err
     assert errata.read_text() == content  # never rewritten
+
+
+def test_an_entry_naming_a_version_follows_it_under_another_name():
+    errata = errata_mod.parse(b'{"id": "s1", "action": "drop", "dataset": "mini", "fingerprint": "F"}\n')
+    assert errata.entry_for({"id": "s1", "dataset": "mini-2", "fingerprint": "F"}) is not None  # renamed in a run
+    assert errata.entry_for({"id": "s1", "dataset": "mini", "fingerprint": "G"}) is None  # another version

@@ -2,7 +2,8 @@
 
 An errata file is JSONL, one correction per line: `{"id", "action": "fix"|"drop", "bbox"?, "instruction"?,
 "reason", "dataset"?, "fingerprint"?}` (`review --audit` writes it). An entry names the dataset it corrects
-(its name, its fingerprint, or both): it corrects that dataset's sample of that id only. An entry naming
+(its name, its fingerprint, or both; the fingerprint decides where both are named, as a run may rename a
+dataset): it corrects that dataset's sample of that id only. An entry naming
 neither applies to a one-dataset run only; a run or a report of several datasets refuses it. One entry per
 (dataset, id): a second is refused, never a silent replacement. A box must be finite, inside the image
 where the sample's size is known (checked against the records).
@@ -46,13 +47,13 @@ class Erratum:
         return self.dataset is not None or self.fingerprint is not None
 
     def overlaps(self, other: Erratum) -> bool:
-        """Whether one sample could be corrected by both entries: the same id, and scopes that meet (a
-        field one of them leaves open meets any value of the other's)."""
-        return (
-            self.id == other.id
-            and (self.dataset is None or other.dataset is None or self.dataset == other.dataset)
-            and (self.fingerprint is None or other.fingerprint is None or self.fingerprint == other.fingerprint)
-        )
+        """Whether one sample could be corrected by both entries: the same id, and scopes that meet (two
+        fingerprints when equal; else two names when equal, an entry naming no dataset meeting any)."""
+        if self.id != other.id:
+            return False
+        if self.fingerprint is not None and other.fingerprint is not None:
+            return self.fingerprint == other.fingerprint
+        return self.dataset is None or other.dataset is None or self.dataset == other.dataset
 
     @property
     def where(self) -> str:
@@ -64,10 +65,9 @@ class Erratum:
         """Whether this entry corrects `record` (its id, and its dataset where the entry names one)."""
         if str(record.get("id")) != self.id:
             return False
-        if self.dataset is not None and str(record.get("dataset")) != self.dataset:
-            return False
-        # a record that names no version is corrected by no entry bound to one
-        return self.fingerprint is None or str(record.get("fingerprint")) == self.fingerprint
+        if self.fingerprint is not None:  # the version decides (a run may rename a dataset: `mini-2`);
+            return str(record.get("fingerprint")) == self.fingerprint  # a record naming none: not this one
+        return self.dataset is None or str(record.get("dataset")) == self.dataset
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "action": self.action}
