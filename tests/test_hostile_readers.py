@@ -428,3 +428,44 @@ def test_an_entry_naming_a_version_follows_it_under_another_name():
     errata = errata_mod.parse(b'{"id": "s1", "action": "drop", "dataset": "mini", "fingerprint": "F"}\n')
     assert errata.entry_for({"id": "s1", "dataset": "mini-2", "fingerprint": "F"}) is not None  # renamed in a run
     assert errata.entry_for({"id": "s1", "dataset": "mini", "fingerprint": "G"}) is None  # another version
+
+
+# -- errata bound to their dataset, end to end: two datasets with the same ids in one run ---------------------
+
+
+@pytest.fixture(scope="module")
+def twin_report(tmp_path_factory):
+    """A run of mini and a second version of it (one more sample: another fingerprint, the same ids)."""
+    import shutil
+
+    from pytest_grounding.datasets import load_dataset
+
+    folder = tmp_path_factory.mktemp("twins")
+    copy = folder / "v2" / "mini"  # named as the first: the run calls it mini-2
+    shutil.copytree(MINI, copy)
+    meta = copy / "data" / "test" / "metadata.jsonl"
+    first = meta.read_text().splitlines()[0]
+    meta.write_text(meta.read_text() + json.dumps({**json.loads(first), "id": "m99"}) + "\n")
+    path = folder / "run.json"
+    result = run_suite(folder / "run", f"--dataset={MINI}", f"--dataset={copy}", "--detector", "center",
+                       "--grounding-json", str(path))  # fmt: skip
+    assert path.is_file(), result.stdout[-2000:]
+    return path, load_dataset(str(MINI)).fingerprint, load_dataset(str(copy)).fingerprint
+
+
+@pytest.mark.parametrize("bind", ["name", "fingerprint", "both", "second"])
+def test_errata_correct_one_of_two_datasets_with_the_same_ids(twin_report, tmp_path, capsys, bind):
+    report, first, second = twin_report
+    datasets = {r["dataset"] for r in json.loads(report.read_text())["samples"]}
+    assert datasets == {"mini", "mini-2"}, datasets
+    fields = {"name": {"dataset": "mini"}, "fingerprint": {"fingerprint": first},
+              "both": {"dataset": "mini", "fingerprint": first}, "second": {"fingerprint": second}}[bind]  # fmt: skip
+    errata = tmp_path / "errata.jsonl"
+    errata.write_text(json.dumps({"id": "m01", "action": "drop", **fields}) + "\n")
+    out = tmp_path / "o.json"
+    assert main(["rescore", str(report), "--errata", str(errata), "--json", str(out)]) == 0, capsys.readouterr().err
+    block = json.loads(out.read_text())["errata"]
+    assert block["drops"] == 1 and sum(t["dropped"] for t in block["detectors"].values()) == 1, block
+    errata.write_text('{"id": "m01", "action": "drop"}\n')  # naming no dataset: refused in a run of two
+    assert main(["rescore", str(report), "--errata", str(errata), "--json", str(out)]) == 2
+    assert "name no dataset" in capsys.readouterr().err
