@@ -469,3 +469,41 @@ def test_errata_correct_one_of_two_datasets_with_the_same_ids(twin_report, tmp_p
     errata.write_text('{"id": "m01", "action": "drop"}\n')  # naming no dataset: refused in a run of two
     assert main(["rescore", str(report), "--errata", str(errata), "--json", str(out)]) == 2
     assert "name no dataset" in capsys.readouterr().err
+
+
+def test_a_file_holding_more_than_it_claims_is_refused_past_a_margin():
+    import threading
+
+    from pytest_grounding.core import safefile
+
+    read_end, write_end = os.pipe()  # claims 0 bytes, as a /proc file does, and never ends while written to
+
+    def endless():
+        with os.fdopen(write_end, "wb") as sink:
+            try:
+                while True:
+                    sink.write(b"x" * (1 << 20))
+            except (BrokenPipeError, OSError):
+                pass
+
+    threading.Thread(target=endless, daemon=True).start()
+    with os.fdopen(read_end, "rb", buffering=0) as source:
+        with pytest.raises(safefile.FileTooLarge, match="more than the 0 bytes it claims"):
+            safefile._bounded(source, "endless", safefile.MAX_FILE_BYTES)
+
+
+@pytest.mark.parametrize("path", ["/proc/self/pagemap", "/proc/self/task/../pagemap"])
+def test_an_endless_proc_file_is_refused_in_bounded_memory(path):
+    import subprocess
+    import sys
+
+    if not Path(path).exists():
+        pytest.skip("no /proc here")
+    code = (
+        "from pytest_grounding.core import safefile\n"
+        f"try:\n    safefile.read_bytes({path!r})\nexcept (OSError, safefile.FileTooLarge) as exc:\n    print('refused')"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            preexec_fn=_address_space(1_000_000), timeout=120)  # fmt: skip
+    assert result.stdout.strip() == "refused", result.stderr[-2000:]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 MAX_FILE_BYTES = 4 << 30  # 4 GiB: safejson's longest document at four UTF-8 bytes a character
 CHUNK_BYTES = 1 << 20  # what one read asks for: memory follows the file's length, not the limit
+GROWTH_BYTES = 64 << 20  # read past the size a file claims (a file appended to while read; /proc's 0)
 
 
 class NotRegularFile(OSError):
@@ -83,11 +84,16 @@ def chunks(path: Path | str, *, limit: int | None = None) -> Iterator[bytes]:
     FileTooLarge once past `limit` (None: any length)."""
     descriptor = _open_regular(path, True)
     with os.fdopen(descriptor, "rb", buffering=0) as file:
+        size = os.fstat(descriptor).st_size
+        if limit is not None and size > limit:
+            raise _too_large(path, limit)
         total = 0
         while chunk := file.read(CHUNK_BYTES):
             total += len(chunk)
             if limit is not None and total > limit:
                 raise _too_large(path, limit)
+            if total > size + GROWTH_BYTES:  # a /proc file that never ends: refused in bounded time
+                raise FileTooLarge(f"{path} holds more than the {size:,} bytes it claims: not read")
             yield chunk
 
 
@@ -104,20 +110,28 @@ def _too_large(path: Path | str, limit: int) -> FileTooLarge:
 
 
 def _bounded(file: object, path: Path | str, limit: int) -> bytes:
-    """The file's bytes read CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit`."""
+    """The file's bytes read CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit`, or pass
+    the size the file claims by more than GROWTH_BYTES (a /proc file claims 0 bytes and may never end:
+    memory follows what the file says it holds, never the limit)."""
     size = os.fstat(file.fileno()).st_size  # type: ignore[attr-defined]
     if size > limit:
         raise _too_large(path, limit)
+    most = min(limit, size + GROWTH_BYTES)
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = file.read(min(CHUNK_BYTES, limit + 1 - total))  # type: ignore[attr-defined]
+        chunk = file.read(min(CHUNK_BYTES, most + 1 - total))  # type: ignore[attr-defined]
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
-        if total > limit:
-            raise _too_large(path, limit)
+        if total > most:
+            if most == limit:
+                raise _too_large(path, limit)
+            raise FileTooLarge(
+                f"{path} holds more than the {size:,} bytes it claims (past {GROWTH_BYTES:,} more: a file that "
+                "grows while read, or a /proc file that never ends): not read"
+            )
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
