@@ -507,3 +507,17 @@ def test_an_endless_proc_file_is_refused_in_bounded_memory(path):
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                             preexec_fn=_address_space(1_000_000), timeout=120)  # fmt: skip
     assert result.stdout.strip() == "refused", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("where", ["org/some-dataset", "fixtures/mini", "", "/nonexistent/mini"])
+def test_review_loads_screens_only_from_a_local_dataset_path(tmp_path, monkeypatch, where):
+    from pytest_grounding.cli.curation import errata_review
+
+    audit = tmp_path / "audit.json"
+    document = {"kind": "audit", "findings": [], "dataset": {"format": "hf", "path": where, "fingerprint": "0"}}
+    audit.write_text(json.dumps(document))
+    monkeypatch.chdir(REPO)
+    called = []
+    monkeypatch.setattr("pytest_grounding.cli.curation.loading.load", lambda spec: called.append(spec))
+    screens = errata_review.audit_screens(audit)
+    assert screens.root is None and "screens not read" in screens.reason and not called

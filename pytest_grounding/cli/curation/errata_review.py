@@ -199,6 +199,8 @@ def audit_screens(path: Path) -> Screens:
     )
     if not all(isinstance(v, str) and v for v in (fmt, where, fingerprint)):
         return Screens(None, {}, "the audit names no dataset format, path and fingerprint: screens not read")
+    if not Path(str(where)).is_absolute() or not Path(str(where)).exists():  # never a hub download or the cwd
+        return Screens(None, {}, "the audit's dataset path is no folder or file on this machine: screens not read")
     try:
         loaded = load(f"{fmt}:{where}")
     except (AuditError, OSError, ValueError) as exc:
