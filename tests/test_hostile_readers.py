@@ -339,8 +339,6 @@ def _address_space(kib):
 @pytest.mark.slow
 @pytest.mark.parametrize("call", ["safefile.sha256(path)", "datasets.fingerprint([Path(path)])"])
 def test_a_file_larger_than_the_address_space_is_digested_in_chunks(tmp_path, call):
-    import subprocess
-    import sys
 
     path = tmp_path / "big.parquet"
     with path.open("wb") as handle:
@@ -487,21 +485,21 @@ def test_a_file_holding_more_than_it_claims_is_refused_past_a_margin():
                 pass
 
     threading.Thread(target=endless, daemon=True).start()
-    with os.fdopen(read_end, "rb", buffering=0) as source:
-        with pytest.raises(safefile.FileTooLarge, match="more than the 0 bytes it claims"):
-            safefile._bounded(source, "endless", safefile.MAX_FILE_BYTES)
+    with (
+        os.fdopen(read_end, "rb", buffering=0) as source,
+        pytest.raises(safefile.FileTooLarge, match="more than the 0 bytes it claims"),
+    ):
+        safefile._bounded(source, "endless", safefile.MAX_FILE_BYTES)
 
 
 @pytest.mark.parametrize("path", ["/proc/self/pagemap", "/proc/self/task/../pagemap"])
 def test_an_endless_proc_file_is_refused_in_bounded_memory(path):
-    import subprocess
-    import sys
 
     if not Path(path).exists():
         pytest.skip("no /proc here")
     code = (
         "from pytest_grounding.core import safefile\n"
-        f"try:\n    safefile.read_bytes({path!r})\nexcept (OSError, safefile.FileTooLarge) as exc:\n    print('refused')"
+        f"try:\n    safefile.read_bytes({path!r})\nexcept (OSError, safefile.FileTooLarge):\n    print('refused')"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
