@@ -88,16 +88,20 @@ def test_a_fingerprint_bound_entry_corrects_no_record_of_an_unknown_version():
         '{"id": "m01", "action": "fix", "bbox": [0, 0, 161, 5]}\n',
     ],
 )
-def test_the_run_refuses_a_hostile_errata_file_in_one_line(tmp_path, content):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_the_run_refuses_a_hostile_errata_file_in_one_line(tmp_path, content, workers):
     errata = tmp_path / "errata.jsonl"
     errata.write_text(content)
-    result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--grounding-errata={errata}")
+    result = run_suite(
+        tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--grounding-errata={errata}", *workers
+    )
     text = no_crash(result)
     assert result.returncode != 0 and "line " in text and " passed" not in text, text[-2000:]
 
 
 @pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
-def test_the_run_refuses_an_errata_file_that_is_no_regular_file(tmp_path, kind):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_the_run_refuses_an_errata_file_that_is_no_regular_file(tmp_path, kind, workers):
     target = tmp_path / "errata.jsonl"
     if kind == "fifo":
         os.mkfifo(target)
@@ -106,8 +110,9 @@ def test_the_run_refuses_an_errata_file_that_is_no_regular_file(tmp_path, kind):
     else:
         target.mkdir()
     result = run_suite(
-        tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--grounding-errata={target}", timeout=60
-    )
+        tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--grounding-errata={target}", *workers,
+        timeout=60,
+    )  # fmt: skip
     text = no_crash(result)
     assert result.returncode != 0 and "not a regular file" in text, text[-2000:]
 
