@@ -524,3 +524,8 @@ def test_review_loads_screens_only_from_a_local_dataset_path(tmp_path, monkeypat
     monkeypatch.setattr("pytest_grounding.cli.curation.loading.load", lambda spec: called.append(spec))
     screens = errata_review.audit_screens(audit)
     assert screens.root is None and "screens not read" in screens.reason and not called
+
+
+@pytest.mark.parametrize("text", ['\ufeff{"id": "s1", "action": "drop"}\n', '{"id": "s1", "action": "drop"}\r\n\r\n'])
+def test_an_errata_file_saved_by_a_windows_editor_reads_the_same(text):
+    assert [e.id for e in errata_mod.parse(text.encode()).entries] == ["s1"]

@@ -129,7 +129,7 @@ def parse(data: bytes, source: str = "errata", path: str = "") -> Errata:
 
     entries: list[Erratum] = []
     by_id: dict[str, list[Erratum]] = {}
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+    for number, line in enumerate(data.decode("utf-8-sig", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
