@@ -2,7 +2,8 @@
 
 An errata file is JSONL, one correction per line: `{"id", "action": "fix"|"drop", "bbox"?, "instruction"?,
 "reason", "dataset"?, "fingerprint"?}` (`review --audit` writes it). An entry names the dataset it corrects
-(its name, its fingerprint, or both): it corrects that dataset's sample of that id only. An entry naming
+(its name, its fingerprint, or both; the fingerprint decides where both are named, as a run may rename a
+dataset): it corrects that dataset's sample of that id only. An entry naming
 neither applies to a one-dataset run only; a run or a report of several datasets refuses it. One entry per
 (dataset, id): a second is refused, never a silent replacement. A box must be finite, inside the image
 where the sample's size is known (checked against the records).
@@ -20,7 +21,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 ACTIONS = ("fix", "drop")
@@ -39,19 +40,34 @@ class Erratum:
     instruction: str | None = None
     dataset: str | None = None  # the dataset's name it corrects (None: any, in a one-dataset run only)
     fingerprint: str | None = None  # the dataset version it corrects
+    line: int = field(default=0, compare=False)  # its line in the file (0: made here), for messages
 
     @property
     def bound(self) -> bool:
         return self.dataset is not None or self.fingerprint is not None
 
+    def overlaps(self, other: Erratum) -> bool:
+        """Whether one sample could be corrected by both entries: the same id, and scopes that meet (two
+        fingerprints when equal; else two names when equal, an entry naming no dataset meeting any)."""
+        if self.id != other.id:
+            return False
+        if self.fingerprint is not None and other.fingerprint is not None:
+            return self.fingerprint == other.fingerprint
+        return self.dataset is None or other.dataset is None or self.dataset == other.dataset
+
+    @property
+    def where(self) -> str:
+        """`line 3: id 'a'` (or `id 'a'` for an entry made here)."""
+        said = f"id {self.id[:60]!r}"
+        return f"line {self.line}: {said}" if self.line else said
+
     def matches(self, record: Mapping[str, Any]) -> bool:
         """Whether this entry corrects `record` (its id, and its dataset where the entry names one)."""
         if str(record.get("id")) != self.id:
             return False
-        if self.dataset is not None and str(record.get("dataset")) != self.dataset:
-            return False
-        fingerprint = record.get("fingerprint")
-        return self.fingerprint is None or fingerprint is None or str(fingerprint) == self.fingerprint
+        if self.fingerprint is not None:  # the version decides (a run may rename a dataset: `mini-2`);
+            return str(record.get("fingerprint")) == self.fingerprint  # a record naming none: not this one
+        return self.dataset is None or str(record.get("dataset")) == self.dataset
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "action": self.action}
@@ -111,8 +127,9 @@ def digest(data: bytes) -> str:
 def parse(data: bytes, source: str = "errata", path: str = "") -> Errata:
     from ..core import safejson
 
-    entries: dict[tuple[str | None, str | None, str], tuple[int, Erratum]] = {}
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+    entries: list[Erratum] = []
+    by_id: dict[str, list[Erratum]] = {}
+    for number, line in enumerate(data.decode("utf-8-sig", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -121,14 +138,16 @@ def parse(data: bytes, source: str = "errata", path: str = "") -> Errata:
             raise ErrataError(f"{source} line {number}: not JSON this reader takes ({exc})") from None
         sid = _str(row, "id", source, number)
         entry = _entry(row, source, number)
-        key = (entry.dataset, entry.fingerprint, sid)
-        if key in entries:
+        first = next((e for e in by_id.get(sid, ()) if e.overlaps(entry)), None)
+        if first is not None:  # whatever scope each names: one sample, one correction
             raise ErrataError(
-                f"{source} line {number}: a second entry for id {sid[:60]!r} (first: line {entries[key][0]}): "
-                "one correction per sample"
+                f"{source} line {number}: a second entry for id {sid[:60]!r} (first: line {first.line}) that may "
+                "correct the same sample: one correction per sample (two datasets' samples of one id: name each "
+                "entry's dataset or fingerprint)"
             )
-        entries[key] = (number, entry)
-    return Errata(tuple(e for _, e in entries.values()), digest(data), path)
+        by_id.setdefault(sid, []).append(entry)
+        entries.append(entry)
+    return Errata(tuple(entries), digest(data), path)
 
 
 def _str(row: Any, key: str, source: str, number: int) -> str:
@@ -169,12 +188,13 @@ def _entry(row: dict[str, Any], source: str, number: int) -> Erratum:
         if value is not None and (not isinstance(value, str) or not value):
             raise ErrataError(f"{source} line {number}: {key!r} must be a non-empty string")
         bound[key] = value
-    return Erratum(str(row.get("id")), action, str(reason) if reason is not None else "", box, instruction, **bound)
+    reason_text = str(reason) if reason is not None else ""
+    return Erratum(str(row.get("id")), action, reason_text, box, instruction, **bound, line=number)
 
 
 def off_image(errata: Errata, records: Sequence[Mapping[str, Any]]) -> list[str]:
     """The fixes whose box lies outside the image of a record they correct (`image_size` [w, h]):
-    `id: box [..] off the W x H image`."""
+    `line 3: id 'a': box [..] off the W x H image`."""
     out = []
     for record in records:
         entry = errata.entry_for(record)
@@ -186,7 +206,7 @@ def off_image(errata: Errata, records: Sequence[Mapping[str, Any]]) -> list[str]
         except (TypeError, ValueError):
             continue
         if entry.bbox[2] > width or entry.bbox[3] > height:
-            out.append(f"{entry.id[:60]}: box {list(entry.bbox)} off the {width:g} x {height:g} image")
+            out.append(f"{entry.where}: box {list(entry.bbox)} off the {width:g} x {height:g} image")
     return list(dict.fromkeys(out))
 
 

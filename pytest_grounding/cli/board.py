@@ -111,15 +111,20 @@ def json_files(folder: Path, suffix: str = ".json") -> tuple[list[Path], list[st
     return sorted(found), sorted(deeper)
 
 
-def running_under(folder: Path) -> list[Any]:
-    """The runs still going under `folder`: their running HTML pages' sidecars (render/live.py)."""
-    from ..analysis.board import Running
-    from ..render.live import SUFFIX, read_running
+def running_under(folder: Path, damaged: list[Any] | None = None) -> list[Any]:
+    """The runs still going under `folder`: their running HTML pages' sidecars (render/live.py). A file
+    named like one that is not one (damaged, truncated, another tool's) is added to `damaged` (a Skipped
+    naming it and why): the board names it and goes on."""
+    from ..analysis.board import Running, Skipped
+    from ..render.live import SUFFIX, running_state
 
     out = []
     for path in json_files(folder, SUFFIX)[0]:
-        state = read_running(path)
-        if state is None:
+        try:
+            state = running_state(path)
+        except ValueError as exc:
+            if damaged is not None:
+                damaged.append(Skipped(path.relative_to(folder).as_posix(), str(exc)))
             continue
         started = state.get("started")
         out.append(
@@ -218,8 +223,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     filters = Filters(tuple(args.benchmark), tuple(args.detector), keyword)
     found, skipped, reports = collect(folder)
+    running = running_under(folder, skipped)  # a damaged sidecar: named with the files not on the board
     try:
-        board = build(found, skipped, filters=filters, sort=args.sort, reports=reports, running=running_under(folder))
+        board = build(found, skipped, filters=filters, sort=args.sort, reports=reports, running=running)
     except ValueError as exc:
         print(f"error: {terminal_line(exc)}", file=sys.stderr)
         return 2

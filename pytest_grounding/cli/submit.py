@@ -11,14 +11,15 @@ ones. A `vllm:` or `llamacpp:` detector starts its own server in each task (each
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..core import safejson
 from ..core.record import MAX_SHARDS
+from ..core.safetext import terminal_line
 
 DESCRIPTION = (
     "Run pytest as N shards of one run through submitit (a Slurm job array, or local subprocesses with "
@@ -89,10 +90,10 @@ def done(out: Path, index: int, count: int) -> bool:
     """A shard whose report is in `out` (readable, of this shard of N) is not run again."""
     path = shard_report(out, index)
     try:
-        shard = json.loads(path.read_text(encoding="utf-8")).get("shard") or {}
+        shard = safejson.read_path(path).get("shard") or {}  # a regular file, bounded
     except (OSError, ValueError, AttributeError):
         return False
-    return shard.get("index") == index and shard.get("count") == count
+    return isinstance(shard, dict) and shard.get("index") == index and shard.get("count") == count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -189,6 +190,10 @@ def _say_merge(out: Path, code: int) -> None:
     if not merged.is_file():
         print(f"merge: no merged report (exit {code}; {out / 'merge.log'})")
         return
-    partial = bool(json.loads(merged.read_text(encoding="utf-8")).get("partial"))
+    try:
+        partial = bool(safejson.read_path(merged).get("partial"))  # a regular file, bounded
+    except (OSError, ValueError, AttributeError) as exc:
+        print(terminal_line(f"merge: {merged} cannot be read ({exc}; exit {code}; {out / 'merge.log'})"))
+        return
     state = "PARTIAL: a shard is missing (submit again to run only the missing ones)" if partial else "complete"
     print(f"merge: {merged} and {out / 'merged.html'}, {state} (exit {code}; {out / 'merge.log'})")

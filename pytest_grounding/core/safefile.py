@@ -11,12 +11,15 @@ Pure but for the one file it is given."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 MAX_FILE_BYTES = 4 << 30  # 4 GiB: safejson's longest document at four UTF-8 bytes a character
 CHUNK_BYTES = 1 << 20  # what one read asks for: memory follows the file's length, not the limit
+GROWTH_BYTES = 64 << 20  # read past the size a file claims (a file appended to while read; /proc's 0)
 
 
 class NotRegularFile(OSError):
@@ -42,10 +45,8 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: bool = True) -> bytes:
-    """At most `limit` bytes of a regular file: NotRegularFile (an OSError) for anything else,
-    FileTooLarge (a ValueError) past the limit, OSError as opening raises it. `follow_links=False`:
-    a link itself is refused (O_NOFOLLOW; the cache's entries)."""
+def _open_regular(path: Path | str, follow_links: bool) -> int:
+    """A descriptor of `path` opened non-blocking, a regular file's only (NotRegularFile otherwise)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_links:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -65,8 +66,43 @@ def read_bytes(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: b
     if not stat.S_ISREG(mode):
         os.close(descriptor)
         raise NotRegularFile(errno.EINVAL, f"{_kind(mode)}, not a regular file", str(path))
+    return descriptor
+
+
+def read_bytes(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: bool = True) -> bytes:
+    """At most `limit` bytes of a regular file: NotRegularFile (an OSError) for anything else,
+    FileTooLarge (a ValueError) past the limit, OSError as opening raises it. `follow_links=False`:
+    a link itself is refused (O_NOFOLLOW; the cache's entries)."""
+    descriptor = _open_regular(path, follow_links)
     with os.fdopen(descriptor, "rb", buffering=0) as file:
         return _bounded(file, path, limit)
+
+
+def chunks(path: Path | str, *, limit: int | None = None) -> Iterator[bytes]:
+    """A regular file's bytes CHUNK_BYTES at a time, for a reader that keeps none of them (a digest of a
+    multi-gigabyte weights or parquet file in bounded memory): NotRegularFile for anything else,
+    FileTooLarge once past `limit` (None: any length)."""
+    descriptor = _open_regular(path, True)
+    with os.fdopen(descriptor, "rb", buffering=0) as file:
+        size = os.fstat(descriptor).st_size
+        if limit is not None and size > limit:
+            raise _too_large(path, limit)
+        total = 0
+        while chunk := file.read(CHUNK_BYTES):
+            total += len(chunk)
+            if limit is not None and total > limit:
+                raise _too_large(path, limit)
+            if total > size + GROWTH_BYTES:  # a /proc file that never ends: refused in bounded time
+                raise FileTooLarge(f"{path} holds more than the {size:,} bytes it claims: not read")
+            yield chunk
+
+
+def sha256(path: Path | str) -> str:
+    """The hex sha256 of a regular file, read in chunks (memory never follows the file's length)."""
+    digest = hashlib.sha256()
+    for chunk in chunks(path):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _too_large(path: Path | str, limit: int) -> FileTooLarge:
@@ -74,20 +110,28 @@ def _too_large(path: Path | str, limit: int) -> FileTooLarge:
 
 
 def _bounded(file: object, path: Path | str, limit: int) -> bytes:
-    """The file's bytes read CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit`."""
+    """The file's bytes read CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit`, or pass
+    the size the file claims by more than GROWTH_BYTES (a /proc file claims 0 bytes and may never end:
+    memory follows what the file says it holds, never the limit)."""
     size = os.fstat(file.fileno()).st_size  # type: ignore[attr-defined]
     if size > limit:
         raise _too_large(path, limit)
+    most = min(limit, size + GROWTH_BYTES)
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = file.read(min(CHUNK_BYTES, limit + 1 - total))  # type: ignore[attr-defined]
+        chunk = file.read(min(CHUNK_BYTES, most + 1 - total))  # type: ignore[attr-defined]
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
-        if total > limit:
-            raise _too_large(path, limit)
+        if total > most:
+            if most == limit:
+                raise _too_large(path, limit)
+            raise FileTooLarge(
+                f"{path} holds more than the {size:,} bytes it claims (past {GROWTH_BYTES:,} more: a file that "
+                "grows while read, or a /proc file that never ends): not read"
+            )
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 

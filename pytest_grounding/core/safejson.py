@@ -105,3 +105,23 @@ def check_depth(document: Any, limit: int = MAX_DEPTH) -> None:
         if depth > limit:
             raise TooDeep(f"JSON nested more than {limit} levels deep")
         pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def check_values(document: Any, limit: int = MAX_DEPTH) -> None:
+    """A document another parser made (TOML) held to this reader's bounds, walked without recursion: TooDeep
+    past `limit` levels, TooLarge for an integer of more than MAX_NUMBER_CHARS digits or a float that is not
+    finite (TOML writes `inf` and `nan`), naming the key that holds it (`presets.a.decoding.temperature`)."""
+    check_depth(document, limit)
+    pending: list[tuple[str, Any]] = [("", document)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend((f"{where}.{key}" if where else str(key), child) for key, child in value.items())
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{n}]", child) for n, child in enumerate(value))
+        elif isinstance(value, bool):
+            continue
+        elif isinstance(value, int) and abs(value) >= 10**MAX_NUMBER_CHARS:
+            raise TooLarge(f"{where[:200]}: a number of more than {MAX_NUMBER_CHARS} digits")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise TooLarge(f"{where[:200]}: {value} is not a finite number")

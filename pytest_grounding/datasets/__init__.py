@@ -259,10 +259,15 @@ def screen_groups(samples: Sequence[Sample], workers: int) -> list[str]:
 
 
 def fingerprint(files: Iterable[Path]) -> str:
+    """The dataset's files' names and bytes digested, each read in chunks (a multi-gigabyte parquet file in
+    bounded memory) by the bounded reader (a regular file only)."""
+    from ..core import safefile
+
     digest = hashlib.sha256()
     for file in sorted(files):
         digest.update(file.name.encode())
-        digest.update(file.read_bytes())
+        for chunk in safefile.chunks(file):
+            digest.update(chunk)
     return digest.hexdigest()[:16]
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import safefile, safejson
+
 URL = "/v1/chat/completions"
 MANIFEST_SUFFIX = ".manifest.json"
 PART = ".part-"
@@ -188,16 +190,16 @@ def read_manifest(requests: Path) -> dict[str, Any]:
     if not where.is_file():
         raise BatchError(f"{where} not found: the manifest --grounding-batch-out writes beside {requests.name}")
     try:
-        manifest = json.loads(where.read_text(encoding="utf-8"))
+        manifest = safejson.read_path(where)  # a regular file, bounded in size, depth and numbers
     except (OSError, ValueError) as exc:
         raise BatchError(f"{where}: not a manifest ({type(exc).__name__}: {exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BatchError(f"{where}: not a pytest-grounding requests manifest (format {FORMAT!r})")
-    digest = hashlib.sha256()
-    with requests.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != manifest.get("sha256"):
+    try:
+        found = safefile.sha256(requests)  # a regular file, in chunks
+    except OSError as exc:
+        raise BatchError(f"{requests}: {exc.strerror or exc}") from None
+    if found != manifest.get("sha256"):
         raise BatchError(
             f"{requests}: its sha256 is not the one {where.name} records: "
             "the requests file changed after it was written"
@@ -221,9 +223,12 @@ def read_results(results: Path, requests: Path) -> Results:
             if not text.strip():
                 continue
             try:
-                row = json.loads(text)
-            except ValueError:
-                raise BatchError(f"{results} line {number}: not JSON: not an OpenAI Batch results file") from None
+                row = safejson.loads(text)  # bounded depth and numbers: a hostile line is that line's error
+            except ValueError as exc:
+                raise BatchError(
+                    f"{results} line {number}: not JSON this reader takes ({str(exc)[:120]}): not an OpenAI Batch "
+                    "results file"
+                ) from None
             if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
                 raise BatchError(f"{results} line {number}: no custom_id: not an OpenAI Batch results file")
             custom_id = row["custom_id"]

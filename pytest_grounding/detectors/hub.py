@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import safejson
+from ..core import safefile, safejson
 
 # org/name as the hub spells it (letters, digits, '-', '_', '.'; no '..', no leading '-' or '.').
 _HUB_ID = re.compile(r"^(?![.-])[A-Za-z0-9._-]{1,96}/(?![.-])[A-Za-z0-9._-]{1,96}$")
@@ -348,7 +348,6 @@ def place_in_cache(source: Path, repo_id: str, cache: Path, commit: str, ref: st
     """Copy a checkpoint folder into `cache` laid out as huggingface_hub lays it out
     (models--org--name/snapshots/<commit>/, refs/<ref>; files as blobs named by content hash,
     linked from the snapshot). For tests and for air-gapped machines given a folder."""
-    import hashlib
     import shutil
 
     repo = repo_folder(repo_id, cache)
@@ -357,7 +356,7 @@ def place_in_cache(source: Path, repo_id: str, cache: Path, commit: str, ref: st
     snapshot.mkdir(parents=True, exist_ok=True)
     blobs.mkdir(parents=True, exist_ok=True)
     for file in sorted(p for p in source.rglob("*") if p.is_file()):
-        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        digest = safefile.sha256(file)  # in chunks: a weights file of many gigabytes in bounded memory
         blob = blobs / digest
         if not blob.exists():
             shutil.copyfile(file, blob)

@@ -84,12 +84,17 @@ def _processor_class(base: Any) -> Any:
     return ImageOnlyProcessor
 
 
+TEMPLATE_LIMIT = 4 << 20  # bytes: a chat template is a few kB
+
+
 def chat_template(folder: Path, tokenizer: Any) -> str:
     """The checkpoint's chat template: chat_template.jinja / .json (processor level, as UI-TARS
     ships it), else the tokenizer's."""
     jinja = folder / "chat_template.jinja"
     if jinja.is_file():
-        return jinja.read_text()
+        from ..core import safefile
+
+        return safefile.read_text(jinja, limit=TEMPLATE_LIMIT)  # a regular file, bounded
     as_json = folder / "chat_template.json"
     if as_json.is_file():
         from .hub import read_json_file

@@ -191,11 +191,31 @@ def page(state: Mapping[str, Any]) -> str:
     )
 
 
+SIDECAR_LIMIT = 100_000  # bytes: a sidecar is a few hundred
+
+
+def running_state(path: Path) -> dict[str, Any]:
+    """A sidecar read back (`board DIR`); a ValueError saying why a file of that name is not one (unreadable,
+    too large, not JSON, nested too deep, not a running state), so that the board names it and goes on."""
+    try:
+        text = safefile.read_text(path, limit=SIDECAR_LIMIT)  # a regular file; a sidecar is small
+        found = safejson.loads(text, numbers_beyond="null")  # bounded depth and numbers; NaN reads as null
+    except OSError as exc:
+        raise ValueError(f"not a running page's sidecar: cannot be read ({exc.strerror or exc})") from None
+    except safefile.FileTooLarge:
+        raise ValueError(f"not a running page's sidecar: more than {SIDECAR_LIMIT:,} bytes") from None
+    except UnicodeDecodeError:
+        raise ValueError("not a running page's sidecar: not UTF-8 text") from None
+    except ValueError as exc:
+        raise ValueError(f"not a running page's sidecar: not JSON it reads ({str(exc)[:120]})") from None
+    if not isinstance(found, dict) or found.get("state") != "running":
+        raise ValueError('not a running page\'s sidecar: no JSON object with "state": "running"')
+    return found
+
+
 def read_running(path: Path) -> dict[str, Any] | None:
     """A sidecar read back (`board DIR`); None when it is not one."""
     try:
-        text = safefile.read_text(path, limit=100_000)  # a regular file; a sidecar is small
-        found = safejson.loads(text, numbers_beyond="null")  # bounded depth and numbers; NaN reads as null
-    except (OSError, ValueError):
+        return running_state(path)
+    except ValueError:
         return None
-    return found if isinstance(found, dict) and found.get("state") == "running" else None

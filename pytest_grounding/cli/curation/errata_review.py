@@ -38,6 +38,7 @@ class FindingsReview:
     position: int = 0
     dataset: str | None = None  # the audited dataset's name and fingerprint: each erratum names them
     fingerprint: str | None = None
+    others: list[Erratum] = field(default_factory=list)  # the file's entries for other datasets: written back
 
     @classmethod
     def start(
@@ -122,18 +123,29 @@ class FindingsReview:
         self.position = self._next(self.position)
 
     def text(self) -> str:
-        return dumps(list(self.errata.values()))
+        return dumps([*self.others, *self.errata.values()])
 
 
 def reviewed_path(errata: Path) -> Path:
     return errata.with_name(errata.name + ".reviewed")
 
 
-def load_state(errata: Path) -> tuple[dict[str, Erratum], list[str]]:
-    entries = parse(safefile.read_bytes(errata), str(errata)).by_id if errata.exists() else {}
+def load_state(
+    errata: Path, dataset: str | None = None, fingerprint: str | None = None
+) -> tuple[dict[str, Erratum], list[str], list[Erratum]]:
+    """The errata file's entries for the audited dataset (by id), the ids kept as they are, and the file's
+    entries for other datasets or versions (written back untouched: one file may serve several datasets)."""
+    entries = parse(safefile.read_bytes(errata), str(errata)).entries if errata.exists() else ()
+    own: dict[str, Erratum] = {}
+    others: list[Erratum] = []
+    for entry in entries:
+        if entry.matches({"id": entry.id, "dataset": dataset, "fingerprint": fingerprint}):
+            own[entry.id] = entry  # parse refused two entries that may correct one sample
+        else:
+            others.append(entry)
     side = reviewed_path(errata)
     kept = safejson.read_path(side) if side.exists() else []  # regular files only, bounded
-    return dict(entries), [str(k) for k in kept] if isinstance(kept, list) else []
+    return own, [str(k) for k in kept] if isinstance(kept, list) else [], others
 
 
 def save_state(review: FindingsReview, errata: Path) -> None:
@@ -187,6 +199,8 @@ def audit_screens(path: Path) -> Screens:
     )
     if not all(isinstance(v, str) and v for v in (fmt, where, fingerprint)):
         return Screens(None, {}, "the audit names no dataset format, path and fingerprint: screens not read")
+    if not Path(str(where)).is_absolute() or not Path(str(where)).exists():  # never a hub download or the cwd
+        return Screens(None, {}, "the audit's dataset path is no folder or file on this machine: screens not read")
     try:
         loaded = load(f"{fmt}:{where}")
     except (AuditError, OSError, ValueError) as exc:
@@ -263,14 +277,16 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
     out = out or sys.stdout
     try:
         findings, _named_root = read_audit(audit_path)
-        errata, kept = load_state(errata_path)
+        dataset, fingerprint = audit_dataset(audit_path)
+        errata, kept, others = load_state(errata_path, dataset, fingerprint)
     except (OSError, ValueError, ErrataError) as exc:
         print(f"error: {terminal_line(f'review --audit: {exc}')}", file=sys.stderr)
         return 2
     review = FindingsReview.start(findings, errata, kept)
-    review.dataset, review.fingerprint = audit_dataset(audit_path)
+    review.dataset, review.fingerprint, review.others = dataset, fingerprint, others
     if review.done:
-        print(f"{audit_path}: nothing left to review ({len(review.errata)} errata in {errata_path})", file=out)
+        said = f"{audit_path}: nothing left to review ({len(review.errata)} errata in {errata_path})"
+        print(terminal_line(said), file=out)
         return 0
     if not sys.stdin.isatty():
         print("error: review reads keys from a terminal; standard input is not one", file=sys.stderr)
@@ -310,11 +326,11 @@ def run(audit_path: Path, errata_path: Path, mode: str = "auto", out: TextIO | N
                 continue
             review.fix(instruction=text, reason=reason)
         save_state(review, errata_path)
-        print(f"saved {errata_path.name}: {KEYS[key]}", file=out)
+        print(terminal_line(f"saved {errata_path.name}: {KEYS[key]}"), file=out)
         if key in ("e", "i") and ask_key("[n] next sample  [e/i] fix more\n> ", {"n", "e", "i"}) == "n":
             review.next()
     save_state(review, errata_path)
-    print(f"{errata_path}: {len(review.errata)} errata, {len(review.kept)} kept as they are", file=out)
+    print(terminal_line(f"{errata_path}: {len(review.errata)} errata, {len(review.kept)} kept as they are"), file=out)
     return 0
 
 
@@ -376,7 +392,7 @@ def show(review: FindingsReview, screens: Screens, errata_path: Path, mode: str,
     else:
         from .tui import write_preview
 
-        print(f"preview: {write_preview(image, errata_path)}", file=out)
+        print(terminal_line(f"preview: {write_preview(image, errata_path)}"), file=out)
     out.flush()
 
 

@@ -29,7 +29,11 @@ def render(screen: Image, box: tuple[float, float, float, float] | None, title: 
     image = screen.convert("RGB")
     if box is None:
         return image
-    x1, y1, x2, y2 = box
+    # ordered and held just around the screen: a box a file gives (inverted, 1e308 wide) is drawn as far as it shows
+    (x1, x2), (y1, y2) = (
+        sorted(min(max(float(v), -8.0), size + 8.0) for v in pair)
+        for pair, size in (((box[0], box[2]), image.width), ((box[1], box[3]), image.height))
+    )
     half_w = max(MIN_CROP / 2, (x2 - x1) * CONTEXT / 2)
     half_h = max(MIN_CROP / 2, (y2 - y1) * CONTEXT / 2)
     cx, cy = (x1 + x2) / 2, (y1 + y2) / 2

@@ -154,8 +154,10 @@ def show(review: Review, path: Path, mode: str, screens: dict[str, Any], out: Te
     dims = f" {size[0]}x{size[1]}" if size else ""
     print("", file=out)
     print(
-        f"[{number}/{total}] {sample['image']}{dims}, element {element.get('id')}: {status_of(element)}, "
-        f"type {element.get('type') or 'other'}",
+        terminal_line(
+            f"[{number}/{total}] {sample['image']}{dims}, element {element.get('id')}: {status_of(element)}, "
+            f"type {element.get('type') or 'other'}"
+        ),
         file=out,
     )
     print(terminal_line(f"instruction: {instruction_of(element)!r}"), file=out)

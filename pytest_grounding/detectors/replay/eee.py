@@ -10,11 +10,13 @@ outcome; `evaluation.is_correct` is the file's own verdict."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...core import safejson
+
 # The keys that make a row an EEE instance line (the format is recognised from them).
+MAX_VALUE_CHARS = 1 << 20  # an extracted value is a click, a box or a few points
 KEYS = frozenset({"evaluation_id", "sample_id", "answer_attribution", "evaluation"})
 
 
@@ -35,8 +37,8 @@ def _terminal(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _decoded(value: Any) -> Any:
     if not isinstance(value, str):
         return value
-    try:
-        return json.loads(value)
+    try:  # bounded depth; a number past a double reads as null (that value is no click)
+        return safejson.loads(value, max_chars=MAX_VALUE_CHARS, numbers_beyond="null")
     except ValueError:
         return value
 

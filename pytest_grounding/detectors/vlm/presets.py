@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...core import safefile
+from ...core import safefile, safejson
 from ...core.registry import Registry
 from . import prompts
 from .library import PRESETS
@@ -275,6 +275,9 @@ def presets_from_toml(path: str | Path) -> list[Preset]:
     path = Path(path)
     try:
         document = tomllib.loads(safefile.read_text(path, limit=PRESETS_FILE_LIMIT))
+        safejson.check_values(document)  # the JSON reader's bounds: depth, digits, inf and nan
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise ValueError(f"presets file {path}: nested too deeply to read") from None
     except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError and FileTooLarge too
         raise ValueError(f"presets file {path}: {exc}") from None
     tables = document.get("presets")

@@ -262,12 +262,16 @@ class Startup:
             errata.check_datasets((d.name for d in datasets), f"--grounding-errata {errata.path}")
         except ErrataError as exc:
             raise SettingError(str(exc)) from None
-        rows = [
-            {"id": s.id, "dataset": s.dataset, "fingerprint": d.fingerprint, "image_size": s.image_size}
-            for d in datasets
-            for s in d.samples
-            if s.image_size is not None
-        ]
+        rows = []
+        for d in datasets:
+            for s in d.samples:
+                row = {"id": s.id, "dataset": s.dataset, "fingerprint": d.fingerprint, "image_size": s.image_size}
+                entry = errata.entry_for(row)
+                if entry is None or entry.bbox is None:
+                    continue
+                if row["image_size"] is None:  # a set that names no sizes: the fixed sample's image header
+                    row["image_size"] = _header_size(s.image)
+                rows.append(row)
         off = off_image(errata, rows)
         if off:
             more = f"; and {len(off) - 3} more" if len(off) > 3 else ""
@@ -289,3 +293,17 @@ class Startup:
                 self.notes.add(text)
         except ReplayError as exc:
             raise SettingError(str(exc)) from None
+
+
+def _header_size(image: Any) -> tuple[int, int] | None:
+    """An image's size from its header (pixels never decoded), None where it cannot be read (the
+    sample's own error then says why)."""
+    from PIL import Image
+
+    try:
+        if not Path(image).is_file():
+            return None
+        with Image.open(image) as handle:
+            return handle.size
+    except Exception:  # Pillow raises several types for broken files
+        return None
