@@ -628,17 +628,19 @@ def test_a_budget_the_checks_spend_marks_every_sample_not_run(tmp_path, budget):
 
 
 @pytest.mark.parametrize(
-    ("total", "slots", "per_slot"), [(8192, 4, 2048), (21504, 4, 5376), (4096, 1, 4096), (9000, 3, 3000)]
+    ("total", "slots", "per_slot"), [(8192, 4, 2048), (21504, 4, 5376), (4096, 1, 4096), (9216, 3, 3072)]
 )
 def test_llama_server_context_is_checked_per_slot(total, slots, per_slot):
     from pytest_grounding.detectors.served_engine import engine_from
 
-    models = {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": total}}]}
-    props = {"default_generation_settings": {"n_ctx": total}, "total_slots": slots, "build_info": "b1"}
+    # llama-server divides -c among its -np slots itself (rounded up to 256) and reports one slot's n_ctx
+    # in /props and in /models' meta (tools/server/server-context.cpp: n_ctx_slot()): read, never divided again
+    models = {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": per_slot}}]}
+    props = {"default_generation_settings": {"n_ctx": per_slot}, "total_slots": slots, "build_info": "b1"}
     assert engine_from(models, "m", props=props).max_model_len == per_slot
-    # a server whose /props already gives the slot's own context is not divided again
-    props_slot = {**props, "default_generation_settings": {"n_ctx": per_slot}}
-    assert engine_from(models, "m", props=props_slot).max_model_len == per_slot
+    assert engine_from(models, "m").max_model_len == per_slot  # /props not answered: /models' meta
+    assert engine_from(models, "m", props=props).settings["total_slots"] == slots
+    assert total // slots <= per_slot
 
 
 # -- no absolute home path in shared artifacts ---------------------------------------------------------------
