@@ -87,3 +87,48 @@ def test_a_tracker_that_never_answers_is_one_note_in_bounded_time(monkeypatch, k
     release.set()
     assert time.monotonic() - started < 5
     assert len(notes) == 1 and "not logged: TimeoutError: no answer within 0.5 s" in notes[0]
+
+
+# --- shared artifacts hold no absolute home path (issue 60) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["dataset in the home", "dataset and run folder in the home"])
+def test_no_shared_artifact_holds_the_home_folder(tmp_path, monkeypatch, where):
+    import shutil
+
+    from hostile import run_suite
+    from pytest_grounding.cli.main import main
+
+    home = tmp_path / "home"
+    data = home / "data" / "mini"
+    shutil.copytree(MINI, data)  # its broken and missing images: error messages naming the files
+    project = home / "project" if "run folder" in where else tmp_path / "elsewhere"
+    out = project / "out"
+    result = run_suite(
+        project, f"--dataset={data}", "--detector", "center", "--detector", "random", f"--junitxml={out / 'junit.xml'}",
+        f"--grounding-html={out / 'page.html'}", f"--grounding-json={out / 'r.json'}", env={"HOME": str(home)},
+    )  # fmt: skip
+    assert (out / "page.html").is_file(), result.stdout[-2000:] + result.stderr[-2000:]
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "--dataset", str(data), "--no-ocr", "--html", str(out / "audit.html")]) == 0
+    assert main(["board", str(out), "--html", str(out / "board.html")]) == 0
+    assert main(["report", str(out / "r.json"), "--html", str(out / "again.html")]) == 0
+    shared = ["junit.xml", "page.html", "audit.html", "board.html", "again.html"]
+    for name in shared:
+        text = (out / name).read_text(encoding="utf-8")
+        assert str(home) not in text, (name, text[text.index(str(home)) - 200 :][:400])
+    assert "cannot identify image" in (out / "junit.xml").read_text()  # the messages are there, without the home
+    assert "~/data/mini" in (out / "page.html").read_text() or "data/test/broken.png" in (out / "page.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("/h/ann/x.png", "~/x.png"), ("--dataset=/h/ann/d", "--dataset=~/d"), ("'/h/ann/b.png'", "'~/b.png'"),
+     ("/h/anna/x", "/h/anna/x"), ("/srv/h/ann/x", "/srv/h/ann/x"), ("/h/ann.bak/x", "/h/ann.bak/x"),
+     ("at /h/ann", "at ~")],
+)  # fmt: skip
+def test_a_home_path_inside_text_is_written_from_the_tilde(text, shown):
+    from pytest_grounding.core.paths import shown_text
+
+    assert shown_text(text, "/h/ann") == shown and shown_text(text, "/") == text
