@@ -338,6 +338,8 @@ class ControllerSession:
         ended = found["ended"] and limits.label(found["ended"])  # the run's limit, not a worker's share
         startup = self.startup.requests  # the probes' and the frame check's, sent before any sample
         spent = {**found["spent"], "requests": found["spent"].get("requests", 0) + startup}
+        if limits.seconds is not None and self.startup.seconds:  # the frame check's time came first
+            spent["seconds"] = round(spent.get("seconds", 0) + self.startup.seconds, 3)
         return {
             "limits": limits.as_dict(),
             **found,
