@@ -767,3 +767,28 @@ def test_the_calibration_requests_stop_at_the_runs_limit(limit):
     result = run_check("slow", _SlowModel(3.0, 12), limit_s=limit)
     assert time.monotonic() - started < limit + 1.0
     assert result.failed == result.requests and "no answer within" in (result.answers[0] or "")
+
+
+@pytest.mark.parametrize(
+    ("specs", "words"),
+    [(["center:label=random", "random"], "would both be shown as 'random'"),
+     (["random:label=center", "center"], "would both be shown as 'center'"),
+     (["center:label=Random", "random"], "would both be shown as"),
+     (["center:label=x", "random:label=X"], "would both be shown as"),
+     (["center:label=random", "random:label=center"], "is the name of detector"),
+     (["center:label=RANDOM", "random:label=mine"], "is the name of detector 'random'")],
+)  # fmt: skip
+def test_names_rows_are_shown_under_are_each_a_detectors_own(specs, words):
+    from pytest_grounding.plugin.common.values import split_labels
+
+    with pytest.raises(ValueError, match="--detector: ") as caught:
+        split_labels(tuple(specs), "--detector")
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("specs", [["center:label=mine", "random"], ["center:label=center", "random:label=r2"]])
+def test_labels_of_their_own_pass(specs):
+    from pytest_grounding.plugin.common.values import split_labels
+
+    plain, labels = split_labels(tuple(specs), "--detector")
+    assert plain == ("center", "random") and len(labels) == len([s for s in specs if "label=" in s])
