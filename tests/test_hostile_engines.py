@@ -132,3 +132,58 @@ def test_a_home_path_inside_text_is_written_from_the_tilde(text, shown):
     from pytest_grounding.core.paths import shown_text
 
     assert shown_text(text, "/h/ann") == shown and shown_text(text, "/") == text
+
+
+class NamedWeights:
+    """A server that names the weights it serves: vLLM (/v1/models `root`), llama-server (/props
+    `model_path`), SGLang (/get_server_info `model_path`); a new one is the same model on another port."""
+
+    def __init__(self, kind, weights):
+        import threading
+
+        from helpers import LoopbackServer
+
+        self.chats, lock = 0, threading.Lock()
+
+        def reply(handler):
+            if handler.path.endswith("/models"):
+                entry = {"id": "m", "owned_by": {"vllm": "vllm", "llamacpp": "llamacpp"}.get(kind, "sglang")}
+                return 200, {"data": [{**entry, "root": weights} if kind == "vllm" else entry]}
+            if handler.path == "/version" and kind == "vllm":
+                return 200, {"version": "0.32.0"}
+            if handler.path == "/props" and kind == "llamacpp":
+                return 200, {"build_info": "b1", "model_path": weights, "default_generation_settings": {"n_ctx": 9000}}
+            if handler.path == "/get_server_info" and kind == "sglang":
+                return 200, {"version": "0.5.0", "model_path": weights}
+            if not handler.path.endswith("/chat/completions"):
+                return 404, {"detail": "Not Found"}
+            with lock:
+                self.chats += 1
+            choice = {"index": 0, "message": {"content": "(60,40)"}, "finish_reason": "stop"}
+            return 200, {"choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+
+        self.server = LoopbackServer(reply, answer_probes=False)  # the engine's questions reach `reply`
+        self.spec = (
+            f"openai:base_url={self.server.url},model=m,"
+            "preset=uitars-1.5-point,retries=0,probe=false,preprocess=none,transform=abs"
+        )
+
+
+@pytest.mark.parametrize("kind", ["vllm", "llamacpp", "sglang"])
+def test_the_same_weights_restarted_on_another_port_answer_from_the_cache(project, tmp_path, kind):
+    pytest.importorskip("httpx")
+    weights = "/models/ui-tars-Q8_0.gguf" if kind == "llamacpp" else "ByteDance-Seed/UI-TARS-1.5-7B"
+    first, again, other = NamedWeights(kind, weights), NamedWeights(kind, weights), NamedWeights(kind, weights + "-b")
+    report = tmp_path / "r.json"
+    cache = ["--grounding-cache", str(tmp_path / "cache"), "--dataset", MINI, "-k", "m01 or m02"]
+    cache += ["--grounding-frame-check=off", "--grounding-json", str(report)]
+    try:
+        project.runpytest("--detector", first.spec, *cache)
+        assert first.chats == 2
+        project.runpytest("--detector", again.spec, *cache)  # a new pod, a new `vllm serve`: another port
+        assert again.chats == 0 and all(r.get("cached") for r in read_json(report)["samples"])
+        project.runpytest("--detector", other.spec, *cache)  # other weights behind the same name: asked
+        assert other.chats == 2
+    finally:
+        for model in (first, again, other):
+            model.server.close()
