@@ -341,7 +341,7 @@ def test_screens_drawn_early_give_the_same_page_and_none_is_drawn_again(tmp_path
     boxes = {str(p): [[10 * k, 20, 10 * k + 30, 50], [400, 300, 460, 340]] for k, p in enumerate(paths)}
     records = [_miss(p, box) for p in paths for box in boxes[str(p)]]
     fresh = thumbs.Thumbnails(records).css()
-    early = thumbs.Prefetch(lambda: boxes)
+    early = thumbs.Prefetch(NON_HITS, lambda: boxes)
     for record in records:
         early.add(record)  # the first non-hit of a screen draws it with every target the run has on it
     deadline = time.monotonic() + 30
@@ -366,7 +366,7 @@ def test_a_screen_drawn_early_is_drawn_again_where_it_no_longer_fits(tmp_path, c
 
     (path,) = _screens(tmp_path, 1)
     record = _miss(path, [10, 10, 40, 40])
-    early = thumbs.Prefetch(lambda: {})
+    early = thumbs.Prefetch(NON_HITS, lambda: {})
     if change != "never drawn":
         early.add(record)
     early.close()
@@ -391,7 +391,7 @@ def test_hits_and_refused_images_are_never_drawn_early(tmp_path, outcome, error)
     from pytest_grounding.render.html import thumbs
 
     (path,) = _screens(tmp_path, 1)
-    early = thumbs.Prefetch(lambda: {})
+    early = thumbs.Prefetch(NON_HITS, lambda: {})
     early.add(_miss(path, [1, 1, 9, 9], outcome=outcome, error=error and f"{OUTSIDE_DATASET}: {error}"))
     early.close()
     assert early.done == {}

@@ -166,8 +166,9 @@ class ControllerSession:
                 self.thumbs = False  # no page: nothing drawn
                 return
             from ...render.html import thumbs
+            from ...render.html.page import NON_HITS
 
-            self.thumbs = thumbs.Prefetch(self._targets_by_image)
+            self.thumbs = thumbs.Prefetch(NON_HITS, self._targets_by_image)
             thumbs.install(self.thumbs)
         if self.thumbs:
             self.thumbs.add(record)

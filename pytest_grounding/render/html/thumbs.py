@@ -196,7 +196,7 @@ class Drawn:
 class Prefetch:
     """The run's page's screens drawn while the run goes (issue 60: the thumbnails were the run's
     last seconds). The controller hands it each record as it arrives; a non-hit's screen (the page
-    shows those: NON_HITS) is drawn once, in one background thread, with a crop for every target the
+    shows those: `outcomes`, page.NON_HITS) is drawn once, in one background thread, with a crop for every target the
     run's samples have on it (`targets_of`: image -> the targets' boxes) and the record's own. At the
     run's end `close` stops it (what is queued is dropped, the screen being drawn is waited for) and
     `Thumbnails` takes a drawn screen where the file is unchanged and every crop it needs is there;
@@ -205,7 +205,10 @@ class Prefetch:
 
     JOIN_S = 5.0  # the most `close` waits for the screen being drawn (a hung file: drawn again at the end)
 
-    def __init__(self, targets_of: Callable[[], Mapping[str, Sequence[Any]]] | None = None) -> None:
+    def __init__(
+        self, outcomes: Iterable[str], targets_of: Callable[[], Mapping[str, Sequence[Any]]] | None = None
+    ) -> None:
+        self._outcomes = frozenset(outcomes)  # the outcomes the page shows screens of (page.NON_HITS)
         self._targets_of = targets_of
         self._known: Mapping[str, Sequence[Any]] | None = None
         self._queue: queue.SimpleQueue[tuple[str, list[Any]] | None] = queue.SimpleQueue()
@@ -215,10 +218,10 @@ class Prefetch:
         self.done: dict[str, Drawn] = {}
 
     def add(self, record: Mapping[str, Any]) -> None:
-        from .page import NON_HITS
-
         image = str(record.get("image") or "")
-        if self._closed or record.get("outcome") not in NON_HITS or not image or image == "?" or image in self._seen:
+        if self._closed or record.get("outcome") not in self._outcomes or not image or image == "?":
+            return
+        if image in self._seen:
             return
         if OUTSIDE_DATASET in str(record.get("error") or ""):
             return
