@@ -764,9 +764,21 @@ def test_the_calibration_requests_stop_at_the_runs_limit(limit):
     from pytest_grounding.detectors.frame_check import run_check
 
     started = time.monotonic()
-    result = run_check("slow", _SlowModel(3.0, 12), limit_s=limit)
+    result = run_check("slow", _SlowModel(3.0, 12), timeout_s=limit)
     assert time.monotonic() - started < limit + 1.0
     assert result.failed == result.requests and "no answer within" in (result.answers[0] or "")
+    started = time.monotonic()
+    result = run_check("slow", _SlowModel(3.0, 12), timeout_s=60, budget_s=limit)  # what the budget leaves
+    assert time.monotonic() - started < limit + 1.0 and "the seconds budget" in (result.answers[0] or "")
+
+
+@pytest.mark.parametrize(("delay", "concurrency", "timeout"), [(0.1, 1, 0.4), (0.15, 4, 0.5), (0.1, 2, 0.3)])
+def test_each_calibration_request_has_the_runs_timeout_not_all_twelve(delay, concurrency, timeout):
+    from pytest_grounding.detectors.frame_check import run_check
+
+    # an in-process model answering one (or a few) at a time: 12 x delay is past the timeout, each is within it
+    result = run_check("serial", _SlowModel(delay, concurrency), timeout_s=timeout)
+    assert result.failed == 0, result.answers
 
 
 @pytest.mark.parametrize(

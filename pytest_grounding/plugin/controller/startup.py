@@ -157,15 +157,14 @@ class Startup:
             except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
-    def _check_limit(self, meter: Any) -> float | None:
-        """How long the frame check's requests may take: the run's --grounding-timeout (one round trip: they
-        are in flight together) and no more than its seconds budget leaves after the checks before; None:
-        no limit."""
-        timeout = self.plan.settings.scoring.timeout
-        limits = [timeout] if timeout else []
+    def _check_limits(self, meter: Any) -> tuple[float | None, float | None]:
+        """(each calibration request's limit: the run's --grounding-timeout; all of them together: what its
+        seconds budget leaves after the checks before); None: no limit."""
+        timeout = self.plan.settings.scoring.timeout or None
+        left = None
         if meter is not None and meter.budget.seconds is not None:
-            limits.append(max(0.0, meter.budget.seconds - self.seconds))
-        return min(limits) if limits else None
+            left = max(0.0, meter.budget.seconds - self.seconds)
+        return timeout, left
 
     def check_frame(self, spec: str, factory: Any, say: Say) -> None:
         """The model detector's frame check (detectors/frame_check.py), once per run, after its
@@ -205,7 +204,8 @@ class Startup:
             say(f"grounding: frame check {plan.name_of(spec)}: calibration screens sent")
             began = time.monotonic()
             try:
-                found = run_check(spec, detector, limit_s=self._check_limit(meter))
+                timeout, left = self._check_limits(meter)
+                found = run_check(spec, detector, timeout_s=timeout, budget_s=left)
             finally:
                 self.seconds += time.monotonic() - began  # the run's seconds budget pays for it
             result = replace(found, spec=plan.name_of(spec))  # its lines name the label=
