@@ -204,8 +204,8 @@ class Startup:
             say(f"grounding: frame check {plan.name_of(spec)}: calibration screens sent")
             began = time.monotonic()
             try:
-                timeout, left = self._check_limits(meter)
-                found = run_check(spec, detector, timeout_s=timeout, budget_s=left)
+                timeout, seconds_left = self._check_limits(meter)
+                found = run_check(spec, detector, timeout_s=timeout, budget_s=seconds_left)
             finally:
                 self.seconds += time.monotonic() - began  # the run's seconds budget pays for it
             result = replace(found, spec=plan.name_of(spec))  # its lines name the label=
