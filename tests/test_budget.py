@@ -187,3 +187,77 @@ def test_a_token_budget_ends_the_run_as_answers_come_back(suite, paced, tmp_path
     assert 3 <= len(model.chats) <= 3 + 2 and len(document["samples"]) == len(model.chats)
     assert document["budget"]["ended"] == "tokens=300" and document["budget"]["spent"]["tokens"] >= 300
     assert len(document["not_run"]) == LIMIT - len(model.chats)
+
+
+@XDIST
+@pytest.mark.parametrize(("seconds", "latency"), [(0.6, 2.5), (1.2, 4.0)])
+def test_a_seconds_budget_bounds_the_frame_check_and_counts_its_time(suite, tmp_path, workers, seconds, latency):
+    import time
+
+    model, server = paced_server(latency=latency)
+    try:
+        started = time.monotonic()
+        result, document = run(
+            suite, server, tmp_path, f"--grounding-budget=seconds={seconds:g}", *workers, frame_check="warn"
+        )
+        took = time.monotonic() - started
+    finally:
+        server.close()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    (check,) = document["frame_check"].values()
+    assert check["failed"] == 12 and "no answer within" in check["raw_answers"][0]  # cut at what the budget left
+    # the check took the whole budget: no sample was sent, each is not run (never an error)
+    assert document["samples"] == [] and len(document["not_run"]) == LIMIT and document["partial"] is True
+    assert document["budget"]["ended"] == f"seconds={seconds:g}" and document["budget"]["spent"]["seconds"] >= seconds
+    assert not [text for text in model.chats if "red square" not in text]
+    assert took < latency + 10  # one calibration round at most, not 12 in a row (12 x latency)
+
+
+class CountingEngine:
+    """A vLLM stand-in whose usage counts the image's tokens: the screen check probes a second prompt."""
+
+    def __init__(self):
+        import threading
+
+        self.chats, self.lock = 0, threading.Lock()
+
+    def reply(self, handler):
+        from helpers import image_prompt_tokens, json_body
+
+        if handler.path == "/version":
+            return 200, {"version": "0.32.0"}
+        if handler.path.endswith("/models"):
+            return 200, {"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 65536}]}
+        if not handler.path.endswith("/chat/completions"):
+            return 404, {"detail": "Not Found"}
+        body = json_body(handler)
+        with self.lock:
+            self.chats += 1
+        return 200, {
+            "choices": [{"index": 0, "message": {"content": "(5,5)"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": image_prompt_tokens(body), "completion_tokens": 3},
+        }
+
+
+@XDIST
+@pytest.mark.parametrize("presets", [("uitars-1.5-point",), ("uitars-1.5-point", "qwen2.5-vl")])
+def test_a_request_budget_the_start_up_checks_spend_marks_every_sample_not_run(suite, tmp_path, workers, presets):
+    from helpers import LoopbackServer
+
+    engine = CountingEngine()
+    server = LoopbackServer(engine.reply, answer_probes=False)
+    report = tmp_path / "r.json"
+    try:
+        detectors = [arg for p in presets for arg in ("--detector", f"openai:base_url={server.url},model=m,preset={p}")]
+        result = suite.runpytest(
+            f"--dataset=pointerbench:{default_dataset_dir()}", f"--grounding-limit={LIMIT}", *detectors,
+            "--grounding-budget=requests=1", "--grounding-json", str(report), *workers,
+        )  # fmt: skip
+    finally:
+        server.close()
+    assert result.ret != pytest.ExitCode.USAGE_ERROR, result.stderr.str()[-2000:]
+    document = read_json(report)
+    assert engine.chats == 1  # the first probe; the screen check's second prompt and the rest were not sent
+    assert document["samples"] == [] and len(document["not_run"]) == LIMIT * len(presets)
+    assert document["partial"] is True and document["budget"]["ended"] == "requests=1"
+    assert "is spent by the checks before the run" in result.stdout.str()

@@ -87,3 +87,103 @@ def test_a_tracker_that_never_answers_is_one_note_in_bounded_time(monkeypatch, k
     release.set()
     assert time.monotonic() - started < 5
     assert len(notes) == 1 and "not logged: TimeoutError: no answer within 0.5 s" in notes[0]
+
+
+# --- shared artifacts hold no absolute home path (issue 60) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["dataset in the home", "dataset and run folder in the home"])
+def test_no_shared_artifact_holds_the_home_folder(tmp_path, monkeypatch, where):
+    import shutil
+
+    from hostile import run_suite
+    from pytest_grounding.cli.main import main
+
+    home = tmp_path / "home"
+    data = home / "data" / "mini"
+    shutil.copytree(MINI, data)  # its broken and missing images: error messages naming the files
+    project = home / "project" if "run folder" in where else tmp_path / "elsewhere"
+    out = project / "out"
+    result = run_suite(
+        project, f"--dataset={data}", "--detector", "center", "--detector", "random", f"--junitxml={out / 'junit.xml'}",
+        f"--grounding-html={out / 'page.html'}", f"--grounding-json={out / 'r.json'}", env={"HOME": str(home)},
+    )  # fmt: skip
+    assert (out / "page.html").is_file(), result.stdout[-2000:] + result.stderr[-2000:]
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "--dataset", str(data), "--no-ocr", "--html", str(out / "audit.html")]) == 0
+    assert main(["board", str(out), "--html", str(out / "board.html")]) == 0
+    assert main(["report", str(out / "r.json"), "--html", str(out / "again.html")]) == 0
+    shared = ["junit.xml", "page.html", "audit.html", "board.html", "again.html"]
+    for name in shared:
+        text = (out / name).read_text(encoding="utf-8")
+        assert str(home) not in text, (name, text[text.index(str(home)) - 200 :][:400])
+    assert "cannot identify image" in (out / "junit.xml").read_text()  # the messages are there, without the home
+    assert "~/data/mini" in (out / "page.html").read_text() or "data/test/broken.png" in (out / "page.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("/h/ann/x.png", "~/x.png"), ("--dataset=/h/ann/d", "--dataset=~/d"), ("'/h/ann/b.png'", "'~/b.png'"),
+     ("/h/anna/x", "/h/anna/x"), ("/srv/h/ann/x", "/srv/h/ann/x"), ("/h/ann.bak/x", "/h/ann.bak/x"),
+     ("at /h/ann", "at ~")],
+)  # fmt: skip
+def test_a_home_path_inside_text_is_written_from_the_tilde(text, shown):
+    from pytest_grounding.core.paths import shown_text
+
+    assert shown_text(text, "/h/ann") == shown and shown_text(text, "/") == text
+
+
+class NamedWeights:
+    """A server that names the weights it serves: vLLM (/v1/models `root`), llama-server (/props
+    `model_path`), SGLang (/get_server_info `model_path`); a new one is the same model on another port."""
+
+    def __init__(self, kind, weights):
+        import threading
+
+        from helpers import LoopbackServer
+
+        self.chats, lock = 0, threading.Lock()
+
+        def reply(handler):
+            if handler.path.endswith("/models"):
+                entry = {"id": "m", "owned_by": {"vllm": "vllm", "llamacpp": "llamacpp"}.get(kind, "sglang")}
+                return 200, {"data": [{**entry, "root": weights} if kind == "vllm" else entry]}
+            if handler.path == "/version" and kind == "vllm":
+                return 200, {"version": "0.32.0"}
+            if handler.path == "/props" and kind == "llamacpp":
+                return 200, {"build_info": "b1", "model_path": weights, "default_generation_settings": {"n_ctx": 9000}}
+            if handler.path == "/get_server_info" and kind == "sglang":
+                return 200, {"version": "0.5.0", "model_path": weights}
+            if not handler.path.endswith("/chat/completions"):
+                return 404, {"detail": "Not Found"}
+            with lock:
+                self.chats += 1
+            choice = {"index": 0, "message": {"content": "(60,40)"}, "finish_reason": "stop"}
+            return 200, {"choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+
+        self.server = LoopbackServer(reply, answer_probes=False)  # the engine's questions reach `reply`
+        self.spec = (
+            f"openai:base_url={self.server.url},model=m,"
+            "preset=uitars-1.5-point,retries=0,probe=false,preprocess=none,transform=abs"
+        )
+
+
+@pytest.mark.parametrize("kind", ["vllm", "llamacpp", "sglang"])
+def test_the_same_weights_restarted_on_another_port_answer_from_the_cache(project, tmp_path, kind):
+    pytest.importorskip("httpx")
+    weights = "/models/ui-tars-Q8_0.gguf" if kind == "llamacpp" else "ByteDance-Seed/UI-TARS-1.5-7B"
+    first, again, other = NamedWeights(kind, weights), NamedWeights(kind, weights), NamedWeights(kind, weights + "-b")
+    report = tmp_path / "r.json"
+    cache = ["--grounding-cache", str(tmp_path / "cache"), "--dataset", MINI, "-k", "m01 or m02"]
+    cache += ["--grounding-frame-check=off", "--grounding-json", str(report)]
+    try:
+        project.runpytest("--detector", first.spec, *cache)
+        assert first.chats == 2
+        project.runpytest("--detector", again.spec, *cache)  # a new pod, a new `vllm serve`: another port
+        assert again.chats == 0 and all(r.get("cached") for r in read_json(report)["samples"])
+        project.runpytest("--detector", other.spec, *cache)  # other weights behind the same name: asked
+        assert other.chats == 2
+    finally:
+        for model in (first, again, other):
+            model.server.close()

@@ -659,17 +659,19 @@ def test_a_budget_the_checks_spend_marks_every_sample_not_run(tmp_path, budget):
 
 
 @pytest.mark.parametrize(
-    ("total", "slots", "per_slot"), [(8192, 4, 2048), (21504, 4, 5376), (4096, 1, 4096), (9000, 3, 3000)]
+    ("total", "slots", "per_slot"), [(8192, 4, 2048), (21504, 4, 5376), (4096, 1, 4096), (9216, 3, 3072)]
 )
 def test_llama_server_context_is_checked_per_slot(total, slots, per_slot):
     from pytest_grounding.detectors.served_engine import engine_from
 
-    models = {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": total}}]}
-    props = {"default_generation_settings": {"n_ctx": total}, "total_slots": slots, "build_info": "b1"}
+    # llama-server divides -c among its -np slots itself (rounded up to 256) and reports one slot's n_ctx
+    # in /props and in /models' meta (tools/server/server-context.cpp: n_ctx_slot()): read, never divided again
+    models = {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": per_slot}}]}
+    props = {"default_generation_settings": {"n_ctx": per_slot}, "total_slots": slots, "build_info": "b1"}
     assert engine_from(models, "m", props=props).max_model_len == per_slot
-    # a server whose /props already gives the slot's own context is not divided again
-    props_slot = {**props, "default_generation_settings": {"n_ctx": per_slot}}
-    assert engine_from(models, "m", props=props_slot).max_model_len == per_slot
+    assert engine_from(models, "m").max_model_len == per_slot  # /props not answered: /models' meta
+    assert engine_from(models, "m", props=props).settings["total_slots"] == slots
+    assert total // slots <= per_slot
 
 
 # -- no absolute home path in shared artifacts ---------------------------------------------------------------
@@ -793,9 +795,46 @@ def test_the_calibration_requests_stop_at_the_runs_limit(limit):
     from pytest_grounding.detectors.frame_check import run_check
 
     started = time.monotonic()
-    result = run_check("slow", _SlowModel(3.0, 12), limit_s=limit)
+    result = run_check("slow", _SlowModel(3.0, 12), timeout_s=limit)
     assert time.monotonic() - started < limit + 1.0
     assert result.failed == result.requests and "no answer within" in (result.answers[0] or "")
+    started = time.monotonic()
+    result = run_check("slow", _SlowModel(3.0, 12), timeout_s=60, budget_s=limit)  # what the budget leaves
+    assert time.monotonic() - started < limit + 1.0 and "the seconds budget" in (result.answers[0] or "")
+
+
+@pytest.mark.parametrize(("delay", "concurrency", "timeout"), [(0.1, 1, 0.4), (0.15, 4, 0.5), (0.1, 2, 0.3)])
+def test_each_calibration_request_has_the_runs_timeout_not_all_twelve(delay, concurrency, timeout):
+    from pytest_grounding.detectors.frame_check import run_check
+
+    # an in-process model answering one (or a few) at a time: 12 x delay is past the timeout, each is within it
+    result = run_check("serial", _SlowModel(delay, concurrency), timeout_s=timeout)
+    assert result.failed == 0, result.answers
+
+
+@pytest.mark.parametrize(
+    ("specs", "words"),
+    [(["center:label=random", "random"], "would both be shown as 'random'"),
+     (["random:label=center", "center"], "would both be shown as 'center'"),
+     (["center:label=Random", "random"], "would both be shown as"),
+     (["center:label=x", "random:label=X"], "would both be shown as"),
+     (["center:label=random", "random:label=center"], "is the name of detector"),
+     (["center:label=RANDOM", "random:label=mine"], "is the name of detector 'random'")],
+)  # fmt: skip
+def test_names_rows_are_shown_under_are_each_a_detectors_own(specs, words):
+    from pytest_grounding.plugin.common.values import split_labels
+
+    with pytest.raises(ValueError, match="--detector: ") as caught:
+        split_labels(tuple(specs), "--detector")
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("specs", [["center:label=mine", "random"], ["center:label=center", "random:label=r2"]])
+def test_labels_of_their_own_pass(specs):
+    from pytest_grounding.plugin.common.values import split_labels
+
+    plain, labels = split_labels(tuple(specs), "--detector")
+    assert plain == ("center", "random") and len(labels) == len([s for s in specs if "label=" in s])
 
 
 # -- compare --only-ids end to end: a ScreenSpot version with rows removed, a deterministic detector ----------

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -312,3 +313,113 @@ def test_browser_shows_the_partial_marker(real_report, tmp_path):
     write_html({**real_report, "partial": True}, page)
     dom, console = load(page)
     assert console == [] and 'id="partial"' in dom and "Partial run" in dom
+
+
+# -- the thumbnails drawn while the run goes (issue 60) -------------------------------------------
+
+
+def _screens(folder, count):
+    from PIL import Image
+
+    paths = []
+    for k in range(count):
+        path = folder / f"s{k}.png"
+        Image.new("RGB", (900 + 40 * k, 600), (20 * k % 255, 90, 160)).save(path)
+        paths.append(path)
+    return paths
+
+
+def _miss(path, box, outcome="miss", error=None):
+    return {"dataset": "d", "image": str(path), "target": box, "outcome": outcome, "error": error, "id": str(box)}
+
+
+@pytest.mark.parametrize("count", [1, 3, 7])
+def test_screens_drawn_early_give_the_same_page_and_none_is_drawn_again(tmp_path, monkeypatch, count):
+    from pytest_grounding.render.html import thumbs
+
+    paths = _screens(tmp_path, count)
+    boxes = {str(p): [[10 * k, 20, 10 * k + 30, 50], [400, 300, 460, 340]] for k, p in enumerate(paths)}
+    records = [_miss(p, box) for p in paths for box in boxes[str(p)]]
+    fresh = thumbs.Thumbnails(records).css()
+    early = thumbs.Prefetch(NON_HITS, lambda: boxes)
+    for record in records:
+        early.add(record)  # the first non-hit of a screen draws it with every target the run has on it
+    deadline = time.monotonic() + 30
+    while len(early.done) < count and time.monotonic() < deadline:  # drawn in the background as the run goes
+        time.sleep(0.02)
+    early.close()
+    assert set(early.done) == {str(p) for p in paths}
+    drawn = []
+    monkeypatch.setattr(thumbs, "draw", lambda screen: drawn.append(screen) or screen)
+    thumbs.install(early)
+    try:
+        assert thumbs.Thumbnails(records).css() == fresh and drawn == []
+    finally:
+        thumbs.install(None)
+
+
+@pytest.mark.parametrize("change", ["rewritten", "new target", "never drawn"])
+def test_a_screen_drawn_early_is_drawn_again_where_it_no_longer_fits(tmp_path, change):
+    from PIL import Image
+
+    from pytest_grounding.render.html import thumbs
+
+    (path,) = _screens(tmp_path, 1)
+    record = _miss(path, [10, 10, 40, 40])
+    early = thumbs.Prefetch(NON_HITS, lambda: {})
+    if change != "never drawn":
+        early.add(record)
+    early.close()
+    records = [record]
+    if change == "rewritten":
+        Image.new("RGB", (700, 500), (200, 10, 10)).save(path)  # another size: another stamp
+    if change == "new target":
+        records.append(_miss(path, [600, 400, 640, 440]))
+    fresh = thumbs.Thumbnails(records).css()
+    thumbs.install(early)
+    try:
+        assert thumbs.Thumbnails(records).css() == fresh
+    finally:
+        thumbs.install(None)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "error"), [("hit", None), ("miss", "image leads outside the dataset folder: /etc/x")]
+)
+def test_hits_and_refused_images_are_never_drawn_early(tmp_path, outcome, error):
+    from pytest_grounding.core.record import OUTSIDE_DATASET
+    from pytest_grounding.render.html import thumbs
+
+    (path,) = _screens(tmp_path, 1)
+    early = thumbs.Prefetch(NON_HITS, lambda: {})
+    early.add(_miss(path, [1, 1, 9, 9], outcome=outcome, error=error and f"{OUTSIDE_DATASET}: {error}"))
+    early.close()
+    assert early.done == {}
+
+
+@SERIAL
+def test_the_runs_page_takes_the_screens_drawn_as_its_misses_came(project, workers, tmp_path, monkeypatch):
+    from pytest_grounding.render.html import thumbs
+
+    taken = []
+    reuse = thumbs.Prefetch.reuse
+    monkeypatch.setattr(thumbs.Prefetch, "reuse", lambda self, screen: taken.append(reuse(self, screen)) or taken[-1])
+    monkeypatch.setattr(thumbs.Prefetch, "JOIN_S", 30.0)
+    add = thumbs.Prefetch.add
+
+    def add_and_wait(self, record):  # each screen drawn before the next record: the run's end finds all drawn
+        add(self, record)
+        deadline = time.monotonic() + 30
+        while self._queue.qsize() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(thumbs.Prefetch, "add", add_and_wait)
+    page, report = tmp_path / "page.html", tmp_path / "r.json"
+    result = project.runpytest(
+        f"--dataset={MINI}", "--detector", "random", "--grounding-json", str(report), "--grounding-html", str(page),
+        *workers,
+    )  # fmt: skip
+    assert result.ret == 1
+    assert taken and any(taken)  # the page took screens drawn during the run
+    write_html(read_json(report), tmp_path / "again.html")
+    assert (tmp_path / "again.html").read_bytes() == page.read_bytes()  # and it is the page drawn at the end

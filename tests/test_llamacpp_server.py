@@ -107,3 +107,42 @@ def test_bad_options_are_one_clear_error():
         LlamaCppDetector(model="m.gguf", base_url="http://x/v1")
     with pytest.raises(ValueError, match="slots=0"):
         LlamaCppDetector(model="m.gguf", slots=0)
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [({"slots": 2.5}, "whole number"), ({"slots": True}, "whole number"), ({"slots": 257}, "between 1 and 256"),
+     ({"slots": "1e9"}, "whole number"), ({"start_timeout": "inf"}, "86400"), ({"start_timeout": True}, "86400"),
+     ({"server_max_pixels": -5}, "between 1 and"), ({"server_max_pixels": 0}, "between 1 and"),
+     ({"server_max_pixels": "nan"}, "whole number of pixels"), ({"server_max_pixels": 10**12}, "between 1 and"),
+     ({"server_max_pixels": 1.5e6 + 0.5}, "whole number of pixels"),
+     ({"server_max_pixels": 10**8, "slots": 256}, "--ctx-size 33,816,576"),
+     ({"server_max_pixels": 5 * 10**7, "slots": 256}, "fewer slots=")],
+)  # fmt: skip
+def test_options_are_checked_before_any_server_starts(monkeypatch, options, words):
+    from pytest_grounding.detectors import llamacpp_server
+
+    monkeypatch.setattr(llamacpp_server, "find_server", lambda *a: pytest.fail("a server was looked for"))
+    monkeypatch.setattr(llamacpp_server, "ensure_server", lambda *a: pytest.fail("a server was started"))
+    with pytest.raises(ValueError, match=r"^llamacpp: ") as caught:
+        LlamaCppDetector(model="m.gguf", **options)
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize(("slots", "pixels"), [(1, None), ("4", None), (4.0, 3_211_264), (256, None), (16, 10**7)])
+def test_the_context_asked_for_stays_within_the_bound(slots, pixels):
+    from pytest_grounding.detectors.llamacpp_server import MAX_CONTEXT, slot_context
+
+    preset = resolve_preset("qwen2.5-vl")
+    plan = launch_plan("m.gguf", None, preset, port=1, slots=int(float(slots)), server_max_pixels=pixels)
+    size = int(plan.argv[plan.argv.index("--ctx-size") + 1])
+    assert size == slot_context(preset, pixels) * int(float(slots)) <= MAX_CONTEXT
+
+
+@pytest.mark.parametrize("pixels", [-1, "lots", 10**10, float("inf")])
+def test_the_vllm_detector_checks_server_max_pixels_before_starting(monkeypatch, pixels):
+    from pytest_grounding.detectors import vllm_server
+
+    monkeypatch.setattr(vllm_server, "ensure_server", lambda *a: pytest.fail("a server was started"))
+    with pytest.raises(ValueError, match=r"^vllm: server_max_pixels="):
+        vllm_server.VLLMDetector(model="org/m", preset="qwen2.5-vl", server_max_pixels=pixels)

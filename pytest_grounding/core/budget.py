@@ -46,6 +46,13 @@ class Budget:
             return self
         return replace(self, requests=max(0, self.requests - spent))
 
+    def after_seconds(self, spent: float) -> Budget:
+        """The budget left once the start-up checks took `spent` seconds (the frame check's requests);
+        never below zero (then every sample is refused)."""
+        if self.seconds is None or spent <= 0:
+            return self
+        return replace(self, seconds=max(0.0, self.seconds - spent))
+
     def share(self, index: int, count: int) -> Budget:
         """Worker `index` of `count`'s part: the requests, tokens and cost split so the parts add up
         to the whole (never more); the seconds are everyone's (wall time)."""

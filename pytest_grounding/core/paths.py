@@ -4,6 +4,7 @@ root the reader has (the dataset's folder, the run's folder), never an absolute 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -37,3 +38,14 @@ def shown_path(path: str | os.PathLike[str], roots: Iterable[str | os.PathLike[s
         except ValueError:
             pass
     return text
+
+
+def shown_text(text: str, home: str | None = None) -> str:
+    """`text` (a page, a message) with every absolute path under the home folder written `~/...`: the last
+    pass over a shared artifact, for the paths that come inside other text (an exception's message, the
+    command line, a dataset's folder). Only a whole leading component matches (`/home/ann` in
+    `/home/ann/x`, never in `/home/anna` or `/srv/home/ann`)."""
+    home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
+    if not text or not home or home == "~" or not home.startswith("/"):
+        return text
+    return re.sub(r"(?<![\w.~/-])" + re.escape(home) + r"(?![\w.-])", "~", text)

@@ -137,17 +137,28 @@ def unread(screen: Screen) -> frames.Answer:
 
 
 def run_check(
-    spec: str, detector: Any, screens: Sequence[Screen] | None = None, *, limit_s: float | None = None
+    spec: str,
+    detector: Any,
+    screens: Sequence[Screen] | None = None,
+    *,
+    timeout_s: float | None = None,
+    budget_s: float | None = None,
 ) -> CheckResult:
     """The calibration screens sent through the detector together (as many in flight as its
-    `concurrency`, one for a detector without it), each answer waited for at most `limit_s` seconds
-    from the start (the run's --grounding-timeout and what its seconds budget leaves): about one round
-    trip, not twelve. A failed or late request is an unreadable answer, never the run's end; then the fit."""
+    `concurrency`, one for a detector without it): about one round trip, not twelve. Each request is
+    given the run's --grounding-timeout (`timeout_s`: the check waits that long for each round of
+    requests in flight, so an in-process model answering one at a time is not cut for being serial)
+    and all of them together no more than what the run's seconds budget leaves (`budget_s`). A failed
+    or late request is an unreadable answer, never the run's end; then the fit."""
     from concurrent.futures import ThreadPoolExecutor, wait
 
     chosen = list(screens) if screens is not None else calibration_screens()
     width = getattr(detector, "concurrency", 1)
     width = max(1, min(len(chosen) or 1, width if isinstance(width, int) and not isinstance(width, bool) else 1))
+    rounds = -(-len(chosen) // width)
+    limits = [(timeout_s * rounds, "--grounding-timeout")] if timeout_s is not None else []
+    limits += [(budget_s, "the seconds budget")] if budget_s is not None else []
+    limit_s, why = min(limits, key=lambda pair: pair[0]) if limits else (None, "")
 
     def ask(screen: Screen) -> Any:
         return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
@@ -164,7 +175,7 @@ def run_check(
     for screen, future in zip(chosen, futures, strict=True):
         if not future.done():
             failed += 1
-            raws.append(f"no answer within {limit_s:g} s (--grounding-timeout or the seconds budget)")
+            raws.append(f"no answer within {limit_s:g} s ({why})")
             answers.append(unread(screen))
             continue
         exc = future.exception() if not future.cancelled() else None

@@ -22,6 +22,7 @@ with huggingface_hub into its cache (once, in the controller; offline, the cache
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import shutil
@@ -59,6 +60,13 @@ def image_token_range(preset: Any, server_max_pixels: Any = None) -> tuple[int |
     return (low or None), budget // (factor * factor)
 
 
+def slot_context(preset: Any, server_max_pixels: Any = None) -> int | None:
+    """The context one slot needs: the preset's largest image in tokens, the text and the answer,
+    rounded up to 1,024 (None: a preset without a pixel budget)."""
+    _, high = image_token_range(preset, server_max_pixels)
+    return -(-(high + TEXT_ALLOWANCE + preset.decoding.max_new_tokens) // 1024) * 1024 if high else None
+
+
 def launch_plan(
     model: str,
     mmproj: str | None,
@@ -73,9 +81,7 @@ def launch_plan(
     """The llama-server command line for `model` served as `preset` needs (module docstring). Pure."""
     served = Path(model).stem
     low, high = image_token_range(preset, server_max_pixels)
-    length = None
-    if high:
-        length = -(-(high + TEXT_ALLOWANCE + preset.decoding.max_new_tokens) // 1024) * 1024
+    length = slot_context(preset, server_max_pixels)
     argv = [server, "-m", model]
     if mmproj:
         argv += ["--mmproj", mmproj]
@@ -153,6 +159,27 @@ def beside(model: str) -> str | None:
 
 
 MAX_SLOTS = 256  # llama-server's parallel slots: each holds a whole context; thousands is a typo
+MAX_CONTEXT = 1 << 24  # tokens of --ctx-size, all slots together: past it, a typo (no machine holds its cache)
+
+
+def _checked_numbers(slots: Any, start_timeout: Any) -> tuple[int, float]:
+    """slots= a whole number 1..MAX_SLOTS, start_timeout= seconds in (0, 86400]: checked before
+    any server starts (a ValueError naming the option)."""
+    try:
+        count = float(slots)
+        seconds = float(start_timeout)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            f"llamacpp: slots={str(slots)[:40]} and start_timeout={str(start_timeout)[:40]} must be numbers"
+        ) from None
+    if isinstance(slots, bool) or not math.isfinite(count) or count != int(count) or not 1 <= count <= MAX_SLOTS:
+        raise ValueError(
+            f"llamacpp: slots={str(slots)[:40]} must be a whole number between 1 and {MAX_SLOTS} (the server's "
+            "parallel slots)"
+        )
+    if isinstance(start_timeout, bool) or not 0 < seconds <= 24 * 3600:  # NaN, 0, negative or past a day: a typo
+        raise ValueError(f"llamacpp: start_timeout={str(start_timeout)[:40]} is not between 0 and 86400 seconds")
+    return int(count), seconds
 
 
 class LlamaCppDetector(OpenAIDetector):
@@ -188,18 +215,17 @@ class LlamaCppDetector(OpenAIDetector):
             raise ValueError("llamacpp needs model=FILE.gguf or model=ORG/NAME/FILE.gguf (what llama-server loads)")
         if "base_url" in options:
             raise ValueError("llamacpp starts its own server: use the openai detector for a server at base_url=")
-        try:
-            slots = int(slots)
-            start_timeout = float(start_timeout)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(
-                f"llamacpp: slots={str(slots)[:40]} and start_timeout={str(start_timeout)[:40]} must be numbers"
-            ) from None
-        if not 1 <= slots <= MAX_SLOTS:  # checked before any server starts
-            raise ValueError(f"llamacpp: slots={slots} must be between 1 and {MAX_SLOTS} (the server's parallel slots)")
-        if not 0 < start_timeout <= 24 * 3600:  # NaN, 0, negative or past a day: a typo
-            raise ValueError(f"llamacpp: start_timeout={start_timeout:g} is not between 0 and 86400 seconds")
+        slots, start_timeout = _checked_numbers(slots, start_timeout)  # before any server starts
         resolved = resolve_preset(preset, **{k: v for k, v in options.items() if k not in OPENAI_OPTIONS})
+        try:
+            length = slot_context(resolved, server_max_pixels)
+        except ValueError as exc:
+            raise ValueError(f"llamacpp: {exc}") from None
+        if length is not None and length * slots > MAX_CONTEXT:
+            raise ValueError(
+                f"llamacpp: slots={slots} of {length:,} tokens each is --ctx-size {length * slots:,}, past "
+                f"{MAX_CONTEXT:,}: fewer slots= (or a smaller server_max_pixels=)"
+            )
         key = "llamacpp:" + json.dumps(
             [model, mmproj, revision, preset, server, server_args, slots, server_max_pixels, resolved.describe()],
             default=str,

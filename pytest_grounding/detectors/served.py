@@ -450,8 +450,8 @@ class OpenAIDetector:
                 f"largest prompt needs about {short.largest_need:,} tokens (image, text and "
                 f"{p.decoding.max_new_tokens} for the answer), the server has {short.context:,} (first: {short.first})",
                 f"{detector.check.engine.headline} at {public_url(detector.urls[0])}",
-                f"restart the server with a larger context (vLLM: --max-model-len {_round_up(short.largest_need)}; "
-                f"llama-server: -c is shared by its -np slots, each needs {_round_up(short.largest_need)}), "
+                f"restart the server with a larger context "
+                f"({_larger_context(detector.check.engine, short.largest_need)}), "
                 "lower the preset's max_pixels, or pass too_long=error to run the samples that fit",
             )
         return notes
@@ -555,6 +555,21 @@ def _finish_reason(document: dict[str, Any]) -> Any:
 
 def _flag(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _larger_context(engine: Any, need: int) -> str:
+    """How to give one request `need` tokens: vLLM's flag; llama-server's `-c`, which its `-np` slots
+    share (each slot holds `-c` / `-np`: the server's slot count named where it reports it)."""
+    each = _round_up(need)
+    slots = engine.settings.get("total_slots") if engine.name == "llamacpp" else None
+    if isinstance(slots, int) and not isinstance(slots, bool) and slots > 1:
+        llama = (
+            f"llama-server: -c {each * slots} -np {slots}, as -c is shared by its {slots} slots "
+            f"(each holds {engine.max_model_len or 0:,} now), or -c {each} -np 1"
+        )
+    else:
+        llama = f"llama-server: -c is shared by its -np slots, each needs {each}: -c {each} -np 1"
+    return f"vLLM: --max-model-len {each}; {llama}"
 
 
 def _round_up(tokens: int) -> int:

@@ -340,11 +340,14 @@ def probe_fields(
     the probe without the checked fields is sent, then with each one alone: a field that alone
     fails a request that succeeds without it is the server's problem with that field.
     Raises ModelUnavailable for a refused key, or a failing field the preset needs."""
+    from ..core.budget import BudgetSpent
     from .http import AuthError, ServerError
 
     checked = [name for name in fields if name not in STANDARD_FIELDS]
     try:
         return (), "", send(())
+    except BudgetSpent:  # --grounding-budget requests=N spent by the checks before: the probe tells nothing
+        return (), "", None
     except AuthError as exc:
         raise ModelUnavailable(
             f"openai: the server at {where} refuses the key",

@@ -8,8 +8,8 @@ points. Asked once per server when a served detector is built (three small GETs,
 - `transformers serve`: `/v1/models` only (`owned_by: "local"` with a `status` object); it reports
   no version;
 - llama.cpp's `llama-server`: `/v1/models` entries `owned_by: "llamacpp"`, then `GET /props`
-  (`build_info` such as "b11434-...", `modalities.vision`, the slot's `n_ctx`, `model_path`,
-  `total_slots`);
+  (`build_info` such as "b11434-...", `modalities.vision`, a slot's `n_ctx` (what one request
+  holds: `-c` shared by the `-np` slots), `model_path`, `total_slots`);
 - Ollama: `GET /api/version` ({"version": "0.12.6"});
 - LM Studio: `GET /api/v0/models` (its REST API: `type` "vlm", `arch`, `compatibility_type` gguf or
   mlx, `quantization`, `state`, `max_context_length`); it reports no version there;
@@ -136,19 +136,17 @@ def engine_from(
 def _llamacpp(props: Mapping[str, Any], entry: Mapping[str, Any], settings: dict[str, Any]) -> EngineInfo:
     """llama-server: the build from /props (`b11434-...`, also every answer's system_fingerprint),
     the slot's context (what one request may hold), whether a projector serves images. `-c` is the
-    context of all the `-np` slots together (`-c 8192 -np 4`: 2,048 tokens a slot): where /props
-    reports the whole context (the same n_ctx as /models' meta) and `total_slots` is more than one,
-    a request holds that context divided by the slots."""
+    context of all the `-np` slots together unless the KV cache is unified (`-c 8192 -np 4`: 2,048
+    tokens a slot, rounded up to a multiple of 256): the server does that division itself and reports
+    its outcome, a slot's `n_ctx`, in /props' `default_generation_settings` (slot 0's settings) and in
+    /models' `meta.n_ctx` (tools/server/server-context.cpp: both are `n_ctx_slot()`). That is the
+    context the check holds a prompt against; it is never divided again (a unified cache's slot may
+    hold the whole `-c`)."""
     generation = props.get("default_generation_settings")
     meta = entry.get("meta")
     context = _count(generation.get("n_ctx")) if isinstance(generation, Mapping) else None
-    total = _count(meta.get("n_ctx")) if isinstance(meta, Mapping) else None
-    if context is None:
-        context = total
-    slots = _count(props.get("total_slots"))
-    if context is not None and slots is not None and slots > 1 and context == (total or context):
-        settings["n_ctx_total"] = context
-        context = context // slots
+    if context is None and isinstance(meta, Mapping):
+        context = _count(meta.get("n_ctx"))
     settings.update({k: _plain(props[k]) for k in LLAMACPP_SETTINGS if props.get(k) is not None})
     modalities = props.get("modalities")
     if isinstance(modalities, Mapping) and isinstance(modalities.get("vision"), bool):

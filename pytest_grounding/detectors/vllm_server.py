@@ -384,6 +384,10 @@ class VLLMDetector(OpenAIDetector):
             raise ValueError("vllm starts its own server: use the openai detector for a server at base_url=")
         chosen = served_pick(self.name, preset, str(model))  # before any server starts
         resolved = resolve_preset(chosen.name, **{k: v for k, v in options.items() if k not in OPENAI_OPTIONS})
+        try:
+            server_budget(resolved, server_max_pixels)  # a bad server_max_pixels= refused before the server starts
+        except ValueError as exc:
+            raise ValueError(f"vllm: {exc}") from None
         key = json.dumps([model, preset, server, server_args, server_max_pixels, resolved.describe()], default=str)
 
         def start() -> ServerProcess:

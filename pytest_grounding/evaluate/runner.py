@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.paths import shown_path
+from ..core.paths import shown_path, shown_text
 from ..core.profiles import Profile
 from ..core.record import Outcome, Record, Task, to_json, with_fields
 from ..core.redact import redact
@@ -385,7 +385,7 @@ def explain(record: Mapping[str, Any], roots: Sequence[Any] = ()) -> str:
         folder = str(root).rstrip("/")
         if folder and folder != ".":
             text = text.replace(folder + "/", "")
-    return terminal_line(text)
+    return terminal_line(shown_text(text))  # a path inside a message (a detector's error): never a home path
 
 
 def _explain(record: Mapping[str, Any]) -> str:

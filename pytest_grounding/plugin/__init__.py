@@ -67,6 +67,7 @@ def pytest_configure(config) -> None:
         assert worker is not None
         worker.done_keys = frozenset(told.done)
         worker.startup_requests = told.startup_requests  # spent of the budget before any worker
+        worker.startup_seconds = told.startup_seconds
         if told.baseline is not None:  # the controller read and checked the baseline; workers judge with it
             worker.expect(baseline.expectations_from(told.baseline))
         config.pluginmanager.register(Worker(config, worker), "grounding-worker")
@@ -119,6 +120,7 @@ def pytest_sessionstart(session) -> None:
             worker = local_worker(config)
             if worker is not None:  # the only process: it predicts too
                 worker.startup_requests = controller.startup.requests
+                worker.startup_seconds = controller.startup.seconds
                 worker.done_keys = controller.resumed.done_keys
                 expected = controller.baseline.expectations()
                 if expected is not None:

@@ -45,8 +45,12 @@ def parametrize(metafunc: Any) -> None:
         if startup is None:
             plan.check_specs(specs, where)
         else:  # the controller: a pinned detector's preflight and frame check, as the run's own had
-            startup.check_detector_specs(specs, where, _no_progress)
-            startup.check_frames(specs, where, _no_progress)
+            with startup.metered():  # under the run's budget, as the start's checks
+                startup.check_detector_specs(specs, where, _no_progress)
+                startup.check_frames(specs, where, _no_progress)
+            worker = local_worker(metafunc.config)
+            if worker is not None:  # the only process: its samples' share is what every check left
+                worker.startup_requests, worker.startup_seconds = startup.requests, startup.seconds
         metafunc.parametrize("grounding_detector_name", specs, ids=[spec_id(s) for s in specs])
     if wants_sample:
         samples: list[Sample] = []

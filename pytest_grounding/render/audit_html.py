@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.paths import shown_path
+from ..core.paths import shown_path, shown_text
 from .html.svg import colour
 from .html.thumbs import encode, fit, region_of
 
@@ -96,7 +96,7 @@ def entry(rank: int, finding: Mapping[str, Any], image: Any, problem: str | None
         + (f"; clicks: {_e(', '.join(f'{n} {p}' for n, p in sorted(clicks.items())))}" if clicks else "")
         + f"; {_e(shown_path(str(finding['image']), [root]))}</div>",
     ]
-    return f"<div class=f>{shown}<div>{''.join(lines)}</div></div>"
+    return f"<div class=f>{shown}<div>{shown_text(''.join(lines))}</div></div>"  # a shared page: no home path
 
 
 def render(document: Mapping[str, Any]) -> str:
@@ -142,5 +142,5 @@ def render(document: Mapping[str, Any]) -> str:
     body = "".join(parts[i] for i in range(len(findings)))
     return (
         f"<!doctype html><html><head><meta charset=utf-8><title>audit {_e(dataset.get('name'))}</title>"
-        f"<style>{STYLE}</style></head><body>{head}{body}{tail}</body></html>\n"
+        f"<style>{STYLE}</style></head><body>{shown_text(head)}{body}{tail}</body></html>\n"
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..core import safefile, safejson
 from ..core.numbers import pct
+from ..core.paths import shown_text
 from ..store.reports import write_atomic
 
 EVERY_S = 3.0  # seconds between two writes
@@ -104,7 +105,7 @@ class LivePage:
         self.last = time.monotonic()
         found = self.state()
         try:
-            write_atomic(self.path, page(found))
+            write_atomic(self.path, shown_text(page(found)))  # a shared page: no absolute home path
             write_atomic(sidecar(self.path), json.dumps(found, indent=1) + "\n")
             self.writes += 1
         except OSError as exc:  # the final page's writer says so at the end; the run goes on

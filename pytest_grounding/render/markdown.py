@@ -13,6 +13,7 @@ from ..core.identity import display_name
 from ..core.numbers import ms as _ms
 from ..core.numbers import pct as _pct
 from ..core.numbers import points
+from ..core.paths import shown_text
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
 from ..sections import LATENCY, ordered
@@ -122,7 +123,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
         if section.order >= LATENCY:
             lines += section.markdown(document)
     lines += _not_run_lines(document.get("not_run") or [])
-    return "\n".join(lines).rstrip() + "\n"
+    return shown_text("\n".join(lines).rstrip() + "\n")  # a job summary is shared: no absolute home path
 
 
 def _not_run_lines(not_run: Sequence[Mapping[str, Any]]) -> list[str]:

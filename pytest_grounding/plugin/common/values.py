@@ -38,15 +38,25 @@ def split_labels(specs: tuple[str, ...], source: str) -> tuple[tuple[str, ...], 
                 raise ValueError(f"{source}: label {label!r} names two detectors: give each its own")
             labels[spec] = label
         plain.append(spec)
+    # the names rows are shown under, compared without case (a file system, a reader): no two alike, and a
+    # label is never another detector's name in the run (`center:label=random` beside `random:label=center`)
     shown: dict[str, str] = {}
-    for spec in plain:  # the names rows are shown under: a label may not be another detector's name
+    for spec in plain:
         name = labels.get(spec, spec)
-        if name in shown:
+        if name.casefold() in shown:
             raise ValueError(
-                f"{source}: {shown[name]!r} and {spec!r} would both be shown as {name!r}: give each detector a name "
-                "of its own (another label=)"
+                f"{source}: {shown[name.casefold()]!r} and {spec!r} would both be shown as {name!r}: give each "
+                "detector a name of its own (another label=)"
             )
-        shown[name] = spec
+        shown[name.casefold()] = spec
+    named = {spec.casefold(): spec for spec in plain}
+    for spec, label in labels.items():
+        other = named.get(label.casefold())
+        if other is not None and other != spec:
+            raise ValueError(
+                f"{source}: label {label!r} of {spec!r} is the name of detector {other!r} in this run: give it a "
+                "label of its own"
+            )
     return tuple(plain), labels
 
 

@@ -24,6 +24,7 @@ class WorkerInput:
     loadgroup: bool = False  # --dist loadgroup: the worker marks each screen's samples as one group
     served: dict[str, Any] = field(default_factory=dict)  # served_session.export(): servers and probes
     startup_requests: int = 0  # HTTP requests the controller's checks sent: spent of --grounding-budget
+    startup_seconds: float = 0.0  # the controller's frame checks' time: spent of a seconds budget
 
     def send(self, workerinput: dict[str, Any]) -> None:
         done = [list(key) for key in self.done]
@@ -33,6 +34,7 @@ class WorkerInput:
             "loadgroup": self.loadgroup,
             "served": self.served,
             "startup_requests": self.startup_requests,
+            "startup_seconds": self.startup_seconds,
         }
 
     @classmethod
@@ -44,6 +46,7 @@ class WorkerInput:
             loadgroup=bool(sent.get("loadgroup")),
             served=dict(sent.get("served") or {}),
             startup_requests=int(sent.get("startup_requests") or 0),
+            startup_seconds=float(sent.get("startup_seconds") or 0.0),
         )
 
 

@@ -60,6 +60,7 @@ class ControllerSession:
     interrupted_writing: bool = False  # Ctrl-C came while the outputs were written (held until whole)
     live: Any = None  # render/live.py's LivePage: --grounding-html written while the run goes
     page_restored: bool = False  # the live page gave an earlier run's page back: no empty page over it
+    thumbs: Any = None  # render/html/thumbs.py's Prefetch: the page's screens drawn as non-hits arrive
 
     @classmethod
     def open(cls, plan: RunPlan, startup: Startup) -> ControllerSession:
@@ -153,7 +154,30 @@ class ControllerSession:
             self.predictions.write(record)
         if self.live is not None:
             self.live.add(record)
+        if not crash:
+            self._prefetch_thumbnail(record)
         return True
+
+    def _prefetch_thumbnail(self, record: Record) -> None:
+        """A non-hit's screen drawn now, in the background, for the final page (not at the end)."""
+        if self.thumbs is None:
+            outputs = self.plan.settings.outputs
+            if outputs.html_path is None and outputs.run_dir is None:
+                self.thumbs = False  # no page: nothing drawn
+                return
+            from ...render.html import thumbs
+            from ...render.html.page import NON_HITS
+
+            self.thumbs = thumbs.Prefetch(NON_HITS, self._targets_by_image)
+            thumbs.install(self.thumbs)
+        if self.thumbs:
+            self.thumbs.add(record)
+
+    def _targets_by_image(self) -> dict[str, list[Any]]:
+        found: dict[str, list[Any]] = {}
+        for sample in self.plan.samples_in_order():
+            found.setdefault(str(sample.image), []).append(sample.bbox.as_list())
+        return found
 
     def keep_unscored(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Answers that came back for items the interruption kept from running: into the predictions
@@ -315,6 +339,8 @@ class ControllerSession:
         ended = found["ended"] and limits.label(found["ended"])  # the run's limit, not a worker's share
         startup = self.startup.requests  # the probes' and the frame check's, sent before any sample
         spent = {**found["spent"], "requests": found["spent"].get("requests", 0) + startup}
+        if limits.seconds is not None and self.startup.seconds:  # the frame check's time came first
+            spent["seconds"] = round(spent.get("seconds", 0) + self.startup.seconds, 3)
         return {
             "limits": limits.as_dict(),
             **found,
@@ -409,6 +435,18 @@ class ControllerSession:
     def write_outputs(self, result: RunResult) -> RunResult:
         """The JSON report, the HTML page and the plots, all from one document (render/outputs.py).
         One that cannot be written is said in the summary; it never ends the run."""
+        if self.thumbs:
+            self.thumbs.close()  # what it drew is taken by the page; the rest is drawn now
+        try:
+            return self._write_outputs(result)
+        finally:
+            if self.thumbs:
+                from ...render.html import thumbs
+
+                thumbs.install(None)
+                self.thumbs = False
+
+    def _write_outputs(self, result: RunResult) -> RunResult:
         from ...render.outputs import asked_for, write_all
 
         outputs = self.plan.settings.outputs

@@ -181,6 +181,7 @@ class XdistHooks:
             loadgroup=node.config.getoption("dist", "no") == "loadgroup",  # workers re-read the command line
             served=served_session.export(),  # the servers started and probed here: workers do neither again
             startup_requests=self.session.startup.requests,
+            startup_seconds=self.session.startup.seconds,
         ).send(node.workerinput)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:

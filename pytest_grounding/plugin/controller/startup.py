@@ -7,11 +7,14 @@ suite's pinned detectors."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ...core.budget import BudgetSpent
 from ...datasets import DatasetError, sharding
 from ...detectors import bind_options
 from ..common.notes import Notes
@@ -29,6 +32,27 @@ class Startup:
     frame_skipped: set[str] = field(default_factory=set)  # specs whose frame check the request budget left out
     frame_checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what its frame check found
     requests: int = 0  # HTTP requests the checks sent: spent of --grounding-budget before any sample
+    seconds: float = 0.0  # the frame checks' time: spent of a --grounding-budget seconds=N before any sample
+    meter: Any = None  # core/budget.Meter of every check before the run (at the start and at collection)
+
+    @contextlib.contextmanager
+    def metered(self) -> Iterator[None]:
+        """The checks' requests (probes, screen checks, calibration) under --grounding-budget: one meter for
+        every check before the run, those at collection (a suite's pinned detectors) too; what they sent is
+        `requests`, taken off the samples' share."""
+        from ...core import budget
+
+        limit = self.plan.settings.selection.budget
+        if self.meter is None and limit is not None:
+            self.meter = budget.Meter(limit)
+        before = budget.current()
+        budget.install(self.meter)
+        try:
+            yield
+        finally:
+            budget.install(before)
+            if self.meter is not None:
+                self.requests = self.meter.http
 
     def preflights(self) -> bool:
         """The controller checks (and may download) what detectors need; not for --collect-only."""
@@ -39,23 +63,16 @@ class Startup:
         """Fail fast, before any worker starts, on a detector or dataset named on the command line
         or in the ini file that cannot be used, or an output path that cannot be written. Loads
         the run's datasets here too, so the controller can name them under xdist."""
-        from ...core import budget
-
         limit = self.plan.settings.selection.budget
-        meter = budget.Meter(limit) if limit is not None and limit.requests is not None else None
-        budget.install(meter)  # the start-up checks' requests (probes, calibration) are the budget's too
         try:
-            self._check_run_settings(say, on_generate)
-        except budget.BudgetSpent:
+            with self.metered():  # the start-up checks' requests (probes, calibration) are the budget's too
+                self._check_run_settings(say, on_generate)
+        except BudgetSpent:  # past the checks that say it in a note: a check nothing else covers
             assert limit is not None
             raise SettingError(
                 f"--grounding-budget {limit.label('requests')} is spent by the checks before the run (the served "
                 "detectors' probes): give a larger budget, or probe=false on the detector"
             ) from None
-        finally:
-            budget.install(None)
-            if meter is not None:
-                self.requests += meter.http
 
     def _check_run_settings(self, say: Say, on_generate: Callable[[Path], None] | None) -> None:
         plan, selection = self.plan, self.plan.settings.selection
@@ -112,9 +129,22 @@ class Startup:
 
             try:
                 run_preflight(name, factory, bound, say)  # weights, CUDA, a server: once, before workers
+            except BudgetSpent:  # an earlier detector's checks took every request
+                self.note_spent(spec, "its probe")
+                continue
             except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
             self.preflighted.add(spec)
+
+    def note_spent(self, spec: str, what: str) -> None:
+        """A check refused by --grounding-budget requests=N: a note, never a usage error; the samples'
+        share is what the checks left (none), so every sample is not run and the report says so."""
+        limit = self.plan.settings.selection.budget
+        label = limit.label("requests") if limit is not None and limit.requests is not None else "requests"
+        self.notes.add(
+            f"{spec}: {what} not sent: --grounding-budget {label} is spent by the checks before the run "
+            "(the served probes): every sample is not run"
+        )
 
     def check_frames(self, specs: Sequence[str], source: str, say: Say) -> None:
         """Each preflighted model detector's frame check, after the samples' own checks (a server
@@ -127,14 +157,14 @@ class Startup:
             except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
 
-    def _check_limit(self, meter: Any) -> float | None:
-        """How long the frame check's requests may take: the run's --grounding-timeout (one round trip: they
-        are in flight together) and no more than its seconds budget leaves; None: no limit."""
-        timeout = self.plan.settings.scoring.timeout
-        limits = [timeout] if timeout else []
+    def _check_limits(self, meter: Any) -> tuple[float | None, float | None]:
+        """(each calibration request's limit: the run's --grounding-timeout; all of them together: what its
+        seconds budget leaves after the checks before); None: no limit."""
+        timeout = self.plan.settings.scoring.timeout or None
+        left = None
         if meter is not None and meter.budget.seconds is not None:
-            limits.append(max(0.0, meter.budget.seconds - (meter.clock() - meter.started)))
-        return min(limits) if limits else None
+            left = max(0.0, meter.budget.seconds - self.seconds)
+        return timeout, left
 
     def check_frame(self, spec: str, factory: Any, say: Say) -> None:
         """The model detector's frame check (detectors/frame_check.py), once per run, after its
@@ -172,7 +202,12 @@ class Startup:
             return  # the workers' own loading says why, once
         try:
             say(f"grounding: frame check {plan.name_of(spec)}: calibration screens sent")
-            found = run_check(spec, detector, limit_s=self._check_limit(meter))
+            began = time.monotonic()
+            try:
+                timeout, seconds_left = self._check_limits(meter)
+                found = run_check(spec, detector, timeout_s=timeout, budget_s=seconds_left)
+            finally:
+                self.seconds += time.monotonic() - began  # the run's seconds budget pays for it
             result = replace(found, spec=plan.name_of(spec))  # its lines name the label=
         finally:
             pool.close()
@@ -214,6 +249,8 @@ class Startup:
                 notes = check(sized, **bind_options(parsed.name, factory, parsed.options))
                 for note in notes or ():  # issue 56: the server's token counts cannot be used, ...
                     self.notes.add(f"{spec}: {note}")
+            except BudgetSpent:  # the checks took every request: each sample is not run (the docs), no usage error
+                self.note_spent(spec, "its screen and context checks")
             except (ValueError, RuntimeError) as exc:  # ModelUnavailable (what, where, fix); a server gone since
                 raise SettingError(f"{source} {spec}: {exc}") from None
 

@@ -26,18 +26,26 @@ class BudgetHooks:
 
     def share(self) -> budget.Budget:
         """What the samples may spend: the requests the checks before the run sent (probes, the
-        frame check) taken off; under -n N, this worker's part of the rest (1/N each)."""
-        left = self.budget.after_requests(self.worker.startup_requests)
+        frame check) and the frame check's seconds taken off; under -n N, this worker's part of the
+        rest (1/N each; the seconds are everyone's)."""
+        left = self.budget.after_requests(self.worker.startup_requests).after_seconds(self.worker.startup_seconds)
         told = getattr(self.config, "workerinput", None)
         if told is None:
             return left
         index = int(str(told.get("workerid", "gw0")).lstrip("gw") or 0)
         return left.share(index, int(told.get("workercount", 1)))
 
+    @pytest.hookimpl(tryfirst=True)  # before the detectors load (worker/hooks.py, trylast): their probes count
+    def pytest_collection_finish(self, session):
+        if not self.config.option.collectonly and self.meter is None:
+            self.meter = budget.Meter(self.share())
+            budget.install(self.meter)
+
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: the meter covers the pipeline's whole life
     def pytest_runtestloop(self, session):
-        if not self.config.option.collectonly:
+        if not self.config.option.collectonly and self.meter is None:
             self.meter = budget.Meter(self.share())
+        if self.meter is not None:
             budget.install(self.meter)
         try:
             yield

@@ -25,6 +25,7 @@ class WorkerSession:
     judged: bool = False  # a baseline is compared with: each record gets its verdict
     done_keys: frozenset = frozenset()  # (task, detector, dataset, uid) resumed: not run again
     shard_planned: dict[str, dict[str, Any]] = field(default_factory=dict)  # --grounding-shard, per dataset
+    startup_seconds: float = 0.0  # the controller's frame checks' time before the run: the seconds budget's
     startup_requests: int = 0  # HTTP requests the controller's checks sent before the run: the budget's
     pipeline: Any = None  # prefetch.Pipeline: predictions started ahead of their items (once the loop starts)
 

@@ -11,6 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ...core.paths import shown_text
 from ...sections import ordered
 from ...store.reports import write_atomic
 from . import headline
@@ -28,6 +29,8 @@ from .page import (
     thumbnail_records,
 )
 from .thumbs import Thumbnails, Withhold
+
+THUMBS = "/*grounding-thumbnails*/"  # where the thumbnails' CSS goes once the page's text is checked
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ def render(
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)} {started}</title><style>{CSS}\n{headline.CSS}\n{thumbs.css()}</style></head>"
+        f"<title>{escape(title)} {started}</title><style>{CSS}\n{headline.CSS}\n{THUMBS}</style></head>"
         f'<body data-partial="{"1" if partial else "0"}"><header><h1>{escape(title)}</h1>'
         f'<p class="muted">started {started} · {len(records)} records</p>{banner(document)}</header><main>'
         f"{headline.cards(document, sections=found)}"
@@ -63,6 +66,9 @@ def render(
         f"{sections_html(document, thumbs, found)}{figures_section(document)}"
         f"{gallery_section(records, thumbs, display_names(document))}</main><script>{SCRIPT}</script></body></html>\n"
     )
+    # a shared file: no absolute home path in any text (an exception's message, the command line, a folder);
+    # the thumbnails' data URIs go in after, untouched
+    page = shown_text(page).replace(THUMBS, thumbs.css(), 1)
     return page, len(non_hits), len(thumbs.screens)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...analysis.board import Board, Cell
 from ...core.numbers import pct
+from ...core.paths import shown_text
 from ...core.safetext import terminal_line
 from ...store.reports import write_atomic
 from ..board import (
@@ -203,6 +204,6 @@ def write_board(board: Board, path: Path) -> int:
             if run.html:
                 target = os.path.relpath(Path(run.html).resolve(), Path(path).resolve().parent)
                 links[f"html:{run.source}"] = Path(target).as_posix()
-    data = render(board, links).encode("utf-8")
+    data = shown_text(render(board, links)).encode("utf-8")  # a shared page: no absolute home path
     write_atomic(Path(path), data)
     return len(data)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Callable, Iterable, Mapping
+import queue
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,8 +139,10 @@ class Thumbnails:
                     path = base / path
                 self.screens[image] = Screen(len(self.screens), path)
             self.screens[image].targets.append(record.get("target"))
+        early = current()  # the screens the run drew as its non-hits came in (Prefetch)
+        pending = [screen for screen in self.screens.values() if early is None or not early.reuse(screen)]
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            list(pool.map(draw, self.screens.values()))
+            list(pool.map(draw, pending))
         self.crop_class: dict[tuple[str, Region], str] = {}
         for image, screen in self.screens.items():
             for number, region in enumerate(screen.crops):
@@ -169,6 +173,105 @@ class Thumbnails:
             for region, uri in screen.crops.items():
                 rules.append(f".{self.crop_class[(image, region)]}{{background-image:url({uri})}}")
         return "\n".join(rules)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One screen drawn early: the file's (mtime, size) then, its size, overview and crops."""
+
+    stamp: tuple[int, int]
+    size: tuple[int, int]
+    overview: str
+    crops: Mapping[Region, str]
+
+
+class Prefetch:
+    """The run's page's screens drawn while the run goes (issue 60: the thumbnails were the run's
+    last seconds). The controller hands it each record as it arrives; a non-hit's screen (the page
+    shows those: `outcomes`, page.NON_HITS) is drawn once, in one background thread, with a crop for every target the
+    run's samples have on it (`targets_of`: image -> the targets' boxes) and the record's own. At the
+    run's end `close` stops it (what is queued is dropped, the screen being drawn is waited for) and
+    `Thumbnails` takes a drawn screen where the file is unchanged and every crop it needs is there;
+    the rest are drawn then, as before. The same images, read the same way: the page is the same.
+    A record the run refused as outside its dataset is never read, as in `Thumbnails`."""
+
+    JOIN_S = 5.0  # the most `close` waits for the screen being drawn (a hung file: drawn again at the end)
+
+    def __init__(
+        self, outcomes: Iterable[str], targets_of: Callable[[], Mapping[str, Sequence[Any]]] | None = None
+    ) -> None:
+        self._outcomes = frozenset(outcomes)  # the outcomes the page shows screens of (page.NON_HITS)
+        self._targets_of = targets_of
+        self._known: Mapping[str, Sequence[Any]] | None = None
+        self._queue: queue.SimpleQueue[tuple[str, list[Any]] | None] = queue.SimpleQueue()
+        self._seen: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.done: dict[str, Drawn] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        image = str(record.get("image") or "")
+        if self._closed or record.get("outcome") not in self._outcomes or not image or image == "?":
+            return
+        if image in self._seen:
+            return
+        if OUTSIDE_DATASET in str(record.get("error") or ""):
+            return
+        if self._known is None:
+            self._known = self._targets_of() if self._targets_of is not None else {}
+        self._seen.add(image)
+        self._queue.put((image, [*self._known.get(image, ()), record.get("target")]))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="grounding-thumbnails", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None and not self._closed:
+            image, targets = item
+            path = Path(image)
+            stamp = _stamp(path)
+            screen = draw(Screen(0, path, targets))
+            if stamp is not None and screen.size is not None and screen.overview is not None:
+                self.done[str(path)] = Drawn(stamp, screen.size, screen.overview, dict(screen.crops))
+
+    def close(self) -> None:
+        self._closed = True
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(self.JOIN_S)
+
+    def reuse(self, screen: Screen) -> bool:
+        """`screen` given its early drawing: True where there is one for its file as it is now,
+        with every crop its targets need (in their order, as `draw` makes them)."""
+        drawn = self.done.get(str(screen.path))
+        if drawn is None or _stamp(screen.path) != drawn.stamp:
+            return False
+        regions = [region_of(target, drawn.size) for target in screen.targets]
+        if any(region not in drawn.crops for region in regions):
+            return False
+        screen.size, screen.overview = drawn.size, drawn.overview
+        screen.crops = {region: drawn.crops[region] for region in regions}
+        return True
+
+
+_current: Prefetch | None = None  # the run's early drawing while its page is written (None: none)
+
+
+def install(prefetch: Prefetch | None) -> None:
+    global _current
+    _current = prefetch
+
+
+def current() -> Prefetch | None:
+    return _current
 
 
 def _key(record: Mapping[str, Any]) -> tuple[str, str]:
