@@ -12,7 +12,7 @@ from ...analysis.board import Board, Cell
 from ...core.numbers import pct
 from ...core.safetext import terminal_line
 from ...store.reports import write_atomic
-from ..board import PARTIAL, SMALLER, change_text, figure, later_text, miss_rows, miss_text, tier_mark
+from ..common.board import PARTIAL, SMALLER, change_text, figure, later_text, miss_rows, miss_text, tier_mark
 from .assets import CSS
 from .matrix import MATRIX_CSS, MATRIX_SCRIPT, matrix_html, tiers_html
 
