@@ -116,8 +116,9 @@ def test_the_run_s_summary_is_the_document_s():
 
 
 def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
-    """Two shards run with --grounding-errata: `merge` prints the corrected figure as its JSON and markdown
-    give it; `rescore` of the merged report prints the same summary lines, the notes aside."""
+    """Two shards run with --grounding-errata: each live run prints its own document's summary lines;
+    `merge` prints the corrected figure as its JSON and markdown give it; `rescore` and `report` of the
+    merged report print the same summary lines, the notes aside; `summary` its markdown."""
     from pytest_grounding.cli.main import main
     from pytest_grounding.store.reports import read_report
 
@@ -130,11 +131,14 @@ def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
     shards = []
     for k in (1, 2):
         shard = tmp_path / f"shard{k}.json"
-        project.runpytest(
+        live = project.runpytest(
             f"--dataset={FIXTURES / 'mini'}", "--detector", "center", f"--grounding-errata={path}",
             "--grounding-shard", f"{k}/2", "--grounding-json", str(shard), "--grounding-misses", "xfail",
         )  # fmt: skip
         shards.append(str(shard))
+        said = iter(line.rstrip() for line in live.outlines)
+        own = [line.rstrip() for line in document_lines(read_report(shard)) if line]
+        assert all(line in said for line in own), "the live run prints its document's lines, in their order"
     merged = tmp_path / "merged.json"
     capsys.readouterr()
     main(["merge", *shards, "--json", str(merged)])
@@ -152,6 +156,8 @@ def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
     assert main(["report", str(merged), "--html", str(tmp_path / "merged.html")]) == 0
     reported = capsys.readouterr().out.splitlines()
     assert [line for line in reported if line in figures] == figures  # `report` prints the same summary
+    assert main(["summary", str(merged)]) == 0  # `summary`: the markdown of the same document
+    assert capsys.readouterr().out == report_markdown(document)
 
 
 def test_rescore_prints_the_whole_summary_with_the_diagnosis(tmp_path, capsys):
