@@ -91,7 +91,6 @@ def test_the_run_s_summary_is_the_document_s():
     live = RunResult(
         records=tuple(found_records),
         summary=found.summary,
-        cost=found.cost,
         verdicts=found.verdicts,
         datasets=tuple(datasets),
         detector_info=info,

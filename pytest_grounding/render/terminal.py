@@ -61,7 +61,7 @@ def document_lines(document: Mapping[str, Any], sections: Any = None, **view: An
     from ..analysis.result import RunResult
 
     found = tuple(ordered(sections))
-    result = RunResult.of_report(document, verdicts=verdicts_of(document), sections=found)
+    result = RunResult.of_report(document, verdicts=verdicts_of(document, found), sections=found)
     if view:
         result = replace(result, view=replace(result.view, **view))
     return summary_lines(result)

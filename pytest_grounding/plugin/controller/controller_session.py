@@ -212,7 +212,6 @@ class ControllerSession:
         self.result = RunResult(
             records=tuple(self.records),
             summary=found.summary if found else None,
-            cost=found.cost if found else {},
             verdicts=found.verdicts if found else (),
             datasets=tuple(self.dataset_summaries()),
             detector_info=detector_info,
@@ -376,7 +375,7 @@ class ControllerSession:
         config, settings = self.plan.config, self.plan.settings
         found = None
         if result.summary is not None:
-            found = document_mod.Figures(result.summary, result.cost, result.verdicts, result.run)
+            found = document_mod.Figures(result.summary, result.verdicts, result.run)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
         if self.startup.frame_checks:  # --grounding-frame-check: what each model detector's check found
             extra["frame_check"] = dict(self.startup.frame_checks)
