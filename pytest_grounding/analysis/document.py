@@ -51,6 +51,9 @@ class RunRecords:
     detector_info: Mapping[str, Mapping[str, Any]]
     interrupted: bool
     registered: Callable[[str], Mapping[str, Any] | None] | None = None  # a preset's registered description
+    # what the checks before the run found, by the report key of the section that keeps it (the
+    # controller's start-up: frame_check); a section's run_figures takes its own
+    checks: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ReportSection(Protocol):
@@ -91,6 +94,7 @@ def figures(
     interrupted: bool,
     registered: Callable[[str], Mapping[str, Any] | None] | None = None,
     sections: Sequence[ReportSection] = (),
+    checks: Mapping[str, Any] | None = None,
 ) -> Figures:
     """Every figure of the report; the gates are judged only on a complete run. `sections`: the
     run's report sections (sections/registry.py), each asked for its figures (detector-level: into
@@ -109,7 +113,7 @@ def figures(
         )
         for section in sections:  # each feature's own gates (--grounding-max-drop: robustness)
             verdicts += section.judge(summary, scoring)
-    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted, registered)
+    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted, registered, checks or {})
     run: dict[str, Any] = {}
     for section in sections:  # each whole-run feature's figures (cost, reproduction, the errata's corrected figure)
         if section.level != "detector":

@@ -62,7 +62,6 @@ class RunResult:
     # report: the report itself (each section reads its own key)
     run: Mapping[str, Any] = field(default_factory=dict)
     sections: tuple[Any, ...] = ()  # the report sections the outputs loop over (empty: the installed ones)
-    frame_checks: Mapping[str, Any] = field(default_factory=dict)  # --grounding-frame-check: spec -> its finding
 
     @property
     def cost(self) -> Mapping[str, Mapping[str, Any]]:
@@ -70,6 +69,12 @@ class RunResult:
         what a detector's terminal lines show beside its block."""
         found = self.run.get("cost")
         return (found.get("detectors") or {}) if isinstance(found, Mapping) else {}
+
+    @property
+    def frame_checks(self) -> Mapping[str, Any]:
+        """--grounding-frame-check: spec -> what its check found (the frame_check section's figures)."""
+        found = self.run.get("frame_check")
+        return found if isinstance(found, Mapping) else {}
 
     @property
     def failed_gates(self) -> list[Any]:

@@ -202,6 +202,7 @@ class ControllerSession:
                 interrupted=interrupted,
                 registered=registered_preset,
                 sections=self.plan.sections.sections(),
+                checks=self.startup.findings(),  # the frame check's: the frame_check section keeps them
             )
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
@@ -234,7 +235,6 @@ class ControllerSession:
             shard=self.shard_entry(),
             run=found.run if found else {},
             sections=tuple(self.plan.sections.sections()),
-            frame_checks=dict(self.startup.frame_checks),
         )
         return self.result
 
@@ -377,8 +377,6 @@ class ControllerSession:
         if result.summary is not None:
             found = document_mod.Figures(result.summary, result.verdicts, result.run)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
-        if self.startup.frame_checks:  # --grounding-frame-check: what each model detector's check found
-            extra["frame_check"] = dict(self.startup.frame_checks)
         if settings.selection.budget is not None:
             extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:

@@ -30,6 +30,10 @@ class Startup:
     frame_checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # spec -> what its frame check found
     requests: int = 0  # HTTP requests the checks sent: spent of --grounding-budget before any sample
 
+    def findings(self) -> dict[str, Any]:
+        """What the checks found, by the report key of the section that keeps it (document.RunRecords.checks)."""
+        return {"frame_check": dict(self.frame_checks)} if self.frame_checks else {}
+
     def preflights(self) -> bool:
         """The controller checks (and may download) what detectors need; not for --collect-only."""
         option = getattr(self.plan.config, "option", None)
