@@ -51,8 +51,8 @@ class RunRecords:
     detector_info: Mapping[str, Mapping[str, Any]]
     interrupted: bool
     registered: Callable[[str], Mapping[str, Any] | None] | None = None  # a preset's registered description
-    # what the checks before the run found, by the report key of the section that keeps it (the
-    # controller's start-up: frame_check); a section's run_figures takes its own
+    # what the controller's checks found, by the report key of the section that keeps it (the
+    # start-up's frame_check, the baseline file's comparison); a section's run_figures takes its own
     checks: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -154,8 +154,7 @@ class Header:
     partial: bool
     resumed: int
     notes: tuple[str, ...]
-    baseline: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # shard, merge
+    extra: Mapping[str, Any] = field(default_factory=dict)  # not_run, budget, shard, merge
 
 
 def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
@@ -215,7 +214,6 @@ def build(
         "summary": found.summary if found else {},
         "gates": gate_entries(found.verdicts) if found else [],
         "errors_check": error_entries(found.verdicts) if found else [],
-        "baseline": None if header.baseline is None else dict(header.baseline),
         **(dict(found.run) if found else {}),  # the sections' own keys (Figures.run), in their order
         "samples": sorted(records, key=metrics.record_order),
         **header.extra,

@@ -193,7 +193,14 @@ class ControllerSession:
         problem = self.predictions.close()
         found = None
         detector_info = self.detector_info()
+        self.baseline.finish(self.records, interrupted)
+        if self.baseline.note:
+            self.startup.notes.add(self.baseline.note)
         if self.records:
+            checks = self.startup.findings()  # the frame check's: the frame_check section keeps them
+            baseline = self.baseline.document()
+            if baseline is not None:  # --grounding-baseline: the baseline section keeps it
+                checks["baseline"] = baseline
             found = document_mod.figures(
                 self.records,
                 self.scoring(),
@@ -202,11 +209,8 @@ class ControllerSession:
                 interrupted=interrupted,
                 registered=registered_preset,
                 sections=self.plan.sections.sections(),
-                checks=self.startup.findings(),  # the frame check's: the frame_check section keeps them
+                checks=checks,
             )
-        self.baseline.finish(self.records, interrupted)
-        if self.baseline.note:
-            self.startup.notes.add(self.baseline.note)
         self._note_unmatched_errata()
         from ..common.replay import findings as replay_findings
 
@@ -391,7 +395,6 @@ class ControllerSession:
             partial=result.partial,
             resumed=result.resumed,
             notes=result.notes,
-            baseline=self.baseline.document(),
             extra=extra,
         )
         return document_mod.build(
