@@ -335,7 +335,7 @@ def test_the_format_axis_names_the_format_a_model_answers_best(suite, workers, t
     assert "best format: rel1" in (tmp_path / "r.html").read_text()
     # the board names it too
     from pytest_grounding.analysis import board as board_mod
-    from pytest_grounding.render import board as board_text
+    from pytest_grounding.render.common import board as board_text
 
     built = board_mod.build(board_mod.runs_of(str(tmp_path / "r.json"), document))
     assert "best format: rel1" in "\n".join(board_text.text_lines(built))

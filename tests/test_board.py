@@ -278,7 +278,7 @@ def test_a_report_with_errata_is_a_configuration_of_its_own():
 
 def test_each_cell_says_why_its_run_misses_recounted_from_the_records():
     from pytest_grounding.analysis.board import Run, misses_of
-    from pytest_grounding.render.board import miss_text
+    from pytest_grounding.render.common.board import miss_text
 
     def record(uid, outcome, distance):
         found = {"uid": uid, "dataset": "d", "image": f"s{uid}.png", "outcome": outcome, "detector": "m"}

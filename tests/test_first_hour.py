@@ -112,7 +112,7 @@ def test_progress_says_samples_rate_and_eta(project, workers):
 
 
 def test_every_app_table_is_sorted_by_sample_count_also_when_all_are_shown():
-    from pytest_grounding.render.terminal import table
+    from pytest_grounding.render.common.headline import table
 
     rows = [
         {

@@ -91,7 +91,6 @@ def test_the_run_s_summary_is_the_document_s():
     live = RunResult(
         records=tuple(found_records),
         summary=found.summary,
-        cost=found.cost,
         verdicts=found.verdicts,
         datasets=tuple(datasets),
         detector_info=info,
@@ -116,8 +115,9 @@ def test_the_run_s_summary_is_the_document_s():
 
 
 def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
-    """Two shards run with --grounding-errata: `merge` prints the corrected figure as its JSON and markdown
-    give it; `rescore` of the merged report prints the same summary lines, the notes aside."""
+    """Two shards run with --grounding-errata: each live run prints its own document's summary lines;
+    `merge` prints the corrected figure as its JSON and markdown give it; `rescore` and `report` of the
+    merged report print the same summary lines, the notes aside; `summary` its markdown."""
     from pytest_grounding.cli.main import main
     from pytest_grounding.store.reports import read_report
 
@@ -130,11 +130,14 @@ def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
     shards = []
     for k in (1, 2):
         shard = tmp_path / f"shard{k}.json"
-        project.runpytest(
+        live = project.runpytest(
             f"--dataset={FIXTURES / 'mini'}", "--detector", "center", f"--grounding-errata={path}",
             "--grounding-shard", f"{k}/2", "--grounding-json", str(shard), "--grounding-misses", "xfail",
         )  # fmt: skip
         shards.append(str(shard))
+        said = iter(line.rstrip() for line in live.outlines)
+        own = [line.rstrip() for line in document_lines(read_report(shard)) if line]
+        assert all(line in said for line in own), "the live run prints its document's lines, in their order"
     merged = tmp_path / "merged.json"
     capsys.readouterr()
     main(["merge", *shards, "--json", str(merged)])
@@ -152,6 +155,8 @@ def test_merge_prints_the_errata_of_shards(project, tmp_path, capsys):
     assert main(["report", str(merged), "--html", str(tmp_path / "merged.html")]) == 0
     reported = capsys.readouterr().out.splitlines()
     assert [line for line in reported if line in figures] == figures  # `report` prints the same summary
+    assert main(["summary", str(merged)]) == 0  # `summary`: the markdown of the same document
+    assert capsys.readouterr().out == report_markdown(document)
 
 
 def test_rescore_prints_the_whole_summary_with_the_diagnosis(tmp_path, capsys):
@@ -170,3 +175,75 @@ def test_rescore_prints_the_whole_summary_with_the_diagnosis(tmp_path, capsys):
     assert main(["rescore", str(predictions), "--frame", "rel1000", "--json", str(out)]) == 0
     said = capsys.readouterr().out
     assert "frame diagnosis" not in said and "accuracy 100.0%" in said
+
+
+def test_every_output_shows_the_figures_the_issue_named():
+    """Issue 55's drift list, on one document: `truncated`, `cache.not_stored` and the macro average over
+    datasets in the terminal, markdown, HTML, JSON and tracker; one gate table in markdown and HTML; the
+    board's tolerance (0-100 px) and frame read from the report's own sections, records or not."""
+    from html import escape
+
+    from pytest_grounding.analysis import board as board_mod
+    from pytest_grounding.analysis.tracked import tracked_runs
+    from pytest_grounding.core.numbers import pct
+    from pytest_grounding.core.record import CACHE_META, CacheUse
+    from pytest_grounding.render.common.board import miss_text
+    from pytest_grounding.render.common.tables import gate_rows, macro_cell
+    from pytest_grounding.render.html import render
+    from pytest_grounding.sections import testing
+
+    def cached(n):
+        return {CACHE_META: CacheUse.NOT_STORED if n == 2 else CacheUse.STORED}
+
+    found_records = [record(f"s{n}", "hit" if n % 3 else "miss", truncated=n == 4, meta=cached(n)) for n in range(9)]
+    found_records += [{**record(f"t{n}", "hit" if n % 2 else "miss"), "dataset": "ds2"} for n in range(6)]
+    found_records += [{**r, "detector": "other"} for r in testing.misses_records()]  # one dataset: its own board cell
+    sections = registry.default().sections()
+    datasets = [
+        {"name": name, "format": "jsonl", "samples": 9, "fingerprint": "f" * 12, "defects": 0, "path": name}
+        for name in ("ds", "ds2")
+    ]
+    info = {"m": {"name": "m"}, "other": {"name": "other"}}
+    how = document_mod.Scoring(gates=(gates_mod.parse_gate("0.6"), gates_mod.parse_gate("dataset=ds2:0.9")))
+    figures = document_mod.figures(
+        found_records, how, datasets=datasets, detector_info=info, interrupted=False, sections=sections
+    )
+    header = document_mod.Header(
+        started=time.time(), duration_s=1.0, args=(), settings={"top_apps": None}, workers=None, versions={},
+        partial=False, resumed=0, notes=(),
+    )  # fmt: skip
+    built = document_mod.build(found_records, figures, how, header, datasets=datasets, detector_info=info)
+    document = json.loads(json.dumps(built))
+    block = document["summary"]["m"]
+    assert block["truncated"] == 1 and block["cache"]["not_stored"] == 1, "JSON"
+    macro = block["macro_dataset_accuracy"]
+    assert macro is not None
+    terminal = document_lines(document, sections=sections)
+    markdown = report_markdown(document, sections=sections)
+    page, _, _ = render(document, sections=sections)
+    (metrics,) = [run.metrics for run in tracked_runs(document, sections) if run.name == "m"]
+    assert any(line.startswith("  cut answers 1:") for line in terminal), terminal
+    assert any("1 answers could not be written to the cache" in line for line in terminal), terminal
+    assert any(f"macro over datasets {pct(macro)}" in line for line in terminal), terminal
+    row = next(line for line in markdown.splitlines() if line.startswith("| m |"))
+    header_row = markdown.splitlines()[markdown.splitlines().index(row) - 2]
+    cells = {k.strip(): v.strip() for k, v in zip(header_row.split("|"), row.split("|"), strict=True)}
+    assert cells["cut answers"] == "1" and cells["macro datasets"] == macro_cell(block, "dataset"), cells
+    assert "| m | 0 | 8 | 15 | 1 |" in markdown and "not stored (write failed)" in markdown, "the cache table"
+    assert "not stored (write failed)" in page and escape(macro_cell(block, "dataset")) in page
+    assert metrics["truncated"] == 1 and metrics["cache.not_stored"] == 1
+    assert metrics["macro_dataset_accuracy"] == macro
+    gates = gate_rows(document)
+    assert len(gates) == 4  # two gates for each detector (the ds2 slice of `other` is empty: no figure)
+    for gate in gates:
+        assert "| " + " | ".join(gate) + " |" in markdown
+        assert all(escape(cell) in page for cell in gate)
+    # the board: the report's own tolerance curve and diagnosis, the same with the samples gone
+    own = document["summary"]["other"]
+    curve = {str(point["px"]): point["accuracy"] for point in own["tolerance"]}
+    assert "100" in curve
+    for shown in (document, {k: v for k, v in document.items() if k != "samples"}):
+        (run,) = [r for c, _, r in board_mod.runs_of("r.json", shown) if c.detector == "other"]
+        said = board_mod.misses_of(run)
+        assert said is not None and said["within_px"] == curve and said["frame"] == own["diagnosis"]["frame"]["name"]
+        assert "rescore --frame rel1000" in miss_text(said)

@@ -274,7 +274,7 @@ def test_a_tie_never_reads_minus_zero():
     """Two models with the same outcomes differ by nothing: `+0.0 points, 95% CI +0.0 to +0.0`."""
     from pytest_grounding.analysis.intervals import Difference
     from pytest_grounding.core.numbers import points
-    from pytest_grounding.render import board as board_text
+    from pytest_grounding.render.common import board as board_text
 
     hits = vector(100, 0.5, 1)
     found = significance.tiers([significance.Contender(name, "pixel", records(hits, name)) for name in ("a", "b")])

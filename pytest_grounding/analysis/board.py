@@ -89,6 +89,9 @@ class Run:
     checked_frame: tuple[str, ...] = ()  # the frame check's `rescore` arguments (--grounding-frame-check=warn)
     rescored: tuple[str, ...] | None = None  # a report `rescore` wrote: its options (never the run's own figure)
     records: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # the report's own section figures for the cell (MISS_SECTIONS), where the detector's block is this
+    # dataset alone: what misses_of reads before it counts anything from the records (issue 55)
+    figures: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def when(self) -> datetime | None:
@@ -255,6 +258,8 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
         info = _mapping(detectors.get(spec))
         config = config_of(spec, info, scoring)
         mine = [r for r in records if r.get("detector") == spec and r.get("task", Task.GROUNDING) == Task.GROUNDING]
+        scored_sets = [r for r in _mapping(block.get("by")).get("dataset") or () if isinstance(r, Mapping)]
+        own = {k: block[k] for k in MISS_SECTIONS if block.get(k)} if len(scored_sets) == 1 else {}
         for dataset in datasets:
             name = str(dataset.get("name"))
             row = _dataset_row(block, name)
@@ -284,6 +289,7 @@ def runs_of(source: str, document: Mapping[str, Any], html: str | None = None) -
                         checked_frame=checked_frame(document, spec),
                         rescored=rescore_options(document),
                         records=tuple(r for r in mine if r.get("dataset") == name),
+                        figures=own,
                     ),
                 )
             )
@@ -366,23 +372,29 @@ def build(
     return Board(rows, columns, cells, tuple(skipped), reports, ranked, matrices, tuple(running))
 
 
+MISS_SECTIONS = ("tolerance", "diagnosis", "formats")  # the sections whose figures say why a cell misses
+
+
 def misses_of(run: Run) -> dict[str, Any] | None:
-    """Why a cell's latest run misses, from its records alone (issue 46): the report's tolerance curve
-    (accuracy within 0 to 100 px of the box, every point the `tolerance` section gives) and the frame
-    its `diagnosis` found, computed as those sections compute them (a cell is one dataset of a report,
-    so from the cell's records); None for a run with no grounding records (the element-at-click task
-    has no click to place)."""
-    from . import misses
+    """Why a cell's latest run misses (issue 46): the report's tolerance curve (accuracy within 0 to
+    100 px of the box, every point the `tolerance` section gives), the frame its `diagnosis` found and
+    the best format (issue 56). Read from the report's own section figures where the detector's block
+    is this one dataset (issue 55: a rescored or corrected report's figures are the board's); for a
+    block over several datasets, counted from the cell's records by the sections' own functions.
+    None for a run with neither (the element-at-click task has no click to place)."""
+    from . import formats, misses
 
-    grounding = [r for r in run.records if r.get("task", Task.GROUNDING) == Task.GROUNDING]
-    if not grounding:
-        return None
-    from . import formats
-
-    originals = [r for r in grounding if r.get("variant") is None]
-    curve = misses.tolerance_curve(originals)["px"]
-    frame = misses.diagnosis(originals)["frame"]
-    best = formats.figures(grounding)  # --grounding-perturb format (issue 56): the best format
+    own = run.figures
+    if own.get("tolerance"):  # the report's figures
+        curve, best = own["tolerance"], own.get("formats")
+        frame = _mapping(_mapping(own.get("diagnosis")).get("frame"))
+    else:
+        grounding = [r for r in run.records if r.get("task", Task.GROUNDING) == Task.GROUNDING]
+        if not grounding:
+            return None
+        originals = [r for r in grounding if r.get("variant") is None]
+        curve, frame = misses.tolerance_curve(originals)["px"], misses.diagnosis(originals)["frame"]
+        best = formats.figures(grounding)  # --grounding-perturb format (issue 56): the best format
     found = {
         "within_px": {str(point["px"]): point["accuracy"] for point in curve},
         "frame": frame.get("name"),

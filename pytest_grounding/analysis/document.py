@@ -51,6 +51,9 @@ class RunRecords:
     detector_info: Mapping[str, Mapping[str, Any]]
     interrupted: bool
     registered: Callable[[str], Mapping[str, Any] | None] | None = None  # a preset's registered description
+    # what the controller's checks found, by the report key of the section that keeps it (the
+    # start-up's frame_check, the baseline file's comparison); a section's run_figures takes its own
+    checks: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ReportSection(Protocol):
@@ -68,13 +71,18 @@ class ReportSection(Protocol):
 
     def judge(self, summary: Mapping[str, Any], scoring: Any) -> list[Any]: ...
 
+    def verdict_entries(self, verdicts: Sequence[Any]) -> Mapping[str, Any]: ...
+
+    def read_verdicts(self, document: Mapping[str, Any]) -> list[Any]: ...
+
 
 @dataclass(frozen=True)
 class Figures:
     summary: dict[str, Any]
-    cost: dict[str, dict[str, Any]]
-    verdicts: tuple[Any, ...] = ()  # gates_mod.Verdict | gates_mod.ErrorVerdict
-    run: Mapping[str, Any] = field(default_factory=dict)  # run-level sections' figures: the report's key -> value
+    verdicts: tuple[Any, ...] = ()  # gates_mod.Verdict | gates_mod.ErrorVerdict | a section's own
+    # the report's keys the sections make beside the summary (their run_figures: cost, reproduction,
+    # errata; their verdict_entries: robustness_gates), in the sections' order
+    run: Mapping[str, Any] = field(default_factory=dict)
 
 
 def figures(
@@ -86,17 +94,18 @@ def figures(
     interrupted: bool,
     registered: Callable[[str], Mapping[str, Any] | None] | None = None,
     sections: Sequence[ReportSection] = (),
+    checks: Mapping[str, Any] | None = None,
 ) -> Figures:
     """Every figure of the report; the gates are judged only on a complete run. `sections`: the
     run's report sections (sections/registry.py), each asked for its figures (detector-level: into
-    each summary block; run-level: a key of the report) and its gates, in their order."""
+    each summary block; run-level: a key of the report), its gates and the report keys of its
+    verdicts, in their order: building the document is a loop over them."""
     detector_level = [s for s in sections if s.level == "detector"]
     summary = metrics.summarize(records, refusal_rows=scoring.refusal_rows, figures=detector_level)
     for name, block in summary.items():  # a detector's label= (issue 51), on its block for the renderers
         label = (detector_info.get(block.get("detector", name)) or {}).get("label")
         if label:
             block["label"] = label
-    cost = cost_mod.summarize(records, scoring.price, key=metrics.summary_key)
     verdicts: list[Any] = []
     if not interrupted:
         verdicts = gates_mod.judge(
@@ -104,14 +113,16 @@ def figures(
         )
         for section in sections:  # each feature's own gates (--grounding-max-drop: robustness)
             verdicts += section.judge(summary, scoring)
-    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted, registered)
+    found = RunRecords(records, scoring, summary, datasets, detector_info, interrupted, registered, checks or {})
     run: dict[str, Any] = {}
-    for section in sections:  # each whole-run feature's figures (--grounding-errata: the corrected figure)
+    for section in sections:  # each whole-run feature's figures (cost, reproduction, the errata's corrected figure)
         if section.level != "detector":
             made = section.run_figures(found)
             if made is not None:
                 run[section.name] = made
-    return Figures(summary, cost, tuple(verdicts), run)
+    for section in sections:  # each feature's own verdicts, kept (--grounding-max-drop: robustness_gates)
+        run.update(section.verdict_entries(verdicts))
+    return Figures(summary, tuple(verdicts), run)
 
 
 def dataset_entries(
@@ -143,8 +154,7 @@ class Header:
     partial: bool
     resumed: int
     notes: tuple[str, ...]
-    baseline: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # shard, merge
+    extra: Mapping[str, Any] = field(default_factory=dict)  # not_run, budget, shard, merge
 
 
 def gate_entries(verdicts: Sequence[Any]) -> list[dict[str, Any]]:
@@ -204,20 +214,16 @@ def build(
         "summary": found.summary if found else {},
         "gates": gate_entries(found.verdicts) if found else [],
         "errors_check": error_entries(found.verdicts) if found else [],
-        **robustness.gates_entry(found.verdicts if found else ()),  # --grounding-max-drop
-        "baseline": None if header.baseline is None else dict(header.baseline),
-        "reproduction": [],  # the reproduction section's figures (below) where --grounding-published applies
-        "cost": cost_mod.document(found.cost if found else {}, scoring.price),
+        **(dict(found.run) if found else {}),  # the sections' own keys (Figures.run), in their order
         "samples": sorted(records, key=metrics.record_order),
-        **(dict(found.run) if found else {}),  # the run-level sections' figures (errata)
         **header.extra,
     }
 
 
-def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
-    """The verdicts a report holds (`gates`, `errors_check`, `robustness_gates`), in the order
-    `figures` judged them: per detector its failed error share, then its gates; then the max-drop
-    gates. What `merge`, `rescore` and a report read back print, as the run printed them."""
+def verdicts_of(document: Mapping[str, Any], sections: Sequence[ReportSection] = ()) -> tuple[Any, ...]:
+    """The verdicts a report holds (`gates`, `errors_check`, then each section's own: `robustness_gates`),
+    in the order `figures` judged them: per detector its failed error share, then its gates; then the
+    sections' (read_verdicts). What `merge`, `rescore` and a report read back print, as the run printed them."""
     summary = document.get("summary") or {}
     errors = {e["detector"]: e for e in document.get("errors_check") or [] if not e.get("passed", True)}
     found: list[Any] = []
@@ -253,10 +259,8 @@ def verdicts_of(document: Mapping[str, Any]) -> tuple[Any, ...]:
                     values=values,
                 )
             )
-    for entry in document.get("robustness_gates") or []:
-        most = robustness.MaxDrop.of_points(float(entry["max_drop"]), entry.get("gate"))
-        drop = None if entry.get("drop") is None else float(entry["drop"])
-        found.append(robustness.DropVerdict(most, entry["detector"], entry.get("variant"), drop, int(entry["pairs"])))
+    for section in sections:
+        found += section.read_verdicts(document)
     return tuple(found)
 
 

@@ -565,7 +565,6 @@ def merged_document(
         partial=partial,
         resumed=sum(int(p.document.get("resumed") or 0) for p in kept),
         notes=tuple(notes),
-        baseline=None,
         extra={
             "not_run": [entry for part in kept for entry in part.document.get("not_run", [])],  # partial already
             "merge": _merge_entry(chosen, parts),

@@ -46,8 +46,7 @@ class BaselineResult:
 class RunResult:
     records: tuple[Record, ...]
     summary: dict[str, Any] | None  # None: no record (nothing scored)
-    cost: dict[str, dict[str, Any]]
-    verdicts: tuple[Any, ...]  # gates.Verdict | gates.ErrorVerdict
+    verdicts: tuple[Any, ...]  # gates.Verdict | gates.ErrorVerdict | a section's own (max-drop)
     datasets: tuple[dict[str, Any], ...]
     detector_info: dict[str, dict[str, Any]]
     partial: bool  # interrupted, or items no report came for
@@ -63,7 +62,19 @@ class RunResult:
     # report: the report itself (each section reads its own key)
     run: Mapping[str, Any] = field(default_factory=dict)
     sections: tuple[Any, ...] = ()  # the report sections the outputs loop over (empty: the installed ones)
-    frame_checks: Mapping[str, Any] = field(default_factory=dict)  # --grounding-frame-check: spec -> its finding
+
+    @property
+    def cost(self) -> Mapping[str, Mapping[str, Any]]:
+        """Each summary block's entry of the cost section's figures (the report's `cost.detectors`),
+        what a detector's terminal lines show beside its block."""
+        found = self.run.get("cost")
+        return (found.get("detectors") or {}) if isinstance(found, Mapping) else {}
+
+    @property
+    def frame_checks(self) -> Mapping[str, Any]:
+        """--grounding-frame-check: spec -> what its check found (the frame_check section's figures)."""
+        found = self.run.get("frame_check")
+        return found if isinstance(found, Mapping) else {}
 
     @property
     def failed_gates(self) -> list[Any]:
@@ -89,7 +100,6 @@ class RunResult:
         found: dict[str, Any] = {
             "records": tuple(document.get("samples") or ()),
             "summary": document.get("summary"),
-            "cost": dict(spent.get("detectors") or {}),
             "verdicts": (),
             "datasets": tuple(run.get("datasets") or ()),
             "detector_info": dict(run.get("detectors") or {}),

@@ -235,6 +235,16 @@ def gates_entry(verdicts: Sequence[Any]) -> dict[str, Any]:
     return {"robustness_gates": entries} if entries else {}
 
 
+def verdicts_of(document: Mapping[str, Any]) -> list[DropVerdict]:
+    """The max-drop verdicts a report holds (`robustness_gates`), as the run judged them."""
+    found = []
+    for entry in document.get("robustness_gates") or []:
+        most = MaxDrop.of_points(float(entry["max_drop"]), entry.get("gate"))
+        drop = None if entry.get("drop") is None else float(entry["drop"])
+        found.append(DropVerdict(most, entry["detector"], entry.get("variant"), drop, int(entry["pairs"])))
+    return found
+
+
 def settings_entry(settings: Any) -> dict[str, Any]:
     """The report's `run.settings` keys of a sweep (none without one)."""
     specs, drops = list(settings.selection.perturb), settings.verdict.max_drops

@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         import json
 
-        from ..render.board import json_document
+        from ..render.common.board import json_document
         from ..store.reports import write_atomic
 
         try:
@@ -253,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
             f"wrote {terminal_line(args.html)}: {len(board.rows)} configurations x {len(board.columns)} benchmarks "
             f"from {reports} reports, {size / 1e3:.0f} kB"
         )  # and the table below, as without --html (issue 61)
-    from ..render.board import markdown_lines, text_lines
+    from ..render.common.board import markdown_lines, text_lines
 
     lines: Sequence[str] = (
         markdown_lines(board, history=args.history) if args.markdown else text_lines(board, history=args.history)

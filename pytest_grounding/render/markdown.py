@@ -17,8 +17,8 @@ from ..core.paths import shown_text
 from ..core.record import Outcome
 from ..core.safetext import markdown_text as md
 from ..sections import LATENCY, ordered
-from .tables import GATE_HEADER, gate_rows, macro_cell
-from .terminal import profile_lines
+from .common.headline import profile_lines
+from .common.tables import GATE_HEADER, gate_rows, macro_cell
 
 SHOWN = 20  # samples listed per kind; the rest are counted (all of them are in the report artifact)
 
@@ -116,7 +116,7 @@ def report_markdown(document: Mapping[str, Any], title: str = "Grounding benchma
     for section in found:  # each feature's own part (pytest_grounding/sections): the detectors' first
         if section.order < LATENCY:
             lines += section.markdown(document)
-    gates = gate_rows(document)  # the HTML page's table too (render/tables.py)
+    gates = gate_rows(document)  # the HTML page's table too (render/common/tables.py)
     if gates:
         lines += ["### Accuracy gates", "", *_table(GATE_HEADER, gates)]
     for section in found:

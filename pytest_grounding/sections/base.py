@@ -12,7 +12,7 @@ API is stable: new hooks are added with defaults, none is renamed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -79,7 +79,9 @@ class Section:
     - `run_figures(found)`: RUN sections: the section's key of the report from the run's records
       and scoring (analysis/document.RunRecords; None: absent, no key written); the document and
       `RunResult.run` hold it, and every output (the terminal too) renders from there.
-    - `judge(summary, scoring)`: verdicts (gates) over the summary; the document holds them.
+    - `judge(summary, scoring)`: verdicts (gates) over the summary; `verdict_entries(verdicts)` the
+      report keys its own verdicts are kept under (None: none of its), `read_verdicts(document)`
+      them read back (what `merge`, `rescore` and `report` print, as the run printed them).
     - `terminal(view)`: a detector block's lines (two-space indent); `run_terminal(result)`: the
       run's lines (reproduction, baseline: figures beside the detectors').
     - `markdown(document)`: the markdown summary's lines (a `### Title` and a table, usually).
@@ -115,6 +117,12 @@ class Section:
         return None
 
     def judge(self, summary: Mapping[str, Any], scoring: Any) -> list[Any]:
+        return []
+
+    def verdict_entries(self, verdicts: Sequence[Any]) -> Mapping[str, Any]:
+        return {}
+
+    def read_verdicts(self, document: Mapping[str, Any]) -> list[Any]:
         return []
 
     def terminal(self, view: DetectorView) -> list[str]:

@@ -17,6 +17,7 @@ from ._render import html_table, md_table
 from .base import RUN, HtmlPage, Section
 
 if TYPE_CHECKING:
+    from ..analysis.document import RunRecords
     from ..analysis.result import RunResult
 
 SHOWN = 20  # samples listed per kind in the markdown; the rest are counted
@@ -69,6 +70,12 @@ class Baseline(Section):
     level = RUN
     order = 90
     terminal_after_summary = True
+
+    def run_figures(self, found: RunRecords) -> Mapping[str, Any] | None:
+        """--grounding-baseline: what became of the baseline file and the comparison with it (the
+        controller's check, handed in as found.checks; None without a baseline)."""
+        baseline = found.checks.get(self.name)
+        return dict(baseline) if isinstance(baseline, Mapping) else None
 
     def run_terminal(self, result: RunResult) -> list[str]:
         return baseline_lines(result)
@@ -223,7 +230,7 @@ SECTION = Baseline()
 SCHEMA_REPORT = {
     "baseline": {
         "description": "--grounding-baseline: what happened to the baseline and, when it was compared "
-        "with, the verdicts. null without the option.",
+        "with, the verdicts. Absent without the option (null in older reports).",
         "oneOf": [
             {"type": "null"},
             {

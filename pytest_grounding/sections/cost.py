@@ -5,12 +5,15 @@ summary by analysis/document.figures); the terminal shows each detector's under 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis import cost as cost_mod
 from ..analysis.tracked import _numbers
 from ._render import md_table
 from .base import RUN, DetectorView, Section
+
+if TYPE_CHECKING:
+    from ..analysis.document import RunRecords
 
 HEADER = ["detector", "samples with usage", "prompt tokens", "completion tokens", "cost", "per 1,000 samples"]
 
@@ -24,6 +27,14 @@ class Cost(Section):
     title = "Tokens and cost"
     level = RUN
     order = 70
+
+    def run_figures(self, found: RunRecords) -> Mapping[str, Any] | None:
+        """The report's `cost`: each summary block's token usage and, with --grounding-price, its
+        cost (None: no detector reported usage and no price was set)."""
+        from ..analysis.metrics import summary_key
+
+        price = found.scoring.price
+        return cost_mod.document(cost_mod.summarize(found.records, price, key=summary_key), price)
 
     def terminal(self, view: DetectorView) -> list[str]:
         return cost_mod.lines(view.cost, view.price)
@@ -78,8 +89,8 @@ SECTION = Cost()
 SCHEMA_REPORT = {
     "cost": {
         "description": "Token usage reported by served detectors (a record's meta.usage), summed per "
-        "summary block, and with --grounding-price the cost. null when no detector reported "
-        "usage and no price was set.",
+        "summary block, and with --grounding-price the cost. Absent when no detector reported "
+        "usage and no price was set (null in older reports).",
         "oneOf": [
             {"type": "null"},
             {

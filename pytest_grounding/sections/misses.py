@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from html import escape
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..analysis import misses
 from ..core.frames import FRAME_NAMES
@@ -16,6 +16,9 @@ from ..core.misses import MISS_KINDS
 from ..core.numbers import pct
 from ._render import html_table, md_table
 from .base import RUN, BlockRecords, DetectorView, HtmlPage, Section
+
+if TYPE_CHECKING:
+    from ..analysis.document import RunRecords
 
 COUNT = {"$ref": "#/$defs/count"}
 SHARE = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
@@ -311,9 +314,13 @@ class FrameCheck(Section):
     level = RUN
     order = 5
     not_in: ClassVar[Mapping[str, str]] = {
-        "terminal": "its line is a note of the run's header and summary (plugin/common/plan.py)",
+        "terminal": "its line is a note of the run's header and summary (plugin/controller/startup.py)",
         "tracker": "a check before the run, not a figure of it; its finding is in the report",
     }
+
+    def run_figures(self, found: RunRecords) -> Mapping[str, Any] | None:
+        """What each model detector's frame check found before the run (None: no check ran)."""
+        return dict(found.checks.get(self.name) or {}) or None
 
     def rows(self, document: Mapping[str, Any]) -> list[list[Any]]:
         found = document.get(self.name) or {}

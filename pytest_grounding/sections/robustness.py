@@ -4,7 +4,7 @@ HTML page's robustness sections, the tracker's metrics per variant."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..analysis import robustness
@@ -24,6 +24,12 @@ class Robustness(Section):
 
     def judge(self, summary: Mapping[str, Any], scoring: Any) -> list[Any]:
         return list(robustness.judge(getattr(scoring, "max_drops", ()), summary))
+
+    def verdict_entries(self, verdicts: Sequence[Any]) -> Mapping[str, Any]:
+        return robustness.gates_entry(verdicts)  # `robustness_gates`, where a max-drop gate was set
+
+    def read_verdicts(self, document: Mapping[str, Any]) -> list[Any]:
+        return robustness.verdicts_of(document)
 
     def terminal(self, view: DetectorView) -> list[str]:
         return text.terminal_lines(view.found(self.name))

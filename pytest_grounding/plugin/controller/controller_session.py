@@ -217,7 +217,14 @@ class ControllerSession:
         problem = self.predictions.close()
         found = None
         detector_info = self.detector_info()
+        self.baseline.finish(self.records, interrupted)
+        if self.baseline.note:
+            self.startup.notes.add(self.baseline.note)
         if self.records:
+            checks = self.startup.findings()  # the frame check's: the frame_check section keeps them
+            baseline = self.baseline.document()
+            if baseline is not None:  # --grounding-baseline: the baseline section keeps it
+                checks["baseline"] = baseline
             found = document_mod.figures(
                 self.records,
                 self.scoring(),
@@ -226,17 +233,14 @@ class ControllerSession:
                 interrupted=interrupted,
                 registered=registered_preset,
                 sections=self.plan.sections.sections(),
+                checks=checks,
             )
-        self.baseline.finish(self.records, interrupted)
-        if self.baseline.note:
-            self.startup.notes.add(self.baseline.note)
         self._note_unmatched_errata()
         from ..common.replay import findings as replay_findings
 
         self.result = RunResult(
             records=tuple(self.records),
             summary=found.summary if found else None,
-            cost=found.cost if found else {},
             verdicts=found.verdicts if found else (),
             datasets=tuple(self.dataset_summaries()),
             detector_info=detector_info,
@@ -259,7 +263,6 @@ class ControllerSession:
             shard=self.shard_entry(),
             run=found.run if found else {},
             sections=tuple(self.plan.sections.sections()),
-            frame_checks=dict(self.startup.frame_checks),
         )
         return self.result
 
@@ -402,10 +405,8 @@ class ControllerSession:
         config, settings = self.plan.config, self.plan.settings
         found = None
         if result.summary is not None:
-            found = document_mod.Figures(result.summary, result.cost, result.verdicts, result.run)
+            found = document_mod.Figures(result.summary, result.verdicts, result.run)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
-        if self.startup.frame_checks:  # --grounding-frame-check: what each model detector's check found
-            extra["frame_check"] = dict(self.startup.frame_checks)
         if settings.selection.budget is not None:
             extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:
@@ -420,7 +421,6 @@ class ControllerSession:
             partial=result.partial,
             resumed=result.resumed,
             notes=result.notes,
-            baseline=self.baseline.document(),
             extra=extra,
         )
         return document_mod.build(

@@ -54,6 +54,10 @@ class Startup:
             if self.meter is not None:
                 self.requests = self.meter.http
 
+    def findings(self) -> dict[str, Any]:
+        """What the checks found, by the report key of the section that keeps it (document.RunRecords.checks)."""
+        return {"frame_check": dict(self.frame_checks)} if self.frame_checks else {}
+
     def preflights(self) -> bool:
         """The controller checks (and may download) what detectors need; not for --collect-only."""
         option = getattr(self.plan.config, "option", None)

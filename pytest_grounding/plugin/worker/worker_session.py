@@ -62,7 +62,7 @@ class WorkerSession:
     def detector_lines(self, specs: Sequence[str]) -> list[str]:
         """Load each detector (once per process) and say what it runs on. A DetectorLoadError
         propagates: the caller stops the run with it (one message, not an error per item)."""
-        from ...render.terminal import runtime_line
+        from ...render.common.headline import runtime_line
 
         lines = []
         for spec in specs:

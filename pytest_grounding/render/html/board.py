@@ -13,7 +13,7 @@ from ...core.numbers import pct
 from ...core.paths import shown_text
 from ...core.safetext import terminal_line
 from ...store.reports import write_atomic
-from ..board import (
+from ..common.board import (
     PARTIAL,
     RESCORED,
     SMALLER,

@@ -16,7 +16,7 @@ from ...analysis import matrix as sample_matrix
 from ...analysis import tiers as significance
 from ...core.numbers import pct, points
 from ...core.safetext import terminal_line
-from ..board import TIERS_SAID
+from ..common.board import TIERS_SAID
 
 PAGE_ROWS = 100
 

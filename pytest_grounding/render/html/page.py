@@ -14,8 +14,8 @@ from ...core.identity import display_name
 from ...core.numbers import ms, pct
 from ...core.record import Outcome
 from ...sections import HtmlPage, ordered
-from .. import terminal as report
-from ..tables import GATE_HEADER, gate_rows, macro_cell
+from ..common import headline as report
+from ..common.tables import GATE_HEADER, gate_rows, macro_cell
 from .svg import WIDTH
 from .svg import render as render_svg
 from .thumbs import CROP_MAX, OVERVIEW_MAX, Region, Thumbnails, fit
@@ -142,7 +142,7 @@ def run_section(document: Mapping[str, Any]) -> str:
 
 def gates_section(document: Mapping[str, Any]) -> str:
     out = ["<h2>Gates</h2>"]
-    gates = gate_rows(document)  # the markdown summary's table too (render/tables.py)
+    gates = gate_rows(document)  # the markdown summary's table too (render/common/tables.py)
     if gates:
         rows = [[*(e(c) for c in row[:-1]), verdict(row[-1] == "passed")] for row in gates]
         numeric = [False, False, True, True, False, True, True, False]

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..analysis import board as board_mod
-from ..analysis import matrix as sample_matrix
-from ..analysis import tiers as significance
-from ..analysis.board import Benchmark, Board, Cell, Change, Config, Run
-from ..analysis.intervals import span
-from ..core.numbers import pct, points
-from ..core.safetext import markdown_text, terminal_line
+from ...analysis import board as board_mod
+from ...analysis import matrix as sample_matrix
+from ...analysis import tiers as significance
+from ...analysis.board import Benchmark, Board, Cell, Change, Config, Run
+from ...analysis.intervals import span
+from ...core.numbers import pct, points
+from ...core.safetext import markdown_text, terminal_line
 
 PARTIAL = "†"  # a partial run (interrupted), or a merge with shards missing
 SMALLER = "‡"  # a later run over fewer samples (a first look), beside the cell's figure (issue 61)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..analysis.intervals import span
-from ..core.numbers import pct
+from ...analysis.intervals import span
+from ...core.numbers import pct
 
 GATE_HEADER = ("detector", "slice", "accuracy", "95% CI", "judged on", "threshold", "scored", "verdict")
 
