@@ -220,8 +220,8 @@ class ControllerSession:
         self.baseline.finish(self.records, interrupted)
         if self.baseline.note:
             self.startup.notes.add(self.baseline.note)
+        checks = self.startup.findings()  # the frame check's: the frame_check section keeps them
         if self.records:
-            checks = self.startup.findings()  # the frame check's: the frame_check section keeps them
             baseline = self.baseline.document()
             if baseline is not None:  # --grounding-baseline: the baseline section keeps it
                 checks["baseline"] = baseline
@@ -261,7 +261,7 @@ class ControllerSession:
             outputs=self._outputs(),
             output_errors=(problem,) if problem else (),
             shard=self.shard_entry(),
-            run=found.run if found else {},
+            run=found.run if found else checks,  # no sample scored: what the checks found still stands
             sections=tuple(self.plan.sections.sections()),
         )
         return self.result
@@ -407,6 +407,8 @@ class ControllerSession:
         if result.summary is not None:
             found = document_mod.Figures(result.summary, result.verdicts, result.run)
         extra: dict[str, Any] = {"not_run": [entry.to_json() for entry in self.not_run]}
+        if found is None:  # no sample scored: the start-up checks' findings (the frame check's) still go in
+            extra.update(result.run)
         if settings.selection.budget is not None:
             extra["budget"] = self.budget_entry()
         if settings.selection.shard is not None:
