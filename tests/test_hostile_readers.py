@@ -99,16 +99,21 @@ def test_the_run_refuses_a_hostile_errata_file_in_one_line(tmp_path, content, wo
     assert result.returncode != 0 and "line " in text and " passed" not in text, text[-2000:]
 
 
-@pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
-def test_the_run_refuses_an_errata_file_that_is_no_regular_file(tmp_path, kind, workers):
-    target = tmp_path / "errata.jsonl"
+def make_unreadable(target, kind):
+    """A path no bounded reader may read as a file: a FIFO (a read would hang), /dev/zero (endless), a folder."""
     if kind == "fifo":
         os.mkfifo(target)
     elif kind == "devzero":
         target.symlink_to("/dev/zero")
     else:
         target.mkdir()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "folder"])
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_the_run_refuses_an_errata_file_that_is_no_regular_file(tmp_path, kind, workers):
+    target = tmp_path / "errata.jsonl"
+    make_unreadable(target, kind)
     result = run_suite(
         tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--grounding-errata={target}", *workers,
         timeout=60,
@@ -364,12 +369,7 @@ def test_a_digest_refuses_what_is_no_regular_file_at_once(tmp_path, kind):
     from pytest_grounding.datasets import fingerprint
 
     target = tmp_path / "data.parquet"
-    if kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "devzero":
-        target.symlink_to("/dev/zero")
-    else:
-        target.mkdir()
+    make_unreadable(target, kind)
     for digest in (safefile.sha256, lambda p: fingerprint([p])):
         with pytest.raises(safefile.NotRegularFile):
             digest(target)
