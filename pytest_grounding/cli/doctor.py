@@ -18,7 +18,7 @@ from typing import Any
 
 from ..detectors import EXTRAS
 from ..detectors.hub import ModelUnavailable, cached_models, hub_cache, hub_offline, resolve_checkpoint
-from ..plugin.common.settings import missing_extra
+from ..plugin.common.extras import missing_extra
 
 # Architectures the in-process detectors run (qwenvl.ARCHITECTURES, without importing torch).
 IN_PROCESS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5", "qwen3_5_moe")

@@ -25,10 +25,11 @@ from ...perturb import ENTRY_POINT_GROUP as PERTURBATIONS_GROUP
 from ...sections import registry as section_registry
 from .catalog import Catalog
 from .environment import register_project_presets
+from .extras import missing_extra
 from .item_index import ItemIndex
 from .notes import Notes
 from .perturb_state import Sweep, build_sweep
-from .settings import SettingError, Settings, missing_extra
+from .settings import SettingError, Settings
 from .specs import SpecBook
 
 ENTRY_POINT_KINDS = ("formats", "detectors", "strategies")  # pytest_grounding.<kind> entry-point groups

@@ -6,7 +6,6 @@ before any sample runs."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields, replace
 from functools import cache, partial
 from pathlib import Path
@@ -21,6 +20,7 @@ from ...core.budget import Budget, parse_budget
 from ...core.profiles import Profile, get_profile
 from ...core.record import MAX_EPOCHS
 from ...datasets import sharding
+from .extras import default_detector
 from .options import (
     FRAME_CHECK_MODES,
     LANGUAGES,
@@ -691,31 +691,3 @@ def run_dir_of(config, selection: dict[str, Any]) -> Path | None:
     labels = selection.get("detector_labels") or {}
     detectors = [labels.get(spec, spec) for spec in specs]  # a label= names the folder too (issue 51)
     return runs_dir / run_folder.folder_name(time.time(), list(datasets), list(detectors), where)
-
-
-def default_detector() -> str:
-    """The real OCR detector when its extra is installed, so a new user sees a real model first."""
-    return "ocr" if missing_extra("ocr") is None else "center"
-
-
-def missing_extra(extra: str) -> str | None:
-    """The first distribution of `pytest-grounding[extra]` that is not installed, or None. Read
-    from the package's own metadata, so it cannot drift from pyproject.toml."""
-    from importlib.metadata import PackageNotFoundError, requires, version
-
-    try:
-        requirements = requires("pytest-grounding") or []
-    except PackageNotFoundError:  # run from a checkout that is not installed: nothing to compare with
-        return None
-    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
-    for requirement in requirements:
-        if not marker.search(requirement):
-            continue
-        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
-        if name.startswith("pytest-grounding"):
-            continue
-        try:
-            version(name)
-        except PackageNotFoundError:
-            return name
-    return None
