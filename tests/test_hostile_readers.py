@@ -340,10 +340,17 @@ def test_a_hostile_presets_file_is_one_clear_error(tmp_path, body):
 # -- one streaming bounded reader: digests of large files in bounded memory, special files refused ---------------
 
 
-def _address_space(kib):
+def run_in_limited_memory(code, kib=1_000_000):
+    """`python -c code` on this checkout with its address space capped at `kib` KiB."""
     import resource
 
-    return lambda: resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, preexec_fn=cap, timeout=120
+    )
 
 
 @pytest.mark.slow
@@ -357,9 +364,7 @@ def test_a_file_larger_than_the_address_space_is_digested_in_chunks(tmp_path, ca
         "from pathlib import Path; from pytest_grounding.core import safefile; import pytest_grounding.datasets as "
         f"datasets; path = {str(path)!r}; print(len({call}))"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                            preexec_fn=_address_space(1_000_000), timeout=120)  # fmt: skip
+    result = run_in_limited_memory(code)
     assert result.returncode == 0 and result.stdout.strip() in ("64", "16"), result.stderr[-2000:]
 
 
@@ -506,9 +511,7 @@ def test_an_endless_proc_file_is_refused_in_bounded_memory(path):
         "from pytest_grounding.core import safefile\n"
         f"try:\n    safefile.read_bytes({path!r})\nexcept (OSError, safefile.FileTooLarge):\n    print('refused')"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                            preexec_fn=_address_space(1_000_000), timeout=120)  # fmt: skip
+    result = run_in_limited_memory(code)
     assert result.stdout.strip() == "refused", result.stderr[-2000:]
 
 
