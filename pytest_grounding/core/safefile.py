@@ -81,20 +81,10 @@ def read_bytes(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: b
 def chunks(path: Path | str, *, limit: int | None = None) -> Iterator[bytes]:
     """A regular file's bytes CHUNK_BYTES at a time, for a reader that keeps none of them (a digest of a
     multi-gigabyte weights or parquet file in bounded memory): NotRegularFile for anything else,
-    FileTooLarge once past `limit` (None: any length)."""
+    FileTooLarge once past `limit` (None: any length) or past the size the file claims (see _pieces)."""
     descriptor = _open_regular(path, True)
     with os.fdopen(descriptor, "rb", buffering=0) as file:
-        size = os.fstat(descriptor).st_size
-        if limit is not None and size > limit:
-            raise _too_large(path, limit)
-        total = 0
-        while chunk := file.read(CHUNK_BYTES):
-            total += len(chunk)
-            if limit is not None and total > limit:
-                raise _too_large(path, limit)
-            if total > size + GROWTH_BYTES:  # a /proc file that never ends: refused in bounded time
-                raise FileTooLarge(f"{path} holds more than the {size:,} bytes it claims: not read")
-            yield chunk
+        yield from _pieces(file, path, limit)
 
 
 def sha256(path: Path | str) -> str:
@@ -110,20 +100,24 @@ def _too_large(path: Path | str, limit: int) -> FileTooLarge:
 
 
 def _bounded(file: object, path: Path | str, limit: int) -> bytes:
-    """The file's bytes read CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit`, or pass
-    the size the file claims by more than GROWTH_BYTES (a /proc file claims 0 bytes and may never end:
-    memory follows what the file says it holds, never the limit)."""
+    """The file's bytes, read as _pieces reads them."""
+    pieces = list(_pieces(file, path, limit))
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def _pieces(file: object, path: Path | str, limit: int | None) -> Iterator[bytes]:
+    """The file's bytes CHUNK_BYTES at a time, FileTooLarge as soon as they pass `limit` (None: any
+    length), or pass the size the file claims by more than GROWTH_BYTES (a /proc file claims 0 bytes
+    and may never end: memory and time follow what the file says it holds, never the limit)."""
     size = os.fstat(file.fileno()).st_size  # type: ignore[attr-defined]
-    if size > limit:
+    if limit is not None and size > limit:
         raise _too_large(path, limit)
-    most = min(limit, size + GROWTH_BYTES)
-    chunks: list[bytes] = []
+    most = size + GROWTH_BYTES if limit is None else min(limit, size + GROWTH_BYTES)
     total = 0
     while True:
         chunk = file.read(min(CHUNK_BYTES, most + 1 - total))  # type: ignore[attr-defined]
         if not chunk:
-            break
-        chunks.append(chunk)
+            return
         total += len(chunk)
         if total > most:
             if most == limit:
@@ -132,7 +126,7 @@ def _bounded(file: object, path: Path | str, limit: int) -> bytes:
                 f"{path} holds more than the {size:,} bytes it claims (past {GROWTH_BYTES:,} more: a file that "
                 "grows while read, or a /proc file that never ends): not read"
             )
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        yield chunk
 
 
 def read_text(path: Path | str, *, limit: int = MAX_FILE_BYTES, follow_links: bool = True) -> str:
