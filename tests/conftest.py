@@ -3,6 +3,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import sys
 
 import numpy  # noqa: F401  (imported once here: pytester runs in-process and numpy cannot load twice)
 import pytest
@@ -12,14 +13,22 @@ from helpers import FIXTURES, make_project
 from pytest_grounding.core.cache import cache_root
 from pytest_grounding.render import run_folder
 
+# The test modules' rewritten code is cached (pytest writes it beside them in __pycache__) even where
+# the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE, set in many container images,
+# this project's machines included): rewriting the suite's asserts anew took 11 s of each process's
+# 12 s of collection.
+sys.dont_write_bytecode = False
+
 # pytester's in-process runs restore sys.modules afterwards, so a module first imported inside one
 # (the package's lazily imported modules, httpx) is imported anew by the next, and a thread or a
 # cache of the earlier run can hold classes of another copy (an exception that no longer matches
-# its `except`). Every module of the package, and the HTTP client, is imported once, here.
+# its `except`). Every module of the package, and the HTTP client, is imported once, here; so is
+# hypothesis, whose pytest plugin imports it at every run's end (a tenth of the fast tier's time,
+# imported anew in each in-process run).
 for _module in pkgutil.walk_packages(pytest_grounding.__path__, "pytest_grounding."):
     with contextlib.suppress(ImportError):  # an extra this install lacks (the core-only CI run)
         importlib.import_module(_module.name)
-for _name in ("httpx", "httpcore"):
+for _name in ("httpx", "httpcore", "hypothesis"):
     if importlib.util.find_spec(_name) is not None:
         importlib.import_module(_name)
 

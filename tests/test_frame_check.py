@@ -275,3 +275,33 @@ def test_a_labelled_detector_is_named_by_its_label_in_the_check_and_header_lines
     assert any(line.startswith("grounding: detector seeing: ") for line in lines), lines[:20]
     assert not any(line.startswith("grounding: detector openai:") for line in lines)
     assert spec in read_json(report)["frame_check"]  # the report keys on the spec
+
+
+def test_the_calibration_screens_are_encoded_once_per_process_for_each_preset(monkeypatch):
+    """Every run sends the same calibration screens: a second check (another run in the process, or
+    a second detector with the preset) encodes none of them again; another preset's resize does."""
+    from pytest_grounding.detectors import served as served_module
+    from pytest_grounding.detectors.encoding import SAME_IN_EVERY_RUN
+    from pytest_grounding.detectors.frame_check import calibration_screens, run_check
+
+    encoded = []
+    real = served_module.data_url_bytes
+    monkeypatch.setattr(served_module, "data_url_bytes", lambda image: encoded.append(image.size) or real(image))
+    monkeypatch.setattr(SAME_IN_EVERY_RUN, "_values", type(SAME_IN_EVERY_RUN._values)())  # this test's own
+    served = SeeingModel("right")
+    try:
+
+        def check(preset):
+            encoded.clear()
+            result = run_check("x", served_module.OpenAIDetector(base_url=served.url, model="seeing", preset=preset))
+            assert result.failed == 0 and not result.finding.mismatch
+            return sum(min(size) >= 500 for size in encoded)  # the screens (the probe's small image aside)
+
+        screens = len(calibration_screens())
+        assert check("uitars-1.5-point") == screens
+        assert check("uitars-1.5-point") == 0  # a new detector, the same preset: none encoded again
+        assert served.calibration_requests() == 2 * screens  # yet every check asks them all
+        assert check("qwen2.5-vl") == screens  # another resize: its own encodings
+        assert check("qwen2.5-vl") == 0
+    finally:
+        served.close()

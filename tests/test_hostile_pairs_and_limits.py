@@ -704,6 +704,7 @@ def test_the_junit_messages_and_the_audit_page_hold_no_absolute_path(tmp_path):
 # -- MLflow: artifacts beside the store, never ./mlruns of the working directory -------------------------------
 
 
+@pytest.mark.slow  # MLflow migrates a new SQLite store: about 8 s a store
 @pytest.mark.parametrize("name", ["runs.db", "deep/store.db"])
 def test_mlflow_artifacts_land_beside_the_database(tmp_path, monkeypatch, name):
     pytest.importorskip("mlflow")

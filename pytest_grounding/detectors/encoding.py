@@ -56,6 +56,32 @@ class ScreenSlots:
 SCREEN_SLOTS = ScreenSlots()
 
 
+# Screens every run sends alike (the frame check's calibration screens, drawn anew each time):
+# encoded once per process, whichever detector asks, under a key that holds all the encoding reads.
+# The test suite runs hundreds of frame checks in one process; a user's runs of several detectors
+# with one preset encode them once.
+_SAME_IN_EVERY_RUN = "pytest_grounding.same_in_every_run"
+
+
+def same_in_every_run(image: Any) -> Any:
+    """The image, marked as one every run sends alike (`screens_for`)."""
+    image.info[_SAME_IN_EVERY_RUN] = True
+    return image
+
+
+def screens_for(image: Any, own: EncodingCache, encoding: Hashable) -> tuple[EncodingCache, Hashable]:
+    """The cache an image's encoding is kept in and its key there: the detector's own (`own`, by the
+    screen's digest) or, for an image marked `same_in_every_run`, the process's (by the digest and
+    `encoding`, what the detector's resize and encoding depend on)."""
+    digest = image_digest(image)
+    if image.info.get(_SAME_IN_EVERY_RUN):
+        with contextlib.suppress(TypeError):  # an unhashable preprocess: the detector's own cache
+            key = (digest, encoding)
+            hash(key)
+            return SAME_IN_EVERY_RUN, key
+    return own, digest
+
+
 def data_url(image: Any) -> str:
     """The image as a base64 PNG data URL (lossless: the model sees our pixels)."""
     return data_url_bytes(image).decode("ascii")
@@ -158,3 +184,6 @@ class EncodingCache:
         finally:
             with self._lock:
                 self._pending.pop(key).set()
+
+
+SAME_IN_EVERY_RUN = EncodingCache()

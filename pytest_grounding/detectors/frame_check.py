@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import frames
 from ..core.record import CACHE_META, CacheUse
 from ..core.types import Prediction, Query
+from .encoding import same_in_every_run
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -52,7 +53,7 @@ class Screen:
         image = Image.new("RGB", self.size, BACKGROUND)
         x1, y1, x2, y2 = self.square
         ImageDraw.Draw(image).rectangle((x1, y1, x2 - 1, y2 - 1), fill=RED)
-        return image
+        return same_in_every_run(image)  # a served detector encodes it once per process
 
 
 def calibration_screens() -> list[Screen]:

@@ -21,7 +21,7 @@ from ..core.types import Prediction, Query
 from . import answer_cache as cache_keys
 from . import batch_files
 from .devices import worker_index
-from .encoding import EncodingCache, data_url, data_url_bytes, image_digest
+from .encoding import EncodingCache, data_url, data_url_bytes, image_digest, screens_for
 from .http import (
     RETRY_STATUS,
     URL_SEPARATOR,
@@ -286,7 +286,8 @@ class OpenAIDetector:
             resized, frame = self.preset.preprocess.apply(image)
             return data_url_bytes(resized if self.resize else image), frame
 
-        return self.screens.get_timed((image_digest(image), self.resize), encode)
+        cache, key = screens_for(image, self.screens, (type(self.preset.preprocess), self.preset.preprocess))
+        return cache.get_timed((key, self.resize), encode)
 
     def _body_and_frame(self, query: Query, waits: list[float] | None = None, fields: dict[str, Any] | None = None):
         """The body with `IMAGE_PLACEHOLDER` where the image goes, the screen's data URL, its frame."""
