@@ -226,6 +226,7 @@ def _writer(folder, worker, rounds, results):
     results.put((worker, torn))
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_concurrent_writers_in_several_processes_never_corrupt_an_entry(tmp_path):
     context = multiprocessing.get_context("spawn")
     results = context.Queue()

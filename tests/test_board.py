@@ -108,6 +108,7 @@ def check_cells(root):
     assert merged.latest.merged == 2
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_history_pairs_the_later_run_with_the_first(folder):
     found, skipped, reports = collect(folder)
     board = board_mod.build(found, skipped, reports=reports)

@@ -122,6 +122,7 @@ def test_a_request_budget_sends_no_more_and_leaves_the_rest_not_run(suite, paced
     )
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 def test_the_frame_checks_requests_are_the_budgets_too(suite, paced, tmp_path, workers):
     """Every chat request the model gets counts: the frame check's 12 calibration screens are taken
@@ -143,6 +144,7 @@ def test_the_frame_checks_requests_are_the_budgets_too(suite, paced, tmp_path, w
     assert "frame check" in result.stdout.str() and "too few for its 12 calibration requests" in result.stdout.str()
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_seconds_budget_stops_a_slow_run_and_resume_continues_it(suite, tmp_path):
     model, server = paced_server(latency=0.4)
     try:

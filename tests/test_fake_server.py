@@ -85,6 +85,7 @@ def test_an_unknown_model_with_no_preset_stops_the_run_with_one_message(project)
     assert len(said) == 1 and "closest:" in said[0], result.stderr.str()[-2000:]
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @needs_openai
 def test_errors_and_cut_answers_are_errors_and_wrong_formats(project, tmp_path):
     report = tmp_path / "r.json"

@@ -92,6 +92,7 @@ def test_a_tracker_that_never_answers_is_one_note_in_bounded_time(monkeypatch, k
 # --- shared artifacts hold no absolute home path (issue 60) -----------------------------------------------------
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize("where", ["dataset in the home", "dataset and run folder in the home"])
 def test_no_shared_artifact_holds_the_home_folder(tmp_path, monkeypatch, where):
     import shutil

@@ -23,6 +23,7 @@ def _run(project, tmp_path, *args, workers=(), name="run.json"):
 # --- exports publish the benchmark's own samples, never a variant, an epoch or a local path ---------------------
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("sweep", ["downscale:long_edge=64,jpeg:quality=20", "invert,occlude"])
 def test_an_export_of_a_sweep_publishes_the_original_samples_only(project, tmp_path, capsys, workers, sweep):

@@ -84,6 +84,7 @@ def test_report_html_of_a_crafted_report_is_refused_or_inert(real_report, tmp_pa
     assert not html.exists() or "<script>alert" not in html.read_text()
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_summary_of_a_report_that_breaks_the_schema_is_exit_2(real_report, tmp_path, capsys):
     document = json.loads(json.dumps(real_report))
     document["summary"] = {"center": {"accuracy": "all good"}}

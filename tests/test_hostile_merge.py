@@ -113,6 +113,7 @@ def test_merge_refuses_records_their_report_does_not_hold(shards, tmp_path, caps
     assert time.monotonic() - started < 10  # bounded work whatever the report claims
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_merge_missing_thousands_of_shards_says_so_in_a_few_lines(shards, tmp_path, capsys):
     def many(document, index):
         document["shard"].update(index=index, count=9_999)

@@ -888,6 +888,7 @@ def _paired_counts(text):
     return int(found.group(1)), int(found.group(2))
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize("order", ["old-first", "new-first"])
 def test_compare_on_a_diffs_ids_pairs_each_row_with_itself(two_screenspot_versions, tmp_path, capsys, order):
     v1, v2, (r1, r2) = two_screenspot_versions

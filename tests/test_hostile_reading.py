@@ -105,6 +105,7 @@ def test_the_run_page_does_not_read_the_refused_image_and_says_why(run, workers,
 # -- report --html on a report someone hands you ---------------------------------------------------
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_report_command_shows_the_datasets_own_images(run):
     folder, document = run
     status, output, page = report_html(folder, document, "plain")

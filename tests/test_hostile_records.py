@@ -68,6 +68,7 @@ def _schema_problems(path):
     return problems(read_json(path))
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("kind", ["served", "sweep-epochs-cache", "locate", "replay"])
 def test_reports_of_every_kind_of_run_fit_the_schema_and_read_back(project, tmp_path, capsys, chat, workers, kind):

@@ -26,6 +26,7 @@ def workers():
 # -- one predictions file, one run ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_shard_resuming_another_shards_file_is_refused(tmp_path, workers):
     predictions = tmp_path / "shared.jsonl"
     common = (f"--dataset={MINI}", "--detector", "center", "--grounding-predictions", str(predictions))
@@ -38,6 +39,7 @@ def test_a_shard_resuming_another_shards_file_is_refused(tmp_path, workers):
     assert predictions.read_text() == before  # the other shard's lines are not rewritten
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_predictions_file_held_by_another_run_is_refused_naming_it(tmp_path, workers):
     from pytest_grounding.store.reports import PredictionsHold
 

@@ -23,6 +23,7 @@ MINI = FIXTURES / "mini"
 FULL = "/dev/full"
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.skipif(not os.path.exists(FULL), reason="no /dev/full here")
 @pytest.mark.parametrize("option", ["--grounding-json", "--grounding-html", "--grounding-predictions"])
 @SERIAL
@@ -36,6 +37,7 @@ def test_an_output_that_cannot_be_written_fails_the_run_in_one_line(tmp_path, op
     assert len(failed) == 1 and result.returncode != 0, text[-2000:]
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.skipif(not os.path.exists(FULL), reason="no /dev/full here")
 def test_summary_append_on_a_full_device_is_one_line(tmp_path, capsys):
     report = tmp_path / "r.json"
@@ -73,6 +75,7 @@ outputs.write_all = write_all
 """
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 def test_ctrl_c_during_the_final_write_loses_no_output(tmp_path, workers):
     folder = tmp_path / "run"
@@ -149,6 +152,7 @@ patched.{function} = {function}
 """
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 @pytest.mark.parametrize(("module", "function"), [("document", "figures"), ("tracked", "tracked_runs")])
 def test_ctrl_c_at_the_runs_end_loses_no_output(tmp_path, workers, module, function):

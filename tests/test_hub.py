@@ -97,6 +97,7 @@ def test_the_cache_is_laid_out_as_huggingface_hub_reads_it(hub_cache):
     assert listed[QWEN3_ID].model_type == "qwen3_vl" and listed[QWEN3_ID].refs == ("main",)
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_hub_id_resolves_to_its_snapshot_and_commit(offline):
     resolved = resolve_checkpoint(UITARS_ID, detector="uitars")
     assert resolved.commit == COMMIT and resolved.repo_id == UITARS_ID

@@ -65,6 +65,7 @@ def test_a_page_that_cannot_be_written_never_stops_the_run(tmp_path):
     assert page.failed is not None and page.writes == 0
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 def test_a_slow_run_has_its_page_on_disk_marked_running_before_it_ends(workers, tmp_path, capsys):
     home = tmp_path / "project"

@@ -3,6 +3,8 @@ JSON, gates and resume, serial and under xdist."""
 
 import json
 
+import pytest
+
 from helpers import FIXTURES, SERIAL, assert_counts, read_json
 
 MINI = str(FIXTURES / "mini")
@@ -43,6 +45,7 @@ def test_locate_task_summarises_hit_rate_false_positives_and_attempts(project, t
     assert_counts(result, passed=8, missed=4, errors=4)
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_locate_summary_is_the_same_with_and_without_xdist(project, tmp_path):
     summaries = []
     for workers in ([], ["-n", "2"]):

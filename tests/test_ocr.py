@@ -161,6 +161,7 @@ def test_literal_instructions_hit(detector, theme, size):
     assert not misses, "\n".join(misses)
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_answer_is_the_text_box_and_its_centre(detector):
     screen = draw_screen(LIGHT)
     prediction = detector.predict(Query(screen.image, "Click 'Apply'"))

@@ -330,6 +330,7 @@ def grounding_detector():
     result.stdout.fnmatch_lines(["detector colour*"])
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 def test_a_miss_reports_its_explanation_alone_and_fulltrace_keeps_the_frames(project, workers, tmp_path):
     """A miss's failure (JUnit XML, -rf) is its one-line explanation: no traceback, so pytest need not

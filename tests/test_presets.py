@@ -511,6 +511,7 @@ def suite(pytester):
     return pytester
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.skipif(
     importlib.util.find_spec("ui_tars") is None, reason="the openai detector needs its extra (ui-tars) in a run"

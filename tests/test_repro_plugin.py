@@ -274,6 +274,7 @@ def test_a_model_the_figures_are_not_for_does_not_apply(suite, server, tiny, tmp
     assert schema_problems(document) == []
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_an_overridden_preset_part_does_not_apply(suite, server, tiny, tmp_path):
     figures = published(tmp_path / "published.json", 50.0)
     result = suite.runpytest(

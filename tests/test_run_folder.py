@@ -104,6 +104,7 @@ def test_an_unwritable_runs_folder_is_a_usage_error_before_any_sample(project):
     assert "--grounding-runs-dir" in result.stderr.str() + result.stdout.str()
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_board_compare_and_report_read_the_runs_folder_when_given_no_path(project, monkeypatch, capsys):
     project.runpytest(*FEW, "--dataset", MINI, "--detector", "center")
     time.sleep(1.1)  # the folder names sort by the second

@@ -120,6 +120,7 @@ def expected_turns(name, size, target):
     return 1 if name in ("too-many-at-once", "malformed", "outside", "zero-size") else 2
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 def test_scripted_crops_map_every_click_to_the_intended_pixel(pytester, model, tmp_path, workers):
     if workers:

@@ -668,6 +668,7 @@ class LocalEngine:
         }
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("kind", ["llamacpp", "lmstudio"])
 def test_a_server_that_shrinks_the_screen_is_one_message_before_any_sample(suite, workers, tmp_path, kind):

@@ -184,6 +184,7 @@ def write_dataset_and_answers(root, n=160, screens=10):
     return root / "bench", rows, answers
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 def test_four_replayed_models_fall_into_their_tiers_on_the_board(project, workers, tmp_path, capsys):
     four_models_on_the_board(project, workers, tmp_path, capsys)

@@ -52,6 +52,7 @@ def test_zoomin_crops_the_share_around_the_first_answer_and_maps_back():
     assert prediction.meta["first_stage"] == pytest.approx([4059.5, 2029.5]) and prediction.meta["attempts"] == 2
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_zoomin_takes_the_authors_crop_for_the_preset_and_resizes_like_them():
     from pytest_grounding.detectors.strategies.zoomin import ZoomIn
 
