@@ -247,3 +247,30 @@ def test_every_output_shows_the_figures_the_issue_named():
         said = board_mod.misses_of(run)
         assert said is not None and said["within_px"] == curve and said["frame"] == own["diagnosis"]["frame"]["name"]
         assert "rescore --frame rel1000" in miss_text(said)
+
+
+def test_the_baseline_and_replay_lines_of_a_run_are_printed_again_by_report(project, tmp_path, capsys):
+    """The lines after the summary (the baseline's comparison, the replayed file's agreement) come from
+    the document: `report` of the run's JSON prints them as the live run did."""
+    from pytest_grounding.cli.main import main
+    from pytest_grounding.store.reports import read_report
+
+    mini = f"--dataset={FIXTURES / 'mini'}"
+    base, then = tmp_path / "base.json", tmp_path / "then.jsonl"
+    project.runpytest(mini, "--detector=center", f"--grounding-baseline={base}", "--grounding-predictions", str(then))
+    assert base.exists()
+    for name, detector, asked, kind in (
+        ("baseline", "center", [f"--grounding-baseline={base}"], "baseline "),
+        ("replay", f"replay:path={then}", [], "replay "),
+    ):
+        now = tmp_path / f"{name}.json"
+        live = project.runpytest(
+            mini, "--detector", detector, *asked, "--grounding-json", str(now), "--grounding-misses", "xfail"
+        )
+        said = [line.rstrip() for line in live.outlines]
+        after = [line for line in document_lines(read_report(now)) if line.startswith(kind)]
+        assert after and all(line in said for line in after), (after, said[-30:])
+        capsys.readouterr()
+        assert main(["report", str(now), "--html", str(tmp_path / f"{name}.html")]) == 0
+        reported = capsys.readouterr().out.splitlines()
+        assert [line for line in reported if line in after] == after

@@ -441,3 +441,38 @@ def document_of(comparison: Comparison) -> dict[str, Any]:
             for v in comparison.latency
         ],
     }
+
+
+def comparison_of(found: Mapping[str, Any]) -> Comparison | None:
+    """A report's `baseline` block (`document_of`) read back as the comparison it was written from, so
+    that `report`, `merge` and `rescore` print the baseline's lines as the run did. None when the block
+    holds no comparison (the baseline was written, or could not be read)."""
+    if not isinstance(found.get("compared"), int):
+        return None
+
+    def rows(key: str) -> list[Mapping[str, Any]]:
+        value = found.get(key)
+        return [row for row in value if isinstance(row, Mapping)] if isinstance(value, list) else []
+
+    def paired(row: Mapping[str, Any]) -> PairedChange:
+        low, high = row["ci95"]
+        difference = intervals.Difference(row["delta"], low, high, 0.0, row["samples"], row["clusters"])
+        return PairedChange(row["detector"], difference, row["fixed"], row["broken"])
+
+    return Comparison(
+        regressions=tuple(rows("regressions")),
+        improvements=tuple(rows("improvements")),
+        known_misses=int(found.get("known_misses") or 0),
+        new=int(found.get("new") or 0),
+        not_run=int(found.get("not_run") or 0),
+        compared=found["compared"],
+        slices=tuple(
+            SliceVerdict(r["detector"], r["slice"], r["baseline"], r["accuracy"], r["scored"], r["tolerance"])
+            for r in rows("slices")
+        ),
+        latency=tuple(
+            LatencyVerdict(r["detector"], r["figure"], r["baseline_ms"], r["ms"], r["max_slowdown"])
+            for r in rows("latency")
+        ),
+        paired=tuple(paired(r) for r in rows("paired")),
+    )

@@ -64,7 +64,8 @@ def document_lines(document: Mapping[str, Any], sections: Any = None, **view: An
     result = RunResult.of_report(document, verdicts=verdicts_of(document, found), sections=found)
     if view:
         result = replace(result, view=replace(result.view, **view))
-    return summary_lines(result)
+    after = [line for section in found if section.terminal_after_summary for line in section.run_terminal(result)]
+    return summary_lines(result) + after  # the baseline, replayed files: as run_lines puts them
 
 
 def run_lines(result: RunResult) -> list[tuple[str, str]]:

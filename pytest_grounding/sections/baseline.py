@@ -51,16 +51,27 @@ def paired_text(pair: Mapping[str, Any]) -> str:
 
 
 def baseline_lines(result: RunResult) -> list[str]:
+    """The baseline's lines after the summary: the live run's comparison, or, for a report read back
+    (`report`, `merge`, `rescore`), the comparison its `baseline` block holds: the same lines."""
     found = result.baseline
-    if found is None:
-        return []
+    if found is not None:
+        path, problem, comparison = found.path, found.problem, found.comparison
+    else:
+        block = result.run.get("baseline")
+        if not isinstance(block, Mapping):
+            return []
+        path, problem = str(block.get("path") or "?"), block.get("problem")
+        try:
+            comparison = baseline_mod.comparison_of(block)
+        except (KeyError, TypeError, ValueError):  # a block not as the run writes it: its markdown says what it holds
+            comparison = None
     lines = []
-    if found.comparison is not None:
+    if comparison is not None:
         names = {spec: display_name(spec, info) for spec, info in result.detector_info.items()}
-        shown = baseline_mod.comparison_lines(found.comparison, found.path, result.view.show_misses, names)
+        shown = baseline_mod.comparison_lines(comparison, path, result.view.show_misses, names)
         lines += ["", *shown]
-    if found.problem is not None:
-        lines += ["", f"baseline FAILED: {found.problem}"]
+    if problem is not None:
+        lines += ["", f"baseline FAILED: {problem}"]
     return lines
 
 

@@ -29,8 +29,10 @@ class Replay(Section):
     }
 
     def run_terminal(self, result: RunResult) -> list[str]:
-        from .replay_text import finding_lines
+        from .replay_text import finding_lines, lines
 
+        if result.replay is None:  # a report read back: the agreement counted from its records
+            return lines(tally(result.records))
         return finding_lines(result.replay)
 
     def markdown(self, document: Mapping[str, Any]) -> list[str]:
