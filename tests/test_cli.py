@@ -47,6 +47,7 @@ PIPED = [
 ]
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize("command", PIPED, ids=[" ".join(c[:2]) for c in PIPED])
 def test_output_piped_into_a_reader_that_stops_early_ends_quietly(project, tmp_path, command):
     """`... | head`: the reader is gone before the command writes; no BrokenPipeError traceback."""

@@ -6,6 +6,8 @@ import functools
 import re
 from pathlib import Path
 
+import pytest
+
 from helpers import REPO
 
 PACKAGE = REPO / "pytest_grounding"
@@ -246,6 +248,7 @@ def test_no_circle_between_parts_or_modules():
     assert [[".".join(m) for m in circle] for circle in circles(modules)] == []
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_the_parts_below_the_plugin_import_no_pytest():
     wrong = []
     for path in sorted(PACKAGE.rglob("*.py")):

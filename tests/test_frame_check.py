@@ -180,6 +180,7 @@ def test_unreadable_answers_say_so_and_never_stop_the_run(pytester, project, tmp
     assert block["miss_analysis"]["kinds"]["no_answer"] == N
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize("model", ["rel1000"], indirect=True)
 def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_path, model, dataset):
     result, report, _ = run(pytester, tmp_path, model, dataset, "--grounding-frame-check=off")
@@ -293,11 +294,12 @@ def test_the_calibration_screens_are_encoded_once_per_process_for_each_preset(mo
 
         def check(preset):
             encoded.clear()
-            result = run_check("x", served_module.OpenAIDetector(base_url=served.url, model="seeing", preset=preset))
+            detector = served_module.OpenAIDetector(base_url=served.url, model="seeing", preset=preset)
+            result = run_check("x", detector, calibration_screens()[::4])  # one screen of each size
             assert result.failed == 0 and not result.finding.mismatch
             return sum(min(size) >= 500 for size in encoded)  # the screens (the probe's small image aside)
 
-        screens = len(calibration_screens())
+        screens = len(calibration_screens()[::4])
         assert check("uitars-1.5-point") == screens
         assert check("uitars-1.5-point") == 0  # a new detector, the same preset: none encoded again
         assert served.calibration_requests() == 2 * screens  # yet every check asks them all

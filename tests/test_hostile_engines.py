@@ -170,6 +170,7 @@ class NamedWeights:
         )
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize("kind", ["vllm", "llamacpp", "sglang"])
 def test_the_same_weights_restarted_on_another_port_answer_from_the_cache(project, tmp_path, kind):
     pytest.importorskip("httpx")

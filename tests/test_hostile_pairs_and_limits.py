@@ -145,6 +145,7 @@ def test_every_reader_of_a_predictions_file_refuses_a_line_copied(
 # -- merging the complete shards of an epochs run counts epochs ----------------------------------------------
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     ("workers", "epochs"),
     [pytest.param([], 3, id="serial-3"), pytest.param(["-n", "2"], 2, id="xdist-2", marks=pytest.mark.slow)],
@@ -558,6 +559,7 @@ def _crowded(n, seed=0):
     return old, new
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @pytest.mark.parametrize(("n", "seed"), [(120, 1), (200, 2)])
 def test_the_indexed_diff_finds_what_the_pair_by_pair_one_finds(monkeypatch, n, seed):
     from pytest_grounding.analysis import dataset_diff

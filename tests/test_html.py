@@ -165,6 +165,7 @@ def test_report_command_refuses_what_it_cannot_use(tmp_path, capsys):
     assert not (tmp_path / "x.html").exists()
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_plots_are_pngs(real_report, tmp_path):
     pytest.importorskip("matplotlib")
     from PIL import Image

@@ -129,6 +129,7 @@ def test_the_core_install_imports_the_package_without_inspect_ai():
     assert done.returncode == 0 and "grounding" in done.stdout, done.stderr
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @needs_inspect
 def test_the_task_reads_a_dataset_the_plugin_reads_with_its_limit_preset_and_profile():
     from pytest_grounding.inspect import grounding

@@ -244,6 +244,7 @@ def test_blank_screen_gives_no_answer(detector):
     assert prediction.click is None and prediction.meta["texts_on_screen"] == 0
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_screen_is_parsed_once_for_all_its_instructions(detector):
     screen = draw_screen(LIGHT, 15)  # a screen no other test has shown the detector
     before = detector.ocr_calls
@@ -269,6 +270,7 @@ def test_cache_forgets_the_least_recently_used_screen(detector):
     assert own.ocr_calls == 4  # `third` came from the cache, `first` had been dropped
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_detectors_with_equal_settings_share_one_parse_per_screen(detector):
     from pytest_grounding.detectors.ocr import OcrDetector, shared_parse
 

@@ -76,6 +76,7 @@ def pytest_unconfigure(config):
     assert gc.isenabled()
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_garbage_at_the_end_is_still_collected_and_a_raising_del_reported(pytester):
     make_project(
         pytester,
@@ -111,6 +112,7 @@ def test_a_run_inside_a_test_leaves_this_process_unfrozen(pytester):
     assert gc.get_freeze_count() == 0
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_second_session_in_one_process_unfreezes_the_first(pytester):
     make_project(
         pytester,

@@ -81,6 +81,7 @@ def test_report_on_the_embedded_default_validates(project, validator, workers, t
     assert problems(validator, document) == []
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_partial_report_of_an_interrupted_run_validates(project, validator, tmp_path):
     path = tmp_path / "report.json"
     # In a subprocess: pytester re-raises an in-process KeyboardInterrupt into this session.

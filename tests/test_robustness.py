@@ -139,6 +139,7 @@ def exact_p(a, b):
     return 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, k) for k in range(min(a, b) + 1)) / 2**n)
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @SERIAL
 def test_a_sweep_maps_boxes_and_reports_changes_and_flips_as_recounted(pytester, server, dataset, tmp_path, workers):
     make_project(pytester)
@@ -238,6 +239,7 @@ def test_shards_of_a_sweep_merge_to_the_one_run(pytester, server, dataset, tmp_p
     assert sorted(r["uid"] for r in merged["samples"]) == sorted(r["uid"] for r in whole["samples"])
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_resumed_sweep_runs_nothing_again(pytester, server, dataset, tmp_path):
     make_project(pytester)
     _, first, _ = run(pytester, tmp_path, server, dataset)
@@ -307,6 +309,7 @@ def test_epochs_pair_each_variant_with_the_same_epoch_of_its_original():
     assert row["pairs"] == 2 and [f["uid"] for f in row["miss_to_hit"]] == ["a-e2"] and not row["hit_to_miss"]
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_a_variant_is_compared_with_the_same_variant_of_the_baseline(pytester, server, dataset, tmp_path):
     make_project(pytester)
     baseline = tmp_path / "baseline.json"

@@ -78,6 +78,7 @@ def test_the_ini_names_the_folder_relative_to_itself(pytester, monkeypatch):
     assert not (sub / "grounding-runs").exists()
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_shards_and_runs_of_the_same_second_never_share_a_folder(project):
     counts = []
     for k in (1, 2):
