@@ -189,3 +189,40 @@ def test_the_same_weights_restarted_on_another_port_answer_from_the_cache(projec
     finally:
         for model in (first, again, other):
             model.server.close()
+
+
+@pytest.mark.slow  # a fresh interpreter and the check's limit: several seconds
+def test_a_calibration_request_past_the_checks_limit_never_holds_the_process_at_exit(tmp_path):
+    """The frame check gives up on requests past its limit: the process that ran it exits at once,
+    not when the slow server's answer (or the HTTP timeout) comes; the check says which timed out."""
+    import subprocess
+    import sys
+    import threading
+
+    from helpers import REPO, LoopbackServer
+
+    released = threading.Event()
+
+    def reply(handler):
+        released.wait(60)  # holds every chat until the test ends
+        return 200, {"choices": [{"index": 0, "message": {"content": "(1,1)"}, "finish_reason": "stop"}]}
+
+    server = LoopbackServer(reply)
+    code = (
+        "import time\n"
+        "from pytest_grounding.detectors.frame_check import run_check\n"
+        "from pytest_grounding.detectors.served import OpenAIDetector\n"
+        f"detector = OpenAIDetector(base_url={server.url!r}, model='m', preset='uitars-1.5-point',\n"
+        "                          retries=0, probe=False)\n"
+        "result = run_check('slow', detector, timeout_s=0.5)\n"
+        "print(result.failed, result.answers[0])\n"
+        "print('ended', flush=True)\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=30)
+    finally:
+        released.set()
+        server.close()
+    assert done.returncode == 0, done.stderr[-2000:]
+    failed, first = done.stdout.splitlines()[0].split(" ", 1)
+    assert int(failed) == 12 and "no answer within" in first and "--grounding-timeout" in first, done.stdout

@@ -11,6 +11,7 @@ detectors: openai, vllm, qwenvl, uitars); the others (ocr, the floors, replay) d
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -151,7 +152,7 @@ def run_check(
     requests in flight, so an in-process model answering one at a time is not cut for being serial)
     and all of them together no more than what the run's seconds budget leaves (`budget_s`). A failed
     or late request is an unreadable answer, never the run's end; then the fit."""
-    from concurrent.futures import ThreadPoolExecutor, wait
+    from concurrent.futures import Future, wait
 
     chosen = list(screens) if screens is not None else calibration_screens()
     width = getattr(detector, "concurrency", 1)
@@ -164,12 +165,30 @@ def run_check(
     def ask(screen: Screen) -> Any:
         return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
 
-    executor = ThreadPoolExecutor(max_workers=width, thread_name_prefix="frame-check")
-    try:
-        futures = [executor.submit(ask, screen) for screen in chosen]
-        wait(futures, timeout=limit_s)
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)  # a late request is not waited for
+    futures: list[Future[Any]] = [Future() for _ in chosen]
+    pending = list(zip(chosen, futures, strict=True))
+    lock = threading.Lock()
+
+    def sender() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                screen, future = pending.pop(0)
+            if not future.set_running_or_notify_cancel():  # past the check's limit: not sent
+                continue
+            try:
+                future.set_result(ask(screen))
+            except BaseException as exc:  # any failure: an unreadable answer, the check goes on
+                future.set_exception(exc)
+
+    # Daemon threads, not an executor's: Python joins an executor's threads at exit, so a request still
+    # waiting on a slow server kept the finished run's process alive until its HTTP timeout.
+    for n in range(width):
+        threading.Thread(target=sender, name=f"frame-check-{n}", daemon=True).start()
+    wait(futures, timeout=limit_s)
+    for future in futures:
+        future.cancel()  # the ones not sent yet; a late request is not waited for
     answers: list[frames.Answer] = []
     raws: list[str | None] = []
     cached = failed = 0
