@@ -109,6 +109,7 @@ def test_a_hub_id_resolves_to_its_snapshot_and_commit(offline):
     assert "hf download ByteDance-Seed/UI-TARS-1.5-7B --revision v2" in caught.value.fix
 
 
+@pytest.mark.slow  # a tiny checkpoint on torch: the slow tier's (conftest's tiers)
 def test_a_local_folder_stays_a_folder_and_a_broken_one_is_named(tmp_path, tiny_folders, offline):
     local = resolve_checkpoint(str(tiny_folders["qwen3_vl"]), detector="qwenvl")
     assert local.repo_id is None and local.folder == tiny_folders["qwen3_vl"].resolve()
@@ -317,6 +318,7 @@ MISSING = {
 }
 
 
+@pytest.mark.slow  # a tiny checkpoint on torch: the slow tier's (conftest's tiers)
 @SERIAL
 @pytest.mark.parametrize("case", list(MISSING))
 def test_a_detector_that_cannot_be_built_is_one_message(suite, offline, monkeypatch, case, workers):
@@ -394,6 +396,7 @@ def test_doctor_on_this_machine_says_what_is_missing(capsys, monkeypatch, empty_
     assert "--  qwenvl" in out and "ok  center, random" in out
 
 
+@pytest.mark.slow  # a tiny checkpoint on torch: the slow tier's (conftest's tiers)
 def test_doctor_with_a_hub_cache_holding_a_tiny_model(capsys, monkeypatch, offline):
     server = None
     from helpers import LoopbackServer

@@ -77,6 +77,7 @@ def test_qwenvl_runs_the_2026_presets_on_a_tiny_checkpoint(tiny, tmp_path, monke
     assert (text_at < image_at) == (preset == "mai-ui")
 
 
+@pytest.mark.slow  # a tiny checkpoint on torch: the slow tier's (conftest's tiers)
 def test_an_architecture_qwenvl_does_not_run_is_one_clear_message(tmp_path):
     """Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5 (dense and MoE) run in-process; any other model type
     (here LLaVA, a VLM transformers has) is refused with one message that says to serve it."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import io
 import json
 import random
@@ -131,15 +132,19 @@ def named_square(body: Any) -> tuple[float, float] | None:
     named = NAMED_SQUARE.search(text)
     if named is None or match is None:
         return None
+    return _square_in(named.group(1).lower(), match.group(1))
+
+
+@functools.lru_cache(maxsize=32)  # every frame check sends the same calibration screens: decoded once
+def _square_in(colour_name: str, payload: str) -> tuple[float, float] | None:
     import numpy as np
     from PIL import Image
 
-    colour = SQUARE_COLOURS[named.group(1).lower()]
-    with contextlib.suppress(Exception), Image.open(io.BytesIO(base64.b64decode(match.group(1)))) as image:
+    colour = SQUARE_COLOURS[colour_name]
+    with contextlib.suppress(Exception), Image.open(io.BytesIO(base64.b64decode(payload))) as image:
         pixels = np.asarray(image.convert("RGB"), dtype=np.int16)
-        near = [
-            np.abs(pixels[..., channel] - colour[channel]) < 40 for channel in range(3)
-        ]  # numpy is slow over an axis of 3
+        # per channel: numpy is slow reducing over an axis of 3
+        near = [np.abs(pixels[..., channel] - colour[channel]) < 40 for channel in range(3)]
         ys, xs = np.nonzero(near[0] & near[1] & near[2])
         if xs.size:
             return (float(xs.min()) + float(xs.max()) + 1) / 2, (float(ys.min()) + float(ys.max()) + 1) / 2
