@@ -36,6 +36,14 @@ for _name in ("httpx", "httpcore", "hypothesis"):
 
 pytest_plugins = ["pytester"]
 
+# The suite runs in fresh `python -m pytest` processes in many tests (exit codes, signals, a user's
+# project): there, two plugins of this environment's other packages cost more than the run itself
+# (anyio's imports trio at start-up, hypothesis's imports hypothesis at the end). pytester's own runs
+# drop PYTEST_ADDOPTS; the processes the tests start themselves inherit this.
+os.environ["PYTEST_ADDOPTS"] = " ".join(
+    [os.environ.get("PYTEST_ADDOPTS", ""), "-p no:anyio -p no:hypothesispytest"]
+).strip()
+
 # The tiers (markers registered in pyproject.toml, described in CONTRIBUTING.md): the fast tier
 # (`pytest tests/ -m "not slow" -n 2`) is every test not marked `slow`; `slow` marks what it leaves
 # out: the xdist twins (helpers.XDIST), the parity runs, the documented commands, real models on real
