@@ -11,6 +11,7 @@ server, never reading any ground truth. The frames:
 - `garbage`: no coordinates at all."""
 
 import threading
+import time
 
 import numpy as np
 from PIL import Image
@@ -63,17 +64,22 @@ def answer_text(mode, instruction, image):
 
 
 class SeeingModel:
-    """The server: `url`, the instructions it was asked (`asked`), `close()`."""
+    """The server: `url`, the instructions it was asked (`asked`), `close()`. `calibration_delay`: each
+    calibration request is answered that many seconds after it came; `sample_delay`: the dataset's
+    requests are answered one at a time, each that long. `times`: (calibration?, came, answered) per
+    request, wall clock."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, calibration_delay=0.0, sample_delay=0.0):
         self.mode = mode
         self.asked = []
         self.bodies = []  # every request's body as received (the batch tests compare them with the file's)
-        lock = threading.Lock()
+        self.times = []
+        lock, one_at_a_time = threading.Lock(), threading.Lock()
 
         def reply(handler):
             if handler.command != "POST":
                 return 404, {"error": "not here"}
+            came = time.time()
             body = json_body(handler)
             content = body["messages"][-1]["content"]
             texts = [part["text"] for part in content if part.get("type") == "text"]
@@ -82,7 +88,15 @@ class SeeingModel:
             with lock:
                 self.asked.append(instruction)
                 self.bodies.append(body)
+            calibration = CALIBRATION in instruction
+            if calibration:
+                time.sleep(calibration_delay)
+            elif sample_delay:
+                with one_at_a_time:
+                    time.sleep(sample_delay)
             text = answer_text(self.mode, instruction, decode_data_url(urls[0])) if urls else ""
+            with lock:
+                self.times.append((calibration, came, time.time()))
             return 200, {
                 "object": "chat.completion",
                 "model": body["model"],
