@@ -65,16 +65,19 @@ def answer_text(mode, instruction, image):
 
 class SeeingModel:
     """The server: `url`, the instructions it was asked (`asked`), `close()`. `calibration_delay`: each
-    calibration request is answered that many seconds after it came; `sample_delay`: the dataset's
-    requests are answered one at a time, each that long. `times`: (calibration?, came, answered) per
-    request, wall clock."""
+    calibration request is answered that many seconds after it came; `calibration_after`: and not
+    before that many dataset requests were answered, the dataset's later ones not before the 12
+    calibration requests were (each wait at most 30 s); `sample_delay`: the dataset's requests are
+    answered one at a time, each that long. `times`: (calibration?, came, answered) per request, wall
+    clock."""
 
-    def __init__(self, mode, calibration_delay=0.0, sample_delay=0.0):
+    def __init__(self, mode, calibration_delay=0.0, sample_delay=0.0, calibration_after=0):
         self.mode = mode
         self.asked = []
         self.bodies = []  # every request's body as received (the batch tests compare them with the file's)
         self.times = []
         lock, one_at_a_time = threading.Lock(), threading.Lock()
+        answered = threading.Condition()
 
         def reply(handler):
             if handler.command != "POST":
@@ -91,12 +94,21 @@ class SeeingModel:
             calibration = CALIBRATION in instruction
             if calibration:
                 time.sleep(calibration_delay)
-            elif sample_delay:
+                with answered:
+                    answered.wait_for(lambda: self.samples_answered() >= calibration_after, timeout=30)
+            else:
+                with lock:
+                    order = sum(CALIBRATION not in text for text in self.asked)
+                if calibration_after and order > calibration_after:
+                    with answered:
+                        answered.wait_for(lambda: self.calibrations_answered() >= 12, timeout=30)
                 with one_at_a_time:
                     time.sleep(sample_delay)
             text = answer_text(self.mode, instruction, decode_data_url(urls[0])) if urls else ""
             with lock:
                 self.times.append((calibration, came, time.time()))
+            with answered:
+                answered.notify_all()
             return 200, {
                 "object": "chat.completion",
                 "model": body["model"],
@@ -105,6 +117,12 @@ class SeeingModel:
 
         self.server = LoopbackServer(reply)
         self.url = self.server.url
+
+    def samples_answered(self):
+        return sum(not calibration for calibration, _, _ in self.times)
+
+    def calibrations_answered(self):
+        return sum(calibration for calibration, _, _ in self.times)
 
     def calibration_requests(self):
         return sum(CALIBRATION in text for text in self.asked)

@@ -283,10 +283,11 @@ def test_a_labelled_detector_is_named_by_its_label_in_the_check_and_header_lines
 
 @XDIST
 def test_the_check_does_not_hold_back_the_first_sample(pytester, project, tmp_path, dataset, workers):
-    """The calibration requests are answered late (the check takes two rounds of `delay`): the first
-    dataset sample reaches the server before they are all answered, serially and under -n 2 (its
-    workers start while the check is in flight), and the check's result is the report's as before."""
-    model = SeeingModel("right", calibration_delay=4.0 if workers else 1.5)
+    """The model answers no calibration request before it has answered a dataset sample (it would wait
+    30 s for one where the check held the samples back): the first sample reaches the server before the
+    check's requests are answered, serially and under -n 2 (its workers start while the check is in
+    flight), and the check's result is the report's as before."""
+    model = SeeingModel("right", calibration_after=1)
     try:
         result, report, _ = run(pytester, tmp_path, model, dataset, *workers)
     finally:
@@ -294,7 +295,7 @@ def test_the_check_does_not_hold_back_the_first_sample(pytester, project, tmp_pa
     assert result.ret == 0, result.stdout.str()[-3000:]
     first_sample = min(came for calibration, came, _ in model.times if not calibration)
     answered = [done for calibration, _, done in model.times if calibration]
-    assert len(answered) == 12 and first_sample < max(answered), (first_sample, sorted(answered))
+    assert len(answered) == 12 and first_sample < min(answered), (first_sample, sorted(answered))
     document = read_json(report)
     (check,) = document["frame_check"].values()
     assert (check["name"], check["requests"]) == ("as-preset", 12)
@@ -303,13 +304,15 @@ def test_the_check_does_not_hold_back_the_first_sample(pytester, project, tmp_pa
     assert "answers in the preset's frame (12 requests)" in result.stdout.str()
 
 
+@pytest.mark.slow  # 4 s and more: the samples after the verdict are answered one at a time
 @XDIST
 def test_a_wrong_frame_found_while_samples_run_stops_the_run_keeping_what_was_scored(
     pytester, project, tmp_path, dataset, workers
 ):
     """`fail` with the check in flight: when its verdict comes the run stops with today's message and
-    exit 4; the samples scored by then are in the report, every other one is in its not_run."""
-    model = SeeingModel("rel1000", calibration_delay=0.8, sample_delay=0.5)  # 9 samples: 4.5 s, one at a time
+    exit 4; the samples scored by then are in the report, every other one is in its not_run. The model
+    answers the calibration screens once two samples are answered, then the samples one at a time."""
+    model = SeeingModel("rel1000", sample_delay=0.4, calibration_after=2)
     try:
         result, report, predictions = run(pytester, tmp_path, model, dataset, *workers)
     finally:
@@ -319,10 +322,9 @@ def test_a_wrong_frame_found_while_samples_run_stops_the_run_keeping_what_was_sc
     assert "answers in frame 'rel1000'" in text and "the samples scored before this verdict are kept" in text
     document = read_json(report)
     scored, not_run = document["samples"], document["not_run"]
-    assert not_run and len(scored) + len(not_run) == N, (len(scored), len(not_run))
-    if not workers:  # serially the first samples were answered before the verdict (under -n 2 the workers
-        assert scored  # may start after it)
-    assert {r["id"] for r in read_jsonl(predictions)} >= {r["id"] for r in scored}
+    assert scored and not_run and len(scored) + len(not_run) == N, (len(scored), len(not_run))
+    kept = read_jsonl(predictions) if predictions.exists() else []  # none scored: no predictions file
+    assert {r["id"] for r in kept} >= {r["id"] for r in scored}
     (check,) = document["frame_check"].values()
     assert (check["name"], check["mode"]) == ("rel1000", "fail")
     assert "the frame check stopped the run" in text
