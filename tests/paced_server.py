@@ -43,7 +43,11 @@ class PacedModel:
                 if self.first is None:
                     self.first = time.time()
                 parts = body["messages"][-1]["content"]
-                texts = [part.get("text", "") for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
+                texts = (
+                    [part.get("text", "") for part in parts if isinstance(part, dict)]
+                    if isinstance(parts, list)
+                    else []
+                )
                 if self.first_sample is None and not any("Click the red square." in text for text in texts):
                     self.first_sample = time.time()
             try:

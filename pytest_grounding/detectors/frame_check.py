@@ -168,7 +168,10 @@ def run_check(
     limit_s, why = min(limits, key=lambda pair: pair[0]) if limits else (None, "")
 
     def ask(screen: Screen) -> Any:
-        return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
+        from .encoding import SCREEN_SLOTS
+
+        with SCREEN_SLOTS.yielding():  # sent beside the first samples: their screens are prepared first
+            return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
 
     executor = ThreadPoolExecutor(max_workers=width, thread_name_prefix="frame-check")
     try:
