@@ -2,9 +2,9 @@
 a frame chosen per run. The frame check, sent beside the first samples, stops a run in a wrong frame
 when its verdict comes, naming it (the samples scored by then kept, the rest not run; with a budget
 it is waited for, and stops the run before any dataset request); with `warn` the run's diagnosis
-names the frame and `rescore` with its suggestion gives the samples back; the right frame gets no finding; near and wrong-element misses
-are classified; the tolerance curve equals a recount from the records; the check runs once per
-run, serially and with -n 2, and the answer cache answers it."""
+names the frame and `rescore` with its suggestion gives the samples back; the right frame gets no
+finding; near and wrong-element misses are classified; the tolerance curve equals a recount from the
+records; the check runs once per run, serially and with -n 2, and the answer cache answers it."""
 
 import json
 import math
