@@ -18,7 +18,13 @@ ratio to the bare client, and the most requests the server saw in flight during 
     python benchmarks/bench_served.py --cold    # every process compiles its modules (no bytecode cache)
 
 When a run takes more than a second from the last answer to its exit, the phases of each of its
-processes and the stacks of those still alive are printed (`phase_probe.py`, loaded in every run).
+processes and the stacks of those still alive are printed (`phase_probe.py`, loaded in every run);
+`--phases` prints every run's (configure, the checks before the run, collection, the loop, the first
+item, each process's end) with the moment the first dataset sample's request reached the server
+(`first_sample_s`; the frame check's calibration requests are not samples). `--suite-args` adds
+arguments to both suite runs and `--only serial|xdist` runs the bare client and one of them:
+
+    python benchmarks/bench_served.py --latency 1 --phases --only serial --suite-args=--grounding-frame-check=off
 
 Each suite run gets a fresh pytest temp root (PYTEST_DEBUG_TEMPROOT): under xdist the controller
 makes pytest's numbered temp folder, and at its exit pytest deletes the older ones it finds there,
