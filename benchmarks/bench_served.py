@@ -18,7 +18,13 @@ ratio to the bare client, and the most requests the server saw in flight during 
     python benchmarks/bench_served.py --cold    # every process compiles its modules (no bytecode cache)
 
 When a run takes more than a second from the last answer to its exit, the phases of each of its
-processes and the stacks of those still alive are printed (`phase_probe.py`, loaded in every run).
+processes and the stacks of those still alive are printed (`phase_probe.py`, loaded in every run);
+`--phases` prints every run's (configure, the checks before the run, collection, the loop, the first
+item, each process's end) with the moment the first dataset sample's request reached the server
+(`first_sample_s`; the frame check's calibration requests are not samples). `--suite-args` adds
+arguments to both suite runs and `--only serial|xdist` runs the bare client and one of them:
+
+    python benchmarks/bench_served.py --latency 1 --phases --only serial --suite-args=--grounding-frame-check=off
 
 Each suite run gets a fresh pytest temp root (PYTEST_DEBUG_TEMPROOT): under xdist the controller
 makes pytest's numbered temp folder, and at its exit pytest deletes the older ones it finds there,
@@ -69,10 +75,12 @@ def serve(latency: float, capacity: int, port_file: Path) -> None:
     def reply(handler):
         if handler.path.endswith("/stats"):
             with model.lock:
-                return 200, {"peak": model.peak, "chats": len(model.chats), "first": model.first, "last": model.last}
+                found = {"peak": model.peak, "chats": len(model.chats), "first": model.first, "last": model.last}
+                return 200, {**found, "first_sample": model.first_sample}
         if handler.path.endswith("/reset"):
             with model.lock:
                 model.peak, model.chats, model.first, model.last = 0, [], None, None
+                model.first_sample = None
             return 200, {}
         return model.reply(handler)
 
@@ -171,6 +179,11 @@ def main() -> None:
         action="store_true",
         help="the suite runs use the machine's pytest temp root (an -n run's end deletes older temp folders)",
     )
+    parser.add_argument("--phases", action="store_true", help="print every run's phases, not only a slow end's")
+    parser.add_argument(
+        "--suite-args", default="", help="more arguments for both suite runs (e.g. --grounding-frame-check=off)"
+    )
+    parser.add_argument("--only", choices=("serial", "xdist"), help="the bare client and this suite run only")
     parser.add_argument("--vllm", help="a real vLLM server for MODEL (a folder, a hub id, or `tiny`)")
     parser.add_argument("--server", default=str(ENGINES / "vllm" / "bin" / "python"), help="vLLM's python or exe")
     parser.add_argument("--server-args", default="--enforce-eager", help="more vLLM flags")
@@ -222,7 +235,7 @@ def main() -> None:
         n = args.concurrency
         limit = ["--grounding-limit", str(args.limit)] if args.limit else []
         suite = [sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *limit]
-        suite += ["-p", "phase_probe"]  # each process's phases, and its stacks if its end is slow
+        suite += ["-p", "phase_probe", *args.suite_args.split()]  # each process's phases, its stacks if its end is slow
         if not args.all_plugins:
             # Plugins this machine has that a user of the card's dependencies does not: hypothesis's
             # (0.6 s a process) and anyio's, which probes the trio backend installed here (0.5 s).
@@ -237,6 +250,8 @@ def main() -> None:
             (f"suite serial, concurrency={n}", [*suite, "--detector", f"{spec}{n}"]),
             (f"suite -n 2, concurrency={n // 2} per worker", [*suite, "--detector", f"{spec}{n // 2}", "-n", "2"]),
         ]
+        if args.only:
+            runs = [runs[0], runs[1 if args.only == "serial" else 2]]
         print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores here: other work slows every run)")
         print(f"server: {args.latency:g} s a request, {args.capacity} at once; samples: {args.limit or 300}")
         print(
@@ -253,10 +268,15 @@ def main() -> None:
                 stats = httpx.get(url + "/stats", trust_env=False).json()
                 stats["phases"] = [round(x, 2) for x in phases(wall, clock, stats)]
                 rows.append((name, wall, stats))
+                if stats.get("first_sample") is not None:
+                    stats["first_sample_s"] = round(stats["first_sample"] - clock, 2)
                 if stats["chats"] == 0:
                     print(f"{name}: no requests reached the server:\n{tail}")
                 elif stats["phases"][2] > SLOW_END_S:
                     print(f"{name}: {stats['phases'][2]:.1f} s from the last answer to the exit:")
+                    print(explain_slow_end(Path(probe), clock))
+                elif args.phases:
+                    print(f"{name}: first sample's request at {stats.get('first_sample_s')} s; phases:")
                     print(explain_slow_end(Path(probe), clock))
         bare_wall = rows[0][1]
         print(
@@ -274,7 +294,10 @@ def main() -> None:
         print(
             json.dumps(
                 {
-                    name: {"wall_s": round(wall, 2), **{k: v for k, v in stats.items() if k not in ("first", "last")}}
+                    name: {
+                        "wall_s": round(wall, 2),
+                        **{k: v for k, v in stats.items() if k not in ("first", "last", "first_sample")},
+                    }
                     for name, wall, stats in rows
                 }
             )

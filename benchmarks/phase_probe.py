@@ -32,6 +32,26 @@ def pytest_configure(config: Any) -> None:
     _log("configure")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: Any) -> None:
+    _log("sessionstart done (the checks before the run)")
+
+
+def pytest_collection_finish(session: Any) -> None:
+    _log(f"collected {len(session.items)} items")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: Any) -> None:
+    _log("run loop starts")
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    if not _state["items"] and not _state.get("started"):
+        _state["started"] = True
+        _log("first item starts")
+
+
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     _state["items"] += 1
     _state["last_item"] = time.time()

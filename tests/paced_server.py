@@ -24,6 +24,7 @@ class PacedModel:
         self.refused = 0
         self.fail_next = 0  # the next n chats answer with `overload_status`, whatever the load
         self.first = self.last = None  # wall clock (time.time) of the first chat's start, the last's end
+        self.first_sample = None  # wall clock of the first chat that is not the frame check's calibration
 
     def reply(self, handler):
         length = int(handler.headers.get("Content-Length") or 0)
@@ -41,6 +42,14 @@ class PacedModel:
                 self.peak = max(self.peak, self.in_flight)
                 if self.first is None:
                     self.first = time.time()
+                parts = body["messages"][-1]["content"]
+                texts = (
+                    [part.get("text", "") for part in parts if isinstance(part, dict)]
+                    if isinstance(parts, list)
+                    else []
+                )
+                if self.first_sample is None and not any("Click the red square." in text for text in texts):
+                    self.first_sample = time.time()
             try:
                 time.sleep(self.latency)
                 content = body["messages"][-1]["content"]

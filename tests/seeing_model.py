@@ -12,6 +12,7 @@ server, never reading any ground truth. The frames:
 
 import functools
 import threading
+import time
 
 import numpy as np
 from PIL import Image
@@ -79,17 +80,25 @@ def seen(mode, instruction, url):
 
 
 class SeeingModel:
-    """The server: `url`, the instructions it was asked (`asked`), `close()`."""
+    """The server: `url`, the instructions it was asked (`asked`), `close()`. `calibration_delay`: each
+    calibration request is answered that many seconds after it came; `calibration_after`: and not
+    before that many dataset requests were answered, the dataset's later ones not before the 12
+    calibration requests were (each wait at most 30 s); `sample_delay`: the dataset's requests are
+    answered one at a time, each that long. `times`: (calibration?, came, answered) per request, wall
+    clock."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, calibration_delay=0.0, sample_delay=0.0, calibration_after=0):
         self.mode = mode
         self.asked = []
         self.bodies = []  # every request's body as received (the batch tests compare them with the file's)
-        lock = threading.Lock()
+        self.times = []
+        lock, one_at_a_time = threading.Lock(), threading.Lock()
+        answered = threading.Condition()
 
         def reply(handler):
             if handler.command != "POST":
                 return 404, {"error": "not here"}
+            came = time.time()
             body = json_body(handler)
             content = body["messages"][-1]["content"]
             texts = [part["text"] for part in content if part.get("type") == "text"]
@@ -98,7 +107,24 @@ class SeeingModel:
             with lock:
                 self.asked.append(instruction)
                 self.bodies.append(body)
+            calibration = CALIBRATION in instruction
+            if calibration:
+                time.sleep(calibration_delay)
+                with answered:
+                    answered.wait_for(lambda: self.samples_answered() >= calibration_after, timeout=30)
+            else:
+                with lock:
+                    order = sum(CALIBRATION not in text for text in self.asked)
+                if calibration_after and order > calibration_after:
+                    with answered:
+                        answered.wait_for(lambda: self.calibrations_answered() >= 12, timeout=30)
+                with one_at_a_time:
+                    time.sleep(sample_delay)
             text = seen(self.mode, instruction, urls[0]) if urls else ""
+            with lock:
+                self.times.append((calibration, came, time.time()))
+            with answered:
+                answered.notify_all()
             return 200, {
                 "object": "chat.completion",
                 "model": body["model"],
@@ -107,6 +133,12 @@ class SeeingModel:
 
         self.server = LoopbackServer(reply)
         self.url = self.server.url
+
+    def samples_answered(self):
+        return sum(not calibration for calibration, _, _ in self.times)
+
+    def calibrations_answered(self):
+        return sum(calibration for calibration, _, _ in self.times)
 
     def calibration_requests(self):
         return sum(CALIBRATION in text for text in self.asked)

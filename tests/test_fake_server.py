@@ -150,11 +150,18 @@ def test_the_command_serves_a_run_end_to_end(project, tmp_path, workers):
 )
 def test_fake_server_frame_plays_a_frame_error_the_check_names(project, tmp_path, frame, named):
     """`fake-server --frame NAME` (issue 46's worked example): the frame check finds the frame it
-    answers in and stops the run before any dataset sample."""
+    answers in and stops the run (with a budget it is waited for: before any dataset sample; without,
+    it stops the run when its verdict comes, exit 4 either way)."""
     pytest.importorskip("ui_tars")  # the default preset's parser
     with FakeServer(frame=frame) as server:
-        result = project.runpytest(f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}")
+        budget = "--grounding-budget=requests=100"
+        result = project.runpytest(f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}", budget)
         assert server.requests == 12  # the calibration screens only
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    assert f"answers in frame '{named}" in result.stdout.str() + result.stderr.str()
+    with FakeServer(frame=frame) as server:
+        result = project.runpytest(f"--dataset={MINI}", "--detector", f"openai:base_url={server.url}")
+        assert server.requests >= 12  # the calibration screens and the samples sent beside them
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
     assert f"answers in frame '{named}" in result.stdout.str() + result.stderr.str()
 

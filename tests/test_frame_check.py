@@ -1,9 +1,10 @@
 """Issue 46 end to end: a loopback model that SEES the screenshot (tests/seeing_model.py) answers in
-a frame chosen per run. The frame check before the run stops wrong frames before any dataset
-request, naming them; with `warn` the run's diagnosis names the frame and `rescore` with its
-suggestion gives the samples back; the right frame gets no finding; near and wrong-element misses
-are classified; the tolerance curve equals a recount from the records; the check runs once per
-run, serially and with -n 2, and the answer cache answers it."""
+a frame chosen per run. The frame check, sent beside the first samples, stops a run in a wrong frame
+when its verdict comes, naming it (the samples scored by then kept, the rest not run; with a budget
+it is waited for, and stops the run before any dataset request); with `warn` the run's diagnosis
+names the frame and `rescore` with its suggestion gives the samples back; the right frame gets no
+finding; near and wrong-element misses are classified; the tolerance curve equals a recount from the
+records; the check runs once per run, serially and with -n 2, and the answer cache answers it."""
 
 import json
 import math
@@ -13,7 +14,7 @@ import pytest
 from PIL import Image
 from seeing_model import COLOURS, SeeingModel
 
-from helpers import SERIAL, read_json, read_jsonl
+from helpers import SERIAL, XDIST, read_json, read_jsonl
 from pytest_grounding.core.cache import CACHE_ENV
 
 pytest.importorskip("ui_tars")  # the openai extra: the default preset's parser
@@ -87,8 +88,12 @@ WRONG = [("rel1000", "rel1000"), ("swapped", "swapped"), ("shrunk", "resized-by-
 
 
 @pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
-def test_a_wrong_frame_stops_the_run_before_any_dataset_request(pytester, project, tmp_path, model, dataset, frame):
-    result, report, _ = run(pytester, tmp_path, model, dataset)
+def test_with_a_budget_a_wrong_frame_stops_the_run_before_any_dataset_request(
+    pytester, project, tmp_path, model, dataset, frame
+):
+    """A --grounding-budget: the check's requests come off the samples' share, so it is waited for and
+    its `fail` is a usage error before the first sample (without one it runs beside them: below)."""
+    result, report, _ = run(pytester, tmp_path, model, dataset, "--grounding-budget=requests=1000")
     assert result.ret == 4, result.stdout.str()[-3000:]
     text = result.stdout.str() + result.stderr.str()
     assert f"answers in frame '{frame}" in text
@@ -229,7 +234,6 @@ def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
     assert result.ret == 4, result.stdout.str()[-3000:]
     text = result.stdout.str() + result.stderr.str()
     assert f"answers in frame '{frame}" in text
-    assert model.dataset_requests() == 0
 
 
 @SERIAL
@@ -307,3 +311,52 @@ def test_the_calibration_screens_are_encoded_once_per_process_for_each_preset(mo
         assert check("qwen2.5-vl") == 0
     finally:
         served.close()
+
+
+@XDIST
+def test_the_check_does_not_hold_back_the_first_sample(pytester, project, tmp_path, dataset, workers):
+    """The model answers no calibration request before it has answered a dataset sample (it would wait
+    30 s for one where the check held the samples back): the first sample reaches the server before the
+    check's requests are answered, serially and under -n 2 (its workers start while the check is in
+    flight), and the check's result is the report's as before."""
+    model = SeeingModel("right", calibration_after=1)
+    try:
+        result, report, _ = run(pytester, tmp_path, model, dataset, *workers)
+    finally:
+        model.close()
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    first_sample = min(came for calibration, came, _ in model.times if not calibration)
+    answered = [done for calibration, _, done in model.times if calibration]
+    assert len(answered) == 12 and first_sample < min(answered), (first_sample, sorted(answered))
+    document = read_json(report)
+    (check,) = document["frame_check"].values()
+    assert (check["name"], check["requests"]) == ("as-preset", 12)
+    (block,) = document["summary"].values()
+    assert block["hits"] == N
+    assert "answers in the preset's frame (12 requests)" in result.stdout.str()
+
+
+@pytest.mark.slow  # 4 s and more: the samples after the verdict are answered one at a time
+@XDIST
+def test_a_wrong_frame_found_while_samples_run_stops_the_run_keeping_what_was_scored(
+    pytester, project, tmp_path, dataset, workers
+):
+    """`fail` with the check in flight: when its verdict comes the run stops with today's message and
+    exit 4; the samples scored by then are in the report, every other one is in its not_run. The model
+    answers the calibration screens once two samples are answered, then the samples one at a time."""
+    model = SeeingModel("rel1000", sample_delay=0.4, calibration_after=2)
+    try:
+        result, report, predictions = run(pytester, tmp_path, model, dataset, *workers)
+    finally:
+        model.close()
+    assert result.ret == 4, result.stdout.str()[-3000:]
+    text = result.stdout.str() + result.stderr.str()
+    assert "answers in frame 'rel1000'" in text and "the samples scored before this verdict are kept" in text
+    document = read_json(report)
+    scored, not_run = document["samples"], document["not_run"]
+    assert scored and not_run and len(scored) + len(not_run) == N, (len(scored), len(not_run))
+    kept = read_jsonl(predictions) if predictions.exists() else []  # none scored: no predictions file
+    assert {r["id"] for r in kept} >= {r["id"] for r in scored}
+    (check,) = document["frame_check"].values()
+    assert (check["name"], check["mode"]) == ("rel1000", "fail")
+    assert "the frame check stopped the run" in text

@@ -2,6 +2,8 @@
 whatever the concurrency (serial and under xdist), requests only for the items that run, nothing
 finished lost on an interruption, adaptive concurrency cut by 429s, batches for a batching detector."""
 
+import contextlib
+
 import pytest
 from paced_server import paced_server
 
@@ -334,6 +336,42 @@ def test_screen_slots_let_only_the_cores_share_prepare_at_once_and_never_block_t
     for thread in threads:
         thread.join(10)
     assert most[0] == 2 and busy[0] == 0
+
+
+def test_a_yielding_thread_takes_a_screen_slot_only_when_nobody_else_waits():
+    """The frame check's calibration screens (sent beside the first samples) never queue a sample's
+    screen behind them: a released slot goes to the first thread that does not yield."""
+    import threading
+    import time
+
+    from pytest_grounding.detectors.encoding import ScreenSlots
+
+    slots = ScreenSlots(1)
+    order, holding, release = [], threading.Event(), threading.Event()
+
+    def hold():
+        with slots.held():
+            holding.set()
+            release.wait(10)
+
+    def prepare(name, yields):
+        with slots.yielding() if yields else contextlib.nullcontext(), slots.held():
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(10)
+    threads = []
+    for name, yields in (("check-1", True), ("check-2", True), ("sample-1", False), ("sample-2", False)):
+        threads.append(threading.Thread(target=prepare, args=(name, yields)))
+        threads[-1].start()
+        time.sleep(0.05)  # each waits before the next comes
+    release.set()
+    for thread in (holder, *threads):
+        thread.join(10)
+    assert order == ["sample-1", "sample-2", "check-1", "check-2"]
+    with slots.yielding(), slots.held():  # nobody waits: a yielding thread takes a free slot at once
+        order.append("alone")
 
 
 def test_waiting_for_a_screen_slot_is_reported_as_waiting(monkeypatch):

@@ -12,7 +12,7 @@ import io
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
@@ -24,33 +24,63 @@ class ScreenSlots:
     at once, the others waiting their turn (woken in the order they came): with 32 requests in
     flight, the first request goes out after one screen's work instead of after all the first
     screens' at once (they share the cores), and the server is fed in item order. A thread that
-    holds a slot takes no second one (a preparation inside another never waits for itself)."""
+    holds a slot takes no second one (a preparation inside another never waits for itself). A thread
+    that `yields` (the frame check's, its calibration screens sent beside the first samples) takes a
+    slot only when no other thread waits for one: the samples' screens are never queued behind it."""
 
     def __init__(self, count: int | None = None) -> None:
         self.count = count  # None: this process's share of the cores, decided on first use
-        self._semaphore: threading.Semaphore | None = None
+        self._free: int | None = None
+        self._waiting: deque[tuple[bool, threading.Event]] = deque()  # (yields?, its turn), in order
         self._lock = threading.Lock()
         self._held = threading.local()
 
-    def _slots(self) -> threading.Semaphore:
+    def _acquire(self) -> None:
         with self._lock:
-            if self._semaphore is None:
+            if self._free is None:
                 from .devices import cores_share
 
-                self._semaphore = threading.Semaphore(self.count or cores_share())
-            return self._semaphore
+                self._free = self.count or cores_share()
+            if self._free > 0:  # a free slot: nobody waits (a released slot goes to a waiter at once)
+                self._free -= 1
+                return
+            turn = threading.Event()
+            self._waiting.append((bool(getattr(self._held, "yields", False)), turn))
+        turn.wait()  # the slot is handed over by its holder
+
+    def _release(self) -> None:
+        with self._lock:
+            first = next((entry for entry in self._waiting if not entry[0]), None)
+            if first is None and self._waiting:
+                first = self._waiting[0]
+            if first is None:
+                assert self._free is not None
+                self._free += 1
+                return
+            self._waiting.remove(first)
+        first[1].set()
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         if getattr(self._held, "inside", False):
             yield
             return
-        with self._slots():
-            self._held.inside = True
-            try:
-                yield
-            finally:
-                self._held.inside = False
+        self._acquire()
+        self._held.inside = True
+        try:
+            yield
+        finally:
+            self._held.inside = False
+            self._release()
+
+    @contextlib.contextmanager
+    def yielding(self) -> Iterator[None]:
+        """This thread's preparations meanwhile wait while any other thread's wait."""
+        self._held.yields = True
+        try:
+            yield
+        finally:
+            self._held.yields = False
 
 
 SCREEN_SLOTS = ScreenSlots()

@@ -2,8 +2,9 @@
 the harness's own calibration screens (a plain background, one solid red square, "Click the red
 square.": three sizes and aspect ratios, four positions each, 12 requests), its answers decoded by
 the run's preset as every sample's are, and core/frames.py fits the frame the model (or its
-server) really answers in. It runs once, in the controller's preflight (plugin/common/plan.py), never per
-worker; with --grounding-cache the detector's answer cache answers it like any request.
+server) really answers in. It runs once, from the controller's checks before the run
+(plugin/controller/startup.py: beside the first samples, unless a budget is set), never per worker;
+with --grounding-cache the detector's answer cache answers it like any request.
 
 A detector declares that it needs the check with a class attribute `frame_check = True` (the model
 detectors: openai, vllm, qwenvl, uitars); the others (ocr, the floors, replay) declare none."""
@@ -97,13 +98,19 @@ class CheckResult:
             found = f"no frame named ({self.finding.evidence}): the run goes on"
         return f"frame check {self.spec}: {found} ({counted})"
 
-    def message(self, preset: str | None = None) -> str:
-        """The usage error that stops the run: the frame, its evidence, what to try."""
+    def message(self, preset: str | None = None, *, in_flight: bool = False) -> str:
+        """The usage error that stops the run: the frame, its evidence, what to try; `in_flight`: the
+        check ran beside the first samples, and what became of them."""
         assert self.finding.frame is not None
+        samples = (
+            "The run stopped: the samples scored before this verdict are kept, the rest are not run"
+            if in_flight
+            else "No dataset sample was sent"
+        )
         return (
             f"frame check: detector {self.spec} answers in frame {self.finding.frame.spec!r}, not as its preset "
             f"decodes ({self.finding.evidence}). Try: {frames.suggestion_text(self.finding, preset)}. "
-            f"No dataset sample was sent; --grounding-frame-check=warn runs anyway "
+            f"{samples}; --grounding-frame-check=warn runs anyway "
             f"(then `rescore {' '.join(self.finding.suggestion)}`), off skips the check."
         )
 
@@ -163,7 +170,10 @@ def run_check(
     limit_s, why = min(limits, key=lambda pair: pair[0]) if limits else (None, "")
 
     def ask(screen: Screen) -> Any:
-        return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
+        from .encoding import SCREEN_SLOTS
+
+        with SCREEN_SLOTS.yielding():  # sent beside the first samples: their screens are prepared first
+            return detector.predict(Query(image=screen.image(), instruction=INSTRUCTION))
 
     futures: list[Future[Any]] = [Future() for _ in chosen]
     pending = list(zip(chosen, futures, strict=True))

@@ -18,6 +18,7 @@ from ..detectors import served_session
 from ..render.baseline import mode as baseline_mode
 from . import items as collection
 from .common import hookspecs
+from .common.halt import Halt
 from .common.settings import SettingError, add_options
 from .common.wire import RECORD, WorkerInput, record_of
 from .compat import benchmark_compat, process_exit
@@ -30,7 +31,7 @@ from .fixtures import (
     grounding_detector,
 )
 from .sessions import PLAN_KEY, distributed, is_worker, local_controller, local_worker, open_sessions, plan_of
-from .worker import batch_hooks, budget_hooks, prefetch
+from .worker import batch_hooks, budget_hooks, halt_hooks, prefetch
 from .worker.hooks import Worker
 
 __all__ = ["grounding_check", "grounding_detector"]  # fixtures: pytest finds them in this module
@@ -68,6 +69,7 @@ def pytest_configure(config) -> None:
         worker.done_keys = frozenset(told.done)
         worker.startup_requests = told.startup_requests  # spent of the budget before any worker
         worker.startup_seconds = told.startup_seconds
+        worker.halt = Halt(told.halt)  # the controller's frame check, if still in flight: its stop
         if told.baseline is not None:  # the controller read and checked the baseline; workers judge with it
             worker.expect(baseline.expectations_from(told.baseline))
         config.pluginmanager.register(Worker(config, worker), "grounding-worker")
@@ -78,6 +80,7 @@ def pytest_configure(config) -> None:
             config.pluginmanager.register(XdistHooks(config, controller), "grounding-xdist")
     if worker is not None:  # prefetching where predictions run; the only process keeps what an interruption left
         prefetch.register(config, worker, controller.keep_unscored if controller is not None else None)
+        halt_hooks.register(config, worker)  # a frame check's stop, come while samples run
     elif controller is not None:  # an xdist controller keeps each worker's queue deep enough for its window
         from .controller.scheduling import SchedulerHooks
 
@@ -92,6 +95,7 @@ def pytest_unconfigure(config) -> None:
     controller, worker = local_controller(config), local_worker(config)
     if controller is not None:
         controller.predictions.let_go()
+        controller.startup.halt.close()
         controller.close_live()  # a run stopped before its first sample (a usage error) leaves no running page
     served_session.close()  # servers the harness started stop here: after Ctrl-C and INTERNALERROR too
     scored = bool(controller is not None and controller.records) or bool(worker is not None and worker.pool.loaded)

@@ -40,6 +40,8 @@ def open_sessions(config: Any) -> RunPlan:
     if not is_worker(config):
         startup = config.stash[STARTUP_KEY] = Startup(plan, notes)
         config.stash[CONTROLLER_KEY] = ControllerSession.open(plan, startup)
+        if WORKER_KEY in config.stash:  # the only process: a frame check's stop reaches its items here
+            config.stash[WORKER_KEY].halt = startup.halt
     return plan
 
 

@@ -196,13 +196,15 @@ class Selection:
     )
     frame_check: str = declare(
         "--grounding-frame-check",
-        "check each model detector's coordinate frame before the run: fail (default), warn, off",
+        "check each model detector's coordinate frame as the run starts: fail (default), warn, off",
         doc=(
-            "before the run, show each model detector (openai, vllm, qwenvl, uitars; agent=crop too) 12 calibration "
-            "screens of a red square and fit the coordinate frame it really answers in (docs: why it misses). fail "
-            "(default): a frame other than the preset's stops the run before any dataset sample is sent (exit 4), "
-            "naming the frame and what to try; warn: says so and runs; off: no check. Answers that cannot be read "
-            "never stop a run. Detectors that need no check (ocr, floors, replay) get none."
+            "as the run starts, show each model detector (openai, vllm, qwenvl, uitars; agent=crop too) 12 calibration "
+            "screens of a red square and fit the coordinate frame it really answers in (docs: why it misses); its "
+            "requests go beside the first samples (with --grounding-budget: before them). fail (default): a frame "
+            "other than the preset's stops the run when the verdict comes (exit 4), naming the frame and what to "
+            "try: the samples scored by then are kept, the rest not run (with a budget: no dataset sample is sent); "
+            "warn: says so and runs; off: no check. Answers that cannot be read never stop a run. Detectors that "
+            "need no check (ocr, floors, replay) get none."
         ),
         ini="grounding_frame_check",
         metavar="fail|warn|off",

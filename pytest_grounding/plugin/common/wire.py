@@ -25,6 +25,7 @@ class WorkerInput:
     served: dict[str, Any] = field(default_factory=dict)  # served_session.export(): servers and probes
     startup_requests: int = 0  # HTTP requests the controller's checks sent: spent of --grounding-budget
     startup_seconds: float = 0.0  # the controller's frame checks' time: spent of a seconds budget
+    halt: str | None = None  # a frame check in flight as the worker starts: the folder its stop comes in (halt.py)
 
     def send(self, workerinput: dict[str, Any]) -> None:
         done = [list(key) for key in self.done]
@@ -35,6 +36,7 @@ class WorkerInput:
             "served": self.served,
             "startup_requests": self.startup_requests,
             "startup_seconds": self.startup_seconds,
+            "halt": self.halt,
         }
 
     @classmethod
@@ -47,6 +49,7 @@ class WorkerInput:
             served=dict(sent.get("served") or {}),
             startup_requests=int(sent.get("startup_requests") or 0),
             startup_seconds=float(sent.get("startup_seconds") or 0.0),
+            halt=sent.get("halt") if isinstance(sent.get("halt"), str) else None,
         )
 
 

@@ -210,6 +210,7 @@ class ControllerSession:
         from ...analysis import document as document_mod
 
         settings = self.plan.settings
+        self.startup.settle()  # a frame check still in flight: its verdict (and a stop) before the figures
         for record in self.ledger.take_stand_ins():
             self.predictions.write(record)
         self._account_not_run(interrupted)
@@ -308,6 +309,8 @@ class ControllerSession:
             crashes = self.ledger.crashes
             ended = (self.budget_entry() or {}).get("ended")
             reason = f"the budget {ended} was spent" if ended else None
+            if reason is None and self.startup.halt.message is not None:
+                reason = "the frame check stopped the run"
             batch = self.plan.settings.outputs.batch_out
             if batch is not None and reason is None:
                 from ...detectors.batch_files import continue_line, sharded_path

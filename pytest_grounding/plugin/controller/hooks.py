@@ -148,7 +148,9 @@ class Controller:
         result = self.session.write_outputs(self.session.result)
         if self.local is not None:
             self.local.pool.close()
-        if result.output_errors and session.exitstatus == pytest.ExitCode.OK:
+        if self.session.startup.halt.message is not None:  # a frame check's fail, come while samples ran
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as when it comes before them: exit 4
+        elif result.output_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # an output lost is a failed run (the summary says which)
         if self.session.interrupted_writing:
             self.session.result = result.with_output_errors(
@@ -182,6 +184,7 @@ class XdistHooks:
             served=served_session.export(),  # the servers started and probed here: workers do neither again
             startup_requests=self.session.startup.requests,
             startup_seconds=self.session.startup.seconds,
+            halt=self.session.startup.halt.share() if self.session.startup.pending else None,
         ).send(node.workerinput)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:

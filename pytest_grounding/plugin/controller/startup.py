@@ -1,5 +1,6 @@
 """The controller's checks before the run, once, before any worker starts: the detectors' preflights
-(weights, CUDA, a server), the frame check (calibration screens through a detector pool of its own),
+(weights, CUDA, a server), the frame check (calibration screens through a detector pool of its own:
+for the command line's detectors sent beside the first samples, its verdict applied when it comes),
 the samples' checks (a served model's context), the datasets loaded, replayed files matched, the
 outputs writable, and the notes they leave. What they found (preflighted specs, frame checks, the
 requests they sent) stays here, never on the frozen plan. Collection calls the same checks for a
@@ -8,6 +9,7 @@ suite's pinned detectors."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +19,7 @@ from typing import Any
 from ...core.budget import BudgetSpent
 from ...datasets import DatasetError, sharding
 from ...detectors import bind_options
+from ..common.halt import Halt
 from ..common.notes import Notes
 from ..common.plan import RunPlan
 from ..common.settings import SettingError
@@ -34,6 +37,8 @@ class Startup:
     requests: int = 0  # HTTP requests the checks sent: spent of --grounding-budget before any sample
     seconds: float = 0.0  # the frame checks' time: spent of a --grounding-budget seconds=N before any sample
     meter: Any = None  # core/budget.Meter of every check before the run (at the start and at collection)
+    halt: Halt = field(default_factory=Halt)  # a frame check that fails while samples run stops the run here
+    pending: dict[str, threading.Thread] = field(default_factory=dict)  # spec -> its frame check in flight
 
     @contextlib.contextmanager
     def metered(self) -> Iterator[None]:
@@ -56,6 +61,7 @@ class Startup:
 
     def findings(self) -> dict[str, Any]:
         """What the checks found, by the report key of the section that keeps it (document.RunRecords.checks)."""
+        self.settle()
         return {"frame_check": dict(self.frame_checks)} if self.frame_checks else {}
 
     def preflights(self) -> bool:
@@ -97,7 +103,7 @@ class Startup:
             except ValueError as exc:
                 raise SettingError(str(exc)) from None
         self.check_detector_samples(selection.detector_specs, selection.detector_source)
-        self.check_frames(selection.detector_specs, selection.detector_source, say)
+        self.check_frames(selection.detector_specs, selection.detector_source, say, in_flight=True)
         items = plan.run_items()  # the items the workers will make from the run's datasets, by the same ids
         plan.index.add(selection.detector_specs, items)
         self.note_empty_variants(items)
@@ -150,16 +156,24 @@ class Startup:
             "(the served probes): every sample is not run"
         )
 
-    def check_frames(self, specs: Sequence[str], source: str, say: Say) -> None:
+    def check_frames(self, specs: Sequence[str], source: str, say: Say, *, in_flight: bool = False) -> None:
         """Each preflighted model detector's frame check, after the samples' own checks (a server
-        that shrinks the screen is named by its token count first: one request, not twelve)."""
+        that shrinks the screen is named by its token count first: one request, not twelve).
+        `in_flight`: the check runs beside the first samples (check_frame says when)."""
         for spec in specs:
             if spec not in self.preflighted:
                 continue
             try:
-                self.check_frame(spec, self.plan.specs.get(spec).factory(self.plan.detectors), say)
+                factory = self.plan.specs.get(spec).factory(self.plan.detectors)
+                self.check_frame(spec, factory, say, in_flight=in_flight)
             except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
+
+    def settle(self) -> None:
+        """Every frame check still in flight waited for (each is bounded by the run's --grounding-timeout):
+        its verdict applied before the run's figures are made."""
+        for spec in list(self.pending):
+            self.pending.pop(spec).join()
 
     def _check_limits(self, meter: Any) -> tuple[float | None, float | None]:
         """(each calibration request's limit: the run's --grounding-timeout; all of them together: what its
@@ -170,20 +184,24 @@ class Startup:
             left = max(0.0, meter.budget.seconds - self.seconds)
         return timeout, left
 
-    def check_frame(self, spec: str, factory: Any, say: Say) -> None:
+    def check_frame(self, spec: str, factory: Any, say: Say, *, in_flight: bool = False) -> None:
         """The model detector's frame check (detectors/frame_check.py), once per run, after its
-        preflight (a vllm server runs by then): a frame it can name stops the run with `fail` (a
-        ValueError: a usage error, before any dataset sample is sent)."""
+        preflight (a vllm server runs by then). With `in_flight` and no --grounding-budget, its requests
+        go in a thread of their own while the run goes on (the samples do not wait for a round trip);
+        a frame it can name then stops the run when the verdict comes (`halt`: the samples scored are
+        kept, the rest not run). Else it is waited for, and `fail` on such a frame is a ValueError
+        (a usage error, before any dataset sample is sent): a budget's requests and seconds are the
+        samples' share only once the check's are known."""
         from ...detectors.frame_check import needs_check
 
         plan = self.plan
         mode = plan.settings.selection.frame_check
-        if mode == "off" or spec in self.frame_checks or spec in self.frame_skipped or not needs_check(factory):
+        if mode == "off" or spec in self.frame_checks or spec in self.frame_skipped or spec in self.pending:
             return
-        if plan.settings.selection.task != "grounding":
+        if not needs_check(factory) or plan.settings.selection.task != "grounding":
             return
-        from ...core import budget, frames
-        from ...detectors.frame_check import calibration_screens, run_check
+        from ...core import budget
+        from ...detectors.frame_check import calibration_screens
         from ...store.answers import open_store
         from ..common.pool import DetectorLoadError, DetectorPool
 
@@ -203,9 +221,35 @@ class Startup:
         try:
             detector = pool.get(spec)
         except DetectorLoadError:
+            pool.close()
             return  # the workers' own loading says why, once
+        say(f"grounding: frame check {plan.name_of(spec)}: calibration screens sent")
+        if in_flight and plan.settings.selection.budget is None:
+            thread = threading.Thread(
+                target=self._frame_check_in_flight, args=(spec, mode, pool, detector), name="frame-check", daemon=True
+            )
+            self.pending[spec] = thread
+            thread.start()
+            return
+        stop = self._frame_check(spec, mode, pool, detector, meter, False)
+        if stop is not None:
+            raise ValueError(stop)
+
+    def _frame_check_in_flight(self, spec: str, mode: str, pool: Any, detector: Any) -> None:
+        """The thread's body: what raised is a note (the run goes on), never a traceback in a thread."""
         try:
-            say(f"grounding: frame check {plan.name_of(spec)}: calibration screens sent")
+            self._frame_check(spec, mode, pool, detector, None, True)
+        except Exception as exc:
+            self.notes.add(f"frame check {self.plan.name_of(spec)}: not finished ({type(exc).__name__}: {exc})")
+
+    def _frame_check(self, spec: str, mode: str, pool: Any, detector: Any, meter: Any, in_flight: bool) -> str | None:
+        """The check's requests and its verdict: notes, the finding kept; the message that stops the run
+        (`fail` on a frame it can name), said to `halt` when the run already goes on."""
+        from ...core import frames
+        from ...detectors.frame_check import run_check
+
+        plan = self.plan
+        try:
             began = time.monotonic()
             try:
                 timeout, seconds_left = self._check_limits(meter)
@@ -217,14 +261,20 @@ class Startup:
             pool.close()
         self.frame_checks[spec] = {"mode": mode, **result.as_dict()}
         self.notes.add(result.line())
-        if result.finding.mismatch:
+        if not result.finding.mismatch:
+            return None
+        if mode == "fail":
             preset = getattr(getattr(detector, "preset", None), "name", None)
-            if mode == "fail":
-                raise ValueError(result.message(preset if isinstance(preset, str) else None))
-            self.notes.add(
-                f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on; "
-                f"its answers read in that frame afterwards: `{frames.rescore_command(result.finding.suggestion)}`)"
-            )
+            message = result.message(preset if isinstance(preset, str) else None, in_flight=in_flight)
+            if in_flight:
+                self.notes.add(message)
+                self.halt.stop(message)
+            return message
+        self.notes.add(
+            f"frame check {result.spec}: {result.finding.evidence} (--grounding-frame-check=warn: the run goes on; "
+            f"its answers read in that frame afterwards: `{frames.rescore_command(result.finding.suggestion)}`)"
+        )
+        return None
 
     def check_detector_samples(self, specs: Sequence[str], source: str) -> None:
         """A detector whose factory offers `check_samples` sees every sample's (id, size,

@@ -104,7 +104,7 @@ class Pipeline:
         """`item` is about to run: start it (if it has not started) and what comes after, up to
         each detector's window."""
         index = self.position.get(id(item))
-        if index is None or self.stopped:
+        if index is None or self.stopped or self.worker.halt.stopped() is not None:  # halt: nothing more starts
             return
         self.fill(index)
 

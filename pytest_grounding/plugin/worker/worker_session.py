@@ -11,6 +11,7 @@ from typing import Any
 from ...analysis import baseline as baseline_mod
 from ...core.record import Record
 from ...evaluate.evaluator import Evaluator
+from ..common.halt import Halt
 from ..common.plan import RunPlan
 from ..common.pool import DetectorPool
 from .screens import ScreenReader
@@ -28,6 +29,7 @@ class WorkerSession:
     startup_seconds: float = 0.0  # the controller's frame checks' time before the run: the seconds budget's
     startup_requests: int = 0  # HTTP requests the controller's checks sent before the run: the budget's
     pipeline: Any = None  # prefetch.Pipeline: predictions started ahead of their items (once the loop starts)
+    halt: Halt = field(default_factory=Halt)  # the controller's stop (a frame check that failed while samples ran)
 
     @classmethod
     def open(cls, plan: RunPlan) -> WorkerSession:
