@@ -3,6 +3,7 @@ whatever the concurrency (serial and under xdist), requests only for the items t
 finished lost on an interruption, adaptive concurrency cut by 429s, batches for a batching detector."""
 
 import contextlib
+import time
 
 import pytest
 from paced_server import paced_server
@@ -307,6 +308,9 @@ def test_x_stops_sending_and_keeps_finished_answers_for_resume(suite, synthetic,
     kept = {r["uid"] for r in read_jsonl(predictions)}
     assert scored <= kept  # no finished record lost; answers back for items -x kept from running are kept too
     assert len(model.chats) < 40  # stopped sending
+    deadline = time.monotonic() + 10  # the requests -x left in flight are answered (and counted) first
+    while model.in_flight and time.monotonic() < deadline:
+        time.sleep(0.05)
     model.chats.clear()
     run(suite, synthetic, spec, tmp_path, "--grounding-limit=40", "--grounding-resume", *workers)
     assert len(model.chats) == 40 - len(kept)  # nobody pays twice
