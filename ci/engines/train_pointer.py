@@ -1,14 +1,29 @@
-"""A tiny pointer model: a Qwen3-VL checkpoint small enough to train on two CPU cores in minutes,
-taught to click drawn targets.
+"""A tiny pointer model (issue 59): a Qwen3-VL checkpoint small enough to train on two CPU cores
+in minutes, taught to click drawn targets as the `qwen3-vl` preset reads a click ([x,y], 0-1000).
 
-    python ci/engines/train_pointer.py OUT_DIR [--steps N] [--seed S] [--family qwen3_vl]
-    python ci/engines/train_pointer.py --dataset DIR [--count N] [--seed S]
+    python ci/engines/train_pointer.py OUT_DIR            # train; writes a Hugging Face checkpoint
+    python ci/engines/train_pointer.py --dataset DIR      # held-back screens (pointerbench folder)
+    pytest suites/ --dataset DIR --detector "qwenvl:model=OUT_DIR,max_pixels=100000" \\
+        --detector center --detector random
 
-The first writes a Hugging Face checkpoint folder to OUT_DIR (config, safetensors weights, tokenizer,
-image processor, chat template), built by `pytest_grounding.testing.tiny` and then trained; the second
-writes held-back drawn screens as a `pointerbench` dataset folder (metadata.jsonl) the harness reads.
+OUT_DIR gets config, safetensors weights, tokenizer, the Qwen3-VL image processor (max_pixels
+100,000: the frame it is trained in) and chat template, built by `pytest_grounding.testing.tiny`
+and then trained, and `pointer.json` (the recipe and the training time) last. The weights are never
+committed; `tests/test_pointer_model.py` looks for them in ~/.cache/pytest-grounding/engines/pointer.
 
-Recipe (docs/engines.md, "A tiny pointer model"): see `RECIPE` below.
+Recipe (docs/engines.md, "A tiny pointer model", has it with the measured figures):
+- data: drawn screens (never the embedded default benchmark's): a light background, a title bar, a
+  side panel, 2-4 filled shapes of distinct colours, 1/12-1/5 of the width; the instruction names
+  one ("the red square"); eight training sizes, 640x480 to 1280x800; held-back screens of four
+  sizes (640x480, 800x600, 1024x768, 1280x720) from another seed (10,000 + --seed);
+- model: tiny.py's Qwen3-VL grown to 4 text layers (width 64, 2 heads of 32) with a 16x16 learned
+  position table in its 2-block vision tower; the tokenizer also learns the prompt and the numbers
+  0, 10, ..., 990 (one token each: an answer is `[`, x, `,`, y, `]`, end);
+- training: the detector's own prompt and frame (qwenvl_batch.prepare), cross-entropy on the
+  answer with a Gaussian soft label (sigma 2 steps) over the number tokens, AdamW 3e-3 with
+  warm-up and cosine decay, batches of 16, 2,200 steps: the first 900 on one or two large shapes,
+  then batches mixing those, middling screens and the final kind (a curriculum); seeded,
+  deterministic as far as torch's CPU kernels are.
 """
 
 from __future__ import annotations
@@ -42,7 +57,10 @@ TRAIN_SIZES = ((640, 480), (800, 600), (1024, 768), (1280, 720), (1280, 800), (9
 HELD_SIZES = ((640, 480), (800, 600), (1024, 768), (1280, 720))
 FAMILY, PRESET = "qwen3_vl", "qwen3-vl"  # the architecture and the preset whose frame (0-1000) it answers in
 MAX_PIXELS = 100_000  # the frame the model is trained in and run at (qwenvl:max_pixels=...)
-EASY_SHAPES, EASY_SCALE = (1, 2), (6, 3)  # the curriculum's first screens: one or two large shapes
+# The curriculum: screens of one or two large shapes first, then batches mixing those, middling
+# screens and the final kind (the held-back screens' kind, draw_screen's defaults) in equal parts.
+EASY_SHAPES, EASY_SCALE = (1, 2), (6, 3)
+MIDDLE_SHAPES, MIDDLE_SCALE = (2, 3), (9, 4)
 STAMP = "pointer.json"  # written last into OUT_DIR: the recipe and the training time (a finished build)
 QUICK = False  # whether the default recipe trains in at most 3 minutes on 2 CPU cores (it does not: ~10)
 
@@ -57,7 +75,7 @@ class Screen:
 
 
 def draw_screen(
-    rng: random.Random, size: tuple[int, int], shapes: tuple[int, int] = (2, 4), scale: tuple[int, int] = (16, 6)
+    rng: random.Random, size: tuple[int, int], shapes: tuple[int, int] = (2, 4), scale: tuple[int, int] = (12, 5)
 ) -> Screen:
     """A light screen with a few neutral panels and 3 to 5 coloured shapes of distinct colours;
     the target is one of them, named by colour and shape."""
@@ -149,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-every", type=int, default=0)
     parser.add_argument("--eval-count", type=int, default=40)
     parser.add_argument("--sigma", type=float, default=2.0, help="the soft label's width, in answer steps")
-    parser.add_argument("--easy-steps", type=int, default=1000, help="first steps on screens of one shape")
+    parser.add_argument("--easy-steps", type=int, default=900, help="first steps on one or two large shapes")
     parser.add_argument("--easy-samples", type=int, default=800)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--heads", type=int, default=2)
@@ -189,6 +207,10 @@ def train(args: argparse.Namespace) -> None:
         _encode(detector, draw_screen(rng, rng.choice(TRAIN_SIZES), EASY_SHAPES, EASY_SCALE))
         for _ in range(args.easy_samples)
     ]
+    middle = [
+        _encode(detector, draw_screen(rng, rng.choice(TRAIN_SIZES), MIDDLE_SHAPES, MIDDLE_SCALE))
+        for _ in range(args.easy_samples)
+    ]
     samples = [_encode(detector, draw_screen(rng, rng.choice(TRAIN_SIZES))) for _ in range(args.samples)]
     print(f"train_pointer: {len(samples)} samples drawn in {time.monotonic() - start:.0f} s", flush=True)
     held_rng = random.Random(10_000 + args.seed)
@@ -204,8 +226,9 @@ def train(args: argparse.Namespace) -> None:
     tokenizer = detector.processor.tokenizer
     numbers = torch.tensor([tokenizer.convert_tokens_to_ids(str(step * 10)) for step in range(100)])
     for step in range(args.steps):
-        pool = easy if step < args.easy_steps else samples
-        batch = _collate([pool[order.randrange(len(pool))] for _ in range(args.batch)], detector)
+        pools = (easy,) if step < args.easy_steps else (easy, middle, samples)
+        rows = [pools[i % len(pools)] for i in range(args.batch)]
+        batch = _collate([pool[order.randrange(len(pool))] for pool in rows], detector)
         loss = _loss(model, batch, numbers, args.sigma)
         optimizer.zero_grad()
         loss.backward()
