@@ -5,6 +5,7 @@ weights; it answers garbage."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ def build_tiny_qwen25vl(
     family: str = "qwen2_5_vl",
     head_dim: int = 16,
     think_tokens: bool = False,
+    corpus: Sequence[str] = (),
 ) -> Path:
     """Write tokenizer, image processor and a random 2-layer Qwen2.5-VL (or Qwen2-VL, the
     architecture of UI-TARS 1.0, with family="qwen2_vl"; Qwen3-VL with "qwen3_vl": 16 px patches,
@@ -68,7 +70,8 @@ def build_tiny_qwen25vl(
     keeps the in-process tests fast; vLLM's CPU attention takes 32, 64, 80, ... only, so the
     real-engine tests build with 32 (the vision tower runs on SDPA and keeps 16). `think_tokens`:
     the vocabulary also holds `<think>` and `</think>`, so a server's reasoning parser (vLLM's
-    `--reasoning-parser deepseek_r1`) can run on it (issue 56)."""
+    `--reasoning-parser deepseek_r1`) can run on it (issue 56). `corpus`: more text the tokenizer
+    is trained on (ci/engines/train_pointer.py adds its answers' numbers, so each is one token)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -94,7 +97,7 @@ def build_tiny_qwen25vl(
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=list(special), initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
-    bpe.train_from_iterator(_CORPUS, trainer)
+    bpe.train_from_iterator([*_CORPUS, *corpus], trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         eos_token="<|im_end|>",
