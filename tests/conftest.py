@@ -47,16 +47,16 @@ os.environ["PYTEST_ADDOPTS"] = " ".join(
 # The tiers (markers registered in pyproject.toml, described in CONTRIBUTING.md): the fast tier
 # (`pytest tests/ -m "not slow" -n 2`) is every test not marked `slow`; `slow` marks what it leaves
 # out: the xdist twins (helpers.XDIST), the parity runs, the documented commands, real models on real
-# screens, tiny checkpoints on torch, and any test that takes 3 s or more. `engines` (the real
-# serving engines), `browser` (headless chromium) and `desktop` (the X11/terminal drivers) name the
+# screens, tiny checkpoints on torch, and any test that takes 1 s or more on a quiet machine. `engines`
+# (the real serving engines), `browser` (headless chromium) and `desktop` (the X11/terminal drivers) name the
 # tests that need a program outside Python; each of them is slow too (added here at collection).
 TIER_MARKERS = ("engines", "browser", "desktop", "parity")
 
-# The fast tier's duration guard: an unmarked test that runs 3 s or more is listed at the end of
+# The fast tier's duration guard: an unmarked test that runs 1 s or more is listed at the end of
 # the fast tier's run ("slow tests in the fast tier"), never failed: a timed test would turn CI red
 # on a loaded machine. The limit is for an idle machine: on a loaded one (more runnable processes
 # than cores) it grows by the load's ratio.
-FAST_TIER_LIMIT_S = 3.0  # 2,200 tests in 2 minutes on 2 cores: a tenth of a second on average
+FAST_TIER_LIMIT_S = 1.0  # 2,100 tests in 2 minutes on 2 cores: a tenth of a second on average
 
 
 def _fast_tier_limit() -> float:

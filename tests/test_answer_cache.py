@@ -423,6 +423,7 @@ def cached_rerun_scenario(pytester, model, tmp_path, workers):
     assert sorted(model.chats) == asked and summary["cache"] == {"hits": 0, "stored": 6, "asked": 6}
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_a_cached_rerun_sends_no_request_and_gives_the_same_records(pytester, model, tmp_path):
     cached_rerun_scenario(pytester, model, tmp_path, [])
@@ -445,6 +446,7 @@ def test_a_cached_rerun_sends_no_request_and_gives_the_same_records_xdist(pytest
     cached_rerun_scenario(pytester, model, tmp_path, ["-n", "2"])
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @SERIAL
 def test_errors_and_cut_answers_are_asked_again_and_a_new_image_misses(pytester, model, tmp_path, workers):

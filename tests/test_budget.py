@@ -182,6 +182,7 @@ def test_a_bad_budget_is_one_usage_error(suite):
     result.stderr.fnmatch_lines(["*cost=X needs --grounding-price*"])
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_a_token_budget_ends_the_run_as_answers_come_back(suite, paced, tmp_path):
     model, server = paced  # each answer reports 105 tokens
     _, document = run(suite, server, tmp_path, "--grounding-budget=tokens=300", concurrency=1)
@@ -191,6 +192,7 @@ def test_a_token_budget_ends_the_run_as_answers_come_back(suite, paced, tmp_path
     assert len(document["not_run"]) == LIMIT - len(model.chats)
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 @pytest.mark.parametrize(("seconds", "latency"), [(0.6, 2.5), (1.2, 4.0)])
 def test_a_seconds_budget_bounds_the_frame_check_and_counts_its_time(suite, tmp_path, workers, seconds, latency):

@@ -57,6 +57,7 @@ def project(pytester):
     return make_project(pytester)
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @SERIAL
 def test_a_run_against_the_stand_in_with_no_preset_says_which_the_model_id_picked(project, tmp_path, workers):
@@ -143,6 +144,7 @@ def test_the_command_serves_a_run_end_to_end(project, tmp_path, workers):
         process.wait(timeout=30)
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @pytest.mark.parametrize(
     "frame,named",

@@ -103,6 +103,7 @@ def test_with_a_budget_a_wrong_frame_stops_the_run_before_any_dataset_request(
     assert not report.exists()
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
 def test_warn_runs_names_the_frame_and_its_suggestion_gives_the_samples_back(
@@ -127,6 +128,7 @@ def test_warn_runs_names_the_frame_and_its_suggestion_gives_the_samples_back(
     assert again["diagnosis"]["frame"]["name"] == "as-preset"
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("model", ["right"], indirect=True)
 def test_the_right_frame_gets_no_finding(pytester, project, tmp_path, model, dataset, workers):
@@ -158,6 +160,7 @@ def recount(records):
     return out
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("model,kind", [("near", "near"), ("wrong", "wrong_element")], indirect=["model"])
 def test_near_and_wrong_element_misses_are_classified_and_the_curve_is_recounted(
     pytester, project, tmp_path, model, dataset, kind
@@ -223,6 +226,7 @@ def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, projec
     assert again["miss_kind"] == "wrong_element"
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
 def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
     pytester, project, tmp_path, model, dataset, frame
@@ -261,6 +265,7 @@ def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(
     assert again["hits"] == again["scored"] == N
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("model", ["right"], indirect=True)
 def test_a_labelled_detector_is_named_by_its_label_in_the_check_and_header_lines(
     pytester, project, tmp_path, model, dataset

@@ -41,6 +41,7 @@ def test_an_unwritable_cache_folder_for_the_server_log_is_one_message(project, t
     assert "INTERNALERROR" not in text and "the server's log cannot be written" in text
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_two_endpoints_that_describe_themselves_alike_never_share_answers(project, tmp_path):
     pytest.importorskip("httpx")
     first, second = OkModel(), OkModel()

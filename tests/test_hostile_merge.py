@@ -262,6 +262,7 @@ def test_a_merge_of_shards_lacking_an_epoch_or_a_record_is_partial_and_names_the
     assert main(["export", str(tmp_path / "merged.json"), "--screenspot-pro", str(out)]) == 1
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_a_merge_of_a_cut_shard_is_partial(project, tmp_path, capsys, workers):
     paths = _shards(project, tmp_path, workers=workers)

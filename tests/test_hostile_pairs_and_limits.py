@@ -571,6 +571,7 @@ def test_the_indexed_diff_finds_what_the_pair_by_pair_one_finds(monkeypatch, n, 
     assert indexed.counts()["dropped"] == 1 and indexed.counts()["added"] == 0
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("n", [1_200, 3_000])
 def test_a_crowded_screen_is_diffed_in_seconds(n):
     import time
@@ -640,6 +641,7 @@ def test_fake_server_refuses_bad_options_in_one_line(capsys, args):
     assert err.startswith("error: ") and "Traceback" not in err and err.count("\n") == 1, err
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("budget", ["requests=1", "requests=2"])
 def test_a_budget_the_checks_spend_marks_every_sample_not_run(tmp_path, budget):
     pytest.importorskip("httpx")  # the openai extra: the served detector's client
@@ -806,6 +808,7 @@ def test_the_calibration_requests_stop_at_the_runs_limit(limit):
     assert time.monotonic() - started < limit + 1.0 and "the seconds budget" in (result.answers[0] or "")
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(("delay", "concurrency", "timeout"), [(0.1, 1, 0.4), (0.15, 4, 0.5), (0.1, 2, 0.3)])
 def test_each_calibration_request_has_the_runs_timeout_not_all_twelve(delay, concurrency, timeout):
     from pytest_grounding.detectors.frame_check import run_check

@@ -114,6 +114,7 @@ def test_report_command_shows_the_datasets_own_images(run):
     assert "from 5 screens" in output  # s1, s2, s3, broken.png, missing.png: the set's screens with a non-hit
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_report_command_reads_a_folder_again_by_the_format_it_is_recognised_as(run):
     """A hub repository of files is recorded as format `hf` and read by the format of its files."""
     folder, document = run

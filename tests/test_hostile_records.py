@@ -106,6 +106,7 @@ def test_reports_of_every_kind_of_run_fit_the_schema_and_read_back(project, tmp_
     assert "error:" not in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_an_agentic_report_fits_the_schema(pytester, tmp_path, workers):
     pytest.importorskip("httpx")

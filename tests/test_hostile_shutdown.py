@@ -110,6 +110,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("signal_name", ["SIGTERM"])
 def test_sigterm_stops_a_started_servers_whole_group(tmp_path, signal_name):
     import os

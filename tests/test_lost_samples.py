@@ -165,6 +165,7 @@ def test_a_run_stopped_by_x_says_how_many_were_not_run(lost, workers):
     assert document["partial"] is True
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_an_interrupted_run_says_how_many_were_not_run(lost):
     result, document, lines = lost(stop="p12")
     records, not_run = accounted(result, document, lines)

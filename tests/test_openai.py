@@ -184,6 +184,7 @@ def test_5xx_after_the_retries_is_an_error_not_a_miss(suite, server, model, tmp_
     assert errors and "HTTP 502" in errors[0]["error"] and "after 3 attempts" in errors[0]["error"]
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_a_timeout_is_an_error(suite, server, model, tmp_path):
     model.slow_word = "blue"
     result, records, _, _ = run(

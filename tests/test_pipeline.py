@@ -38,7 +38,9 @@ def test_planning_costs_the_windows_not_the_run_s_length(layout):
         )
         for i, spec in enumerate(specs)
     ]
-    worker = types.SimpleNamespace(pool=types.SimpleNamespace(get=detectors.__getitem__), evaluator=None)
+    from pytest_grounding.plugin.common.halt import Halt
+
+    worker = types.SimpleNamespace(pool=types.SimpleNamespace(get=detectors.__getitem__), evaluator=None, halt=Halt())
     pipeline = Pipeline(worker, items, serial_peek(count))
     started: list[int] = []
     most_ahead = 0

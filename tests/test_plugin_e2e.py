@@ -187,6 +187,7 @@ def test_detector_that_raises_is_an_error_for_that_sample_only(project, workers)
     result.stdout.fnmatch_lines(["*accuracy 100.0%*(4/4 scored*", "*errors 1*"])
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_detector_that_hangs_times_out(project):
     result = run(project, "--detector", "sleepy", "--grounding-limit", "5", "--grounding-timeout", "0.5")
     assert_counts(result, passed=3, errors=2)
@@ -230,6 +231,7 @@ def test_interrupted_run_keeps_predictions_and_writes_partial_report(project, tm
     assert document["partial"] is True and len(document["samples"]) == 2
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 def test_benchmark_records_each_sample_when_it_can_and_our_timer_always(project, workers, tmp_path, monkeypatch):
     # pytest-benchmark also switches off when it sees this variable, set when *these* tests run under xdist

@@ -402,6 +402,7 @@ E2E = [(name, SMALL, (590, 400, 629, 419)) for name in SHIPPED] + [
 ]
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @pytest.mark.parametrize("name, size, box", E2E)
 def test_each_preset_end_to_end_through_openai(name, size, box, preset_server):

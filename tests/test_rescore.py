@@ -65,6 +65,7 @@ def by_id(records):
     return {r["id"]: (r["outcome"], r["point"], r["refusal"]) for r in records}
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_rescore_with_another_preset_and_profile_gives_the_fresh_runs_records(pytester, tmp_path, server, workers):
     make_project(pytester)

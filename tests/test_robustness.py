@@ -196,6 +196,7 @@ def schema_problems(document):
     return [f"{e.json_path}: {e.message}" for e in jsonschema.Draft202012Validator(schema).iter_errors(document)]
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_k_selects_one_variant_and_the_drop_gate_fails_the_run(pytester, server, dataset, tmp_path):
     make_project(pytester)
     result, document, _ = run(

@@ -55,6 +55,7 @@ def test_explicit_paths_win_and_the_rest_stays_in_the_run_folder(project, tmp_pa
     assert (kept / "report.html").is_file() and (kept / "predictions.jsonl").is_file()
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     "args",
     [["--grounding-runs-dir=off"], ["--grounding-runs-dir", ""], ["--co"], ["-k", "no_such_item"]],

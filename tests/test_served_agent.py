@@ -275,6 +275,7 @@ def test_without_re_clicks_the_first_click_ends_the_episode(model):
     found.close()
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_samples_run_concurrently_requests_stay_within_the_concurrency_and_the_page_shows_turns(pytester, tmp_path):
     scripted = ScriptedAgent(pause=0.05)
     try:

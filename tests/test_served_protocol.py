@@ -189,6 +189,7 @@ class Dripping(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_a_request_is_bounded_as_a_whole_not_per_read():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Dripping)
     httpd.daemon_threads = True
@@ -318,6 +319,7 @@ def test_cut_answers_are_marked_counted_and_named_and_the_engine_is_recorded(sui
     assert info["engine"]["max_model_len"] == 16384 and "vLLM 0.32.0" in info["headline"]
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_a_field_the_server_refuses_is_one_message_or_one_line(suite, workers, tmp_path):
     engine = Engine(refuses=True)
@@ -487,6 +489,7 @@ def alive(pid):
     return state != "Z"
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 def test_the_vllm_detector_starts_one_server_shares_it_and_stops_it(suite, workers, tmp_path):
     server = fake_vllm(tmp_path)
@@ -731,6 +734,7 @@ def test_a_llama_server_slot_too_small_is_one_message_naming_c_and_np(suite, tmp
     assert not predictions.exists() or read_jsonl(predictions) == []
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("slots", [2, 4, 16])
 def test_a_llama_server_slot_is_not_divided_again(suite, tmp_path, slots):
     # each slot holds 1,024 (the server's own division done): every ~411-token prompt fits, whatever -np
