@@ -9,7 +9,7 @@ import numpy  # noqa: F401  (imported once here: pytester runs in-process and nu
 import pytest
 
 import pytest_grounding
-from helpers import FIXTURES, make_project
+from helpers import FIXTURES, FOREIGN, make_project
 from pytest_grounding.core.cache import cache_root
 from pytest_grounding.render import run_folder
 
@@ -39,10 +39,9 @@ pytest_plugins = ["pytester"]
 # The suite runs in fresh `python -m pytest` processes in many tests (exit codes, signals, a user's
 # project): there, two plugins of this environment's other packages cost more than the run itself
 # (anyio's imports trio at start-up, hypothesis's imports hypothesis at the end). pytester's own runs
-# drop PYTEST_ADDOPTS; the processes the tests start themselves inherit this.
-os.environ["PYTEST_ADDOPTS"] = " ".join(
-    [os.environ.get("PYTEST_ADDOPTS", ""), "-p no:anyio -p no:hypothesispytest"]
-).strip()
+# drop PYTEST_ADDOPTS (a project of make_project's names them in its ini); the processes the tests
+# start themselves inherit this.
+os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {FOREIGN}".strip()
 
 # The tiers (markers registered in pyproject.toml, described in CONTRIBUTING.md): the fast tier
 # (`pytest tests/ -m "not slow" -n 2`) is every test not marked `slow`; `slow` marks what it leaves
@@ -69,6 +68,16 @@ def _fast_tier_limit() -> float:
 
 def _fast_tier(config) -> bool:
     return "not slow" in (config.getoption("markexpr", "") or "")
+
+
+def pytest_configure(config):
+    # pytest's check for exceptions raised in __del__ runs five full garbage collections when a session
+    # ends: in these processes' heaps (torch, the package, thousands of tests' objects) that took seconds
+    # at every xdist worker's end. One still finds what the session left behind.
+    with contextlib.suppress(ImportError):
+        from _pytest.unraisableexception import gc_collect_iterations_key
+
+        config.stash[gc_collect_iterations_key] = 1
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves these out

@@ -38,13 +38,18 @@ SUITE = REPO / "suites" / "test_grounding.py"
 NO_FRAME_CHECK = "grounding_frame_check = off\n"
 
 
+# Two plugins of this environment's other packages (anyio's imports trio at start-up, hypothesis's
+# imports hypothesis at the end): a third of a fresh pytest process's start-up, in no test's interest.
+FOREIGN = "-p no:anyio -p no:hypothesispytest"
+
+
 def make_project(pytester, conftest=None, ini=""):
     """A pytester folder that runs the benchmark suite as a user's project does: the suite file, an
     optional conftest (test detectors, formats, presets) and an ini without the cache provider."""
     if conftest is not None:
         pytester.makeconftest(conftest)
     pytester.makepyfile(test_suite=SUITE.read_text())
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n" + ini)
+    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider {FOREIGN}\n" + ini)
     return pytester
 
 

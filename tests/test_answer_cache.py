@@ -429,6 +429,7 @@ def test_a_cached_rerun_sends_no_request_and_gives_the_same_records(pytester, mo
     cached_rerun_scenario(pytester, model, tmp_path, [])
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_a_label_added_to_the_spec_still_hits_the_cache(pytester, model, tmp_path):
     pytest.importorskip("ui_tars")

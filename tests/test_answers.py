@@ -90,6 +90,7 @@ def test_the_answer_is_read_where_the_engine_put_it():
     assert kept.text == "x</think>(7,8)" and kept.think_in_content and not kept.from_reasoning
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 @pytest.mark.parametrize(
     ("field", "content"), [("reasoning", ""), ("reasoning_content", None)], ids=["vllm", "sglang-null"]
@@ -241,6 +242,7 @@ def screens(folder, size, n=3):
     return folder
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 @pytest.mark.parametrize("kind", ["gateway", "min-pixels"])
 def test_a_server_whose_counts_cannot_be_used_or_that_enlarges_the_probe_runs_to_the_end(

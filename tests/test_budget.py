@@ -102,6 +102,7 @@ def check_schema(document):
     assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 def test_a_request_budget_sends_no_more_and_leaves_the_rest_not_run(suite, paced, tmp_path, workers):
     model, server = paced

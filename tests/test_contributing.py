@@ -263,6 +263,7 @@ def test_the_parts_below_the_plugin_import_no_pytest():
     assert wrong == []
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_importing_the_plugin_leaves_what_only_some_runs_use_unimported():
     """Every pytest process (each xdist worker too) imports the plugin: what a replay, the
     reproduction check, the report, the controller's preflight or a detector needs is imported

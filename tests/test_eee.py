@@ -85,6 +85,7 @@ ANSWERS = [
 ]
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_an_export_is_valid_eee_with_the_runs_figures_and_replays_to_the_same_outcomes(project, tmp_path, capsys):
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(row) + "\n" for row in ANSWERS))

@@ -157,6 +157,7 @@ def independent(records):
     return len(per), passed, changed, hits / sum(len(o) for o in per.values())
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @SERIAL
 def test_epochs_against_a_server_answering_at_random(pytester, served, workers, tmp_path):
@@ -218,6 +219,7 @@ def test_a_deterministic_detector_runs_one_epoch_with_one_note(pytester, tmp_pat
     assert "--grounding-epochs 3: detector center is deterministic" in " ".join(read_json(report)["notes"])
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_shards_of_an_epochs_run_keep_a_sample_s_epochs_together_and_merge(pytester, served, tmp_path):
     pytest.importorskip("ui_tars")
@@ -270,6 +272,7 @@ def test_a_deterministic_detector_beside_a_sampled_one_runs_its_first_epoch_only
     assert result.stdout.str().count("detector center is deterministic") == 2
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @pytest.mark.parametrize(
     "workers", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow)]

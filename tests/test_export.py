@@ -99,6 +99,7 @@ ANSWERS = [
 ]
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_screenspot_pro_results_replay_to_the_same_outcomes(project, workers, tmp_path, capsys):
     answers = tmp_path / "answers.jsonl"

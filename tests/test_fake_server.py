@@ -120,6 +120,7 @@ def test_bad_options_are_refused():
         FakeServer(preset="qwen2.5-v")
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @SERIAL
 def test_the_command_serves_a_run_end_to_end(project, tmp_path, workers):
@@ -168,6 +169,7 @@ def test_fake_server_frame_plays_a_frame_error_the_check_names(project, tmp_path
     assert f"answers in frame '{named}" in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_fake_server_in_the_presets_frame_passes_the_check(project, tmp_path):
     pytest.importorskip("ui_tars")
@@ -180,6 +182,7 @@ def test_fake_server_in_the_presets_frame_passes_the_check(project, tmp_path):
         FakeServer(frame="sideways")
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_a_warned_frame_error_prints_the_rescore_that_fixes_it_and_the_diagnosis_agrees(project, tmp_path):
     """Issue 61: with --grounding-frame-check=warn the run goes on, and the rescore is printed where a

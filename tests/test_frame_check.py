@@ -87,6 +87,7 @@ def run(pytester, tmp_path, model, dataset, *args, tag="r"):
 WRONG = [("rel1000", "rel1000"), ("swapped", "swapped"), ("shrunk", "resized-by-server")]
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("model,frame", WRONG, indirect=["model"])
 def test_with_a_budget_a_wrong_frame_stops_the_run_before_any_dataset_request(
     pytester, project, tmp_path, model, dataset, frame
@@ -178,6 +179,7 @@ def test_near_and_wrong_element_misses_are_classified_and_the_curve_is_recounted
     assert block["diagnosis"]["frame"]["name"] in ("as-preset", "unknown")  # no frame to blame
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("model", ["garbage"], indirect=True)
 def test_unreadable_answers_say_so_and_never_stop_the_run(pytester, project, tmp_path, model, dataset):
     result, report, _ = run(pytester, tmp_path, model, dataset)
@@ -204,6 +206,7 @@ def test_off_skips_the_check_and_the_cache_answers_it(pytester, project, tmp_pat
     assert (check["requests"], check["cached"], check["name"]) == (12, 12, "rel1000")
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("model", ["wrong"], indirect=True)
 def test_rescore_and_merge_keep_the_runs_miss_kinds_of_a_subset(pytester, project, tmp_path, model, dataset, workers):
@@ -240,6 +243,7 @@ def test_an_agent_carries_its_last_turns_numbers_so_a_wrong_frame_is_named(
     assert f"answers in frame '{frame}" in text
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("model", ["rel1000"], indirect=True)
 def test_an_agents_records_are_diagnosed_and_rescored_in_the_frame_found(
@@ -287,6 +291,7 @@ def test_a_labelled_detector_is_named_by_its_label_in_the_check_and_header_lines
     assert spec in read_json(report)["frame_check"]  # the report keys on the spec
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_the_calibration_screens_are_encoded_once_per_process_for_each_preset(monkeypatch):
     """Every run sends the same calibration screens: a second check (another run in the process, or
     a second detector with the preset) encodes none of them again; another preset's resize does."""
@@ -318,6 +323,7 @@ def test_the_calibration_screens_are_encoded_once_per_process_for_each_preset(mo
         served.close()
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 def test_the_check_does_not_hold_back_the_first_sample(pytester, project, tmp_path, dataset, workers):
     """The model answers no calibration request before it has answered a dataset sample (it would wait

@@ -62,6 +62,7 @@ def test_safe_href_keeps_http_and_relative_paths_only():
         assert href is None or (href.startswith("./") and ":" not in href)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("depth", [70, 1_100])
 def test_board_walks_a_folder_of_any_depth(project, tmp_path, capsys, depth):
     report = _run(project, tmp_path, "--detector", "colour")

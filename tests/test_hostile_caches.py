@@ -135,6 +135,7 @@ def test_a_cache_folder_linked_out_of_the_store_is_not_read(tmp_path):
     assert elsewhere.get(key) is not None and store.get(key) is None
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
 def test_a_run_over_a_cache_of_special_files_asks_the_model_again(project, tmp_path, ok_model, workers, kind):
@@ -163,6 +164,7 @@ def test_a_run_over_a_cache_of_special_files_asks_the_model_again(project, tmp_p
     assert not any(r.get("cached") for r in read_json(report)["samples"])
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 def test_cache_write_errors_are_counted_and_an_unusable_folder_refused(project, tmp_path, ok_model, workers):
     pytest.importorskip("httpx")

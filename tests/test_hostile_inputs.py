@@ -117,6 +117,7 @@ def test_deeply_nested_dataset_and_baseline_are_clear_errors(pytester, tmp_path,
     assert "nested" in text
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_the_schema_check_names_where_a_crafted_report_breaks_it(real_report):
     from pytest_grounding.store import reportcheck
 

@@ -87,6 +87,7 @@ def own_predictions(tmp_path, change):
     return path
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -146,6 +147,7 @@ class NestedServer:
         self.url = self.server.url
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize(("where", "depth"), [("models", 100_000), ("chat", 5_000), ("engine", 30_000)])
 def test_nested_json_from_a_server_is_one_clear_outcome(project, tmp_path, workers, where, depth):

@@ -247,6 +247,7 @@ def _drop(path, which):
     return dropped
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_a_merge_of_shards_lacking_an_epoch_or_a_record_is_partial_and_names_them(project, tmp_path, capsys, workers):
     paths = _shards(project, tmp_path, "--grounding-epochs", "3", workers=workers)

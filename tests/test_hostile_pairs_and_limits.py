@@ -94,6 +94,7 @@ READERS = {
 }
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize(("position", "copies"), [(0, 1), (1, 3), (-1, 2)])
 def test_every_reader_of_a_report_refuses_a_record_copied(mini_report, tmp_path, capsys, reader, position, copies):
@@ -285,6 +286,7 @@ def two_dataset_report(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -487,6 +489,7 @@ def test_review_of_a_real_audit_shows_the_datasets_own_screen(tmp_path, monkeypa
 # -- rescore: a frame with numbers no screen has, a record with no size: clear errors -------------------------
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     "frame",
     ["offset:inf,0", "offset:0,nan", "offset:1e400,2", "offset:" + "9" * 400 + ",0", "resized-by-server:max_pixels=inf",
@@ -694,6 +697,7 @@ def test_shown_paths_are_relative_to_a_root_or_the_home(tmp_path, monkeypatch, r
     assert str(tmp_path) not in shown_path(image)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_the_junit_messages_and_the_audit_page_hold_no_absolute_path(tmp_path):
     junit = tmp_path / "junit.xml"
     result = run_suite(tmp_path / "run", f"--dataset={MINI}", "--detector", "center", f"--junitxml={junit}")
@@ -1130,6 +1134,7 @@ def test_an_id_naming_two_rows_is_written_and_read_by_its_rows_key(order):
     assert (pair.n, pair.fixed, pair.broken) == (3, 0, 0)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("reader", ["export", "rescore", "summary", "compare", "eee", "report"])
 @pytest.mark.parametrize("suffix", ["-dup2", "-x", "-e1"])
 def test_a_record_copied_under_a_uid_of_its_own_is_refused(mini_report, tmp_path, capsys, reader, suffix):

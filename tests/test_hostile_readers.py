@@ -78,6 +78,7 @@ def test_a_fingerprint_bound_entry_corrects_no_record_of_an_unknown_version():
     assert errata.entry_for({"id": "s1", "dataset": "two"}) is None  # a record that names no version
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     "content",
     [
@@ -122,6 +123,7 @@ def test_the_run_refuses_an_errata_file_that_is_no_regular_file(tmp_path, kind, 
     assert result.returncode != 0 and "not a regular file" in text, text[-2000:]
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("box", [[0, 0, 5000, 10], [10, 10, 20, 3000]])
 def test_the_run_refuses_a_box_off_an_image_the_set_gives_no_size_of(tmp_path, box):
     errata = tmp_path / "errata.jsonl"  # the screenspot set names no sizes: the image's header does
@@ -461,6 +463,7 @@ def twin_report(tmp_path_factory):
     return path, load_dataset(str(MINI)).fingerprint, load_dataset(str(copy)).fingerprint
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("bind", ["name", "fingerprint", "both", "second"])
 def test_errata_correct_one_of_two_datasets_with_the_same_ids(twin_report, tmp_path, capsys, bind):
     report, first, second = twin_report

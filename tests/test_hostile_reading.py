@@ -125,6 +125,7 @@ def test_report_command_reads_a_folder_again_by_the_format_it_is_recognised_as(r
     assert "from 5 screens" in output and not shows_secret(page)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_report_command_reads_no_image_a_crafted_record_names(run):
     folder, document = run
     crafted = json.loads(json.dumps(document))

@@ -159,6 +159,7 @@ def test_the_markdown_summary_names_the_samples_that_never_ran():
     assert "1 samples never ran" in text and "center mini/m07" in text
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_a_screen_row_without_bbox_never_answers_two_targets(tmp_path):
     from test_replay import PRO, PRO_DETAILS
 

@@ -86,6 +86,7 @@ def test_concurrent_runs_never_share_a_predictions_file(tmp_path):
 # -- shard counts bounded by the samples ---------------------------------------------------------------------
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize(
     "args, env, message",
     [

@@ -61,6 +61,7 @@ def test_gallery_has_one_entry_per_non_hit(real_report, tmp_path):
     assert written.bytes == (tmp_path / "page.html").stat().st_size
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_page_is_self_contained(real_report):
     page, _, _ = render(real_report)
     assert not re.search(r'(src|href)="https?:', page), "nothing may load from the network"
@@ -96,6 +97,7 @@ def test_a_report_whose_images_are_gone_still_makes_a_page(real_report, tmp_path
     assert "data:image/jpeg" not in page
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_thumbnails_are_made_once_per_screen_region(real_report):
     """Both detectors miss the same targets: one crop per (screen, region), shared."""
     page, _, screens = render(real_report)
@@ -243,6 +245,7 @@ def test_plugin_plots_without_matplotlib_is_a_usage_error(project, monkeypatch, 
     result.stderr.fnmatch_lines(["*--grounding-plots: needs the 'plots' extra*pip install ?pytest-grounding?plots??*"])
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_plugin_writes_plots(project, tmp_path):
     pytest.importorskip("matplotlib")
     result = project.runpytest(f"--dataset={MINI}", "--detector", "colour", "--grounding-plots", str(tmp_path / "p"))

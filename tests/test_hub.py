@@ -382,6 +382,7 @@ def _doctor(env_update, monkeypatch):
     return main(["doctor"])
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_doctor_on_this_machine_says_what_is_missing(capsys, monkeypatch, empty_offline):
     import torch
 

@@ -83,6 +83,7 @@ def servers():
         server.close()
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @XDIST
 def test_shards_against_two_endpoints_merge_into_one_row(pytester, servers, workers, tmp_path, capsys):

@@ -264,6 +264,7 @@ def accuracies(node, path="$"):
             yield from accuracies(value, f"{path}[{index}]")
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_every_accuracy_of_the_report_carries_its_clustered_interval(project, tmp_path, workers):
     root = screens_dataset(tmp_path / "screens")

@@ -71,6 +71,7 @@ def test_locate_summary_is_the_same_with_and_without_xdist(project, tmp_path):
     assert summaries[0] == summaries[1]
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 def test_a_gate_on_the_locate_task_reads_the_hit_rate(project, workers):
     passed = project.runpytest(

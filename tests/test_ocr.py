@@ -231,6 +231,7 @@ def test_semantic_match_finds_the_label_the_instruction_means(detector):
     assert prediction.meta["match"] == "semantic"
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("instruction", ["Click the 'Bluetooth' button", "Connect to the wireless network"])
 def test_absent_label_gives_no_answer(detector, instruction):
     screen = draw_screen(DARK)
@@ -287,6 +288,7 @@ def test_detectors_with_equal_settings_share_one_parse_per_screen(detector):
     assert alone.parse(Query(screen, "")) is not parsed and alone.ocr_calls == 1
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_engine_settings_reach_rapidocr():
     from pytest_grounding.detectors.ocr import OcrDetector
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from helpers import FIXTURES
 from pytest_grounding.analysis import document as document_mod
 from pytest_grounding.analysis import errata as errata_mod
@@ -249,6 +251,7 @@ def test_every_output_shows_the_figures_the_issue_named():
         assert "rescore --frame rel1000" in miss_text(said)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_the_baseline_and_replay_lines_of_a_run_are_printed_again_by_report(project, tmp_path, capsys):
     """The lines after the summary (the baseline's comparison, the replayed file's agreement) come from
     the document: `report` of the run's JSON prints them as the live run did."""

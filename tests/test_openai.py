@@ -146,6 +146,7 @@ def test_right_answers_are_hits_and_the_server_got_model_key_image_prompt(suite,
     assert len(read_jsonl(predictions)) == 3
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_model_from_the_server_listing_and_round_robin_over_two_servers(suite, model, tmp_path):
     first, second = Server(model), Server(model)
     try:

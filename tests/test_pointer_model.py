@@ -125,6 +125,7 @@ def test_held_back_screens_are_a_dataset_of_four_sizes_the_harness_reads(tmp_pat
     assert (again / "metadata.jsonl").read_bytes() == (folder / "metadata.jsonl").read_bytes()  # seeded
 
 
+@pytest.mark.slow  # 1 s or more on a quiet machine: the fast tier keeps quicker tests
 def test_each_answer_number_is_one_token(tmp_path):
     from transformers import AutoTokenizer
 

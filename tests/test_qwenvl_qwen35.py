@@ -98,6 +98,7 @@ def forced(model, answer, log, monkeypatch, **options):
     return namespace["forced_qwenvl"](model=model, **options)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_the_architecture_table_is_what_transformers_maps_qwen3_5_to():
     """The processor and factor qwenvl uses are the ones transformers' Auto classes pick for a Qwen3.5
     checkpoint: Qwen3VLProcessor, the Qwen2-VL image processor, 16 px patches merged 2x2."""

@@ -183,6 +183,7 @@ def test_without_a_price_the_tokens_are_counted_and_the_cost_is_null(suite, serv
     assert document["cost"]["price"] is None and document["cost"]["detectors"][spec_of(server)]["cost_usd"] is None
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_a_detector_without_usage_cannot_be_priced(suite, tiny, tmp_path):
     report = tmp_path / "r.json"
     result = suite.runpytest(
@@ -265,6 +266,7 @@ def test_errors_make_the_comparison_not_apply(suite, server, tmp_path):
     assert "the comparison does not apply" in result.stdout.str()
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_a_model_the_figures_are_not_for_does_not_apply(suite, server, tiny, tmp_path):
     figures = published(tmp_path / "published.json", 50.0, model_match="ui-tars-1-5-7b")
     _, document, _ = run(suite, tmp_path, server, tiny, f"--grounding-published={figures}")

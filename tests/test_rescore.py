@@ -98,6 +98,7 @@ def test_rescore_with_another_preset_and_profile_gives_the_fresh_runs_records(py
     assert by_id(read_json(plain)["samples"])["m01"][0] == "miss"
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_compare_refuses_reports_of_different_profiles_unless_told(pytester, tmp_path, server, capsys):
     make_project(pytester)
     _, report, predictions = fresh(pytester, tmp_path, server, "uground-v1", "a")

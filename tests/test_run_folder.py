@@ -46,6 +46,7 @@ def test_a_run_keeps_its_report_in_a_folder_it_names(project, workers):
     assert any(str(kept / "report.html") in line for line in tail), tail
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_explicit_paths_win_and_the_rest_stays_in_the_run_folder(project, tmp_path):
     own = tmp_path / "own.json"
     project.runpytest(*FEW, "--dataset", MINI, "--detector", "colour", "--grounding-json", str(own))

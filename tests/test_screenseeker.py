@@ -269,6 +269,7 @@ def _image_of(body):
     return decode_data_url(body["messages"][-1]["content"][0]["image_url"]["url"])
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_the_openai_planner_proposes_and_checks(planner):
     grounder = DarkSquare()
@@ -289,6 +290,7 @@ def test_the_openai_planner_proposes_and_checks(planner):
     assert strategy.describe()["planner"] == {"kind": "openai", "model": "planner-m", "base_urls": [planner.url]}
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 def test_the_openai_planner_saying_not_found_leaves_the_answer_unconfirmed(planner):
     planner.verdict = "target_not_found"
@@ -305,6 +307,7 @@ def test_the_openai_planner_saying_no_target_ends_the_search(planner):
     assert prediction.click is None and prediction.meta["planner_calls"] == 1
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @needs_openai
 @SERIAL
 def test_screenseeker_through_the_plugin_with_both_planners(project, planner, tmp_path, workers):

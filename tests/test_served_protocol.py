@@ -291,6 +291,7 @@ def run(suite, tmp_path, spec, *args, dataset=MINI):
     return result, report, predictions
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @XDIST
 def test_cut_answers_are_marked_counted_and_named_and_the_engine_is_recorded(suite, workers, tmp_path):
     engine = Engine(cut=True)

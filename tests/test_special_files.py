@@ -67,6 +67,7 @@ def suite(pytester):
     return make_project(pytester)
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("option", OPTIONS, ids=[f"{flag} {v.split(':')[0]}".strip("{} ") for flag, v in OPTIONS])
 def test_an_option_naming_a_special_file_is_a_usage_error(suite, tmp_path, kind, option):
@@ -82,6 +83,7 @@ def test_an_option_naming_a_special_file_is_a_usage_error(suite, tmp_path, kind,
     assert f"{path}: " in err or "/dev/zero: " in err  # a path option is resolved: the link's target is named
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("kind", KINDS)
 def test_resume_from_a_special_file_is_a_usage_error(suite, tmp_path, kind, workers):
@@ -103,6 +105,7 @@ def _dataset_with(tmp_path, kind):
     return dataset, annotation
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @SERIAL
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_dataset_whose_annotation_file_is_special_is_one_dataset_error(suite, tmp_path, kind, workers):

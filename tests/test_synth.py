@@ -66,6 +66,7 @@ def files_of(folder: Path) -> dict:
 # ---- determinism ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_same_seed_gives_the_same_bytes_in_another_process_and_hash_seed(tmp_path):
     generate(tmp_path / "here", 14, seed=5, workers=1)
     code = (
@@ -115,6 +116,7 @@ def test_count_is_samples_and_a_screen_does_not_depend_on_the_count(tmp_path):
     assert few["data/test/screen_00000.png"] == more["data/test/screen_00000.png"]
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_regenerating_into_a_folder_leaves_no_stale_screens(tmp_path):
     generate(tmp_path, 30, seed=0, workers=1)
     generate(tmp_path, 4, seed=0, workers=1)
@@ -125,6 +127,7 @@ def test_regenerating_into_a_folder_leaves_no_stale_screens(tmp_path):
 # ---- exact boxes ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("index", range(len(ARCHETYPES)))
 def test_every_box_is_exactly_the_pixels_drawn_for_its_target(index):
     """Render the screen again without the target: the pixels that change are the target's, and
@@ -153,6 +156,7 @@ def test_skipping_an_element_changes_only_that_element():
     assert np.array_equal(np.asarray(canvas.image), np.asarray(other.image))
 
 
+@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_targets_are_fair(small_set):
     rows = read_jsonl(small_set / "data" / "test" / "metadata.jsonl")
     for row in rows:
