@@ -63,7 +63,6 @@ def drawn(folder):
     return folder
 
 
-@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 def test_ocr_tells_a_target_it_cannot_read_from_one_it_read_and_did_not_match(pytester, workers, tmp_path):
     make_project(pytester)

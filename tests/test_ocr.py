@@ -161,7 +161,6 @@ def test_literal_instructions_hit(detector, theme, size):
     assert not misses, "\n".join(misses)
 
 
-@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_answer_is_the_text_box_and_its_centre(detector):
     screen = draw_screen(LIGHT)
     prediction = detector.predict(Query(screen.image, "Click 'Apply'"))
@@ -231,7 +230,6 @@ def test_semantic_match_finds_the_label_the_instruction_means(detector):
     assert prediction.meta["match"] == "semantic"
 
 
-@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 @pytest.mark.parametrize("instruction", ["Click the 'Bluetooth' button", "Connect to the wireless network"])
 def test_absent_label_gives_no_answer(detector, instruction):
     screen = draw_screen(DARK)
@@ -245,7 +243,6 @@ def test_blank_screen_gives_no_answer(detector):
     assert prediction.click is None and prediction.meta["texts_on_screen"] == 0
 
 
-@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_screen_is_parsed_once_for_all_its_instructions(detector):
     screen = draw_screen(LIGHT, 15)  # a screen no other test has shown the detector
     before = detector.ocr_calls
@@ -271,7 +268,6 @@ def test_cache_forgets_the_least_recently_used_screen(detector):
     assert own.ocr_calls == 4  # `third` came from the cache, `first` had been dropped
 
 
-@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 def test_detectors_with_equal_settings_share_one_parse_per_screen(detector):
     from pytest_grounding.detectors.ocr import OcrDetector, shared_parse
 
@@ -288,7 +284,6 @@ def test_detectors_with_equal_settings_share_one_parse_per_screen(detector):
     assert alone.parse(Query(screen, "")) is not parsed and alone.ocr_calls == 1
 
 
-@pytest.mark.slow  # near a second on a quiet machine: the fast tier keeps quicker tests
 def test_engine_settings_reach_rapidocr():
     from pytest_grounding.detectors.ocr import OcrDetector
 

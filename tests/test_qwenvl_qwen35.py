@@ -7,7 +7,6 @@ their recurrent state. transformers zeroes the padded positions' hidden states b
 (`create_recurrent_attention_mask`); the test below shows batch N's logits equal batch 1's, and
 that without that mask they would not."""
 
-import importlib.util
 import json
 
 import pytest
@@ -15,17 +14,17 @@ import pytest
 from helpers import FIXTURES, SERIAL, make_project, read_json
 
 pytest.importorskip("torch")
-pytest.importorskip("transformers")
-# Asked of the package's files, not its lazy attribute: that would import every model class (5 s
-# of each test process's collection).
-if importlib.util.find_spec("transformers.models.qwen3_5") is None:
+transformers = pytest.importorskip("transformers")
+# This lookup imports transformers' model classes and torch's distributed parts, here, outside pytester's
+# in-process runs, which cannot import them twice (the OCR's text encoder needs them later): keep it.
+if not hasattr(transformers, "Qwen3_5ForConditionalGeneration"):
     pytest.skip("this transformers has no Qwen3.5", allow_module_level=True)
 
-from test_batching import queries, sharpen
-from test_uitars import FORCING_CONFTEST
+from test_batching import queries, sharpen  # noqa: E402 (the different-sized screens, the sharpened weights)
+from test_uitars import FORCING_CONFTEST  # noqa: E402 (the forced-generate detector, shared)
 
-from pytest_grounding.detectors.hub import place_in_cache
-from pytest_grounding.detectors.qwenvl import ARCHITECTURES, QWENVL_DEFAULTS, QwenVLDetector
+from pytest_grounding.detectors.hub import place_in_cache  # noqa: E402
+from pytest_grounding.detectors.qwenvl import ARCHITECTURES, QWENVL_DEFAULTS, QwenVLDetector  # noqa: E402
 
 MINI = str(FIXTURES / "mini")
 HUB_ID = "tiny-org/Tiny-Qwen3.5"
@@ -102,7 +101,6 @@ def forced(model, answer, log, monkeypatch, **options):
 def test_the_architecture_table_is_what_transformers_maps_qwen3_5_to():
     """The processor and factor qwenvl uses are the ones transformers' Auto classes pick for a Qwen3.5
     checkpoint: Qwen3VLProcessor, the Qwen2-VL image processor, 16 px patches merged 2x2."""
-    import transformers
     from transformers.models.auto.image_processing_auto import IMAGE_PROCESSOR_MAPPING_NAMES
     from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
