@@ -530,7 +530,9 @@ def test_a_llama_server_that_shrinks_the_screen_is_caught_by_the_probe_and_the_f
         spec = f"openai:base_url={proxy.url},model={server.plan.served_name},preset=qwen2.5-vl,max_new_tokens={TOKENS}"
         probed, probed_out = suite_run(tmp_path, "probed", spec)
         sent_probed = samples()
-        framed, framed_out = suite_run(tmp_path, "framed", spec + ",probe=false", "-n", "2")
+        # with a budget the check is waited for before any sample (without one it runs beside the first)
+        budget = "--grounding-budget=requests=100000"
+        framed, framed_out = suite_run(tmp_path, "framed", spec + ",probe=false", "-n", "2", budget)
         sent_framed = samples()
     finally:
         proxy.close()
