@@ -63,11 +63,14 @@ def drawn(folder):
     return folder
 
 
+@pytest.mark.slow  # 3 s or more under load: the fast tier keeps quicker tests
 @XDIST
 def test_ocr_tells_a_target_it_cannot_read_from_one_it_read_and_did_not_match(pytester, workers, tmp_path):
     make_project(pytester)
     dataset = drawn(tmp_path / "screens")
-    result = pytester.runpytest(
+    # In a process of its own: the OCR engine's packages, first imported inside an in-process run, would
+    # leave copies that the OCR tests after it in this process cannot use.
+    result = pytester.runpytest_subprocess(
         f"--dataset={dataset}",
         "--detector",
         "ocr:semantic=false",
