@@ -325,9 +325,12 @@ def write_screens(folder: Path, count: int) -> Path:
     return folder
 
 
-def recipe(model: Path) -> tuple[str, int]:
-    stamp = json.loads((model / "pointer.json").read_text())
-    found = stamp.get("recipe") or {}
+def recipe(model: Path) -> tuple[str | None, int | None]:
+    """The preset and pixel budget train_pointer.py's stamp names (qwen3-vl when it names no preset);
+    (None, None) for another checkpoint."""
+    if not (model / "pointer.json").is_file():
+        return None, None
+    found = json.loads((model / "pointer.json").read_text()).get("recipe") or {}
     return str(found.get("preset") or "qwen3-vl"), int(found.get("max_pixels") or 100_000)
 
 
@@ -363,7 +366,7 @@ class Server:
         self.process.stop()
 
 
-def start_vllm(model: Path, preset: str, max_pixels: int, out: Path) -> Server:
+def start_vllm(model: Path, preset: str, max_pixels: int | None, out: Path) -> Server:
     from pytest_grounding.detectors.vllm_server import free_port, launch_plan
     from pytest_grounding.detectors.vlm.presets import resolve_preset
 
@@ -386,8 +389,10 @@ def start_transformers(model: Path, out: Path) -> Server:
     return Server(argv, model.name, port, out / "transformers-server.log")
 
 
-def spec_of(path: str, model: Path, preset: str, max_pixels: int, gguf: Path | None, server: Server | None) -> str:
-    common = f"preset={preset},max_pixels={max_pixels}"
+def spec_of(
+    path: str, model: Path, preset: str, max_pixels: int | None, gguf: Path | None, server: Server | None
+) -> str:
+    common = f"preset={preset}" + (f",max_pixels={max_pixels}" if max_pixels else "")
     if path == "inprocess":
         return f"qwenvl:model={model},{common}"
     if path in ("vllm-f32", "vllm-auto"):
@@ -402,7 +407,7 @@ def spec_of(path: str, model: Path, preset: str, max_pixels: int, gguf: Path | N
     return f"llamacpp:model={gguf / name},{common},server={LLAMA_SERVER}"
 
 
-def suite_run(spec: str, dataset: Path, out: Path, label: str, workers: int) -> tuple[Path, float, str]:
+def suite_run(spec: str, dataset: Path | str, out: Path, label: str, workers: int) -> tuple[Path, float, str]:
     folder = out / label
     command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "-q", "--dataset", str(dataset)]
     command += ["--detector", spec, "--grounding-json", str(folder / "report.json")]
@@ -470,7 +475,7 @@ def facts_of(
     )
 
 
-def floors(dataset: Path, out: Path) -> dict[str, float]:
+def floors(dataset: Path | str, out: Path) -> dict[str, float]:
     """center's and random's accuracy on the same screens (one run of both)."""
     folder = out / "floors"
     command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "-q", "--dataset", str(dataset)]
@@ -497,22 +502,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model", type=Path, help="a checkpoint train_pointer.py wrote (pointer.json in it)")
     parser.add_argument("--count", type=int, default=40, help="held-back screens of the four sizes (40)")
-    parser.add_argument("--out", type=Path, default=Path("grounding-runs") / "parity", help="where the runs and the table go")
+    parser.add_argument("--dataset", help="another dataset the harness reads (a folder or a name) instead")
+    parser.add_argument("--preset", help="the preset (default: what pointer.json names)")
+    parser.add_argument("--max-pixels", type=int, help="the pixel budget (default: what pointer.json names)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("grounding-runs") / "parity", help="where the runs and the table go"
+    )
     parser.add_argument("--paths", nargs="+", default=[f"{p}{s}" for p in PATHS for s in ("", "/n2")])
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/engines.md")
     args = parser.parse_args(argv)
-    if not (args.model / "pointer.json").is_file():
+    stamped, budget = recipe(args.model)
+    preset, max_pixels = args.preset or stamped, args.max_pixels or budget
+    if preset is None:
         print(
-            f"parity: {args.model} has no pointer.json: python ci/engines/train_pointer.py {args.model}",
+            f"parity: {args.model} has no pointer.json (python ci/engines/train_pointer.py {args.model}): "
+            "name its --preset",
             file=sys.stderr,
         )
         return 2
     os.environ.update(ENGINE_ENV)
-    preset, max_pixels = recipe(args.model)
-    step, step_words = (10.0, "one step (10 of 1000)") if preset == "qwen3-vl" else (PIXEL_STEP, f"{PIXEL_STEP} px")
+    step, step_words = (10.0, "one step (10 of 1000)") if rel1000(preset) else (PIXEL_STEP, f"{PIXEL_STEP} px")
     runs = wanted(args.paths)
     args.out.mkdir(parents=True, exist_ok=True)
-    dataset = write_screens(args.out / "screens", args.count)
+    dataset = args.dataset or write_screens(args.out / "screens", args.count)
     (args.out / "tmp").mkdir(exist_ok=True)
     started = time.monotonic()
     import fcntl
@@ -581,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     (args.out / "compare.md").write_text(compared.stdout + compared.stderr)
     seconds = time.monotonic() - started
-    screens = f"{args.count} held-back screens of train_pointer's four sizes"
+    screens = str(args.dataset) if args.dataset else f"{args.count} held-back screens of train_pointer's four sizes"
     floors_words = ", ".join(f"{k} {_pct(v)}" for k, v in sorted(bases.items()))
     header = {
         "command": f"python ci/engines/parity.py MODEL_DIR --count {args.count} --write-docs",
@@ -626,6 +638,13 @@ def main(argv: list[str] | None = None) -> int:
         docs.write_text(replace_block(docs.read_text(), block))
         print(f"parity: the table written into {docs}")
     return 0
+
+
+def rel1000(preset: str) -> bool:
+    """Whether the preset answers in 0-1000 of the image (one step: 10), not in pixels."""
+    from pytest_grounding.detectors.vlm.presets import resolve_preset
+
+    return "rel1000" in str(resolve_preset(preset).transform)
 
 
 def machine() -> str:
