@@ -127,6 +127,28 @@ def test_the_table_and_the_docs_block():
     ]
 
 
+def test_an_n2_run_is_paired_with_its_serial_twin():
+    parity = _script()
+    moved = [record("a", 110, 200, "hit"), *REFERENCE[1:]]
+    runs = [
+        (parity.Facts("inprocess", 1, ""), REFERENCE),
+        (parity.Facts("inprocess", 2, ""), REFERENCE),
+        (parity.Facts("vllm-auto", 1, ""), REFERENCE),
+        (parity.Facts("vllm-auto", 2, ""), moved),
+        (parity.Facts("llamacpp-f16", 2, ""), REFERENCE),  # no serial twin: left out
+        (parity.Facts("transformers", 1, ""), REFERENCE),
+        (parity.Facts("transformers", 2, "", error="no run"), None),
+    ]
+    found = parity.twins(runs, step=10)
+    assert [(path, p.equal) for path, p in found] == [("inprocess", 5), ("vllm-auto", 4)]
+    assert parity.twin_sentence(found) == (
+        "With `-n 2`, 1 of 2 paths gave the serial run's clicks on every sample; "
+        "the others: `vllm-auto` (4 of 5) the same."
+    )
+    assert parity.twin_sentence(found[:1]) == "With `-n 2`, 1 of 1 paths gave the serial run's clicks on every sample."
+    assert parity.twin_sentence([]) == ""
+
+
 def test_the_block_goes_between_the_markers_and_nowhere_else():
     parity = _script()
     text = f"# Engines\n\nbefore\n{parity.START}\nold table\n{parity.END}\nafter\n"

@@ -258,8 +258,27 @@ def replace_block(text: str, block: str) -> str:
     return f"{before}{START}\n{block.strip()}\n{END}{after}"
 
 
-def docs_block(found: Sequence[Row], step_words: str, header: Mapping[str, str]) -> str:
-    """The table and a sentence for each run whose clicks differ, with its reason."""
+def twins(runs: Sequence[tuple[Facts, Sequence[Mapping[str, Any]] | None]], step: float) -> list[tuple[str, Pairing]]:
+    """Each path run both serially and with -n 2: the -n 2 run's clicks paired with the serial one's."""
+    serial = {f.path: r for f, r in runs if f.workers == 1 and r is not None}
+    return [(f.path, pair(serial[f.path], r, step)) for f, r in runs if f.workers > 1 and r and f.path in serial]
+
+
+def twin_sentence(found: Sequence[tuple[str, Pairing]]) -> str:
+    """One sentence: whether -n 2 clicked as the serial run did, path by path."""
+    if not found:
+        return ""
+    same = [path for path, p in found if p.equal == p.paired and not p.missing]
+    other = [f"`{path}` ({p.equal} of {p.paired + p.missing})" for path, p in found if path not in same]
+    words = f"With `-n 2`, {len(same)} of {len(found)} paths gave the serial run's clicks on every sample"
+    return words + (f"; the others: {', '.join(other)} the same." if other else ".")
+
+
+def docs_block(
+    found: Sequence[Row], step_words: str, header: Mapping[str, str], pairs: Sequence[tuple[str, Pairing]] = ()
+) -> str:
+    """The table, whether -n 2 changed any click, and a sentence for each run whose clicks differ,
+    with its reason."""
     lines = [
         f"Made by `{header['command']}` on {header['machine']}, {header['date']} ({header['screens']}; "
         f"{header['seconds']}).",
@@ -267,6 +286,8 @@ def docs_block(found: Sequence[Row], step_words: str, header: Mapping[str, str])
         table(found, step_words),
         "",
     ]
+    if pairs:
+        lines += [twin_sentence(pairs), ""]
     for row in found:
         f, p = row.facts, row.pairing
         if p is None or not row.reason:
@@ -602,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
         "screens": f"{screens}; floors on them: {floors_words}",
         "seconds": f"{seconds / 60:.0f} minutes in all",
     }
-    block = docs_block(found, step_words, header)
+    block = docs_block(found, step_words, header, twins(results, step))
     (args.out / "parity.md").write_text(block)
     document = {
         "model": str(args.model),
