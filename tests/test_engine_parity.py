@@ -142,8 +142,7 @@ def test_an_n2_run_is_paired_with_its_serial_twin():
     found = parity.twins(runs, step=10)
     assert [(path, p.equal) for path, p in found] == [("inprocess", 5), ("vllm-auto", 4)]
     assert parity.twin_sentence(found) == (
-        "With `-n 2`, 1 of 2 paths gave the serial run's clicks on every sample; "
-        "the others: `vllm-auto` (4 of 5) the same."
+        "With `-n 2`, 1 of 2 paths gave the serial run's clicks on every sample; not `vllm-auto` (4 of 5 the same)."
     )
     assert parity.twin_sentence(found[:1]) == "With `-n 2`, 1 of 1 paths gave the serial run's clicks on every sample."
     assert parity.twin_sentence([]) == ""
@@ -165,6 +164,21 @@ def test_paths_are_checked_and_the_reference_always_runs():
     assert parity.wanted(["llamacpp-f16/n2", "vllm-f32"]) == [("inprocess", 1), ("vllm-f32", 1), ("llamacpp-f16", 2)]
     with pytest.raises(SystemExit, match="unknown path 'sglang'"):
         parity.wanted(["sglang"])
+
+
+def test_the_command_that_made_the_table_is_what_was_asked():
+    import argparse
+
+    parity = _script()
+    every = [f"{p}{s}" for p in parity.PATHS for s in ("", "/n2")]
+    asked = argparse.Namespace(count=80, dataset=None, preset=None, max_pixels=None, paths=every, write_docs=True)
+    assert parity.command_line(asked) == "python ci/engines/parity.py MODEL_DIR --count 80 --write-docs"
+    mine = argparse.Namespace(
+        count=40, dataset="my set", preset="gta1", max_pixels=None, paths=["vllm-f32"], write_docs=False
+    )
+    assert parity.command_line(mine) == (
+        "python ci/engines/parity.py MODEL_DIR --dataset 'my set' --preset gta1 --paths vllm-f32"
+    )
 
 
 def test_the_probe_and_the_frame_check_as_the_report_carries_them():

@@ -269,9 +269,9 @@ def twin_sentence(found: Sequence[tuple[str, Pairing]]) -> str:
     if not found:
         return ""
     same = [path for path, p in found if p.equal == p.paired and not p.missing]
-    other = [f"`{path}` ({p.equal} of {p.paired + p.missing})" for path, p in found if path not in same]
+    other = [f"`{path}` ({p.equal} of {p.paired + p.missing} the same)" for path, p in found if path not in same]
     words = f"With `-n 2`, {len(same)} of {len(found)} paths gave the serial run's clicks on every sample"
-    return words + (f"; the others: {', '.join(other)} the same." if other else ".")
+    return words + (f"; not {', '.join(other)}." if other else ".")
 
 
 def docs_block(
@@ -356,13 +356,16 @@ def recipe(model: Path) -> tuple[str | None, int | None]:
 
 
 def gguf_dir(model: Path, out: Path) -> Path:
-    """model.gguf, mmproj.gguf and model-Q8_0.gguf beside the model (made once)."""
+    """model.gguf, mmproj.gguf and model-Q8_0.gguf beside the model (made again when the checkpoint's
+    weights are newer than them)."""
     target = model.parent / f"{model.name}.gguf"
     try:
         target.mkdir(exist_ok=True)
     except OSError:
         target = out / "gguf"
-    if not (target / "model-Q8_0.gguf").is_file():
+    weights = [p.stat().st_mtime for p in model.glob("*.safetensors")] or [0.0]
+    made = [target / name for name in ("model.gguf", "mmproj.gguf", "model-Q8_0.gguf")]
+    if not all(p.is_file() for p in made) or min(p.stat().st_mtime for p in made) < max(weights):
         command = [sys.executable, str(HERE / "to_gguf.py"), str(model), str(target), "--quant", "Q8_0"]
         done = subprocess.run(command, capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
@@ -379,7 +382,11 @@ class Server:
         self.process = ServerProcess(LaunchPlan(tuple(argv), name, port, None), log)
         self.log = log
         self.command = shlex.join(argv)
-        self.process.wait_ready(600, lambda line: None)
+        try:
+            self.process.wait_ready(600, lambda line: None)
+        except BaseException:
+            self.process.stop()
+            raise
         self.url = self.process.plan.base_url
         self.name = name
 
@@ -394,7 +401,7 @@ def start_vllm(model: Path, preset: str, max_pixels: int | None, out: Path) -> S
     port = free_port()
     plan = launch_plan(
         str(model),
-        resolve_preset(preset, max_pixels=max_pixels),
+        resolve_preset(preset, **({"max_pixels": max_pixels} if max_pixels else {})),
         port=port,
         server=str(VLLM_PYTHON),
         server_args=f"{VLLM_ARGS} --dtype float32",
@@ -503,7 +510,10 @@ def floors(dataset: Path | str, out: Path) -> dict[str, float]:
     command += ["--detector", "center", "--detector", "random", "--grounding-json", str(folder / "report.json")]
     command += ["--basetemp", str(out / "tmp" / "floors"), "-n", "0"]
     subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    report = json.loads((folder / "report.json").read_text())
+    try:
+        report = json.loads((folder / "report.json").read_text())
+    except (OSError, ValueError):
+        return {}
     return {name.split(":")[0]: float(block.get("accuracy") or 0.0) for name, block in report["summary"].items()}
 
 
@@ -553,29 +563,34 @@ def main(argv: list[str] | None = None) -> int:
 
     lock = open(Path(tempfile.gettempdir()) / "pytest-grounding-engines.lock", "w")  # noqa: SIM115
     fcntl.flock(lock, fcntl.LOCK_EX)  # one engine user at a time on the machine (the suite's lock)
-    gguf = None
+    gguf, gguf_error = None, ""
     if any(name.startswith("llamacpp") for name, _ in runs):
-        gguf = gguf_dir(args.model, args.out)
+        try:
+            gguf = gguf_dir(args.model, args.out)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:  # those rows say so
+            gguf_error = str(exc)[:300]
     results: list[tuple[Facts, list[dict[str, Any]] | None]] = []
     reference_report = None
     servers: dict[str, Server] = {}
+    refused: dict[str, str] = {}
     try:
         for index, (name, workers) in enumerate(runs):
             label = name + ("-n2" if workers > 1 else "")
-            server = None
-            if name in ("openai-vllm", "transformers") and name not in servers:
+            if name in ("openai-vllm", "transformers") and name not in servers and name not in refused:
                 try:
                     servers[name] = (
                         start_vllm(args.model, preset, max_pixels, args.out)
                         if name == "openai-vllm"
                         else start_transformers(args.model, args.out)
                     )
-                except Exception as exc:  # a server that does not start: that path's row says so
-                    results.append((Facts(name, workers, "", error=f"server did not start: {exc}"[:300]), None))
-                    continue
+                except Exception as exc:  # a server that does not start: that path's rows say so
+                    refused[name] = f"server did not start: {exc}"[:300]
             server = servers.get(name)
-            if server is None and name in ("openai-vllm", "transformers"):
-                results.append((Facts(name, workers, "", error="server did not start"), None))
+            if name in refused:
+                results.append((Facts(name, workers, "", error=refused[name]), None))
+                continue
+            if name.startswith("llamacpp") and gguf is None:
+                results.append((Facts(name, workers, "", error=f"no GGUF: {gguf_error}"), None))
                 continue
             spec = spec_of(name, args.model, preset, max_pixels, gguf, server)
             print(f"parity: {label}: {spec}", flush=True)
@@ -617,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     screens = str(args.dataset) if args.dataset else f"{args.count} held-back screens of train_pointer's four sizes"
     floors_words = ", ".join(f"{k} {_pct(v)}" for k, v in sorted(bases.items()))
     header = {
-        "command": f"python ci/engines/parity.py MODEL_DIR --count {args.count} --write-docs",
+        "command": command_line(args),
         "machine": machine(),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "screens": f"{screens}; floors on them: {floors_words}",
@@ -659,6 +674,17 @@ def main(argv: list[str] | None = None) -> int:
         docs.write_text(replace_block(docs.read_text(), block))
         print(f"parity: the table written into {docs}")
     return 0
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command that made the table, the model named MODEL_DIR and the output folder left out."""
+    words = ["python", "ci/engines/parity.py", "MODEL_DIR"]
+    words += ["--dataset", str(args.dataset)] if args.dataset else ["--count", str(args.count)]
+    words += ["--preset", args.preset] if args.preset else []
+    words += ["--max-pixels", str(args.max_pixels)] if args.max_pixels else []
+    if args.paths != [f"{p}{s}" for p in PATHS for s in ("", "/n2")]:
+        words += ["--paths", *args.paths]
+    return shlex.join([*words, *(["--write-docs"] if args.write_docs else [])])
 
 
 def rel1000(preset: str) -> bool:
