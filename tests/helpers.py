@@ -102,3 +102,42 @@ class LoopbackServer(FakeServer):
 
     def __init__(self, reply, answer_probes=True):
         super().__init__(reply, answer_probes=answer_probes)
+
+
+def pointer_model(preset):
+    """The tiny pointer model `bash ci/engines/install.sh pointer` trained for `preset` (ci/engines/
+    train_pointer.py; its cache folder and stamp from `--stamp`), else a skip naming the command, a
+    failure under CI=true (CI's engine install trains it)."""
+    import os
+    import subprocess
+    import sys
+
+    engines = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")
+    script = REPO / "ci" / "engines" / "train_pointer.py"
+    stamp = subprocess.run(
+        [sys.executable, str(script), "--stamp", "--preset", preset], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    folder = engines / stamp.split()[0]
+    marked = folder / ".stamp"
+    if marked.is_file() and marked.read_text(encoding="utf-8").strip() == stamp and (folder / "config.json").is_file():
+        return folder
+    message = f"no pointer model for {preset} ({stamp}) in {folder}: bash ci/engines/install.sh pointer"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def engine_script(stem, module=None):
+    """ci/engines/STEM.py as a module named `module` (default STEM), loaded once: registered before
+    it runs, since its dataclasses look their module up."""
+    import sys
+
+    name = module or stem
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "ci" / "engines" / f"{stem}.py")
+    assert spec and spec.loader
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[name] = loaded
+    spec.loader.exec_module(loaded)
+    return loaded

@@ -179,6 +179,7 @@ def test_counts_that_cannot_be_true_and_an_enlarged_probe_are_told_apart_from_a_
         FIT_SIZE,
         PROBE_SIZE,
         ServerCheck,
+        fit_size,
         image_tokens,
         judge_screen,
     )
@@ -198,8 +199,9 @@ def test_counts_that_cannot_be_true_and_an_enlarged_probe_are_told_apart_from_a_
     check = ServerCheck(
         EngineInfo("vllm", "0.32.0"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True
     )
-    judged = judge_screen(check, p, (800, 600), server((800, 600)), lambda: server(FIT_SIZE))
+    judged = judge_screen(check, p, (800, 600), server((800, 600)), server)
     assert judged.resized is None and "enlarged the 320x240 probe" in judged.note and "about 120" in judged.note
+    assert fit_size(p, (800, 600)) == FIT_SIZE  # far enough from the screen's frame to tell
     # a screen the server really shrinks (max_pixels) still stops the run, told against the fitted probe
     small_max = 1_000_000
     shrinking = ServerCheck(EngineInfo("vllm"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True)
@@ -208,21 +210,75 @@ def test_counts_that_cannot_be_true_and_an_enlarged_probe_are_told_apart_from_a_
         p,
         (3440, 1440),
         server((3440, 1440), max_pixels=small_max),
-        lambda: server(FIT_SIZE, max_pixels=small_max),
+        lambda size: server(size, max_pixels=small_max),
     )
     assert judged.resized is not None and judged.resized.shrunk and not judged.note
     # a small screen the server enlarges is named as enlarged, not shrunk
     tiny = (200, 150)
-    judged = judge_screen(check, p, tiny, server(tiny), lambda: server(FIT_SIZE))
+    judged = judge_screen(check, p, tiny, server(tiny), server)
     assert judged.resized is not None and not judged.resized.shrunk
     # a gateway that reports 1 for every request: one note, no verdict, the fitting probe never sent
     sent = []
     gateway = ServerCheck(EngineInfo("unknown"), prompt_tokens=1, probe_image_tokens=probe, probed=True)
-    judged = judge_screen(gateway, p, (3440, 1440), 1, lambda: sent.append(1))
+    judged = judge_screen(gateway, p, (3440, 1440), 1, lambda size: sent.append(1))
     assert judged.resized is None and "cannot be used" in judged.note and not sent
     # one count for two very different screens
     flat = ServerCheck(EngineInfo("unknown"), prompt_tokens=50, probe_image_tokens=probe, probed=True)
-    assert "cannot be used" in judge_screen(flat, p, (3440, 1440), 50, lambda: None).note
+    assert "cannot be used" in judge_screen(flat, p, (3440, 1440), 50, lambda size: None).note
+
+
+@pytest.mark.parametrize("family", ["qwen2.5-vl", "gta1-at-32"])
+def test_under_a_small_pixel_budget_a_server_cap_below_it_is_told_from_an_enlarged_probe(family):
+    """Issue 59's pointer model behind vLLM: with the preset's max_pixels at 100,000 the second probe
+    (560x420) and the largest screen share a frame within the tolerance, so a server that caps every
+    screen at half that (all three probes shrunk alike) read as 'the server enlarged the small probe';
+    the second probe is now a screen of about half the largest one's frame."""
+    from pytest_grounding.detectors.served_checks import (
+        FIT_SIZE,
+        PROBE_SIZE,
+        ServerCheck,
+        fit_size,
+        image_tokens,
+        judge_screen,
+    )
+    from pytest_grounding.detectors.served_engine import EngineInfo
+    from pytest_grounding.detectors.vlm.preprocess import smart_resize
+    from pytest_grounding.detectors.vlm.presets import resolve_preset
+
+    p = resolve_preset("gta1", max_pixels=100_000, factor=32).preprocess if family == "gta1-at-32" else None
+    p = p or resolve_preset("qwen2.5-vl", max_pixels=100_000).preprocess
+    factor = p.factor
+
+    def server(size, min_pixels=3136, max_pixels=100_000):
+        w, h = p.frame(size).model
+        h, w = smart_resize(h, w, factor, min_pixels, max_pixels)
+        return 300 + (w // factor) * (h // factor)
+
+    large = (1280, 720)
+    assert fit_size(p, large) != FIT_SIZE  # 560x420's frame is as large as 1280x720's under this budget
+    sent = []
+
+    def fit(size, **limits):
+        sent.append(size)
+        return server(size, **limits)
+
+    probe = image_tokens(p, PROBE_SIZE)
+    # a server whose processor keeps half the budget: every probe shrunk to one size; the screen is shrunk
+    capped = ServerCheck(EngineInfo("vllm"), prompt_tokens=server(PROBE_SIZE, max_pixels=50_000),
+                         probe_image_tokens=probe, probed=True)  # fmt: skip
+    judged = judge_screen(capped, p, large, server(large, max_pixels=50_000), lambda size: fit(size, max_pixels=50_000))
+    assert judged.resized is not None and judged.resized.shrunk and not judged.note, judged
+    assert sent == [fit_size(p, large)]
+    # a server whose minimum is above the small probe's frame but below the screen's: the probe enlarged, the
+    # screen kept as sent (a note, the run goes on)
+    floor = 85_000
+    floored = ServerCheck(EngineInfo("vllm"), prompt_tokens=server(PROBE_SIZE, min_pixels=floor),
+                          probe_image_tokens=probe, probed=True)  # fmt: skip
+    judged = judge_screen(floored, p, large, server(large, min_pixels=floor), lambda size: server(size))
+    assert judged.resized is None, judged
+    # a server that keeps everything: no verdict, no note
+    kept = ServerCheck(EngineInfo("vllm"), prompt_tokens=server(PROBE_SIZE), probe_image_tokens=probe, probed=True)
+    assert judge_screen(kept, p, large, server(large), server) == type(judged)()
 
 
 def screens(folder, size, n=3):

@@ -3,13 +3,14 @@ each run's clicks paired with the in-process run's.
 
 The fast tests check the pure part on fabricated records: pairing by uid, equal / within one step /
 further, the hit<->miss flips, the reasons read from what a run says (never invented), the table and
-the docs' block. The slow test (marked like the real-engine tests) runs the script on a few screens
-with the model ci/engines/train_pointer.py built, when it is there: every path's clicks equal the
-in-process ones except where a reason is named, and every path is above both floors."""
+the docs' block. The slow tests (marked like the real-engine tests) run the script on a few screens
+with the models `ci/engines/install.sh pointer` trained: every path's clicks equal the in-process
+ones except where a reason is named, and every path is above both floors; with the pixel-frame
+model, a vLLM that keeps the preset's frame is not stopped by the token probe, one whose processor
+shrinks every screen is, and with the probe off its clicks show the frame moved."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -19,21 +20,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers import engine_script, pointer_model
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "ci" / "engines" / "parity.py"
 ENGINES = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")
-CACHED = ENGINES / "pointer"
 
 
 def _script():
-    if "engine_parity" in sys.modules:
-        return sys.modules["engine_parity"]
-    spec = importlib.util.spec_from_file_location("engine_parity", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["engine_parity"] = module  # registered first: its dataclasses look themselves up
-    spec.loader.exec_module(module)
-    return module
+    return engine_script("parity", "engine_parity")
 
 
 def record(uid, x, y, outcome="miss", tokens=183, served=False):
@@ -54,6 +49,14 @@ REFERENCE = [
 ]
 
 
+def test_the_same_wrong_format_answer_on_both_sides_is_the_same_click():
+    parity = _script()
+    garbled = {"uid": "s1", "outcome": "wrong_format", "raw": "(,192,184)", "meta": {}, "point": None}
+    other = {**garbled, "raw": "(,190,184)"}
+    assert parity.pair([garbled], [dict(garbled)], 4.0).equal == 1
+    assert parity.pair([garbled], [other], 4.0).far == 1  # another unreadable answer: not the same
+
+
 def test_clicks_are_paired_by_uid_and_counted_equal_near_and_far():
     parity = _script()
     other = [
@@ -69,6 +72,10 @@ def test_clicks_are_paired_by_uid_and_counted_equal_near_and_far():
     assert found.far_uids == ("c", "d")
     assert found.token_offsets == {1: 4, 0: 1}  # the usual offset (a template token) and one other
     assert parity.resized(found) == 1
+    shrunk = parity.Pairing(paired=80, equal=0, near=5, far=75, flips=27, missing=0,
+                            token_offsets={-41: 60, -46: 20})  # fmt: skip
+    assert parity.resized(shrunk) == 80  # every screen resized (by its size): none is the usual
+    assert parity.resized(parity.pair(REFERENCE, REFERENCE, step=10)) == 0
     alone = parity.pair(REFERENCE, other[:2], step=10)
     assert alone.missing == 3 and alone.equal == 2 and alone.far == 0
     assert parity.pair(REFERENCE, REFERENCE, step=10).equal == 5
@@ -157,6 +164,46 @@ def test_the_block_goes_between_the_markers_and_nowhere_else():
     for broken in ("no markers", f"{parity.END} {parity.START}", f"{parity.START}{parity.START}{parity.END}"):
         with pytest.raises(ValueError, match="markers"):
             parity.replace_block(broken, "x")
+    named = parity.markers("gta1")  # a second model's table, its own markers: the first one stays
+    both = f"{text}{named[0]}\nold\n{named[1]}\n"
+    assert parity.replace_block(both, "mine", "gta1") == f"{text}{named[0]}\nmine\n{named[1]}\n"
+    with pytest.raises(ValueError, match="parity:qwen:start"):
+        parity.replace_block(both, "x", "qwen")
+
+
+def test_the_stamp_names_the_preset_its_budget_and_the_options_a_spec_needs(tmp_path):
+    import json
+
+    parity = _script()
+    assert parity.recipe(tmp_path) == (None, None, "")  # another checkpoint: the user names its preset
+    (tmp_path / "pointer.json").write_text(json.dumps({"recipe": {"max_pixels": 100000}}))
+    assert parity.recipe(tmp_path) == ("qwen3-vl", 100000, "")  # the first model's stamp named no preset
+    detector = "preset=gta1,max_pixels=100000,factor=32"
+    (tmp_path / "pointer.json").write_text(
+        json.dumps({"recipe": {"preset": "gta1", "max_pixels": 100000, "detector": detector}})
+    )
+    assert parity.recipe(tmp_path) == ("gta1", 100000, "factor=32")
+    spec = parity.spec_of("inprocess", tmp_path, "gta1", 100000, None, None, "factor=32")
+    assert spec == f"qwenvl:model={tmp_path},preset=gta1,max_pixels=100000,factor=32"
+
+
+def test_the_shrunk_copy_halves_the_processors_budget_and_links_the_rest(tmp_path):
+    import json
+
+    parity = _script()
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "preprocessor_config.json").write_text(
+        json.dumps({"max_pixels": 100000, "size": {"longest_edge": 100000, "shortest_edge": 3136}})
+    )
+    (model / "model.safetensors").write_bytes(b"weights")
+    copy = parity.shrunk_copy(model, tmp_path / "out", 100000)
+    config = json.loads((copy / "preprocessor_config.json").read_text())
+    assert config["max_pixels"] == config["size"]["longest_edge"] == 50000 and config["size"]["shortest_edge"] == 3136
+    assert (copy / "model.safetensors").is_symlink() and (copy / "model.safetensors").read_bytes() == b"weights"
+    spec = parity.spec_of("vllm-shrunk-unprobed", model, "gta1", 100000, None, None, "factor=32", copy)
+    assert spec.startswith(f"vllm:model={copy},preset=gta1,max_pixels=100000,factor=32,probe=false,")
+    assert ",probe=" not in parity.spec_of("vllm-shrunk", model, "gta1", 100000, None, None, "", copy)
 
 
 def test_paths_are_checked_and_the_reference_always_runs():
@@ -170,14 +217,31 @@ def test_the_command_that_made_the_table_is_what_was_asked():
     import argparse
 
     parity = _script()
-    every = [f"{p}{s}" for p in parity.PATHS for s in ("", "/n2")]
-    asked = argparse.Namespace(count=80, dataset=None, preset=None, max_pixels=None, paths=every, write_docs=True)
+    every = parity.DEFAULT_PATHS
+    asked = argparse.Namespace(
+        count=80,
+        dataset=None,
+        preset=None,
+        max_pixels=None,
+        options=None,
+        paths=every,
+        write_docs=True,
+        docs_block=None,
+    )
     assert parity.command_line(asked) == "python ci/engines/parity.py MODEL_DIR --count 80 --write-docs"
     mine = argparse.Namespace(
-        count=40, dataset="my set", preset="gta1", max_pixels=None, paths=["vllm-f32"], write_docs=False
+        count=40,
+        dataset="my set",
+        preset="gta1",
+        max_pixels=None,
+        options="factor=32",
+        paths=["vllm-f32"],
+        write_docs=False,
+        docs_block="gta1",
     )
     assert parity.command_line(mine) == (
-        "python ci/engines/parity.py MODEL_DIR --dataset 'my set' --preset gta1 --paths vllm-f32"
+        "python ci/engines/parity.py MODEL_DIR --dataset 'my set' --preset gta1 --options factor=32 "
+        "--paths vllm-f32 --docs-block gta1"
     )
 
 
@@ -193,6 +257,7 @@ def test_the_probe_and_the_frame_check_as_the_report_carries_them():
     )
     assert parity.checks_of({}, served=True) == ("probe: no finding", "")
     assert parity.checks_of({}, served=False) == ("", "")
+    assert parity.checks_of({}, served=True, probed=False) == ("probe: off", "")
 
 
 def test_docs_carry_the_table_the_script_wrote():
@@ -212,17 +277,11 @@ SLOW_COUNT = 12
 @pytest.mark.slow
 def test_every_path_clicks_where_the_in_process_run_does(tmp_path):
     """A few screens, in-process, vLLM (float32) and llama.cpp F16 serially, llama.cpp with -n 2."""
-    if not (CACHED / "pointer.json").is_file():
-        pytest.skip(f"no pointer model in {CACHED}: python ci/engines/train_pointer.py {CACHED}")
-    for engine in ("vllm", "llamacpp"):
-        if not (ENGINES / engine / ".stamp").is_file():
-            message = f"{engine} is not installed in {ENGINES / engine}: bash ci/engines/install.sh"
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
+    model = pointer_model("qwen3-vl")
+    engines_installed("vllm", "llamacpp")
     out = tmp_path / "parity"
     paths = ["inprocess", "vllm-f32", "llamacpp-f16", "llamacpp-f16/n2"]
-    command = [sys.executable, str(SCRIPT), str(CACHED), "--count", str(SLOW_COUNT), "--out", str(out)]
+    command = [sys.executable, str(SCRIPT), str(model), "--count", str(SLOW_COUNT), "--out", str(out)]
     started = time.monotonic()
     done = subprocess.run([*command, "--paths", *paths], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -248,3 +307,37 @@ def test_every_path_clicks_where_the_in_process_run_does(tmp_path):
     compared = (out / "compare.md").read_text()  # compare's own table: each run against the in-process one
     assert sum(line.startswith("- ") and " vs " in line for line in compared.splitlines()) == len(rows) - 1
     print(f"parity on {SLOW_COUNT} screens: {time.monotonic() - started:.0f} s")
+
+
+def engines_installed(*names):
+    for engine in names:
+        if not (ENGINES / engine / ".stamp").is_file():
+            message = f"{engine} is not installed in {ENGINES / engine}: bash ci/engines/install.sh"
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
+
+
+@pytest.mark.engines
+@pytest.mark.slow
+def test_the_probe_stops_a_server_that_shrinks_the_screen_as_the_clicks_show(tmp_path):
+    """The pixel-frame model (gta1): vLLM keeping the preset's frame runs every screen (its clicks the
+    in-process ones); a vLLM whose processor keeps half the pixel budget is stopped by the token probe
+    before any sample; with the probe off, its clicks show what the probe saw (moved on most screens)."""
+    model = pointer_model("gta1")
+    engines_installed("vllm")
+    out = tmp_path / "parity"
+    paths = ["inprocess", "vllm-f32", "vllm-shrunk", "vllm-shrunk-unprobed"]
+    command = [sys.executable, str(SCRIPT), str(model), "--count", str(SLOW_COUNT), "--out", str(out)]
+    done = subprocess.run([*command, "--paths", *paths], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {row["path"]: row for row in json.loads((out / "parity.json").read_text())["rows"]}
+    assert list(rows) == paths
+    kept = rows["vllm-f32"]
+    assert not kept["error"] and kept["pairing"]["equal"] == SLOW_COUNT, kept  # not stopped, the same clicks
+    stopped = (out / "vllm-shrunk" / "output.txt").read_text()
+    assert rows["vllm-shrunk"]["error"] and "the server shrank the screen" in stopped, stopped[-3000:]
+    moved = rows["vllm-shrunk-unprobed"]
+    assert not moved["error"], moved
+    assert moved["pairing"]["further"] > SLOW_COUNT // 2, moved  # the frame moved: most clicks elsewhere
+    assert moved["reason"].startswith("resize"), moved

@@ -1,8 +1,8 @@
 """The tiny pointer models (ci/engines/train_pointer.py, issue 59) really click: run through the
 harness in-process (`qwenvl:model=DIR`) on held-back drawn screens of four sizes (another seed
 than training's), each one's accuracy is above the floors `center` and `random`: one in the
-qwen3-vl preset's 0-1000 frame, one in gta1's pixels of the resized image, whose frame check (its
-calibration screens and wording are in its recipe) finds the preset's frame.
+qwen3-vl preset's 0-1000 frame, one in gta1's pixels of the resized image, whose frame check never
+names another frame than the preset's for a model that clicks in it.
 
 The models are trained here when the recipe takes at most 3 minutes on this kind of machine
 (`train_pointer.QUICK`); otherwise the ones `bash ci/engines/install.sh pointer` trained into the
@@ -14,7 +14,6 @@ the tokenizer that writes each answer number as one token."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,42 +22,18 @@ from pathlib import Path
 
 import pytest
 
+from helpers import engine_script
+from helpers import pointer_model as cached_pointer_model
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "ci" / "engines" / "train_pointer.py"
-ENGINES = Path(os.environ.get("GROUNDING_ENGINES_DIR") or Path.home() / ".cache" / "pytest-grounding" / "engines")
-CACHED = ENGINES / "pointer"
 
 
 def _script():
-    """ci/engines/train_pointer.py as a module (registered first: its dataclass looks itself up)."""
-    if "train_pointer" in sys.modules:
-        return sys.modules["train_pointer"]
-    spec = importlib.util.spec_from_file_location("train_pointer", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["train_pointer"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def cached_model(preset: str) -> Path:
-    """The model `install.sh pointer` trained for this preset, else a skip naming the command (a
-    failure under CI=true, whose engine install trains it)."""
-    script = _script()
-    folder = ENGINES / script.FOLDERS[preset]
-    stamp = subprocess.run(
-        [sys.executable, str(SCRIPT), "--stamp", "--preset", preset], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    stamped = (folder / ".stamp").is_file() and (folder / ".stamp").read_text(encoding="utf-8").strip() == stamp
-    if stamped and (folder / "config.json").is_file():
-        return folder
-    message = f"no pointer model for {preset} (recipe {script.RECIPE}) in {folder}: bash ci/engines/install.sh pointer"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    return engine_script("train_pointer")
 
 
 @pytest.fixture(scope="module", params=["qwen3-vl", "gta1"])
@@ -69,7 +44,7 @@ def pointer_model(request, tmp_path_factory):
         folder = tmp_path_factory.mktemp("pointer") / "model"
         subprocess.run([sys.executable, str(SCRIPT), str(folder), "--preset", request.param], check=True, timeout=900)
         return folder, request.param
-    return cached_model(request.param), request.param
+    return cached_pointer_model(request.param), request.param
 
 
 @pytest.mark.slow  # minutes of CPU: out of the fast tier
@@ -80,7 +55,7 @@ def test_pointer_model_clicks_above_the_floors(pointer_model, tmp_path):
     subprocess.run([sys.executable, str(SCRIPT), "--dataset", str(held), "--count", "80"], check=True, cwd=ROOT)
     report = tmp_path / "report.json"
     model = f"qwenvl:model={folder},{script.KINDS[preset].detector_options(script.MAX_PIXELS)},threads=2"
-    check = ["--grounding-frame-check=fail"] if preset == "gta1" else []  # its recipe has the check's screens
+    check = ["--grounding-frame-check=warn"]  # a finding in the report, not a stopped run
     subprocess.run(
         [
             sys.executable,
@@ -112,9 +87,10 @@ def test_pointer_model_clicks_above_the_floors(pointer_model, tmp_path):
     assert set(accuracy) == {model, "center", "random"}, accuracy
     # docs/engines.md: 22.5% (qwen3-vl) against 3.8% (center) and 10% (random) on these 80 screens
     assert accuracy[model] >= max(accuracy["center"], accuracy["random"]) + 0.1, accuracy
-    if check:  # the frame check read the calibration answers and found the preset's own frame
-        (found,) = json.loads(report.read_text(encoding="utf-8"))["frame_check"].values()
-        assert found["name"] == "as-preset", found
+    # the frame check agrees with the clicks: the preset's frame, or none named (docs/engines.md: the
+    # models answer one point a screen size to its small squares), never another frame
+    (found,) = json.loads(report.read_text(encoding="utf-8"))["frame_check"].values()
+    assert found["name"] in ("as-preset", "unknown") and not found["suggestion"], found
 
 
 def _summaries(report: Path) -> dict:

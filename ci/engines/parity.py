@@ -54,9 +54,29 @@ TF_SERVE = ENGINES / "transformers" / "bin" / "transformers"
 LLAMA_SERVER = ENGINES / "llamacpp" / "bin" / "llama-server"
 ENGINE_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 VLLM_ARGS = "--enforce-eager --max-num-seqs 8 --no-enable-prefix-caching"
-PATHS = ("inprocess", "vllm-f32", "vllm-auto", "openai-vllm", "transformers", "llamacpp-f16", "llamacpp-q8")
+PATHS = (
+    "inprocess",
+    "vllm-f32",
+    "vllm-auto",
+    "openai-vllm",
+    "transformers",
+    "llamacpp-f16",
+    "llamacpp-q8",
+    "vllm-shrunk",
+    "vllm-shrunk-unprobed",
+)
+# A server whose processor shrinks every screen below the preset's frame (a copy of the checkpoint
+# whose preprocessor_config.json has half the pixel budget): with the token probe (it should stop the
+# run) and without it (probe=false: the clicks show what the probe saw). Serial only by default.
+SHRUNK = ("vllm-shrunk", "vllm-shrunk-unprobed")
+DEFAULT_PATHS = [f"{p}{s}" for p in PATHS if p not in SHRUNK for s in ("", "/n2")] + list(SHRUNK)
 START, END = "<!-- parity:start -->", "<!-- parity:end -->"
-PIXEL_STEP = 3  # a pixel-frame preset's "one step": a few px of the resized image
+PIXEL_STEP = 4  # a pixel-frame preset's "one step": train_pointer's gta1 kind answers in steps of 4 px
+
+
+def markers(block: str | None) -> tuple[str, str]:
+    """The docs' markers of one table: the default one, or a named one (`--docs-block gta1`)."""
+    return (START, END) if not block else (f"<!-- parity:{block}:start -->", f"<!-- parity:{block}:end -->")
 
 
 # -- pure: pairing, counting, reasons, the table ---------------------------------------------------
@@ -140,8 +160,8 @@ def pair(reference: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, An
         if (a.get("outcome") == "hit") != (b.get("outcome") == "hit"):
             flips += 1
         first, second = coordinates(a), coordinates(b)
-        if first is not None and first == second:
-            equal += 1
+        if first == second and (first is not None or a.get("raw") == b.get("raw")):
+            equal += 1  # the same click, or the same answer with no click in it (a wrong format)
         elif (
             first is not None
             and second is not None
@@ -166,13 +186,18 @@ def pair(reference: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, An
     )
 
 
+TEMPLATE_TOKENS = 8  # the most a chat template's difference adds to every prompt (an image resized: tens)
+
+
 def resized(pairing: Pairing) -> int:
     """Samples whose prompt length differs from the run's usual offset to the reference's (a template
-    may add a token to every prompt; an image resized otherwise changes a few): the screens the
-    server saw at another size."""
-    if not pairing.token_offsets:
-        return 0
-    usual = max(pairing.token_offsets.items(), key=lambda item: (item[1], -abs(item[0])))[0]
+    may add a few tokens to every prompt; an image resized otherwise changes tens, by its size): the
+    screens the server saw at another size. The usual offset is the commonest of at most
+    TEMPLATE_TOKENS; with none that small (a server that resized every screen), every one counts."""
+    small = {offset: n for offset, n in pairing.token_offsets.items() if abs(offset) <= TEMPLATE_TOKENS}
+    if not small:
+        return sum(pairing.token_offsets.values())
+    usual = max(small.items(), key=lambda item: (item[1], -abs(item[0])))[0]
     return sum(n for offset, n in pairing.token_offsets.items() if offset != usual)
 
 
@@ -248,14 +273,15 @@ def table(found: Sequence[Row], step_words: str) -> str:
     return "\n".join(lines)
 
 
-def replace_block(text: str, block: str) -> str:
-    """`text` with what lies between the parity markers replaced by `block`; a ValueError when the
-    markers are not there once each, in that order."""
-    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
-        raise ValueError(f"the markers {START} and {END} are not there once each, in that order")
-    before, rest = text.split(START, 1)
-    _, after = rest.split(END, 1)
-    return f"{before}{START}\n{block.strip()}\n{END}{after}"
+def replace_block(text: str, block: str, name: str | None = None) -> str:
+    """`text` with what lies between the parity markers (the default ones, or those named `name`)
+    replaced by `block`; a ValueError when the markers are not there once each, in that order."""
+    start, end = markers(name)
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ValueError(f"the markers {start} and {end} are not there once each, in that order")
+    before, rest = text.split(start, 1)
+    _, after = rest.split(end, 1)
+    return f"{before}{start}\n{block.strip()}\n{end}{after}"
 
 
 def twins(runs: Sequence[tuple[Facts, Sequence[Mapping[str, Any]] | None]], step: float) -> list[tuple[str, Pairing]]:
@@ -303,11 +329,16 @@ def docs_block(
 # -- what the reports say --------------------------------------------------------------------------
 
 
-def checks_of(report: Mapping[str, Any], served: bool) -> tuple[str, str]:
+def checks_of(report: Mapping[str, Any], served: bool, probed: bool = True) -> tuple[str, str]:
     """(what the token probe said, the frame check's verdict) as the report carries them: the probe
-    writes a note only where it finds something (a screen enlarged or shrunk, a field refused)."""
-    notes = [str(n) for n in report.get("notes") or () if "probe" in str(n) or "shrank" in str(n)]
-    probe = "; ".join(notes) if notes else ("probe: no finding" if served else "")
+    writes a note only where it finds something (a screen enlarged or shrunk, a field refused);
+    `probed`: False for a run with probe=false."""
+    notes = [
+        str(n)
+        for n in report.get("notes") or ()
+        if ("probe" in str(n) or "shrank" in str(n)) and not str(n).startswith("frame check")
+    ]
+    probe = "; ".join(notes) if notes else ("probe: no finding" if probed else "probe: off") if served else ""
     frame = []
     for check in (report.get("frame_check") or {}).values():
         if isinstance(check, Mapping):
@@ -346,13 +377,35 @@ def write_screens(folder: Path, count: int) -> Path:
     return folder
 
 
-def recipe(model: Path) -> tuple[str | None, int | None]:
-    """The preset and pixel budget train_pointer.py's stamp names (qwen3-vl when it names no preset);
-    (None, None) for another checkpoint."""
+def recipe(model: Path) -> tuple[str | None, int | None, str]:
+    """The preset, pixel budget and other detector options train_pointer.py's stamp names (qwen3-vl
+    when it names no preset; `factor=32` for its gta1 kind); (None, None, "") for another checkpoint."""
     if not (model / "pointer.json").is_file():
-        return None, None
+        return None, None, ""
     found = json.loads((model / "pointer.json").read_text()).get("recipe") or {}
-    return str(found.get("preset") or "qwen3-vl"), int(found.get("max_pixels") or 100_000)
+    options = [o for o in str(found.get("detector") or "").split(",") if o and o.split("=")[0] not in PRESET_KEYS]
+    return str(found.get("preset") or "qwen3-vl"), int(found.get("max_pixels") or 100_000), ",".join(options)
+
+
+PRESET_KEYS = ("preset", "max_pixels")
+
+
+def shrunk_copy(model: Path, out: Path, max_pixels: int) -> Path:
+    """The checkpoint with half the pixel budget in its processor's config (its other files linked):
+    what a server that reads it resizes every screen to."""
+    copy = out / f"{model.name}-shrunk"
+    copy.mkdir(parents=True, exist_ok=True)
+    for item in model.iterdir():
+        target = copy / item.name
+        if item.name == "preprocessor_config.json":
+            config = json.loads(item.read_text())
+            config["max_pixels"] = max_pixels // 2
+            if isinstance(config.get("size"), dict) and "longest_edge" in config["size"]:
+                config["size"]["longest_edge"] = max_pixels // 2
+            target.write_text(json.dumps(config, indent=2))
+        elif not target.exists() and item.is_file():
+            target.symlink_to(item.resolve())
+    return copy
 
 
 def gguf_dir(model: Path, out: Path) -> Path:
@@ -394,14 +447,15 @@ class Server:
         self.process.stop()
 
 
-def start_vllm(model: Path, preset: str, max_pixels: int | None, out: Path) -> Server:
+def start_vllm(model: Path, preset: str, max_pixels: int | None, out: Path, options: str = "") -> Server:
     from pytest_grounding.detectors.vllm_server import free_port, launch_plan
     from pytest_grounding.detectors.vlm.presets import resolve_preset
 
     port = free_port()
+    extra = dict(o.split("=", 1) for o in options.split(",") if o)
     plan = launch_plan(
         str(model),
-        resolve_preset(preset, **({"max_pixels": max_pixels} if max_pixels else {})),
+        resolve_preset(preset, **({"max_pixels": max_pixels} if max_pixels else {}), **extra),
         port=port,
         server=str(VLLM_PYTHON),
         server_args=f"{VLLM_ARGS} --dtype float32",
@@ -418,14 +472,28 @@ def start_transformers(model: Path, out: Path) -> Server:
 
 
 def spec_of(
-    path: str, model: Path, preset: str, max_pixels: int | None, gguf: Path | None, server: Server | None
+    path: str,
+    model: Path,
+    preset: str,
+    max_pixels: int | None,
+    gguf: Path | None,
+    server: Server | None,
+    options: str = "",
+    shrunk: Path | None = None,
 ) -> str:
-    common = f"preset={preset}" + (f",max_pixels={max_pixels}" if max_pixels else "")
+    common = (
+        f"preset={preset}" + (f",max_pixels={max_pixels}" if max_pixels else "") + (f",{options}" if options else "")
+    )
     if path == "inprocess":
         return f"qwenvl:model={model},{common}"
     if path in ("vllm-f32", "vllm-auto"):
         flags = VLLM_ARGS + (" --dtype float32" if path == "vllm-f32" else "")
         return f"vllm:model={model},{common},server={VLLM_PYTHON},server_args='{flags}'"
+    if path in SHRUNK:
+        assert shrunk is not None
+        probe = ",probe=false" if path == "vllm-shrunk-unprobed" else ""
+        flags = f"{VLLM_ARGS} --dtype float32"
+        return f"vllm:model={shrunk},{common}{probe},server={VLLM_PYTHON},server_args='{flags}'"
     if path in ("openai-vllm", "transformers"):
         assert server is not None
         named = f",model={server.name}" if path == "openai-vllm" else ""
@@ -440,6 +508,8 @@ def suite_run(spec: str, dataset: Path | str, out: Path, label: str, workers: in
     command = [sys.executable, "-m", "pytest", "suites/", "-p", "no:cacheprovider", "-q", "--dataset", str(dataset)]
     command += ["--detector", spec, "--grounding-json", str(folder / "report.json")]
     command += ["--grounding-predictions", str(folder / "predictions.jsonl"), "--basetemp", str(out / "tmp" / label)]
+    # a frame the check names is a finding of the table's, never a stopped run: warn keeps every click
+    command += ["--grounding-frame-check=warn"]
     command += ["-n", str(workers)] if workers > 1 else ["-n", "0"]
     started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
@@ -448,7 +518,8 @@ def suite_run(spec: str, dataset: Path | str, out: Path, label: str, workers: in
     (folder / "output.txt").write_text(done.stdout + "\n" + done.stderr)
     if done.returncode not in (0, 1):
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-3:]
-        return folder, seconds, f"exit status {done.returncode}: {' '.join(tail)[:300]}"
+        said = " ".join(tail).replace(f"--detector {spec}: ", "")  # the row names its path
+        return folder, seconds, f"exit status {done.returncode}: {said[:300]}"
     return folder, seconds, ""
 
 
@@ -483,7 +554,7 @@ def facts_of(
     dtype = dtype or dtype_of(command)
     engine = info.get("engine") or {}
     weights = (engine.get("settings") or {}).get("model_ftype") if isinstance(engine, Mapping) else None
-    probe, frame = checks_of(report, served=not spec.startswith("qwenvl:"))
+    probe, frame = checks_of(report, served=not spec.startswith("qwenvl:"), probed="probe=false" not in spec)
     ci = block.get("ci95")
     return Facts(
         path=path,
@@ -536,14 +607,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", help="another dataset the harness reads (a folder or a name) instead")
     parser.add_argument("--preset", help="the preset (default: what pointer.json names)")
     parser.add_argument("--max-pixels", type=int, help="the pixel budget (default: what pointer.json names)")
+    parser.add_argument("--options", help="more detector options, k=v,k=v (default: what pointer.json names)")
+    parser.add_argument("--docs-block", help="the named table to write (markers <!-- parity:NAME:start -->)")
     parser.add_argument(
         "--out", type=Path, default=Path("grounding-runs") / "parity", help="where the runs and the table go"
     )
-    parser.add_argument("--paths", nargs="+", default=[f"{p}{s}" for p in PATHS for s in ("", "/n2")])
+    parser.add_argument("--paths", nargs="+", default=DEFAULT_PATHS)
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/engines.md")
     args = parser.parse_args(argv)
-    stamped, budget = recipe(args.model)
+    stamped, budget, stamped_options = recipe(args.model)
     preset, max_pixels = args.preset or stamped, args.max_pixels or budget
+    options = stamped_options if args.options is None else args.options
     if preset is None:
         print(
             f"parity: {args.model} has no pointer.json (python ci/engines/train_pointer.py {args.model}): "
@@ -579,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
             if name in ("openai-vllm", "transformers") and name not in servers and name not in refused:
                 try:
                     servers[name] = (
-                        start_vllm(args.model, preset, max_pixels, args.out)
+                        start_vllm(args.model, preset, max_pixels, args.out, options)
                         if name == "openai-vllm"
                         else start_transformers(args.model, args.out)
                     )
@@ -592,7 +666,8 @@ def main(argv: list[str] | None = None) -> int:
             if name.startswith("llamacpp") and gguf is None:
                 results.append((Facts(name, workers, "", error=f"no GGUF: {gguf_error}"), None))
                 continue
-            spec = spec_of(name, args.model, preset, max_pixels, gguf, server)
+            shrunk = shrunk_copy(args.model, args.out, max_pixels or 100_000) if name in SHRUNK else None
+            spec = spec_of(name, args.model, preset, max_pixels, gguf, server, options, shrunk)
             print(f"parity: {label}: {spec}", flush=True)
             folder, seconds, error = suite_run(spec, dataset, args.out, label, workers)
             if error or not (folder / "predictions.jsonl").is_file():
@@ -671,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
     print(block)
     if args.write_docs:
         docs = ROOT / "docs" / "engines.md"
-        docs.write_text(replace_block(docs.read_text(), block))
+        docs.write_text(replace_block(docs.read_text(), block, args.docs_block))
         print(f"parity: the table written into {docs}")
     return 0
 
@@ -682,8 +757,10 @@ def command_line(args: argparse.Namespace) -> str:
     words += ["--dataset", str(args.dataset)] if args.dataset else ["--count", str(args.count)]
     words += ["--preset", args.preset] if args.preset else []
     words += ["--max-pixels", str(args.max_pixels)] if args.max_pixels else []
-    if args.paths != [f"{p}{s}" for p in PATHS for s in ("", "/n2")]:
+    words += ["--options", args.options] if args.options is not None else []
+    if args.paths != DEFAULT_PATHS:
         words += ["--paths", *args.paths]
+    words += ["--docs-block", args.docs_block] if args.docs_block else []
     return shlex.join([*words, *(["--write-docs"] if args.write_docs else [])])
 
 

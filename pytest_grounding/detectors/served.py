@@ -41,7 +41,6 @@ from .hub import ModelUnavailable
 from .served_agent import ServedAgent
 from .served_budget import server_budget, within_budget
 from .served_checks import (
-    FIT_SIZE,
     PROBE_INSTRUCTION,
     PROBE_SIZE,
     PROBE_TOKENS,
@@ -393,7 +392,7 @@ class OpenAIDetector:
         if abs(expected - check.probe_image_tokens) <= 4:
             return ""
         prompt = self._probe_prompt(size)
-        judged = judge_screen(check, self.preset.preprocess, size, prompt, lambda: self._probe_prompt(FIT_SIZE))
+        judged = judge_screen(check, self.preset.preprocess, size, prompt, self._probe_prompt)
         resized = judged.resized
         if resized is None or prompt is None:
             return judged.note

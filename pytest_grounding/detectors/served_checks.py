@@ -36,8 +36,12 @@ PROBE_SIZE = (320, 240)
 # The second probe that tells which screen the server resized (`judge_screen`): a size every
 # plausible server keeps as sent, above the largest minimum seen (UI-TARS-1.5's processor: 78,400
 # pixels; Qwen2-VL's documented 256 * 28 * 28 = 200,704) and far below llama.cpp's, Ollama's and
-# vLLM's maxima.
+# vLLM's maxima. Under a small pixel budget (a preset's max_pixels near FIT_SIZE's pixels) the
+# preset's frame brings it as near the run's largest screen as the tolerance, where it could tell
+# nothing (both shrunk to one cap read as agreeing): then it is a screen of about half the largest
+# screen's frame (`fit_size`).
 FIT_SIZE = (560, 420)
+FIT_SCALE = 0.7  # of the largest screen's frame, each side: about half its pixels
 PROBE_TOKENS = 8
 # Fields every OpenAI-compatible server takes; the others are checked.
 STANDARD_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature"})
@@ -213,7 +217,7 @@ def image_resized(
     if check.prompt_tokens is None or check.probe_image_tokens is None or prompt_tokens is None or tokens is None:
         return None
     seen = prompt_tokens - check.prompt_tokens + check.probe_image_tokens
-    if abs(seen - tokens) <= max(4, RESIZE_TOLERANCE * tokens):
+    if abs(seen - tokens) <= resize_tolerance(tokens):
         return None
     width, height = preprocess.frame(size).model
     return Resized(size, (width, height), tokens, max(0, seen))
@@ -253,17 +257,33 @@ class ScreenJudgement:
     note: str = ""
 
 
+def resize_tolerance(tokens: int) -> float:
+    return max(4, RESIZE_TOLERANCE * tokens)
+
+
+def fit_size(preprocess: Any, size: tuple[int, int]) -> tuple[int, int]:
+    """The second probe's screen for a run whose largest screen is `size`: FIT_SIZE, unless the
+    preset's frame puts the two within twice the tolerance of each other (a small pixel budget):
+    then a screen of FIT_SCALE of the largest one's frame, whose count differs enough to be told."""
+    large, fit = image_tokens(preprocess, size), image_tokens(preprocess, FIT_SIZE)
+    if large is None or fit is None or abs(large - fit) > 2 * resize_tolerance(large):
+        return FIT_SIZE
+    width, height = preprocess.frame(size).model
+    return max(1, round(width * FIT_SCALE)), max(1, round(height * FIT_SCALE))
+
+
 def judge_screen(
     check: ServerCheck,
     preprocess: Any,
     size: tuple[int, int],
     prompt_tokens: int | None,
-    fit_prompt_tokens: Callable[[], int | None],
+    fit_prompt_tokens: Callable[[tuple[int, int]], int | None],
 ) -> ScreenJudgement:
     """The run's largest screen against the probe (`image_resized`), judged: counts that cannot
-    be true are a note and no verdict; a difference is checked against a second probe at FIT_SIZE
-    (`fit_prompt_tokens()` sends it), which the server keeps as sent: when the screen agrees with it,
-    the server enlarged the small probe (a minimum above the preset's), not the screen."""
+    be true are a note and no verdict; a difference is checked against a second probe at
+    `fit_size` (`fit_prompt_tokens(size)` sends it), which the server keeps as sent: when the screen
+    agrees with it, the server enlarged the small probe (a minimum above the preset's), not the
+    screen. A second probe too near the screen to tell (no other size to send) leaves the verdict."""
     unusable = counts_unusable(check, preprocess, size, prompt_tokens)
     if unusable:
         return ScreenJudgement(note=f"this server's prompt-token counts cannot be used ({unusable}): the check of "
@@ -271,9 +291,12 @@ def judge_screen(
     resized = image_resized(check, preprocess, size, prompt_tokens)
     if resized is None:
         return ScreenJudgement()
-    fit_expected = image_tokens(preprocess, FIT_SIZE)
-    fit_prompt = fit_prompt_tokens()
-    if fit_expected is None or fit_prompt is None or fit_prompt < fit_expected:
+    fit = fit_size(preprocess, size)
+    fit_expected = image_tokens(preprocess, fit)
+    if fit_expected is None or abs(resized.expected - fit_expected) <= 2 * resize_tolerance(resized.expected):
+        return ScreenJudgement(resized)  # two screens one cap would shrink alike: their agreement tells nothing
+    fit_prompt = fit_prompt_tokens(fit)
+    if fit_prompt is None or fit_prompt < fit_expected:
         return ScreenJudgement(resized)
     fitted = ServerCheck(check.engine, prompt_tokens=fit_prompt, probe_image_tokens=fit_expected, probed=True)
     against_fit = image_resized(fitted, preprocess, size, prompt_tokens)
