@@ -339,5 +339,5 @@ def test_the_probe_stops_a_server_that_shrinks_the_screen_as_the_clicks_show(tmp
     assert rows["vllm-shrunk"]["error"] and "the server shrank the screen" in stopped, stopped[-3000:]
     moved = rows["vllm-shrunk-unprobed"]
     assert not moved["error"], moved
-    assert moved["pairing"]["further"] > SLOW_COUNT // 2, moved  # the frame moved: most clicks elsewhere
+    assert moved["pairing"]["far"] > SLOW_COUNT // 2, moved  # the frame moved: most clicks elsewhere
     assert moved["reason"].startswith("resize"), moved
