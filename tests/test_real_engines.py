@@ -264,7 +264,7 @@ def test_the_vllm_detector_starts_one_server_for_the_run_and_stops_it(checkpoint
     )  # shown from ~ (issue 60)
     assert "--served-model-name tiny-qwen2_5_vl" in info["server"]["command"]
     KNOWN_GROUPS.setdefault(str(folder), set()).add(info["server"]["pid"])  # the server's group: its leader's pid
-    assert vllm_processes(str(folder)) == []
+    assert_gone(lambda: vllm_processes(str(folder)))
 
 
 def interrupt_once_serving(spec, tmp_path, processes, *more, settle=8):
@@ -283,9 +283,16 @@ def interrupt_once_serving(spec, tmp_path, processes, *more, settle=8):
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=120)
     assert "KeyboardInterrupt" in rest or "Interrupted" in rest or "interrupted" in rest, rest[-2000:]
-    deadline = time.monotonic() + 30
+    assert_gone(processes)
+
+
+def assert_gone(processes, within=30):
+    """`processes()` (a server's live processes) empty within `within` seconds: the harness sends the
+    group SIGKILL and waits for the server; its workers' teardown (gigabytes of memory) can outlast
+    that on a loaded machine, and a process being torn down is not one left behind."""
+    deadline = time.monotonic() + within
     while processes() and time.monotonic() < deadline:
-        time.sleep(1)
+        time.sleep(0.5)
     assert processes() == []
 
 
@@ -306,7 +313,7 @@ def test_a_context_too_small_for_the_largest_screen_is_one_message(checkpoints, 
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
     assert "the server has 4,096" in done.stderr and "--max-model-len" in done.stderr
     assert "too_long=error" in done.stderr
-    assert vllm_processes(str(folder)) == []
+    assert_gone(lambda: vllm_processes(str(folder)))
 
 
 # -- llama.cpp: llama-server built by ci/engines/install.sh, a tiny GGUF converted by to_gguf.py ----
@@ -468,7 +475,7 @@ def test_the_llamacpp_detector_compares_a_quantized_model_with_its_full_weights(
         assert "--image-max-tokens 16384" in info["server"]["command"]
         kinds[info["engine"]["settings"]["model_alias"]] = info["engine"]["settings"]["model_ftype"]
     assert set(kinds) == {"model", "model-Q8_0"} and "Q8_0" in kinds["model-Q8_0"]
-    assert llama_processes(str(gguf)) == []
+    assert_gone(lambda: llama_processes(str(gguf)))
     # the two compared paired, slice by slice (cut answers and all: `truncated` is in the report's schema)
     command = [sys.executable, "-m", "pytest_grounding", "compare", str(out / "report.json"), "--by-slice"]
     compared = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
