@@ -1,12 +1,16 @@
 import contextlib
+import functools
 import importlib
 import importlib.util
 import os
 import pkgutil
 import sys
+import sysconfig
+from pathlib import Path
 
 import numpy  # noqa: F401  (imported once here: pytester runs in-process and numpy cannot load twice)
 import pytest
+from _pytest import pytester as _pytester
 
 import pytest_grounding
 from helpers import FIXTURES, FOREIGN, make_project
@@ -33,6 +37,37 @@ for _module in pkgutil.walk_packages(pytest_grounding.__path__, "pytest_groundin
 for _name in ("httpx", "httpcore", "hypothesis"):
     if importlib.util.find_spec(_name) is not None:
         importlib.import_module(_name)
+# What pytester's in-process runs import from the libraries (site-packages, the standard library,
+# this package) stays imported after them: a heavy library imported first inside one run (the `ocr`
+# engine's omegaconf, transformers' torch.distributed) would otherwise be imported anew by the next,
+# beside the first copy's objects (a RecursionError, "Only a single TORCH_LIBRARY"). Which test first
+# imports what depends on how xdist shares the tests, so every library is kept, not a list of them; a
+# run's own modules (its conftest and test files, anywhere else) are still forgotten. pytester takes
+# its snapshots in one private method (pytest 7-9); where it is gone, pytester's own snapshot is kept.
+_LIBRARIES = tuple(
+    str(Path(folder).resolve())
+    for folder in {
+        *(sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+        *pytest_grounding.__path__,
+    }
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _in_libraries(where: str) -> bool:  # cached: a snapshot's restore asks for every module
+    return str(Path(where).resolve()).startswith(_LIBRARIES)
+
+
+def _is_library(name: str) -> bool:
+    module = sys.modules.get(name)
+    where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+    return isinstance(where, str) and _in_libraries(where)
+
+
+if hasattr(_pytester.Pytester, "_Pytester__take_sys_modules_snapshot"):
+    _pytester.Pytester._Pytester__take_sys_modules_snapshot = lambda self: _pytester.SysModulesSnapshot(
+        preserve=_is_library
+    )
 
 pytest_plugins = ["pytester"]
 
@@ -71,6 +106,8 @@ def _fast_tier(config) -> bool:
 
 
 def pytest_configure(config):
+    if getattr(config.option, "dist", None) == "load":  # -n N: the tests' own sharing (ENGINES_GROUP)
+        config.option.dist = "loadgroup"
     # pytest's check for exceptions raised in __del__ runs five full garbage collections when a session
     # ends: in these processes' heaps (torch, the package, thousands of tests' objects) that took seconds
     # at every xdist worker's end. One still finds what the session left behind.
@@ -80,11 +117,39 @@ def pytest_configure(config):
         config.stash[gc_collect_iterations_key] = 1
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves these out
+# How `-n 2` shares the tests (measured on the slow tier: 23.5 min with xdist's `load`, whose chunks of
+# consecutive tests left one worker with the long ones and sent the real-engine tests to both workers,
+# one waiting on the other's engine lock). The `engines` tests are one unit of work (`loadgroup`: one
+# worker runs them in order, one server at a time, as their lock wants); the modules whose tests take
+# longest come next, so that they start early; every other test goes to whichever worker is free.
+ENGINES_GROUP = "engines"
+LONG_FIRST = (  # longest first: each module's tests took tens of seconds to minutes on 2 cores
+    "test_published_figures.py",
+    "test_xdist_real_screens.py",
+    "test_docs.py",
+    "test_pointer_model.py",
+    "test_ocr_plugin.py",
+    "test_hub.py",
+    "test_ocr.py",
+    "test_served_pipeline.py",
+)
+
+
+def _run_order(item) -> int:
+    if item.get_closest_marker("engines") is not None:
+        return 0
+    name = item.path.name
+    return 1 + LONG_FIRST.index(name) if name in LONG_FIRST else 1 + len(LONG_FIRST)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m "not slow"` leaves these out; before xdist names the group
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("slow") is None and any(item.get_closest_marker(m) for m in TIER_MARKERS):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("engines") is not None:
+            item.add_marker(pytest.mark.xdist_group(ENGINES_GROUP))
+    items.sort(key=_run_order)  # stable: each module's own order is kept
 
 
 _SLOW_IN_FAST_TIER: list[tuple[str, float, float]] = []

@@ -26,6 +26,16 @@ class PacedModel:
         self.first = self.last = None  # wall clock (time.time) of the first chat's start, the last's end
         self.first_sample = None  # wall clock of the first chat that is not the frame check's calibration
 
+    def reset(self, settle=30.0):
+        """Forget the chats so far, once the requests still in flight have ended: a killed or
+        interrupted run's last requests finish in the server after the run exits, and would count
+        against the next run (their chats are appended when their answer is made)."""
+        deadline = time.monotonic() + settle
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with self.lock:
+            self.chats.clear()
+
     def reply(self, handler):
         length = int(handler.headers.get("Content-Length") or 0)
         body = json.loads(handler.rfile.read(length)) if length else None

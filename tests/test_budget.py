@@ -137,7 +137,7 @@ def test_the_frame_checks_requests_are_the_budgets_too(suite, paced, tmp_path, w
     assert len(document["samples"]) == len(model.chats) - 12
     assert len(document["samples"]) + len(document.get("not_run", [])) == LIMIT
     check_schema(document)
-    model.chats.clear()
+    model.reset()
     server.probes = 0
     result, document = run(suite, server, tmp_path, "--grounding-budget=requests=20", *workers, frame_check="warn")
     assert len(model.chats) + server.probes <= 20

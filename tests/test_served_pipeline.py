@@ -105,11 +105,11 @@ def test_requests_only_for_the_items_that_run(suite, synthetic, paced, workers, 
     assert_counts(result, missed=len(chosen), deselected=0 if workers else 20 - len(chosen))  # xdist: none counted
     assert len(model.chats) == len(chosen) == len(document["samples"])
     # resume: 10 done, then 20 asked for: 10 more requests, not 20
-    model.chats.clear()
+    model.reset()
     run(suite, synthetic, spec, tmp_path, "--grounding-limit=10", *workers, name="p")
     assert len(model.chats) == 10
     (tmp_path / "p.jsonl").rename(tmp_path / "q.jsonl")
-    model.chats.clear()
+    model.reset()
     result, document, predictions = run(
         suite, synthetic, spec, tmp_path, "--grounding-limit=20", "--grounding-resume", *workers, name="q"
     )
@@ -148,7 +148,7 @@ def test_ctrl_c_mid_flight_loses_no_finished_record(suite, synthetic, tmp_path):
         assert len(lines) >= 5
         # what came back is kept: the resumed run asks only for the rest
         suite.makeconftest("")
-        model.chats.clear()
+        model.reset()
         result, document, predictions = run(
             suite, synthetic, spec, tmp_path, "--grounding-limit=30", "--grounding-resume", name="c"
         )
@@ -311,7 +311,7 @@ def test_x_stops_sending_and_keeps_finished_answers_for_resume(suite, synthetic,
     deadline = time.monotonic() + 10  # the requests -x left in flight are answered (and counted) first
     while model.in_flight and time.monotonic() < deadline:
         time.sleep(0.05)
-    model.chats.clear()
+    model.reset()
     run(suite, synthetic, spec, tmp_path, "--grounding-limit=40", "--grounding-resume", *workers)
     assert len(model.chats) == 40 - len(kept)  # nobody pays twice
 
