@@ -53,7 +53,7 @@ _LIBRARIES = tuple(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _in_libraries(where: str) -> bool:  # cached: a snapshot's restore asks for every module
     return str(Path(where).resolve()).startswith(_LIBRARIES)
 
