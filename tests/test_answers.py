@@ -16,6 +16,15 @@ pytest.importorskip("httpx")
 
 from pytest_grounding.detectors.fake_server import answer_text, image_size, in_frame
 from pytest_grounding.detectors.http import completion_answer
+from pytest_grounding.detectors.served_checks import (
+    FIT_SIZE,
+    PROBE_SIZE,
+    ServerCheck,
+    fit_size,
+    image_tokens,
+    judge_screen,
+)
+from pytest_grounding.detectors.served_engine import EngineInfo
 from pytest_grounding.detectors.vlm.presets import get_preset
 from pytest_grounding.render.markdown import report_markdown
 
@@ -175,15 +184,6 @@ class Gateway:
 
 
 def test_counts_that_cannot_be_true_and_an_enlarged_probe_are_told_apart_from_a_shrunk_screen():
-    from pytest_grounding.detectors.served_checks import (
-        FIT_SIZE,
-        PROBE_SIZE,
-        ServerCheck,
-        fit_size,
-        image_tokens,
-        judge_screen,
-    )
-    from pytest_grounding.detectors.served_engine import EngineInfo
     from pytest_grounding.detectors.vlm.preprocess import smart_resize
     from pytest_grounding.detectors.vlm.presets import resolve_preset
 
@@ -233,15 +233,6 @@ def test_under_a_small_pixel_budget_a_server_cap_below_it_is_told_from_an_enlarg
     (560x420) and the largest screen share a frame within the tolerance, so a server that caps every
     screen at half that (all three probes shrunk alike) read as 'the server enlarged the small probe';
     the second probe is now a screen of about half the largest one's frame."""
-    from pytest_grounding.detectors.served_checks import (
-        FIT_SIZE,
-        PROBE_SIZE,
-        ServerCheck,
-        fit_size,
-        image_tokens,
-        judge_screen,
-    )
-    from pytest_grounding.detectors.served_engine import EngineInfo
     from pytest_grounding.detectors.vlm.preprocess import smart_resize
     from pytest_grounding.detectors.vlm.presets import resolve_preset
 
