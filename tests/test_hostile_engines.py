@@ -20,6 +20,38 @@ def test_a_start_timeout_no_server_can_have_is_refused(project, tmp_path, value)
     assert "start_timeout" in result.stderr.str() + result.stdout.str()
 
 
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        ("preset=nope", "unknown preset 'nope'"),
+        ("preset=uitars-1.5-point,timeout=0", "timeout=0"),
+        ("preset=uitars-1.5-point,timeout=-3", "timeout=-3"),
+        ("preset=uitars-1.5-point,retries=-1", "retries=-1"),
+        ("preset=uitars-1.5-point,backoff=-2", "backoff=-2"),
+        ("preset=uitars-1.5-point,temperature=warm", "temperature='warm'"),
+        ("preset=uitars-1.5-point,top_k=many", "top_k='many'"),
+    ],
+)
+def test_a_served_spec_the_detector_cannot_take_is_one_usage_error_before_any_request(project, option, named):
+    pytest.importorskip("httpx")
+    model = OkModel()
+    try:
+        result = project.runpytest("--dataset", MINI, "--detector", f"openai:base_url={model.url},model=m,{option}")
+        said = result.stdout.str() + result.stderr.str()
+        assert result.ret == 4, said
+        assert named in said and "INTERNALERROR" not in said and "Traceback" not in said
+        assert model.chats == 0
+    finally:
+        model.server.close()
+
+
+@pytest.mark.parametrize("detector", ["llamacpp:model=x.gguf,preset=nope", "vllm:model=x,preset=nope"])
+def test_an_unknown_preset_of_a_started_server_is_one_usage_error(project, detector):
+    result = project.runpytest("--dataset", MINI, "--detector", detector)
+    said = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4 and "unknown preset 'nope'" in said and "INTERNALERROR" not in said
+
+
 @pytest.mark.parametrize("blocker", ["file", "fifo"])
 def test_an_unwritable_cache_folder_for_the_server_log_is_one_message(project, tmp_path, monkeypatch, blocker):
     import os

@@ -13,8 +13,9 @@ from typing import Any
 Target = Any
 
 
-class UnknownName(LookupError):
-    pass
+class UnknownName(LookupError, ValueError):
+    """A name the user gave that no registry holds: a lookup that failed and a bad value, so every
+    check that turns a ValueError into a usage error (a spec's options, a preflight) says it in one line."""
 
 
 @dataclass(frozen=True)

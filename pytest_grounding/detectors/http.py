@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import sys
 import threading
@@ -205,6 +206,24 @@ def load_httpx() -> Any:
     return httpx
 
 
+def checked_timing(timeout: Any, retries: Any, backoff: Any) -> tuple[float, int, float]:
+    """timeout= (seconds above 0), retries= (0 or more) and backoff= (seconds, 0 or more) as given,
+    or a ValueError naming the option: a spec is refused before any request, never clamped."""
+    try:
+        seconds, tries, pause = float(timeout), int(retries), float(backoff)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"timeout={timeout!r}, retries={retries!r}, backoff={backoff!r}: numbers (retries a whole one)"
+        ) from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"timeout={timeout!r}: seconds above 0 (a request's limit)")
+    if tries < 0:
+        raise ValueError(f"retries={retries!r}: 0 or more")
+    if not math.isfinite(pause) or pause < 0:
+        raise ValueError(f"backoff={backoff!r}: seconds, 0 or more")
+    return seconds, tries, pause
+
+
 class HttpClient:
     """JSON requests to one or more base URLs (round-robin; each xdist worker starts at its own)."""
 
@@ -227,9 +246,7 @@ class HttpClient:
         begin = start % len(self.urls)
         self._next_url = itertools.cycle(self.urls[begin:] + self.urls[:begin])
         self._url_lock = threading.Lock()
-        self.timeout = float(timeout)
-        self.retries = max(0, int(retries))
-        self.backoff = max(0.0, float(backoff))
+        self.timeout, self.retries, self.backoff = checked_timing(timeout, retries, backoff)
         self.concurrency = concurrency or ConcurrencySetting(4, 4, False)
         self.limiter = Limiter(self.concurrency)
         self.api_key_env = api_key_env or None

@@ -87,6 +87,12 @@ def pick(
     model id is not known yet (the server's first model is asked first).
     NoPresetMatches for an id no preset matches."""
     if preset not in (None, "", AUTO):
+        if str(preset) not in names:  # a usage error before any request, not a traceback in the checks
+            nearest = ", ".join(closest(str(preset), names))
+            raise NoPresetMatches(
+                f"{detector}: unknown preset {str(preset)!r} (closest: {nearest}; every preset: "
+                "`python -m pytest_grounding presets`)"
+            )
         return Pick(str(preset))
     if not model:
         return None

@@ -186,11 +186,19 @@ def _preprocess(current: Preprocess, given: Mapping[str, Any]) -> Preprocess:
 
 def _decoding(current: Decoding, given: Mapping[str, Any]) -> Decoding:
     parts: dict[str, Any] = {}
-    for key, convert in (("max_new_tokens", int), ("top_k", int), ("top_p", float), ("frequency_penalty", float)):
+    for key, convert in (
+        ("max_new_tokens", int),
+        ("top_k", int),
+        ("top_p", float),
+        ("frequency_penalty", float),
+        ("temperature", float),
+    ):
         if key in given:
-            parts[key] = convert(given[key])
-    if "temperature" in given:
-        parts["temperature"] = float(given["temperature"])
+            try:
+                parts[key] = convert(given[key])
+            except (TypeError, ValueError):
+                kind = "a whole number" if convert is int else "a number"
+                raise ValueError(f"decoding: {key}={given[key]!r} must be {kind}") from None
     if "stop" in given:
         value = given["stop"]
         parts["stop"] = tuple(value) if isinstance(value, (list, tuple)) else tuple(filter(None, str(value).split(";")))
