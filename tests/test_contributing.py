@@ -362,3 +362,31 @@ def test_no_circle_between_any_two_folders():
             graph.setdefault(here, set()).add(there)
             graph.setdefault(there, set())
     assert circles(graph) == []
+
+
+def test_pytesters_in_process_runs_keep_the_libraries_they_import_and_forget_their_own_modules(pytester, monkeypatch):
+    """tests/conftest.py (CONTRIBUTING.md): a library first imported inside one in-process run is the
+    same module object in the next run (a second copy broke omegaconf and torch.distributed), while the
+    run's own modules are forgotten as pytester forgets them."""
+    import sys
+
+    sys.modules.pop("wave", None)  # a standard-library module no test of ours imports: first imported below
+    pytester.makepyfile(
+        own_helper="VALUE = 1\n",
+        test_probe="""
+            import os, sys
+            import wave
+            import own_helper
+
+            def test_record():
+                with open(os.environ["PROBE_OUT"], "a") as out:
+                    out.write(f"{id(sys.modules['wave'])} {id(own_helper)}\\n")
+        """,
+    )
+    seen = pytester.path / "seen.txt"
+    monkeypatch.setenv("PROBE_OUT", str(seen))
+    for _ in range(2):
+        pytester.inline_run("-p", "no:cacheprovider").assertoutcome(passed=1)
+        assert "own_helper" not in sys.modules and "wave" in sys.modules
+    first, second = (line.split()[0] for line in seen.read_text().splitlines())
+    assert first == second == str(id(sys.modules["wave"]))
