@@ -220,6 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _stdout_to_devnull()
         return 1
+    except OSError as exc:  # a path no command's own check expected (a name too long): one line, not a traceback
+        from ..core.paths import os_problem
+
+        print(f"error: {os_problem(exc)}", file=sys.stderr)
+        return 2
     return code
 
 

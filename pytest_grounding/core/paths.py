@@ -49,3 +49,25 @@ def shown_text(text: str, home: str | None = None) -> str:
     if not text or not home or home == "~" or not home.startswith("/"):
         return text
     return re.sub(r"(?<![\w.~/-])" + re.escape(home) + r"(?![\w.-])", "~", text)
+
+
+def unusable(path: str | os.PathLike[str]) -> str | None:
+    """Why no file operation can use `path` at all (a name longer than the file system takes, a folder on
+    the way that cannot be searched, a NUL byte), or None: whether it exists or not is the caller's
+    question. pathlib's `exists()` and `is_dir()` raise for these instead of answering False."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def os_problem(exc: OSError) -> str:
+    """An OSError in one line of bounded length: what failed and the file, shown as shared artifacts show it."""
+    what = exc.strerror or type(exc).__name__
+    name = exc.filename if isinstance(exc.filename, str) else None
+    return f"{what}: {shown_path(name)[:200]}" if name else what

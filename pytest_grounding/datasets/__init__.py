@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from ..core.paths import unusable
 from ..core.registry import Registry, UnknownName
 from ..core.types import Sample
 from ._common import DatasetError, Format, Loaded, name_slug, slug
@@ -93,6 +94,9 @@ def load_dataset(
         if base is not None and not path.is_absolute():
             path = base / path
         path = path.resolve()
+        problem = unusable(path)
+        if problem is not None:
+            raise DatasetError(f"dataset {spec[:200]!r}: {str(path)[:200]}: {problem}")
         if not path.exists():
             raise DatasetError(f"dataset {spec!r}: {path} does not exist")
         if format_name is None:

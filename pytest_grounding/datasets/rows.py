@@ -195,7 +195,7 @@ def sample_of(row: Row, schema: RowSchema, root: DatasetRoot | None, problems: l
             extra=extra,
             target=target,
         )
-    except (TypeError, ValueError, OverflowError) as exc:
+    except (TypeError, ValueError, OverflowError, OSError) as exc:  # OSError: an image path no file system takes
         return row_failure(sample_id, row.image, problems, ValueError(f"{row.where}: {exc}") if row.where else exc)
     defect = row.defect or size_defect or rule_defect
     if defect:

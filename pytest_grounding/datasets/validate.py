@@ -72,8 +72,11 @@ def inspect_image(path: Path) -> ImageFacts:
     """Decode the whole file (a truncated PNG or JPEG only fails when its pixels are read)."""
     from PIL import Image
 
-    if not path.is_file():
-        return ImageFacts(exists=False)
+    try:
+        if not path.is_file():
+            return ImageFacts(exists=False)
+    except OSError as exc:  # a name no file system takes: that row's fault, never the whole check's
+        return ImageFacts(exists=False, error=f"{type(exc).__name__}: {exc.strerror or exc}")
     try:
         with Image.open(path) as image:
             image.load()

@@ -61,8 +61,14 @@ class Option:
         if self.path:
             from pathlib import Path
 
+            from ...core.paths import shown_path, unusable
+
             base = Path(config.invocation_params.dir) if source.startswith("--") else Path(config.rootpath)
-            return (base / str(value).strip()).resolve()
+            resolved = (base / str(value).strip()).resolve()
+            problem = unusable(resolved)
+            if problem is not None:  # refused here, before anything reads or writes it
+                raise ValueError(f"{source} {shown_path(resolved)[:200]}: {problem}")
+            return resolved
         return value if self.parse is None else self.parse(value, source)
 
 

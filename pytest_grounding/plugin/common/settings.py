@@ -680,6 +680,7 @@ def run_dir_of(config, selection: dict[str, Any]) -> Path | None:
     first file written into it (render/run_folder.py)."""
     import time
 
+    from ...core.paths import shown_path, unusable
     from ...render import run_folder
 
     value, source = lookup(config, "--grounding-runs-dir")
@@ -687,6 +688,10 @@ def run_dir_of(config, selection: dict[str, Any]) -> Path | None:
     runs_dir = run_folder.resolve_runs_dir(value, base)
     if runs_dir is None:
         return None
+    problem = unusable(runs_dir)
+    if problem is not None:  # before anything looks for the run's live files there
+        named = source if value is not None else f"${run_folder.ENV_RUNS_DIR}"
+        raise ValueError(f"{named} {shown_path(runs_dir)[:200]}: {problem}")
     shard = selection.get("shard")
     where = (shard.index, shard.count) if shard is not None else None
     datasets, specs = selection.get("dataset_specs", ()), selection["detector_specs"]

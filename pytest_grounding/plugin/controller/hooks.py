@@ -36,7 +36,7 @@ class Controller:
         self.config = config
         self.session = session
         self.local = local
-        self.progress = Progress.for_config(config)
+        self.progress = Progress.for_config(config, session.plan.settings.outputs.progress)
 
     def pytest_collection_finish(self, session) -> None:
         """What each detector really runs on, at the top of the run. Without xdist this process is

@@ -34,11 +34,8 @@ class Progress:
     _last_quarter: int = 0
 
     @classmethod
-    def for_config(cls, config) -> Progress:
-        from ..common.options import choice
-        from ..common.settings import lookup
-
-        mode = choice(*lookup(config, "--grounding-progress"), ("auto", "on", "off"))
+    def for_config(cls, config, mode: str) -> Progress:
+        """`mode`: the run's checked --grounding-progress (auto, on, off)."""
         enabled = config.option.verbose > -2 and sys.stdout.isatty() if mode == "auto" else mode == "on"
         return cls(enabled=enabled)
 

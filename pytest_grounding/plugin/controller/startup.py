@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.budget import BudgetSpent
+from ...core.paths import os_problem
 from ...datasets import DatasetError, sharding
 from ...detectors import bind_options
 from ..common.halt import Halt
@@ -144,6 +145,8 @@ class Startup:
                 continue
             except ValueError as exc:
                 raise SettingError(f"{source} {spec}: {exc}") from None
+            except OSError as exc:  # a path no file operation takes (a name too long): said once, not a traceback
+                raise SettingError(f"{source} {spec[:300]}: {os_problem(exc)}") from None
             self.preflighted.add(spec)
 
     def note_spent(self, spec: str, what: str) -> None:
