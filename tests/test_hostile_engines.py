@@ -259,3 +259,23 @@ def test_a_calibration_request_past_the_checks_limit_never_holds_the_process_at_
     assert done.returncode == 0, done.stderr[-2000:]
     failed, first = done.stdout.splitlines()[0].split(" ", 1)
     assert int(failed) == 12 and "no answer within" in first and "--grounding-timeout" in first, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("threads", 10**400),
+        ("threads", 2000),
+        ("threads", -1),
+        ("rec_streams", 10**9),
+        ("det_side", 0),
+        ("line_cache", -5),
+    ],
+)
+def test_an_ocr_setting_no_machine_has_is_refused_before_any_engine_is_built(option, value):
+    """A thread count of 10**400 started threads (or asked ONNX Runtime for them) until the run hung."""
+    from pytest_grounding.detectors.ocr_engine import EngineSettings
+
+    with pytest.raises(ValueError, match=f"ocr: {option}="):
+        EngineSettings(**{option: value}).resolved()
+    assert EngineSettings(threads=2, rec_streams=4).resolved().threads == 2

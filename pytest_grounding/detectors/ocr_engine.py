@@ -25,6 +25,18 @@ _FONT = Path(__file__).resolve().parent.parent / "datasets" / "synth" / "fonts" 
 _ORT_DEFAULT_SEVERITY = 2
 
 
+# (option, least, most): what a machine can have; 0 of threads/rec_streams means "decide" (resolved()).
+LIMITS = (
+    ("threads", 0, 1024),
+    ("rec_streams", 0, 1024),
+    ("line_cache", 0, 10_000_000),
+    ("max_side", 32, 65_536),
+    ("det_side", 32, 65_536),
+    ("rec_batch", 1, 4096),
+    ("rec_width", 8, 65_536),
+)
+
+
 @dataclass(frozen=True)
 class EngineSettings:
     """What changes RapidOCR's output or speed; one engine (and one parse per screen) per distinct value.
@@ -67,10 +79,15 @@ class EngineSettings:
             raise ValueError(f"ocr: device must be 'auto' or 'cpu', not {self.device!r}")
         if self.det_limit not in ("min", "max"):
             raise ValueError(f"ocr: det_limit must be 'min' or 'max', not {self.det_limit!r}")
-        if int(self.line_cache) < 0:
-            raise ValueError(f"ocr: line_cache must be 0 (= none) or more, not {self.line_cache!r}")
-        if int(self.rec_streams) < 0:
-            raise ValueError(f"ocr: rec_streams must be 0 (= as many as threads) or more, not {self.rec_streams!r}")
+        # Bounded before anything is built: a thread count or a size no machine has would start that
+        # many threads, or ask ONNX Runtime for that many, and hang the run's start.
+        for name, low, high in LIMITS:
+            number = int(getattr(self, name))
+            if not low <= number <= high:
+                raise ValueError(
+                    f"ocr: {name}={number if len(str(number)) < 30 else '(a huge number)'} "
+                    f"must be between {low:,} and {high:,}"
+                )
         threads = int(self.threads) or default_threads()
         # As many as the threads asked for; when they are not, the worker's share of the cores, not
         # cut to one on a busy machine as `threads` is: a one-thread session has no threads to spin,
