@@ -47,6 +47,7 @@ def test_a_served_spec_the_detector_cannot_take_is_one_usage_error_before_any_re
 
 @pytest.mark.parametrize("detector", ["llamacpp:model=x.gguf,preset=nope", "vllm:model=x,preset=nope"])
 def test_an_unknown_preset_of_a_started_server_is_one_usage_error(project, detector):
+    pytest.importorskip("httpx")  # the openai extra: without it the detector's own message comes first
     result = project.runpytest("--dataset", MINI, "--detector", detector)
     said = result.stdout.str() + result.stderr.str()
     assert result.ret == 4 and "unknown preset 'nope'" in said and "INTERNALERROR" not in said
@@ -274,6 +275,7 @@ def test_a_calibration_request_past_the_checks_limit_never_holds_the_process_at_
 )
 def test_an_ocr_setting_no_machine_has_is_refused_before_any_engine_is_built(option, value):
     """A thread count of 10**400 started threads (or asked ONNX Runtime for them) until the run hung."""
+    pytest.importorskip("rapidfuzz")  # the ocr extra (its text matching is imported with the engine's settings)
     from pytest_grounding.detectors.ocr_engine import EngineSettings
 
     with pytest.raises(ValueError, match=f"ocr: {option}="):

@@ -50,11 +50,20 @@ def test_an_empty_progress_mode_is_the_default_as_for_every_option(project):
 
 
 @pytest.mark.parametrize(
-    "detector",
-    [f"omniparser:model={LONG}", f"qwenvl:model={LONG}", f"uitars:model={LONG}", f"dataset:{LONG}"],
+    ("detector", "extra"),
+    [
+        (f"omniparser:model={LONG}", "omniparser"),
+        (f"qwenvl:model={LONG}", "uitars"),
+        (f"uitars:model={LONG}", "uitars"),
+        (f"dataset:{LONG}", None),
+    ],
     ids=["omniparser", "qwenvl", "uitars", "dataset"],
 )
-def test_a_model_or_dataset_path_no_file_system_takes_is_one_usage_error(project, detector):
+def test_a_model_or_dataset_path_no_file_system_takes_is_one_usage_error(project, detector, extra):
+    from pytest_grounding.plugin.common.extras import missing_extra
+
+    if extra is not None and missing_extra(extra) is not None:  # the core install: the extra's message comes first
+        pytest.skip(f"the {extra} extra is not installed")
     if detector.startswith("dataset:"):
         args = ["--dataset", detector.split(":", 1)[1], "--detector", "center"]
     else:
