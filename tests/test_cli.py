@@ -20,7 +20,7 @@ def test_generate_then_validate(tmp_path, capsys):
 
 def test_generate_refuses_a_count_below_one(tmp_path, capsys):
     assert main(["generate", "--out", str(tmp_path), "--count", "0"]) == 2
-    assert "--count must be at least 1" in capsys.readouterr().err
+    assert "--count must be between 1 and" in capsys.readouterr().err
 
 
 def test_a_command_is_required(capsys):
@@ -72,3 +72,19 @@ def test_output_piped_into_a_reader_that_stops_early_ends_quietly(project, tmp_p
         reader.kill()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     assert code == 1, (code, err)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--count", "9" * 400], "--count must be between 1 and 1,000,000"),
+        (["--count", "0"], "--count must be between 1 and 1,000,000"),
+        (["--workers", "9" * 400], "--workers must be between 1 and 1,024"),
+        (["--workers", "0"], "--workers must be between 1 and 1,024"),
+    ],
+)
+def test_generate_refuses_a_count_or_workers_no_machine_can_take(tmp_path, capsys, args, said):
+    """A count of 400 digits ran until killed; as many workers was an OverflowError traceback."""
+    assert main(["generate", "--out", str(tmp_path / "g"), *args]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()

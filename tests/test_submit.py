@@ -145,3 +145,19 @@ def test_submit_refuses_what_it_sets_itself(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 2 and "gives each task its --grounding-shard" in result.stderr
+
+
+def test_a_slurm_submission_on_a_machine_without_slurm_says_so_in_one_line(tmp_path, monkeypatch):
+    """submitit's own error was a RuntimeError traceback ("Could not detect srun")."""
+    import os
+
+    path = os.pathsep.join(
+        p
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+        if p and not (os.path.exists(os.path.join(p, "sbatch")) or os.path.exists(os.path.join(p, "srun")))
+    )
+    env = {**os.environ, "PATH": path}
+    done = submit(tmp_path, tmp_path / "out", "--shards", "2", where=("--slurm-partition", "gpu"), env=env)
+    assert done.returncode == 2, done.stderr
+    assert "sbatch" in done.stderr and "--local" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()  # nothing made for a submission that cannot happen

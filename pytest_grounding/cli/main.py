@@ -322,11 +322,17 @@ def kept_runs(given: Sequence[Path], newest: int) -> list[Path] | None:
     return found
 
 
+MAX_GENERATED = 1_000_000  # samples: about 200,000 screens, tens of GB; a larger count only fills the disk
+
+
 def run_generate(out: Path, count: int, seed: int, workers: int | None) -> int:
     from ..datasets.synth import generate, screens_for
 
-    if count < 1:
-        print("error: --count must be at least 1", file=sys.stderr)
+    if not 1 <= count <= MAX_GENERATED:
+        print(f"error: --count must be between 1 and {MAX_GENERATED:,}", file=sys.stderr)
+        return 2
+    if workers is not None and not 1 <= workers <= 1024:
+        print("error: --workers must be between 1 and 1,024", file=sys.stderr)
         return 2
     start = time.perf_counter()
     generate(out, count, seed, workers=workers)

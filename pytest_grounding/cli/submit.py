@@ -111,6 +111,17 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print('error: submit needs submitit: pip install "pytest-grounding[submit]"', file=sys.stderr)
         return 2
+    if not args.local:
+        import shutil
+
+        missing = [command for command in ("sbatch", "srun") if shutil.which(command) is None]
+        if missing:  # submitit's own error is a traceback from deep inside it
+            print(
+                f"error: --slurm-partition submits with Slurm's {' and '.join(missing)}, which this machine does not "
+                "have on PATH: run submit on a login node of the cluster, or --local to run the shards here",
+                file=sys.stderr,
+            )
+            return 2
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     count = args.shards
